@@ -1,0 +1,1 @@
+//! corescope: characterize a multicore machine.
