@@ -1,1 +1,21 @@
-//! corescope: characterize a multicore machine.
+//! corescope: characterize a multicore, multithreaded machine the way systems
+//! researchers do by hand — placement, throughput and bandwidth vs threads, the
+//! cost of thread primitives, coherence — and compare machines side by side.
+//!
+//! Layout (see `DESIGN.md`): `topology` asks the OS; `placement` is pure;
+//! `affinity` pins; `clock` times; `runner` owns threads and budgets; `probes`
+//! own kernels and sweeps; `model` is the run file; `store` reads and writes it;
+//! `render` shows it.
+
+pub mod affinity;
+pub mod app;
+pub mod cli;
+pub mod clock;
+pub mod model;
+pub mod placement;
+pub mod probes;
+pub mod render;
+pub mod runner;
+pub mod stats;
+pub mod store;
+pub mod topology;

@@ -1,0 +1,287 @@
+//! The commands: validate options, build contexts, run, save, print.
+//! Measuring happens in `runner` and `probes`; this layer only orchestrates and
+//! writes results to stdout/stderr and files.
+
+use crate::cli::{self, Command, PlaceArgs, ReportArgs, RunArgs, TopoArgs};
+use crate::clock::Clock;
+use crate::model::{RunFile, ToolInfo, SCHEMA_VERSION};
+use crate::placement::{self, Strategy};
+use crate::probes::{self, Event, Overrides, PlanCtx, Probe};
+use crate::render::{terminal, topo};
+use crate::{runner, store, topology};
+use anyhow::{anyhow, bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+/// Carry out a parsed command line.
+pub fn main_with(cli: cli::Cli) -> Result<()> {
+    match cli.command {
+        None => run(cli.run),
+        Some(Command::Run(a)) => run(a),
+        Some(Command::List) => list(),
+        Some(Command::Topo(a)) => topo_cmd(a),
+        Some(Command::Place(a)) => place(a),
+        Some(Command::Report(a)) => report(a),
+    }
+}
+
+fn list() -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    for p in probes::registry() {
+        writeln!(out, "{:<14} {}", p.id(), p.title())?;
+    }
+    Ok(())
+}
+
+fn load_topology(synthetic: Option<&str>, xml: Option<&PathBuf>) -> Result<topology::Topology> {
+    Ok(match (synthetic, xml) {
+        (Some(spec), _) => topology::from_synthetic(spec)?,
+        (None, Some(path)) => topology::from_xml_file(path)?,
+        (None, None) => topology::detect().context("could not read this machine's topology")?,
+    })
+}
+
+fn topo_cmd(a: TopoArgs) -> Result<()> {
+    let t = load_topology(a.synthetic.as_deref(), a.xml.as_ref())?;
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        serde_json::to_writer_pretty(&mut out, &t)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", topo::topo_table(&t))?;
+    }
+    Ok(())
+}
+
+fn place(a: PlaceArgs) -> Result<()> {
+    let threads = cli::parse_thread_count(&a.threads).map_err(|e| anyhow!("--threads: {e}"))?;
+    let t = load_topology(a.synthetic.as_deref(), a.xml.as_ref())?;
+    let strategy = Strategy::parse(&a.strategy)?;
+    strategy.validate(&t)?;
+    let cpus = placement::assign(&t, &strategy, threads)?;
+    println!("{}", placement::format_assignment(&cpus));
+    Ok(())
+}
+
+fn report(a: ReportArgs) -> Result<()> {
+    let run = store::load(&a.run)?;
+    print!("{}", terminal::render_run(&run));
+    Ok(())
+}
+
+/// Validated options of `run`.
+struct RunPlan {
+    probes: Vec<Box<dyn Probe>>,
+    ctx: PlanCtx,
+    out: PathBuf,
+    progress: bool,
+}
+
+fn validate_run(a: &RunArgs, topo: topology::Topology) -> Result<RunPlan> {
+    let probes: Vec<Box<dyn Probe>> = if a.probes.is_empty() {
+        probes::registry()
+    } else {
+        let known: Vec<&str> = probes::registry()
+            .iter()
+            .map(|p| p.id())
+            .collect::<Vec<_>>();
+        let mut v = Vec::new();
+        for id in &a.probes {
+            match probes::find(id) {
+                Some(p) => v.push(p),
+                None => bail!("unknown probe '{id}'; known probes: {}", known.join(", ")),
+            }
+        }
+        v
+    };
+    let threads = a
+        .threads
+        .as_deref()
+        .map(cli::parse_thread_list)
+        .transpose()
+        .map_err(|e| anyhow!(e))?;
+    let placements = if a.placement.is_empty() {
+        None
+    } else {
+        let p = cli::parse_placements(&a.placement).map_err(|e| anyhow!("--placement: {e}"))?;
+        for s in &p {
+            s.validate(&topo).map_err(|e| anyhow!("--placement: {e}"))?;
+        }
+        Some(p)
+    };
+    let profile = a.profile();
+    let budget_s = match &a.budget {
+        Some(b) => cli::parse_budget(b).map_err(|e| anyhow!(e))?,
+        None => cli::default_budget_s(profile),
+    };
+    let out = match &a.out {
+        Some(p) => p.clone(),
+        None => PathBuf::from(default_out_name(&hostname_for_file())),
+    };
+    store::check_writable(&out).map_err(|e| anyhow!("--out: {e}"))?;
+    // The clock is calibrated after validation so bad input fails fast.
+    let ctx = PlanCtx {
+        topo,
+        clock: Clock::from_info(Default::default()),
+        profile,
+        overrides: Overrides {
+            threads,
+            placements,
+        },
+        budget_s,
+    };
+    Ok(RunPlan {
+        probes,
+        ctx,
+        out,
+        progress: !a.no_progress,
+    })
+}
+
+fn run(a: RunArgs) -> Result<()> {
+    let topo = topology::detect().context("could not read this machine's topology")?;
+    let mut plan = validate_run(&a, topo)?;
+    let calibration = plan.ctx.profile.pick(20, 100, 250);
+    plan.ctx.clock = Clock::calibrate(Duration::from_millis(calibration));
+    let mut run = RunFile {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo::current(),
+        host: topology::host::host_info(),
+        topology: plan.ctx.topo.clone(),
+        clock: plan.ctx.clock.info.clone(),
+        env: topology::host::env_info(),
+        profile: plan.ctx.profile,
+        started_utc: utc_rfc3339(SystemTime::now()),
+        command: std::env::args().collect(),
+        probes: Vec::new(),
+    };
+    let mut stdout = std::io::stdout();
+    write!(stdout, "{}", terminal::header(&run))?;
+    stdout.flush()?;
+    // Save the header at once: a run file exists from the first second.
+    store::save(&run, &plan.out)?;
+
+    let bar = if plan.progress {
+        ProgressBar::new(0)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{prefix:>10} [{bar:30}] {pos}/{len} {msg} ({elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let show_lines = plan.progress && bar.is_hidden();
+    let mut on_event = |e: Event| match e {
+        Event::ProbeStart { id, cases } => {
+            bar.reset();
+            bar.set_length(cases as u64);
+            bar.set_prefix(id.clone());
+            if show_lines {
+                eprintln!("corescope: {id}: {cases} cases");
+            }
+        }
+        Event::CaseStart { index, label, .. } => {
+            bar.set_position(index as u64);
+            bar.set_message(label);
+        }
+        Event::ProbeEnd { id, status } => {
+            bar.set_position(bar.length().unwrap_or(0));
+            if show_lines {
+                eprintln!("corescope: {id}: {status}");
+            }
+        }
+    };
+    let out = plan.out.clone();
+    runner::run_suite(
+        &plan.probes,
+        &plan.ctx,
+        &mut run,
+        &mut on_event,
+        |r| -> Result<()> {
+            bar.suspend(|| -> Result<()> {
+                let p = r.probes.last().expect("a probe was just added");
+                let mut so = std::io::stdout().lock();
+                write!(so, "\n{}", terminal::render_probe(p))?;
+                so.flush()?;
+                Ok(())
+            })?;
+            store::save(r, &out).with_context(|| format!("saving {}", out.display()))
+        },
+    )?;
+    bar.finish_and_clear();
+    println!("\nrun file: {}", plan.out.display());
+    Ok(())
+}
+
+/// Host name made safe for a file name.
+fn hostname_for_file() -> String {
+    let h = topology::host::host_info().hostname;
+    let s: String = h
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() {
+        "host".into()
+    } else {
+        s
+    }
+}
+
+/// `corescope-<host>-<UTC YYYYMMDDTHHMMSSZ>.json`.
+pub fn default_out_name(host: &str) -> String {
+    let stamp = utc_rfc3339(SystemTime::now()).replace(['-', ':'], "");
+    format!("corescope-{host}-{stamp}.json")
+}
+
+/// RFC 3339 UTC time with second precision (`2026-11-22T19:28:00Z`).
+pub fn utc_rfc3339(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian
+/// (H. Hinnant's `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_formatting() {
+        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_375_680); // 2026-11-22T19:28:00Z
+        assert_eq!(utc_rfc3339(t), "2026-11-22T19:28:00Z");
+        assert_eq!(utc_rfc3339(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert!(default_out_name("h").starts_with("corescope-h-"));
+    }
+}

@@ -1,0 +1,218 @@
+//! Command-line definitions and their validation into typed options. No measuring.
+
+use crate::model::Profile;
+use crate::placement::Strategy;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Characterize a multicore, multithreaded machine: placement, throughput vs
+/// threads, the cost of thread primitives, coherence, and more.
+///
+/// Without a command, runs every probe with the default profile and writes
+/// `corescope-<host>-<UTC time>.json` in the current directory.
+#[derive(Debug, Parser)]
+#[command(name = "corescope", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// What to do (default: `run`).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Options of `run`, when no command is given.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run probes and write a run file (JSON) plus tables on stdout.
+    Run(RunArgs),
+    /// List the probes this build knows.
+    List,
+    /// Show how OS CPU ids map onto packages, NUMA nodes, cores and hardware threads.
+    Topo(TopoArgs),
+    /// Print the CPUs a placement strategy gives N threads (comma-separated OS ids).
+    Place(PlaceArgs),
+    /// Print the tables of an earlier run file again.
+    Report(ReportArgs),
+}
+
+/// Options of `run`.
+#[derive(Debug, Args, Default)]
+pub struct RunArgs {
+    /// Probes to run (default: all; see `corescope list`).
+    #[arg(value_name = "PROBE")]
+    pub probes: Vec<String>,
+    /// Small sizes: the whole suite in about a minute on 2 CPUs.
+    #[arg(long, conflicts_with = "full")]
+    pub quick: bool,
+    /// The seeds' sizes (10^5 samples, 256 MiB per thread, 10^9 ops per thread).
+    #[arg(long)]
+    pub full: bool,
+    /// Thread counts to measure, e.g. `1,2,4,8` (default: 1,2,3,4,6,8,12,... up to 4× CPUs).
+    #[arg(long, value_name = "LIST")]
+    pub threads: Option<String>,
+    /// Placements: `linear`, `compact`, `scatter`, `unbound` (comma-separated), or one
+    /// CPU list such as `0,2,4-7`; repeat the flag for several lists.
+    #[arg(long, value_name = "LIST")]
+    pub placement: Vec<String>,
+    /// Run file to write (default: corescope-<host>-<UTC time>.json).
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Seconds each probe may take before it stops and records "gave up"
+    /// (default: 30 quick, 300 default, 3600 full).
+    #[arg(long, value_name = "SECONDS")]
+    pub budget: Option<String>,
+    /// No progress bar on stderr.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// Options of `topo`.
+#[derive(Debug, Args)]
+pub struct TopoArgs {
+    /// An hwloc synthetic machine instead of this one, e.g. "pack:4 core:16 group:2 pu:4".
+    #[arg(long, value_name = "SPEC", conflicts_with = "xml")]
+    pub synthetic: Option<String>,
+    /// An hwloc XML export instead of this machine.
+    #[arg(long, value_name = "FILE")]
+    pub xml: Option<PathBuf>,
+    /// Print the topology as JSON (the run file's `topology` object).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `place`.
+#[derive(Debug, Args)]
+pub struct PlaceArgs {
+    /// `linear`, `compact`, `scatter`, `unbound`, or a CPU list such as `0,2,4-7`.
+    pub strategy: String,
+    /// Number of threads to place.
+    #[arg(long, short = 'n', value_name = "N")]
+    pub threads: String,
+    /// An hwloc synthetic machine instead of this one.
+    #[arg(long, value_name = "SPEC", conflicts_with = "xml")]
+    pub synthetic: Option<String>,
+    /// An hwloc XML export instead of this machine.
+    #[arg(long, value_name = "FILE")]
+    pub xml: Option<PathBuf>,
+}
+
+/// Options of `report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run file written by `corescope run`.
+    pub run: PathBuf,
+}
+
+/// Largest thread count accepted (far above any machine's CPUs × 4).
+pub const MAX_THREADS: usize = 1 << 16;
+
+/// Parse a thread count: a positive integer.
+pub fn parse_thread_count(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    match t.parse::<usize>() {
+        Ok(0) => Err("thread count 0: give at least 1".into()),
+        Ok(n) if n > MAX_THREADS => Err(format!(
+            "thread count {n} is above the limit of {MAX_THREADS}"
+        )),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("thread count '{t}' is not a positive integer")),
+    }
+}
+
+/// Parse `1,2,4,8` into thread counts (sorted, deduplicated).
+pub fn parse_thread_list(s: &str) -> Result<Vec<usize>, String> {
+    let mut v = s
+        .split(',')
+        .map(parse_thread_count)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("--threads {s}: {e}; expected a list like 1,2,4,8"))?;
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}
+
+/// Parse the values of `--placement`: names separated by commas, or CPU lists.
+pub fn parse_placements(values: &[String]) -> Result<Vec<Strategy>, String> {
+    let mut out = Vec::new();
+    for v in values {
+        let looks_like_list = v
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == ',' || c == '-' || c == ' ');
+        if looks_like_list {
+            out.push(Strategy::parse(v).map_err(|e| e.to_string())?);
+        } else {
+            for name in v.split(',').map(str::trim) {
+                out.push(Strategy::parse(name).map_err(|e| e.to_string())?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Parse `--budget`: seconds, a positive number.
+pub fn parse_budget(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(b) if b > 0.0 && b.is_finite() => Ok(b),
+        _ => Err(format!(
+            "--budget {s}: expected a positive number of seconds, e.g. 60"
+        )),
+    }
+}
+
+impl RunArgs {
+    /// The profile chosen by the flags.
+    pub fn profile(&self) -> Profile {
+        if self.quick {
+            Profile::Quick
+        } else if self.full {
+            Profile::Full
+        } else {
+            Profile::Default
+        }
+    }
+}
+
+/// Default per-probe budget of a profile, in seconds.
+pub fn default_budget_s(p: Profile) -> f64 {
+    p.pick(30.0, 300.0, 3600.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_lists() {
+        assert_eq!(parse_thread_list("4,1,2,2").unwrap(), vec![1, 2, 4]);
+        assert!(parse_thread_list("0").unwrap_err().contains("0"));
+        assert!(parse_thread_list("x")
+            .unwrap_err()
+            .contains("not a positive integer"));
+        assert!(parse_thread_list("1,,2").is_err());
+        assert!(parse_thread_count("99999999").is_err());
+    }
+
+    #[test]
+    fn placements() {
+        let p = parse_placements(&["scatter,compact".into(), "0,2,4-5".into()]).unwrap();
+        assert_eq!(p.len(), 3);
+        assert_eq!(p[0], Strategy::Scatter);
+        assert_eq!(p[2], Strategy::List(vec![0, 2, 4, 5]));
+        assert!(parse_placements(&["zigzag".into()]).is_err());
+    }
+
+    #[test]
+    fn budgets() {
+        assert_eq!(parse_budget("1.5").unwrap(), 1.5);
+        assert!(parse_budget("0").is_err());
+        assert!(parse_budget("-3").is_err());
+        assert!(parse_budget("inf").is_err());
+    }
+
+    #[test]
+    fn cli_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,267 @@
+//! The probe contract and the registry of probes.
+//!
+//! A probe owns its kernel and its sweep; the runner owns threads, pinning,
+//! budgets and progress. A new probe is one file plus one line in [`registry`].
+
+use crate::clock::Clock;
+use crate::model::{Measurement, ProbeResult, Profile};
+use crate::placement::Strategy;
+use crate::runner::team::{run_team, TeamError, TeamOutcome};
+use crate::topology::Topology;
+use serde::{de::DeserializeOwned, Serialize};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+pub mod compute;
+
+/// Every probe this build knows, in the order `corescope run` runs them.
+pub fn registry() -> Vec<Box<dyn Probe>> {
+    vec![Box::new(compute::Compute)]
+}
+
+/// Look a probe up by id.
+pub fn find(id: &str) -> Option<Box<dyn Probe>> {
+    registry().into_iter().find(|p| p.id() == id)
+}
+
+/// What a probe is.
+pub trait Probe: Send + Sync {
+    /// Short id used on the command line and in run files (`compute`).
+    fn id(&self) -> &'static str;
+    /// One line for `corescope list`.
+    fn title(&self) -> &'static str;
+    /// The parameter sweep for this profile and machine. `Err(ProbeError::Skipped)`
+    /// when the probe cannot run here at all.
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError>;
+    /// Measure one case.
+    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError>;
+    /// Derive findings (and warnings) from the merged result. Default: none.
+    fn finish(&self, _result: &mut ProbeResult, _ctx: &PlanCtx) {}
+}
+
+/// A probe's plan: its cases and the probe-level parameters recorded in the run file.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// Cases, in the order to run.
+    pub cases: Vec<Case>,
+    /// Sizes, iterations, repetitions: recorded as `params` of the result.
+    pub params: BTreeMap<String, serde_json::Value>,
+}
+
+impl Plan {
+    /// Record a parameter.
+    pub fn param(mut self, key: &str, value: impl Serialize) -> Self {
+        self.params
+            .insert(key.into(), serde_json::to_value(value).unwrap_or_default());
+        self
+    }
+}
+
+/// One point of a probe's sweep: a label for progress and typed parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// Shown in the progress bar (`int scatter ×8`).
+    pub label: String,
+    /// The probe's own parameters, as JSON (decode with [`Case::decode`]).
+    pub params: serde_json::Value,
+}
+
+impl Case {
+    /// A case from any serialisable parameter struct.
+    pub fn new(label: impl Into<String>, params: &impl Serialize) -> Self {
+        Self {
+            label: label.into(),
+            params: serde_json::to_value(params).unwrap_or(serde_json::Value::Null),
+        }
+    }
+
+    /// The parameters back as the probe's own type.
+    pub fn decode<T: DeserializeOwned>(&self) -> Result<T, ProbeError> {
+        serde_json::from_value(self.params.clone())
+            .map_err(|e| ProbeError::Failed(format!("case '{}': bad parameters: {e}", self.label)))
+    }
+}
+
+/// How a case or a probe failed to produce a measurement.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// Not measurable on this machine; the probe is recorded as skipped.
+    #[error("skipped: {0}")]
+    Skipped(String),
+    /// The budget ran out inside the case.
+    #[error("gave up: {0}")]
+    GaveUp(String),
+    /// Anything else.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<TeamError> for ProbeError {
+    fn from(e: TeamError) -> Self {
+        ProbeError::Failed(e.to_string())
+    }
+}
+
+/// User overrides of the sweep.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--threads`: thread counts to measure instead of the profile's.
+    pub threads: Option<Vec<usize>>,
+    /// `--placement`: strategies to measure instead of the probe's.
+    pub placements: Option<Vec<Strategy>>,
+}
+
+/// What a probe may read while planning.
+#[derive(Debug, Clone)]
+pub struct PlanCtx {
+    /// The machine.
+    pub topo: Topology,
+    /// The calibrated counter.
+    pub clock: Clock,
+    /// Size profile.
+    pub profile: Profile,
+    /// User overrides.
+    pub overrides: Overrides,
+    /// Seconds the probe may take.
+    pub budget_s: f64,
+}
+
+impl PlanCtx {
+    /// CPUs this process may use.
+    pub fn cpus(&self) -> usize {
+        self.topo.allowed_count()
+    }
+
+    /// Thread counts of the seeds, 2^n and 2^n + 2^(n−1) (1, 2, 3, 4, 6, 8, 12, ...),
+    /// plus the CPU count and its multiples, up to `factor` × CPUs; or the user's list.
+    pub fn thread_counts(&self, factor: usize) -> Vec<usize> {
+        if let Some(t) = &self.overrides.threads {
+            return t.clone();
+        }
+        default_thread_counts(self.cpus(), factor)
+    }
+
+    /// Placements to sweep: the user's, or the given default.
+    pub fn placements(&self, default: &[Strategy]) -> Vec<Strategy> {
+        self.overrides
+            .placements
+            .clone()
+            .unwrap_or_else(|| default.to_vec())
+    }
+}
+
+/// 1, 2, 3, 4, 6, 8, 12, 16, ... up to `factor × cpus`, with `cpus`, `2·cpus`, ...
+/// included so the saturation point and full occupancy are always measured.
+pub fn default_thread_counts(cpus: usize, factor: usize) -> Vec<usize> {
+    let max = cpus.max(1) * factor.max(1);
+    let mut v = vec![1];
+    let mut p = 2;
+    while p <= max {
+        v.push(p);
+        if p + p / 2 <= max {
+            v.push(p + p / 2);
+        }
+        p *= 2;
+    }
+    let mut m = cpus.max(1);
+    while m <= max {
+        v.push(m);
+        m += cpus.max(1);
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Progress reported while a suite runs; the CLI turns these into a progress bar.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A probe begins with this many cases.
+    ProbeStart {
+        /// Probe id.
+        id: String,
+        /// Number of cases planned.
+        cases: usize,
+    },
+    /// A case begins.
+    CaseStart {
+        /// Probe id.
+        id: String,
+        /// 0-based case index.
+        index: usize,
+        /// Case label.
+        label: String,
+    },
+    /// A probe ended.
+    ProbeEnd {
+        /// Probe id.
+        id: String,
+        /// Final status name.
+        status: String,
+    },
+}
+
+/// What a probe may use while measuring.
+pub struct RunCtx<'a> {
+    /// Everything available while planning.
+    pub plan: &'a PlanCtx,
+    /// The probe's deadline: after it the runner stops starting cases.
+    pub deadline: Instant,
+    /// Warnings the probe wants stored with its result.
+    pub warnings: Vec<String>,
+}
+
+impl RunCtx<'_> {
+    /// Whether the budget is spent.
+    pub fn expired(&self) -> bool {
+        Instant::now() >= self.deadline
+    }
+
+    /// Run a team under this probe's deadline; pinning warnings go to the result.
+    pub fn team<S, R, FS, FK>(
+        &mut self,
+        cpus: &[Option<u32>],
+        reps: usize,
+        setup: FS,
+        kernel: FK,
+    ) -> Result<TeamOutcome<R>, ProbeError>
+    where
+        R: Send,
+        FS: Fn(usize) -> S + Sync,
+        FK: Fn(usize, &mut S) -> R + Sync,
+    {
+        let out = run_team(cpus, reps, Some(self.deadline), setup, kernel)?;
+        for w in &out.warnings {
+            if !self.warnings.contains(w) {
+                self.warnings.push(w.clone());
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_counts_follow_the_seed() {
+        assert_eq!(default_thread_counts(2, 4), vec![1, 2, 3, 4, 6, 8]);
+        assert_eq!(default_thread_counts(1, 4), vec![1, 2, 3, 4]);
+        assert_eq!(default_thread_counts(12, 1), vec![1, 2, 3, 4, 6, 8, 12]);
+        let big = default_thread_counts(512, 4);
+        assert_eq!(big.first(), Some(&1));
+        assert_eq!(big.last(), Some(&2048));
+        assert!(big.contains(&512) && big.contains(&768) && big.contains(&1536));
+        assert!(big.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn registry_ids_are_unique() {
+        let ids: Vec<&str> = registry().iter().map(|p| p.id()).collect();
+        let mut dedup = ids.clone();
+        dedup.sort_unstable();
+        dedup.dedup();
+        assert_eq!(ids.len(), dedup.len());
+    }
+}

@@ -1,0 +1,289 @@
+//! Terminal tables of a run file, by result shape: series as threads × variant
+//! tables (seed 000 Figure 3), distributions as percentile tables, matrices as
+//! grids, then findings and warnings. Reads only the model.
+
+use super::{fmt_num, unit_scale};
+use crate::model::{
+    Distribution, Matrix, ProbeResult, RunFile, Series, Status, Table as ModelTable,
+};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+
+/// Widest table we aim for.
+pub const WIDTH: u16 = 100;
+
+fn new_table() -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(WIDTH);
+    t
+}
+
+/// The machine summary shown above the probes.
+pub fn header(run: &RunFile) -> String {
+    let h = &run.host;
+    let mut s = format!(
+        "corescope {} · {} · {} profile · {}\n",
+        run.tool.version,
+        h.hostname,
+        run.profile.name(),
+        run.started_utc
+    );
+    s.push_str(&format!(
+        "cpu: {} ({})",
+        or_unknown(&h.cpu_model),
+        or_unknown(&h.arch)
+    ));
+    if let Some(v) = &h.virtualized {
+        s.push_str(&format!(", virtualised ({v})"));
+    }
+    s.push('\n');
+    s.push_str(&format!("topology: {}\n", run.topology.summary()));
+    s.push_str(&format!(
+        "clock: {} at {:.3} GHz, read {:.1} ns, step {:.1} ns; CLOCK_MONOTONIC read {:.1} ns, step {:.1} ns\n",
+        run.clock.source,
+        run.clock.ticks_hz / 1e9,
+        run.clock.read_overhead_ns,
+        run.clock.step_ns,
+        run.clock.monotonic_overhead_ns,
+        run.clock.monotonic_step_ns
+    ));
+    let e = &run.env;
+    let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "unknown".into());
+    s.push_str(&format!(
+        "env: kernel {}, governor {}, SMT {}, THP {}, cpuset {}",
+        or_unknown(&h.kernel),
+        opt(&e.governor),
+        opt(&e.smt),
+        opt(&e.thp),
+        e.cpuset
+    ));
+    if let Some(l) = e.loadavg {
+        s.push_str(&format!(", load {:.2}", l[0]));
+    }
+    if let Some(st) = e.steal_fraction {
+        s.push_str(&format!(", steal {:.1} %", st * 100.0));
+    }
+    s.push('\n');
+    s
+}
+
+fn or_unknown(s: &str) -> &str {
+    if s.is_empty() {
+        "unknown"
+    } else {
+        s
+    }
+}
+
+/// Everything: header, then every probe.
+pub fn render_run(run: &RunFile) -> String {
+    let mut out = header(run);
+    for p in &run.probes {
+        out.push('\n');
+        out.push_str(&render_probe(p));
+    }
+    out
+}
+
+/// One probe's section.
+pub fn render_probe(p: &ProbeResult) -> String {
+    let mut out = format!("== {} — {} [{}]\n", p.id, p.title, p.status.name());
+    if let Some(r) = &p.reason {
+        let what = match p.status {
+            Status::Skipped => "skipped",
+            Status::GaveUp => "gave up",
+            Status::Failed => "failed",
+            Status::Completed => "note",
+        };
+        out.push_str(&format!("   {what}: {r}\n"));
+    }
+    for f in &p.findings {
+        out.push_str(&format!(" • {f}\n"));
+    }
+    for group in series_groups(&p.series) {
+        out.push_str(&series_table(&group));
+        out.push('\n');
+    }
+    if !p.distributions.is_empty() {
+        out.push_str(&distribution_table(&p.distributions));
+        out.push('\n');
+    }
+    for m in &p.matrices {
+        out.push_str(&matrix_table(m));
+        out.push('\n');
+    }
+    for tl in &p.timelines {
+        let spans: usize = tl.lanes.iter().map(|l| l.spans.len()).sum();
+        out.push_str(&format!(
+            "timeline {}: {} lanes, {spans} spans (see the HTML report)\n",
+            tl.name,
+            tl.lanes.len()
+        ));
+    }
+    for t in &p.tables {
+        out.push_str(&free_table(t));
+        out.push('\n');
+    }
+    for w in &p.warnings {
+        out.push_str(&format!(" ! {w}\n"));
+    }
+    out
+}
+
+/// Series grouped by the part of their name before the first `/` (`int/scatter`
+/// and `int/linear` form group `int`), keeping first-seen order.
+pub fn series_groups(series: &[Series]) -> Vec<Vec<&Series>> {
+    let mut groups: Vec<(String, Vec<&Series>)> = Vec::new();
+    for s in series {
+        let key = s.name.split('/').next().unwrap_or(&s.name).to_string();
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push(s),
+            None => groups.push((key, vec![s])),
+        }
+    }
+    groups.into_iter().map(|g| g.1).collect()
+}
+
+fn series_table(group: &[&Series]) -> String {
+    let first = group[0];
+    let what = first.name.split('/').next().unwrap_or(&first.name);
+    let magnitude = group
+        .iter()
+        .flat_map(|s| s.y.iter().copied())
+        .fold(0.0, f64::max);
+    let (scale, label) = unit_scale(&first.y_name, magnitude);
+    let mut xs: Vec<f64> = group.iter().flat_map(|s| s.x.iter().copied()).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let x_is_bytes = first.x_name == "bytes";
+    let mut t = new_table();
+    let mut head = vec![Cell::new(&first.x_name)];
+    head.extend(
+        group
+            .iter()
+            .map(|s| Cell::new(s.name.split_once('/').map(|(_, v)| v).unwrap_or(&s.name))),
+    );
+    t.set_header(head);
+    for x in xs {
+        let xcell = if x_is_bytes {
+            super::fmt_value("bytes", x)
+        } else {
+            fmt_num_compact(x)
+        };
+        let mut row = vec![Cell::new(xcell).set_alignment(CellAlignment::Right)];
+        for s in group {
+            let v = s.x.iter().position(|&sx| sx == x).map(|i| s.y[i]);
+            row.push(
+                Cell::new(v.map(|v| fmt_num(v / scale)).unwrap_or_else(|| "".into()))
+                    .set_alignment(CellAlignment::Right),
+            );
+        }
+        t.add_row(row);
+    }
+    format!("{what} ({label}):\n{t}\n")
+}
+
+fn fmt_num_compact(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        fmt_num(x)
+    }
+}
+
+fn distribution_table(ds: &[Distribution]) -> String {
+    let mut t = new_table();
+    t.set_header(vec![
+        "distribution",
+        "unit",
+        "n",
+        "min",
+        "p50",
+        "p90",
+        "p99",
+        "max",
+        "80 % within",
+    ]);
+    for d in ds {
+        let s = &d.summary;
+        let mode = d
+            .mode_range
+            .as_ref()
+            .map(|m| {
+                format!(
+                    "{:.0} % in [{}, {}]",
+                    m.fraction * 100.0,
+                    fmt_num(m.low),
+                    fmt_num(m.high)
+                )
+            })
+            .unwrap_or_default();
+        t.add_row(vec![
+            Cell::new(&d.name),
+            Cell::new(&d.unit),
+            Cell::new(s.count),
+            Cell::new(fmt_num(s.min)),
+            Cell::new(fmt_num(s.p50)),
+            Cell::new(fmt_num(s.p90)),
+            Cell::new(fmt_num(s.p99)),
+            Cell::new(fmt_num(s.max)),
+            Cell::new(mode),
+        ]);
+    }
+    format!("{t}\n")
+}
+
+/// Largest matrix printed as a grid; bigger ones are summarised.
+const MAX_GRID: usize = 16;
+
+fn matrix_table(m: &Matrix) -> String {
+    let vals: Vec<f64> = m.values.iter().flatten().flatten().copied().collect();
+    if m.cols.len() > MAX_GRID {
+        let s = crate::stats::summary(&vals);
+        return format!(
+            "{} ({}): {}×{} matrix, min {} p50 {} max {} (see the HTML report)\n",
+            m.name,
+            m.unit,
+            m.rows.len(),
+            m.cols.len(),
+            fmt_num(s.min),
+            fmt_num(s.p50),
+            fmt_num(s.max)
+        );
+    }
+    let mut t = new_table();
+    let mut head = vec![Cell::new("")];
+    head.extend(m.cols.iter().map(Cell::new));
+    t.set_header(head);
+    for (r, row) in m.rows.iter().zip(&m.values) {
+        let mut cells = vec![Cell::new(r)];
+        cells.extend(row.iter().map(|v| {
+            Cell::new(v.map(fmt_num).unwrap_or_else(|| "·".into()))
+                .set_alignment(CellAlignment::Right)
+        }));
+        t.add_row(cells);
+    }
+    format!("{} ({}):\n{t}\n", m.name, m.unit)
+}
+
+fn free_table(mt: &ModelTable) -> String {
+    let mut t = new_table();
+    t.set_header(mt.columns.iter().map(Cell::new).collect::<Vec<_>>());
+    for row in &mt.rows {
+        t.add_row(
+            row.iter()
+                .map(|v| match v {
+                    serde_json::Value::String(s) => Cell::new(s),
+                    serde_json::Value::Number(n) => {
+                        Cell::new(n.as_f64().map(fmt_num).unwrap_or_else(|| n.to_string()))
+                            .set_alignment(CellAlignment::Right)
+                    }
+                    serde_json::Value::Null => Cell::new(""),
+                    other => Cell::new(other.to_string()),
+                })
+                .collect::<Vec<_>>(),
+        );
+    }
+    format!("{}:\n{t}\n", mt.name)
+}

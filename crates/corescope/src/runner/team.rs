@@ -1,0 +1,410 @@
+//! The thread team of the seeds.
+//!
+//! Each worker pins itself, runs its setup (allocation, first touch), then for
+//! every repetition waits at a start gate, stamps its start, runs the kernel and
+//! stamps its end. The team time of a repetition is last end − first start
+//! (seed 000 §3: "from the first thread to start its computation, until the time
+//! at which the last one completed"). The controlling thread decides between
+//! repetitions whether to go on (budget) and never takes part in the work.
+//!
+//! Nothing here can hang the caller: a worker that panics or a thread that cannot
+//! be created aborts the gate and every other worker returns.
+
+use crate::affinity;
+use crate::clock::now_ns;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+/// Stack size of team workers. Kernels keep their data on the heap; small stacks
+/// let thousands of workers exist on machines with thousands of CPUs.
+pub const WORKER_STACK_BYTES: usize = 256 * 1024;
+
+/// Spin iterations before a worker waiting at the gate falls asleep. Spinning
+/// tightens the start when every worker has a CPU; sleeping keeps an
+/// oversubscribed team from burning the CPUs the running workers need.
+const GATE_SPINS: u32 = 20_000;
+
+/// Start and end stamps (`CLOCK_MONOTONIC` ns) of every worker in one repetition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepStamps {
+    /// `(start_ns, end_ns)` per worker, in worker order.
+    pub per_thread: Vec<(u64, u64)>,
+}
+
+impl RepStamps {
+    /// Last end − first start.
+    pub fn team_ns(&self) -> u64 {
+        let start = self.per_thread.iter().map(|s| s.0).min().unwrap_or(0);
+        let end = self.per_thread.iter().map(|s| s.1).max().unwrap_or(0);
+        end.saturating_sub(start)
+    }
+
+    /// Spread of the start stamps (last start − first start).
+    pub fn start_skew_ns(&self) -> u64 {
+        let lo = self.per_thread.iter().map(|s| s.0).min().unwrap_or(0);
+        let hi = self.per_thread.iter().map(|s| s.0).max().unwrap_or(0);
+        hi - lo
+    }
+}
+
+/// What a team run produced.
+#[derive(Debug)]
+pub struct TeamOutcome<R> {
+    /// Stamps of every repetition that ran.
+    pub reps: Vec<RepStamps>,
+    /// `results[thread][rep]`: what the kernel returned.
+    pub results: Vec<Vec<R>>,
+    /// Pinning the OS refused, and similar conditions, as warning sentences.
+    pub warnings: Vec<String>,
+    /// The deadline stopped the team before all requested repetitions ran.
+    pub stopped_early: bool,
+}
+
+impl<R> TeamOutcome<R> {
+    /// The repetition with the shortest team time (best of N, as the seeds).
+    pub fn best(&self) -> Option<&RepStamps> {
+        self.reps.iter().min_by_key(|r| r.team_ns())
+    }
+
+    /// Team times of all repetitions, in ns.
+    pub fn team_times_ns(&self) -> Vec<f64> {
+        self.reps.iter().map(|r| r.team_ns() as f64).collect()
+    }
+}
+
+/// Why a team could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum TeamError {
+    /// The OS would not create a thread (limits); `started` of `wanted` existed.
+    #[error("could not create thread {started} of {wanted}: {source}")]
+    Spawn {
+        /// Threads created before the failure.
+        started: usize,
+        /// Threads requested.
+        wanted: usize,
+        /// OS error.
+        source: std::io::Error,
+    },
+    /// A worker panicked; the message is the panic payload.
+    #[error("worker {thread} panicked: {message}")]
+    Panic {
+        /// Worker index.
+        thread: usize,
+        /// Panic message.
+        message: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Command {
+    Go,
+    Stop,
+}
+
+struct GateState {
+    arrived: usize,
+    command: Command,
+    aborted: bool,
+}
+
+/// A reusable gate: workers arrive and wait; the controller waits until all have
+/// arrived, then releases them with a command.
+struct Gate {
+    state: Mutex<GateState>,
+    workers_cv: Condvar,
+    controller_cv: Condvar,
+    generation: AtomicU64,
+}
+
+impl Gate {
+    fn new() -> Self {
+        Self {
+            state: Mutex::new(GateState {
+                arrived: 0,
+                command: Command::Go,
+                aborted: false,
+            }),
+            workers_cv: Condvar::new(),
+            controller_cv: Condvar::new(),
+            generation: AtomicU64::new(0),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, GateState> {
+        // A poisoned gate only means a worker panicked while holding it; the state
+        // itself (counters and flags) is always consistent.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Worker side: arrive, wait for release; `None` when aborted.
+    fn arrive(&self, spin: bool) -> Option<Command> {
+        let gen = self.generation.load(Ordering::Acquire);
+        {
+            let mut st = self.lock();
+            if st.aborted {
+                return None;
+            }
+            st.arrived += 1;
+            self.controller_cv.notify_one();
+        }
+        if spin {
+            for _ in 0..GATE_SPINS {
+                if self.generation.load(Ordering::Acquire) != gen {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+        }
+        let mut st = self.lock();
+        while self.generation.load(Ordering::Acquire) == gen && !st.aborted {
+            st = self.workers_cv.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        if st.aborted {
+            None
+        } else {
+            Some(st.command)
+        }
+    }
+
+    /// Controller side: wait until `n` workers arrived; false if aborted.
+    fn wait_all(&self, n: usize) -> bool {
+        let mut st = self.lock();
+        while st.arrived < n && !st.aborted {
+            st = self
+                .controller_cv
+                .wait(st)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        !st.aborted
+    }
+
+    fn release(&self, cmd: Command) {
+        let mut st = self.lock();
+        st.arrived = 0;
+        st.command = cmd;
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        drop(st);
+        self.workers_cv.notify_all();
+    }
+
+    fn abort(&self) {
+        let mut st = self.lock();
+        st.aborted = true;
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        drop(st);
+        self.workers_cv.notify_all();
+        self.controller_cv.notify_all();
+    }
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Run a team: one worker per entry of `cpus` (`None` = unbound), `reps`
+/// repetitions unless `deadline` passes first (at least one always runs).
+///
+/// `setup(i)` runs once per worker after pinning, before the first gate;
+/// `kernel(i, &mut state)` runs once per repetition between the start and end stamps.
+pub fn run_team<S, R, FS, FK>(
+    cpus: &[Option<u32>],
+    reps: usize,
+    deadline: Option<Instant>,
+    setup: FS,
+    kernel: FK,
+) -> Result<TeamOutcome<R>, TeamError>
+where
+    R: Send,
+    FS: Fn(usize) -> S + Sync,
+    FK: Fn(usize, &mut S) -> R + Sync,
+{
+    let n = cpus.len();
+    let reps = reps.max(1);
+    let gate = Gate::new();
+    let allowed = affinity::allowed_current().unwrap_or_default();
+    let spin = n <= allowed.len().max(1);
+    type WorkerOut<R> = Result<(Vec<(u64, u64)>, Vec<R>, Option<String>), TeamError>;
+
+    std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(n);
+        let mut spawn_error = None;
+        for (i, &cpu) in cpus.iter().enumerate() {
+            let (gate, setup, kernel) = (&gate, &setup, &kernel);
+            let worker = move || -> WorkerOut<R> {
+                let body = || {
+                    let warning = cpu.and_then(|c| affinity::pin_checked(c).err());
+                    let mut state = setup(i);
+                    let mut stamps = Vec::with_capacity(reps);
+                    let mut results = Vec::with_capacity(reps);
+                    while let Some(Command::Go) = gate.arrive(spin) {
+                        let start = now_ns();
+                        let r = kernel(i, &mut state);
+                        let end = now_ns();
+                        stamps.push((start, end));
+                        results.push(r);
+                    }
+                    (stamps, results, warning)
+                };
+                catch_unwind(AssertUnwindSafe(body)).map_err(|p| {
+                    gate.abort();
+                    TeamError::Panic {
+                        thread: i,
+                        message: panic_message(p.as_ref()),
+                    }
+                })
+            };
+            match std::thread::Builder::new()
+                .name(format!("corescope-{i}"))
+                .stack_size(WORKER_STACK_BYTES)
+                .spawn_scoped(scope, worker)
+            {
+                Ok(h) => handles.push(h),
+                Err(source) => {
+                    spawn_error = Some(TeamError::Spawn {
+                        started: i,
+                        wanted: n,
+                        source,
+                    });
+                    gate.abort();
+                    break;
+                }
+            }
+        }
+
+        let mut ran = 0;
+        let mut stopped_early = false;
+        if spawn_error.is_none() {
+            while gate.wait_all(n) {
+                let out_of_time = deadline.is_some_and(|d| Instant::now() >= d);
+                if ran == reps || (ran > 0 && out_of_time) {
+                    stopped_early = ran < reps;
+                    gate.release(Command::Stop);
+                    break;
+                }
+                gate.release(Command::Go);
+                ran += 1;
+            }
+        }
+
+        let mut per_worker = Vec::with_capacity(n);
+        let mut first_error = spawn_error;
+        for h in handles {
+            match h.join() {
+                Ok(Ok(out)) => per_worker.push(out),
+                Ok(Err(e)) => {
+                    first_error.get_or_insert(e);
+                }
+                Err(p) => {
+                    first_error.get_or_insert(TeamError::Panic {
+                        thread: per_worker.len(),
+                        message: panic_message(p.as_ref()),
+                    });
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        let ran = per_worker.iter().map(|w| w.0.len()).min().unwrap_or(0);
+        let reps_out = (0..ran)
+            .map(|r| RepStamps {
+                per_thread: per_worker.iter().map(|w| w.0[r]).collect(),
+            })
+            .collect();
+        let mut warnings: Vec<String> = Vec::new();
+        for w in per_worker.iter().filter_map(|w| w.2.clone()) {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+        let results = per_worker.into_iter().map(|w| w.1).collect();
+        Ok(TeamOutcome {
+            reps: reps_out,
+            results,
+            warnings,
+            stopped_early,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::time::Duration;
+
+    #[test]
+    fn every_worker_runs_every_rep_and_setup_once() {
+        let setups = AtomicUsize::new(0);
+        let out = run_team(
+            &[None, None, None],
+            4,
+            None,
+            |i| {
+                setups.fetch_add(1, Ordering::Relaxed);
+                i * 10
+            },
+            |i, s: &mut usize| {
+                *s += 1;
+                (i, *s)
+            },
+        )
+        .unwrap();
+        assert_eq!(setups.load(Ordering::Relaxed), 3);
+        assert_eq!(out.reps.len(), 4);
+        assert_eq!(out.results[2], vec![(2, 21), (2, 22), (2, 23), (2, 24)]);
+        for rep in &out.reps {
+            assert_eq!(rep.per_thread.len(), 3);
+            assert!(rep.per_thread.iter().all(|(s, e)| e >= s));
+            assert!(rep.team_ns() >= rep.per_thread.iter().map(|(s, e)| e - s).max().unwrap());
+        }
+        assert!(!out.stopped_early);
+        assert!(out.best().is_some());
+    }
+
+    #[test]
+    fn oversubscribed_team_completes() {
+        let cpus = vec![None; 32];
+        let out = run_team(&cpus, 2, None, |_| (), |i, _| i).unwrap();
+        assert_eq!(out.results.len(), 32);
+        assert_eq!(out.reps.len(), 2);
+    }
+
+    #[test]
+    fn deadline_stops_after_first_rep() {
+        let past = Instant::now() - Duration::from_millis(1);
+        let out = run_team(&[None, None], 100, Some(past), |_| (), |_, _| ()).unwrap();
+        assert_eq!(out.reps.len(), 1);
+        assert!(out.stopped_early);
+    }
+
+    #[test]
+    fn panicking_worker_does_not_hang_the_team() {
+        let err = run_team(
+            &[None, None, None],
+            3,
+            None,
+            |_| (),
+            |i, _| {
+                if i == 1 {
+                    panic!("boom");
+                }
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(err, TeamError::Panic { thread: 1, .. }), "{err}");
+    }
+
+    #[test]
+    fn refused_pin_becomes_a_warning() {
+        let out = run_team(&[Some(100_000)], 1, None, |_| (), |_, _| ()).unwrap();
+        assert_eq!(out.reps.len(), 1);
+        assert_eq!(out.warnings.len(), 1);
+        assert!(out.warnings[0].contains("100000"), "{}", out.warnings[0]);
+    }
+}

@@ -1,0 +1,502 @@
+//! Discovery through hwloc: the real machine, synthetic specs and XML exports.
+//!
+//! Everything hwloc-specific stays in this file: it loads an hwloc topology and
+//! converts it into the plain-data [`Topology`] the rest of corescope reads.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use hwlocality::object::attributes::ObjectAttributes;
+use hwlocality::object::depth::NormalDepth;
+use hwlocality::object::types::{CacheType, ObjectType};
+use hwlocality::object::TopologyObject;
+use hwlocality::topology::builder::{BuildFlags, TopologyBuilder};
+
+use super::{Cache, Level, Pu, Topology};
+
+/// What hwloc's synthetic syntax accepts, for error messages.
+const SYNTHETIC_HELP: &str = "expected hwloc synthetic syntax: levels from the outside in, \
+     separated by spaces, each TYPE:COUNT with TYPE one of pack|package, die, group, l3, l2, \
+     l1, core, pu (PUs last), e.g. \"pack:2 core:8 pu:2\", \"pack:4 core:16 group:2 pu:4\", \
+     or OS numbering with \"pack:2 core:4 pu:2(indexes=2*8:1*2)\"";
+
+/// Largest number of PUs a synthetic spec may describe (far above any machine;
+/// keeps a typo such as `core:6400000` from exhausting memory).
+const MAX_SYNTHETIC_PUS: u64 = 1 << 20;
+
+/// Why a topology could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum TopologyError {
+    /// hwloc failed.
+    #[error("hwloc: {0}")]
+    Hwloc(String),
+    /// hwloc rejected a synthetic description.
+    #[error("invalid synthetic topology \"{spec}\": {reason}; {SYNTHETIC_HELP}")]
+    InvalidSynthetic {
+        /// The spec as given.
+        spec: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The XML file could not be opened.
+    #[error("cannot read topology XML {}: {source}", path.display())]
+    XmlRead {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// hwloc rejected the XML file.
+    #[error(
+        "{} is not an hwloc XML topology that this hwloc can read ({reason}); \
+         export one with `lstopo FILE.xml`",
+        path.display()
+    )]
+    InvalidXml {
+        /// The file.
+        path: PathBuf,
+        /// What hwloc said.
+        reason: String,
+    },
+    /// Discovery of this machine failed.
+    #[error("hwloc could not discover this machine's topology: {0}")]
+    Detect(String),
+    /// The topology has no processing unit with an OS index.
+    #[error("the topology from {source_name} has no processing units")]
+    Empty {
+        /// Where it came from (`synthetic: ...`, `xml: ...`, `hwloc`).
+        source_name: String,
+    },
+}
+
+/// The machine this process runs on.
+///
+/// PUs that a cgroup cpuset forbids are included with `allowed == false`;
+/// offline CPUs are listed in [`Topology::unavailable`].
+pub fn detect() -> Result<Topology, TopologyError> {
+    let topo = TopologyBuilder::new()
+        .with_flags(BuildFlags::INCLUDE_DISALLOWED)
+        .map_err(|e| TopologyError::Detect(e.to_string()))?
+        .build()
+        .map_err(|e| TopologyError::Detect(e.to_string()))?;
+    convert(&topo, "hwloc".into())
+}
+
+/// A synthetic machine from an hwloc synthetic string (`pack:4 core:16 pu:8`).
+pub fn from_synthetic(spec: &str) -> Result<Topology, TopologyError> {
+    let invalid = |reason: &str| TopologyError::InvalidSynthetic {
+        spec: spec.to_string(),
+        reason: reason.to_string(),
+    };
+    let trimmed = spec.trim();
+    if trimmed.is_empty() {
+        return Err(invalid("the spec is empty"));
+    }
+    if synthetic_pu_estimate(trimmed) > MAX_SYNTHETIC_PUS {
+        return Err(invalid(&format!("more than {MAX_SYNTHETIC_PUS} PUs")));
+    }
+    let builder = TopologyBuilder::new()
+        .from_synthetic(trimmed)
+        .map_err(|e| invalid(&format!("hwloc rejected it ({e})")))?;
+    let topo = builder
+        .build()
+        .map_err(|e| invalid(&format!("hwloc could not build it ({e})")))?;
+    convert(&topo, format!("synthetic: {trimmed}"))
+}
+
+/// A machine from an hwloc XML export.
+///
+/// PUs present in the export but outside its allowed cpuset get `allowed ==
+/// false`; CPUs of the complete cpuset that are not in the tree (offline, or
+/// dropped from the export because they were disallowed) are listed in
+/// [`Topology::unavailable`].
+pub fn from_xml_file(path: &Path) -> Result<Topology, TopologyError> {
+    // hwloc reports a missing file as "invalid"; say what is really wrong first.
+    if let Err(source) = std::fs::File::open(path) {
+        return Err(TopologyError::XmlRead {
+            path: path.to_path_buf(),
+            source,
+        });
+    }
+    if path.is_dir() {
+        return Err(TopologyError::XmlRead {
+            path: path.to_path_buf(),
+            source: std::io::Error::other("is a directory"),
+        });
+    }
+    let invalid = |reason: String| TopologyError::InvalidXml {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let topo = TopologyBuilder::new()
+        .with_flags(BuildFlags::INCLUDE_DISALLOWED)
+        .map_err(|e| invalid(e.to_string()))?
+        .from_xml_file(path)
+        .map_err(|e| invalid(e.to_string()))?
+        .build()
+        .map_err(|e| invalid(e.to_string()))?;
+    convert(&topo, format!("xml: {}", path.display()))
+}
+
+/// Product of the `TYPE:COUNT` counts of a synthetic spec (an upper bound guard;
+/// saturates; tokens without a count, such as attached memory, count as 1).
+fn synthetic_pu_estimate(spec: &str) -> u64 {
+    spec.split_whitespace()
+        .filter(|tok| !tok.starts_with('['))
+        .filter_map(|tok| {
+            let (_, rest) = tok.split_once(':')?;
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<u64>().ok()
+        })
+        .fold(1u64, u64::saturating_mul)
+}
+
+/// Normal depth of an object as a plain index, if it is a normal object.
+fn normal_depth(obj: &TopologyObject) -> Option<usize> {
+    NormalDepth::try_from(obj.depth()).ok().map(usize::from)
+}
+
+/// Whether objects of this type form a placement level (see [`Topology::levels`]).
+fn is_level_type(t: ObjectType) -> bool {
+    matches!(
+        t,
+        ObjectType::Package
+            | ObjectType::Die
+            | ObjectType::Group
+            | ObjectType::L1Cache
+            | ObjectType::L2Cache
+            | ObjectType::L3Cache
+            | ObjectType::L4Cache
+            | ObjectType::L5Cache
+            | ObjectType::Core
+    )
+}
+
+/// Level name of an hwloc type.
+fn level_name(t: ObjectType) -> &'static str {
+    match t {
+        ObjectType::Package => "package",
+        ObjectType::Die => "die",
+        ObjectType::Group => "group",
+        ObjectType::L1Cache => "l1",
+        ObjectType::L2Cache => "l2",
+        ObjectType::L3Cache => "l3",
+        ObjectType::L4Cache => "l4",
+        ObjectType::L5Cache => "l5",
+        ObjectType::Core => "core",
+        ObjectType::PU => "pu",
+        _ => "other",
+    }
+}
+
+/// Preference when several hwloc levels merge into one (lower wins).
+fn name_rank(name: &str) -> u8 {
+    match name {
+        "package" => 0,
+        "core" => 1,
+        "die" => 2,
+        "l5" | "l4" | "l3" | "l2" | "l1" => 3,
+        "group" => 4,
+        _ => 5,
+    }
+}
+
+/// One PU as read from hwloc, before levels are computed.
+struct RawPu<'t> {
+    obj: &'t TopologyObject,
+    os_index: u32,
+}
+
+/// Convert a loaded hwloc topology into our plain data.
+fn convert(topo: &hwlocality::Topology, source: String) -> Result<Topology, TopologyError> {
+    let allowed_set = topo.allowed_cpuset();
+    let raw: Vec<RawPu<'_>> = topo
+        .objects_with_type(ObjectType::PU)
+        .filter_map(|obj| {
+            let os = obj.os_index()?;
+            Some(RawPu {
+                obj,
+                os_index: u32::try_from(os).ok()?,
+            })
+        })
+        .collect();
+    if raw.is_empty() {
+        return Err(TopologyError::Empty {
+            source_name: source,
+        });
+    }
+
+    let package_count = topo.objects_with_type(ObjectType::Package).count();
+    let core_count = topo.objects_with_type(ObjectType::Core).count();
+    let numa_count = topo.objects_with_type(ObjectType::NUMANode).count();
+
+    let kinds = cpu_kind_labels(topo);
+
+    // Per-core slot counters: the slot is the PU's position among its core's PUs.
+    let mut slots: HashMap<u32, u32> = HashMap::new();
+    let mut pus: Vec<Pu> = Vec::with_capacity(raw.len());
+    for (i, r) in raw.iter().enumerate() {
+        let package = r
+            .obj
+            .first_ancestor_with_type(ObjectType::Package)
+            .map_or(0, |p| index_u32(p.logical_index()));
+        // A PU without a core object is its own core; numbered after the real cores.
+        let core = r
+            .obj
+            .first_ancestor_with_type(ObjectType::Core)
+            .map_or_else(
+                || index_u32(core_count + i),
+                |c| index_u32(c.logical_index()),
+            );
+        let slot_counter = slots.entry(core).or_insert(0);
+        let slot = *slot_counter;
+        *slot_counter += 1;
+        let numa_node = r
+            .obj
+            .nodeset()
+            .and_then(|ns| ns.first_set())
+            .and_then(|n| u32::try_from(usize::from(n)).ok());
+        pus.push(Pu {
+            os_index: r.os_index,
+            package,
+            numa_node,
+            core,
+            slot,
+            path: Vec::new(),
+            allowed: allowed_set.is_set(r.os_index as usize),
+            kind: kinds.get(&r.os_index).cloned(),
+        });
+    }
+    // Cores of PUs that had no core object were numbered sparsely; make them dense.
+    renumber_dense(&mut pus, |p| &mut p.core);
+
+    let levels = compute_levels(topo, &raw, &mut pus);
+    let caches = collect_caches(topo);
+
+    let in_tree: std::collections::HashSet<u32> = pus.iter().map(|p| p.os_index).collect();
+    let unavailable: Vec<u32> = topo
+        .complete_cpuset()
+        .iter_set()
+        .filter_map(|i| u32::try_from(usize::from(i)).ok())
+        .filter(|i| !in_tree.contains(i))
+        .collect();
+
+    let cores = {
+        let mut c: Vec<u32> = pus.iter().map(|p| p.core).collect();
+        c.sort_unstable();
+        c.dedup();
+        c.len()
+    };
+    Ok(Topology {
+        source,
+        packages: package_count.max(1),
+        numa_nodes: numa_count.max(1),
+        cores,
+        pus,
+        caches,
+        levels,
+        unavailable,
+    })
+}
+
+/// `usize` index to `u32`, saturating (hwloc indices fit easily).
+fn index_u32(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
+
+/// Renumber a field 0, 1, 2, ... in order of first appearance.
+fn renumber_dense(pus: &mut [Pu], field: impl Fn(&mut Pu) -> &mut u32) {
+    let mut map: HashMap<u32, u32> = HashMap::new();
+    for p in pus.iter_mut() {
+        let next = index_u32(map.len());
+        let f = field(p);
+        *f = *map.entry(*f).or_insert(next);
+    }
+}
+
+/// Labels of hwloc CPU kinds by OS index (`P`/`E` for Intel hybrids, hwloc's
+/// `CoreType` otherwise, or `kind<i>` by increasing efficiency). Empty when
+/// hwloc knows one kind only or none.
+fn cpu_kind_labels(topo: &hwlocality::Topology) -> HashMap<u32, String> {
+    let mut out = HashMap::new();
+    let Ok(kinds) = topo.cpu_kinds() else {
+        return out;
+    };
+    let kinds: Vec<_> = kinds.collect();
+    if kinds.len() < 2 {
+        return out;
+    }
+    for (i, kind) in kinds.iter().enumerate() {
+        let core_type = kind
+            .infos
+            .iter()
+            .find(|info| info.name().to_bytes() == b"CoreType")
+            .map(|info| info.value().to_string_lossy().into_owned());
+        let label = match core_type.as_deref() {
+            Some("IntelCore") => "P".to_string(),
+            Some("IntelAtom") => "E".to_string(),
+            Some(other) if !other.is_empty() => other.to_string(),
+            _ => format!("kind{i}"),
+        };
+        for cpu in kind.cpuset.iter_set() {
+            if let Ok(cpu) = u32::try_from(usize::from(cpu)) {
+                out.insert(cpu, label.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Data and unified caches with the PUs that share each.
+fn collect_caches(topo: &hwlocality::Topology) -> Vec<Cache> {
+    let mut caches = Vec::new();
+    for ty in [
+        ObjectType::L1Cache,
+        ObjectType::L2Cache,
+        ObjectType::L3Cache,
+        ObjectType::L4Cache,
+        ObjectType::L5Cache,
+    ] {
+        for obj in topo.objects_with_type(ty) {
+            let Some(ObjectAttributes::Cache(attr)) = obj.attributes() else {
+                continue;
+            };
+            let kind = match attr.cache_type() {
+                CacheType::Data => "data",
+                CacheType::Unified => "unified",
+                _ => continue,
+            };
+            let pus: Vec<u32> = obj
+                .cpuset()
+                .map(|set| {
+                    set.iter_set()
+                        .filter_map(|i| u32::try_from(usize::from(i)).ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let associativity = match attr.associativity() {
+                hwlocality::object::attributes::CacheAssociativity::Full => -1,
+                hwlocality::object::attributes::CacheAssociativity::Unknown => 0,
+                hwlocality::object::attributes::CacheAssociativity::Ways(w) => {
+                    i32::try_from(w.get()).unwrap_or(i32::MAX)
+                }
+            };
+            caches.push(Cache {
+                level: u8::try_from(attr.depth()).unwrap_or(u8::MAX),
+                kind: kind.into(),
+                size_bytes: attr.size().map_or(0, |s| s.get()),
+                line_bytes: attr
+                    .line_size()
+                    .map_or(0, |l| u32::try_from(l.get()).unwrap_or(u32::MAX)),
+                associativity,
+                pus,
+            });
+        }
+    }
+    caches
+}
+
+/// Compute [`Topology::levels`] and every PU's [`Pu::path`] (see their docs).
+fn compute_levels(topo: &hwlocality::Topology, raw: &[RawPu<'_>], pus: &mut [Pu]) -> Vec<Level> {
+    let top = topo
+        .objects_with_type(ObjectType::Package)
+        .next()
+        .and_then(normal_depth)
+        .unwrap_or(1);
+    let pu_depth = usize::from(topo.depth()).saturating_sub(1);
+    // Candidate depths, outermost first, with their level names.
+    let candidates: Vec<(usize, &'static str)> = (top..pu_depth)
+        .filter_map(|d| {
+            let ty = topo.type_at_depth(d)?;
+            is_level_type(ty).then(|| (d, level_name(ty)))
+        })
+        .collect();
+
+    // ids[c][i]: identity of PU i's object at candidate c. A PU without an
+    // ancestor at that depth takes its nearest ancestor below (or itself).
+    // Identities are (depth, logical index), unique across the tree.
+    let n = raw.len();
+    let mut ids: Vec<Vec<(usize, usize)>> = vec![Vec::with_capacity(n); candidates.len()];
+    for r in raw {
+        let mut by_depth: HashMap<usize, usize> = HashMap::new();
+        for anc in r.obj.ancestors() {
+            if let Some(d) = normal_depth(anc) {
+                by_depth.insert(d, anc.logical_index());
+            }
+        }
+        let mut below = (pu_depth, r.obj.logical_index());
+        for (c, &(d, _)) in candidates.iter().enumerate().rev() {
+            if let Some(&li) = by_depth.get(&d) {
+                below = (d, li);
+            }
+            ids[c].push(below);
+        }
+    }
+
+    // Merge adjacent candidates that split the PUs identically. Each level
+    // refines the one above, so equal numbers of distinct ids mean equal splits.
+    let distinct = |col: &Vec<(usize, usize)>| {
+        let mut v = col.clone();
+        v.sort_unstable();
+        v.dedup();
+        v.len()
+    };
+    let mut merged: Vec<(String, Vec<(usize, usize)>)> = Vec::new();
+    let mut last_count = 0usize;
+    for (c, &(_, name)) in candidates.iter().enumerate() {
+        let count = distinct(&ids[c]);
+        match merged.last_mut() {
+            Some((prev_name, col)) if count == last_count => {
+                if name_rank(name) < name_rank(prev_name) {
+                    *prev_name = name.to_string();
+                }
+                *col = std::mem::take(&mut ids[c]);
+            }
+            _ => merged.push((name.to_string(), std::mem::take(&mut ids[c]))),
+        }
+        last_count = count;
+    }
+    merged.push((
+        "pu".into(),
+        raw.iter()
+            .map(|r| (pu_depth, r.obj.logical_index()))
+            .collect(),
+    ));
+
+    // A first level with a single object does not branch: leave it out.
+    while merged.len() > 1 && distinct(&merged[0].1) == 1 {
+        merged.remove(0);
+    }
+
+    // Child indices per level, in topology (PU logical) order.
+    let mut levels: Vec<Level> = Vec::with_capacity(merged.len());
+    for p in pus.iter_mut() {
+        p.path = Vec::with_capacity(merged.len());
+    }
+    for (k, (name, col)) in merged.iter().enumerate() {
+        let mut child_index: HashMap<((usize, usize), (usize, usize)), u32> = HashMap::new();
+        let mut children_of: HashMap<(usize, usize), u32> = HashMap::new();
+        let mut arity = 0u32;
+        for (i, p) in pus.iter_mut().enumerate() {
+            let parent = if k == 0 {
+                (usize::MAX, 0)
+            } else {
+                merged[k - 1].1[i]
+            };
+            let me = col[i];
+            let idx = *child_index.entry((parent, me)).or_insert_with(|| {
+                let c = children_of.entry(parent).or_insert(0);
+                let idx = *c;
+                *c += 1;
+                idx
+            });
+            arity = arity.max(idx + 1);
+            p.path.push(idx);
+        }
+        levels.push(Level {
+            name: name.clone(),
+            arity: arity as usize,
+        });
+    }
+    levels
+}

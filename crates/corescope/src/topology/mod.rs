@@ -1,0 +1,266 @@
+//! The machine's CPUs, cores, packages, NUMA nodes and caches.
+//!
+//! This module is the only code that asks the OS or hwloc about the hardware. It
+//! produces a plain-data [`Topology`] that the rest of corescope (placement, probes,
+//! renderers) reads; the same type is stored in every run file.
+
+use serde::{Deserialize, Serialize};
+
+mod discover;
+pub mod host;
+
+pub use discover::{detect, from_synthetic, from_xml_file, TopologyError};
+
+/// A machine's processing units and their hierarchy, as plain data.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Topology {
+    /// Where this came from: `hwloc`, `synthetic: <spec>`, `xml: <path>`.
+    pub source: String,
+    /// Number of packages (sockets).
+    pub packages: usize,
+    /// Number of NUMA nodes (at least 1).
+    pub numa_nodes: usize,
+    /// Number of cores.
+    pub cores: usize,
+    /// Every PU (hardware thread), allowed or not, in hwloc logical (topology) order:
+    /// all PUs of core 0, then core 1, ..., package by package.
+    pub pus: Vec<Pu>,
+    /// Data and unified caches (instruction caches are left out).
+    pub caches: Vec<Cache>,
+    /// Names of the tree levels from the package down to the PU, each with its
+    /// arity (children per parent; for irregular machines the largest seen),
+    /// e.g. `[("package", 4), ("core", 16), ("group", 2), ("pu", 4)]`.
+    /// Levels with arity 1 everywhere are left out, except `pu`.
+    ///
+    /// Precisely, discovery builds the levels like this:
+    /// 1. Candidates are the hwloc tree levels from the package level (or the
+    ///    first level below the machine if there is no package) down to the
+    ///    cores, keeping packages, dies, groups, data/unified caches and cores
+    ///    (NUMA nodes, instruction caches and I/O objects are not tree levels here).
+    /// 2. Where a PU has no ancestor at a candidate level (a cache that exists in
+    ///    one part of a hybrid machine only), the PU's nearest ancestor below that
+    ///    level stands in for it.
+    /// 3. Adjacent candidates that split the PUs in exactly the same way (an L2
+    ///    and an L1 per core, the core itself) are merged into one level, named
+    ///    by preference `package`, `core`, `die`, then the cache (`l3`, `l2`,
+    ///    `l1`), then `group`.
+    /// 4. `pu` is always the last level, even where cores have one PU.
+    /// 5. A first level holding a single object (one package) is left out;
+    ///    after the merge in step 3 no other level can have arity 1 everywhere.
+    ///
+    /// Each level's arity is the largest number of children (objects of this
+    /// level) that one object of the previous level has; for the first level, the
+    /// number of objects. See [`Pu::path`].
+    pub levels: Vec<Level>,
+    /// OS indices of CPUs that hwloc knows of (the complete cpuset) but that are
+    /// not in the tree: offline CPUs, and, in XML exports made without
+    /// disallowed objects, also CPUs outside the exporter's cpuset. Where in the
+    /// tree they sit is unknown; they are never used for placement.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unavailable: Vec<u32>,
+}
+
+/// One level of the tree below the machine.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Level {
+    /// `package`, `die`, `group`, `l3`, `l2`, `core`, `pu`, ...
+    pub name: String,
+    /// Largest number of children of one parent at this level.
+    pub arity: usize,
+}
+
+/// One processing unit (hardware thread, strand).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Pu {
+    /// OS index: the CPU id that `sched_setaffinity` and `taskset` take.
+    pub os_index: u32,
+    /// Logical index of the package (0-based, topology order).
+    pub package: u32,
+    /// OS index of the NUMA node holding this PU's local memory, if known.
+    pub numa_node: Option<u32>,
+    /// Logical index of the core, machine-wide (0-based, topology order).
+    pub core: u32,
+    /// Position of this PU within its core (0 = first hardware thread).
+    pub slot: u32,
+    /// Child index at each entry of [`Topology::levels`], outermost first:
+    /// the PU's address in the tree (what `scatter` placement enumerates).
+    ///
+    /// `path[0]` is the index of the PU's first-level object among all of them
+    /// (e.g. the package's logical index); `path[k]` for `k > 0` is the index of
+    /// its level-`k` object among the level-`k` children of its level-`k-1`
+    /// object, in topology order; the last entry is the PU's position among the
+    /// PUs of its last non-PU object. Disallowed PUs are in the tree and take
+    /// their positions; offline ones are not. `path.len() == levels.len()` and
+    /// `path[k] < levels[k].arity`. On `pack:4 core:16 group:2 pu:4`, OS CPU 100
+    /// (package 0, core 12, pipeline 1, strand 0) has path `[0, 12, 1, 0]`.
+    pub path: Vec<u32>,
+    /// Whether this process may run on it (allowed cpuset, online).
+    pub allowed: bool,
+    /// CPU kind for hybrid machines (`P`/`E`, or hwloc's kind info), if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+}
+
+/// One cache instance.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Cache {
+    /// Level (1, 2, 3, ...).
+    pub level: u8,
+    /// `data` or `unified`.
+    pub kind: String,
+    /// Capacity.
+    pub size_bytes: u64,
+    /// Line size.
+    pub line_bytes: u32,
+    /// Associativity (0 = unknown, -1 = fully associative as hwloc says).
+    pub associativity: i32,
+    /// OS indices of the PUs sharing this cache.
+    pub pus: Vec<u32>,
+}
+
+impl Topology {
+    /// The PUs this process may run on, in topology order.
+    pub fn allowed_pus(&self) -> impl Iterator<Item = &Pu> {
+        self.pus.iter().filter(|p| p.allowed)
+    }
+
+    /// Number of PUs this process may run on (at least 1).
+    pub fn allowed_count(&self) -> usize {
+        self.allowed_pus().count().max(1)
+    }
+
+    /// The PU with this OS index.
+    pub fn pu(&self, os_index: u32) -> Option<&Pu> {
+        self.pus.iter().find(|p| p.os_index == os_index)
+    }
+
+    /// Hardware threads per core (largest seen).
+    pub fn threads_per_core(&self) -> usize {
+        self.pus
+            .iter()
+            .map(|p| p.slot as usize + 1)
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// Whether any core has more than one PU.
+    pub fn has_smt(&self) -> bool {
+        self.threads_per_core() > 1
+    }
+
+    /// Caches a PU uses, smallest level first.
+    pub fn caches_of(&self, os_index: u32) -> Vec<&Cache> {
+        let mut v: Vec<&Cache> = self
+            .caches
+            .iter()
+            .filter(|c| c.pus.contains(&os_index))
+            .collect();
+        v.sort_by_key(|c| c.level);
+        v
+    }
+
+    /// Size of the largest (last-level) data/unified cache, if any is known.
+    pub fn llc_bytes(&self) -> Option<u64> {
+        self.caches
+            .iter()
+            .max_by_key(|c| (c.level, c.size_bytes))
+            .map(|c| c.size_bytes)
+    }
+
+    /// Cache line size of the level-1 data cache, if known.
+    pub fn line_bytes(&self) -> Option<u32> {
+        self.caches
+            .iter()
+            .filter(|c| c.level == 1 && c.line_bytes > 0)
+            .map(|c| c.line_bytes)
+            .next()
+    }
+
+    /// One-line summary: `4 packages × 16 cores × 8 threads = 512 CPUs (512 allowed)`.
+    pub fn summary(&self) -> String {
+        let pkgs = self.packages.max(1);
+        let cores_per_pkg = self.cores.max(1).div_ceil(pkgs);
+        let tpc = self.threads_per_core();
+        let total = self.pus.len();
+        let allowed = self.allowed_pus().count();
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        let mut s = format!(
+            "{} × {} × {} = {}",
+            plural(pkgs, "package"),
+            plural(cores_per_pkg, "core"),
+            plural(tpc, "thread"),
+            plural(total, "CPU")
+        );
+        if pkgs * cores_per_pkg * tpc != total {
+            s.push_str(" (irregular)");
+        }
+        if self.numa_nodes > 1 {
+            s.push_str(&format!(", {} NUMA nodes", self.numa_nodes));
+        }
+        if allowed != total {
+            s.push_str(&format!(", {allowed} allowed"));
+        }
+        if !self.unavailable.is_empty() {
+            s.push_str(&format!(
+                ", {} more offline or outside the cpuset",
+                self.unavailable.len()
+            ));
+        }
+        s
+    }
+
+    /// Allowed PUs' OS indices in increasing order (what `linear` placement uses).
+    pub fn allowed_os_indices(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self.allowed_pus().map(|p| p.os_index).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Every OS index known: PUs in the tree and [`Topology::unavailable`] ones, sorted.
+    pub fn all_os_indices(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self.pus.iter().map(|p| p.os_index).collect();
+        v.extend(self.unavailable.iter().copied());
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Number of PUs in each core, indexed by [`Pu::core`].
+    pub fn pus_per_core(&self) -> Vec<usize> {
+        let n = self
+            .pus
+            .iter()
+            .map(|p| p.core as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut v = vec![0; n];
+        for p in &self.pus {
+            v[p.core as usize] += 1;
+        }
+        v
+    }
+
+    /// Comma-separated OS indices with ranges (`0-3,8,10-11`).
+    pub fn format_cpu_list(cpus: &[u32]) -> String {
+        let mut sorted: Vec<u32> = cpus.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < sorted.len() {
+            let start = sorted[i];
+            let mut end = start;
+            while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+                i += 1;
+                end = sorted[i];
+            }
+            out.push(if start == end {
+                format!("{start}")
+            } else {
+                format!("{start}-{end}")
+            });
+            i += 1;
+        }
+        out.join(",")
+    }
+}

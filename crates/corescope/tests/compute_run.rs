@@ -1,0 +1,74 @@
+//! A quick compute run on the test machine: structure of the run file, and
+//! plausibility only (no timing thresholds).
+
+use assert_cmd::Command;
+use corescope::model::Status;
+
+#[test]
+fn quick_compute_run_writes_a_valid_run_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let assert = Command::cargo_bin("corescope")
+        .unwrap()
+        .args([
+            "run",
+            "compute",
+            "--quick",
+            "--threads",
+            "1,2,3",
+            "--no-progress",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    assert!(stdout.contains("== compute"), "{stdout}");
+    assert!(stdout.contains("run file:"), "{stdout}");
+
+    let run = corescope::store::load(&out).expect("run file loads");
+    assert_eq!(run.schema_version, corescope::model::SCHEMA_VERSION);
+    assert_eq!(run.tool.name, "corescope");
+    assert!(run.clock.ticks_hz > 0.0);
+    assert!(!run.topology.pus.is_empty());
+    assert_eq!(run.probes.len(), 1);
+    let p = &run.probes[0];
+    assert_eq!(p.id, "compute");
+    assert!(
+        matches!(p.status, Status::Completed),
+        "{:?} {:?}",
+        p.status,
+        p.reason
+    );
+    assert_eq!(p.cases_done, p.cases_planned);
+    for kind in ["int", "fp"] {
+        for placement in ["linear", "compact", "scatter", "unbound"] {
+            let s = p
+                .series(&format!("{kind}/{placement}"))
+                .unwrap_or_else(|| panic!("{kind}/{placement}"));
+            assert_eq!(s.x, vec![1.0, 2.0, 3.0]);
+            assert!(s.y.iter().all(|&y| y > 0.0 && y.is_finite()), "{s:?}");
+            assert_eq!(s.y_name, "ops_per_s");
+            let per_cycle = p.series(&format!("{kind}-per-cycle/{placement}")).unwrap();
+            assert!(per_cycle.y.iter().all(|&y| y > 0.0));
+        }
+        // Plausibility: with at least 2 CPUs, 2 threads give more throughput than 1
+        // (best placement of each).
+        if run.topology.allowed_count() >= 2 {
+            let best = |x: f64| {
+                p.series
+                    .iter()
+                    .filter(|s| s.name.starts_with(&format!("{kind}/")))
+                    .filter_map(|s| s.x.iter().position(|&v| v == x).map(|i| s.y[i]))
+                    .fold(0.0, f64::max)
+            };
+            assert!(
+                best(2.0) > best(1.0),
+                "{kind}: 2 threads {} <= 1 thread {}",
+                best(2.0),
+                best(1.0)
+            );
+        }
+    }
+    assert!(!p.findings.is_empty());
+}
