@@ -128,6 +128,20 @@ pub fn from_xml_file(path: &Path) -> Result<Topology, TopologyError> {
         path: path.to_path_buf(),
         reason,
     };
+    // Reject what is plainly not an hwloc export before the XML parser sees it
+    // (it would print its own complaints on stderr).
+    match xml_prefix(path) {
+        Ok(head) if !head.contains("<topology") => {
+            return Err(invalid("no <topology> element near the start".into()));
+        }
+        Ok(_) => {}
+        Err(source) => {
+            return Err(TopologyError::XmlRead {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    }
     let topo = TopologyBuilder::new()
         .with_flags(BuildFlags::INCLUDE_DISALLOWED)
         .map_err(|e| invalid(e.to_string()))?
@@ -136,6 +150,19 @@ pub fn from_xml_file(path: &Path) -> Result<Topology, TopologyError> {
         .build()
         .map_err(|e| invalid(e.to_string()))?;
     convert(&topo, format!("xml: {}", path.display()))
+}
+
+/// The first few KiB of a file, lossily decoded (where an XML export's
+/// `<topology>` element starts).
+fn xml_prefix(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    /// hwloc exports put `<topology ...>` within the first lines.
+    const PREFIX_BYTES: u64 = 16 * 1024;
+    let mut buf = Vec::new();
+    std::fs::File::open(path)?
+        .take(PREFIX_BYTES)
+        .read_to_end(&mut buf)?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
 /// Product of the `TYPE:COUNT` counts of a synthetic spec (an upper bound guard;
@@ -200,6 +227,9 @@ fn name_rank(name: &str) -> u8 {
         _ => 5,
     }
 }
+
+/// Identity of a tree object: (normal depth, logical index); unique in a topology.
+type ObjId = (usize, usize);
 
 /// One PU as read from hwloc, before levels are computed.
 struct RawPu<'t> {
@@ -314,9 +344,10 @@ fn renumber_dense(pus: &mut [Pu], field: impl Fn(&mut Pu) -> &mut u32) {
     }
 }
 
-/// Labels of hwloc CPU kinds by OS index (`P`/`E` for Intel hybrids, hwloc's
-/// `CoreType` otherwise, or `kind<i>` by increasing efficiency). Empty when
-/// hwloc knows one kind only or none.
+/// Labels of hwloc CPU kinds by OS index: `P`/`E` for Intel hybrids (hwloc's
+/// `CoreType`) and for any two kinds without a `CoreType` (`E` = the more
+/// power-efficient), hwloc's `CoreType` otherwise, else `kind<i>` in hwloc's
+/// order (most power-efficient first). Empty when hwloc knows one kind or none.
 fn cpu_kind_labels(topo: &hwlocality::Topology) -> HashMap<u32, String> {
     let mut out = HashMap::new();
     let Ok(kinds) = topo.cpu_kinds() else {
@@ -336,6 +367,8 @@ fn cpu_kind_labels(topo: &hwlocality::Topology) -> HashMap<u32, String> {
             Some("IntelCore") => "P".to_string(),
             Some("IntelAtom") => "E".to_string(),
             Some(other) if !other.is_empty() => other.to_string(),
+            // hwloc lists kinds from the most power-efficient to the fastest.
+            _ if kinds.len() == 2 => if i == 0 { "E" } else { "P" }.to_string(),
             _ => format!("kind{i}"),
         };
         for cpu in kind.cpuset.iter_set() {
@@ -416,7 +449,7 @@ fn compute_levels(topo: &hwlocality::Topology, raw: &[RawPu<'_>], pus: &mut [Pu]
     // ancestor at that depth takes its nearest ancestor below (or itself).
     // Identities are (depth, logical index), unique across the tree.
     let n = raw.len();
-    let mut ids: Vec<Vec<(usize, usize)>> = vec![Vec::with_capacity(n); candidates.len()];
+    let mut ids: Vec<Vec<ObjId>> = vec![Vec::with_capacity(n); candidates.len()];
     for r in raw {
         let mut by_depth: HashMap<usize, usize> = HashMap::new();
         for anc in r.obj.ancestors() {
@@ -435,13 +468,13 @@ fn compute_levels(topo: &hwlocality::Topology, raw: &[RawPu<'_>], pus: &mut [Pu]
 
     // Merge adjacent candidates that split the PUs identically. Each level
     // refines the one above, so equal numbers of distinct ids mean equal splits.
-    let distinct = |col: &Vec<(usize, usize)>| {
+    let distinct = |col: &Vec<ObjId>| {
         let mut v = col.clone();
         v.sort_unstable();
         v.dedup();
         v.len()
     };
-    let mut merged: Vec<(String, Vec<(usize, usize)>)> = Vec::new();
+    let mut merged: Vec<(String, Vec<ObjId>)> = Vec::new();
     let mut last_count = 0usize;
     for (c, &(_, name)) in candidates.iter().enumerate() {
         let count = distinct(&ids[c]);
@@ -474,8 +507,8 @@ fn compute_levels(topo: &hwlocality::Topology, raw: &[RawPu<'_>], pus: &mut [Pu]
         p.path = Vec::with_capacity(merged.len());
     }
     for (k, (name, col)) in merged.iter().enumerate() {
-        let mut child_index: HashMap<((usize, usize), (usize, usize)), u32> = HashMap::new();
-        let mut children_of: HashMap<(usize, usize), u32> = HashMap::new();
+        let mut child_index: HashMap<(ObjId, ObjId), u32> = HashMap::new();
+        let mut children_of: HashMap<ObjId, u32> = HashMap::new();
         let mut arity = 0u32;
         for (i, p) in pus.iter_mut().enumerate() {
             let parent = if k == 0 {
@@ -499,4 +532,17 @@ fn compute_levels(topo: &hwlocality::Topology, raw: &[RawPu<'_>], pus: &mut [Pu]
         });
     }
     levels
+}
+
+/// hwloc's `CPUModel` info (of the first package, or the machine), if hwloc can
+/// discover this machine and reports one.
+pub(crate) fn hwloc_cpu_model() -> Option<String> {
+    let topo = TopologyBuilder::new().build().ok()?;
+    let model = topo
+        .objects_with_type(ObjectType::Package)
+        .chain(std::iter::once(topo.root_object()))
+        .find_map(|o| o.info("CPUModel"))
+        .map(|s| s.to_string_lossy().trim().to_string())
+        .filter(|s| !s.is_empty());
+    model
 }

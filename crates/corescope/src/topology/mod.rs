@@ -202,7 +202,7 @@ impl Topology {
         }
         if !self.unavailable.is_empty() {
             s.push_str(&format!(
-                ", {} more offline or outside the cpuset",
+                ", {} offline or disallowed",
                 self.unavailable.len()
             ));
         }
