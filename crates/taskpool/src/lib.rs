@@ -13,6 +13,9 @@
 //! - [`FreeList`]: the idle workers sit in a mutex-guarded stack or in a
 //!   lock-free Treiber stack with an ABA tag; [`Pool::stats`] counts failed
 //!   compare-and-swaps, threads started, and what happened at the limits.
+//! - [`fft`] and [`matmul`]: the seed's recursive radix-2 FFT and recursive
+//!   block matrix multiply, on taskpool, sequentially, and (feature `rayon`,
+//!   on by default) on rayon's work stealing, all through the same code.
 //!
 //! # Example
 //! ```
@@ -42,8 +45,11 @@
 #![deny(missing_docs)]
 
 pub mod error;
+pub mod fft;
 pub mod free_list;
+pub mod matmul;
 pub mod pool;
+mod shared;
 mod sync;
 
 pub use error::{KernelError, PoolError};
@@ -52,3 +58,4 @@ pub use pool::{
     Family, FamilyHandle, Pool, PoolConfig, PoolStats, Scope, ScopedFamily, DEFAULT_MAX_THREADS,
     DEFAULT_STACK_SIZE_BYTES, MAX_FAMILY_LEN, MAX_THREADS_LIMIT,
 };
+pub use shared::Executor;
