@@ -10,7 +10,7 @@ use hwlocality::object::attributes::ObjectAttributes;
 use hwlocality::object::depth::NormalDepth;
 use hwlocality::object::types::{CacheType, ObjectType};
 use hwlocality::object::TopologyObject;
-use hwlocality::topology::builder::{BuildFlags, TopologyBuilder};
+use hwlocality::topology::builder::{BuildFlags, StringInputError, TopologyBuilder};
 
 use super::{Cache, Level, Pu, Topology};
 
@@ -97,7 +97,10 @@ pub fn from_synthetic(spec: &str) -> Result<Topology, TopologyError> {
     }
     let builder = TopologyBuilder::new()
         .from_synthetic(trimmed)
-        .map_err(|e| invalid(&format!("hwloc rejected it ({e})")))?;
+        .map_err(|e| match e {
+            StringInputError::ContainsNul => invalid("it contains a NUL character"),
+            StringInputError::Invalid => invalid("hwloc rejected it"),
+        })?;
     let topo = builder
         .build()
         .map_err(|e| invalid(&format!("hwloc could not build it ({e})")))?;
