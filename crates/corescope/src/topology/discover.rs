@@ -24,6 +24,10 @@ const SYNTHETIC_HELP: &str = "expected hwloc synthetic syntax: levels from the o
 /// keeps a typo such as `core:6400000` from exhausting memory).
 const MAX_SYNTHETIC_PUS: u64 = 1 << 20;
 
+/// Largest CPU index read from an hwloc set: hwloc sets may be infinite
+/// (`0xf...f`), and no machine has a million CPUs.
+const MAX_SET_INDEX: usize = 1 << 20;
+
 /// Why a topology could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum TopologyError {
@@ -310,6 +314,7 @@ fn convert(topo: &hwlocality::Topology, source: String) -> Result<Topology, Topo
     let unavailable: Vec<u32> = topo
         .complete_cpuset()
         .iter_set()
+        .take_while(|i| usize::from(*i) < MAX_SET_INDEX)
         .filter_map(|i| u32::try_from(usize::from(i)).ok())
         .filter(|i| !in_tree.contains(i))
         .collect();
@@ -374,7 +379,11 @@ fn cpu_kind_labels(topo: &hwlocality::Topology) -> HashMap<u32, String> {
             _ if kinds.len() == 2 => if i == 0 { "E" } else { "P" }.to_string(),
             _ => format!("kind{i}"),
         };
-        for cpu in kind.cpuset.iter_set() {
+        for cpu in kind
+            .cpuset
+            .iter_set()
+            .take_while(|i| usize::from(*i) < MAX_SET_INDEX)
+        {
             if let Ok(cpu) = u32::try_from(usize::from(cpu)) {
                 out.insert(cpu, label.clone());
             }
@@ -406,6 +415,7 @@ fn collect_caches(topo: &hwlocality::Topology) -> Vec<Cache> {
                 .cpuset()
                 .map(|set| {
                     set.iter_set()
+                        .take_while(|i| usize::from(*i) < MAX_SET_INDEX)
                         .filter_map(|i| u32::try_from(usize::from(i)).ok())
                         .collect()
                 })
