@@ -1,0 +1,798 @@
+//! The channel: one producer, one consumer, a single allocation of slots.
+//!
+//! # Protocol
+//!
+//! Positions count events since the channel was made (wrapping `usize`).
+//! The producer owns `tail`, the consumer owns `head`; each side also keeps
+//! a private cursor that may run ahead of what it has published.
+//!
+//! - The producer may write position `p` only if `p < head + capacity`
+//!   (the slot was released by the consumer), and publishes positions with
+//!   a `Release` store of `tail`.
+//! - The consumer may read position `p` only if `p < tail`, and releases
+//!   positions with a `Release` store of `head`.
+//! - Each side reads the other's index with `Acquire` and caches it, so the
+//!   shared line is read only when the cached view runs out.
+//!
+//! The two modes differ only in *when* indices are published:
+//! [`Mode::Ring`](crate::Mode::Ring) publishes after every push and pop (per-event hand-off), the
+//! n-buffer mode at buffer boundaries (once per buffer, seed 004 §3.4), on
+//! [`Producer::flush`], and before a side waits (so neither side ever waits
+//! for something the other has done but not yet published).
+//!
+//! Closing: a dropped producer publishes what it wrote, then sets
+//! `producer_closed` (Release); the consumer, finding no data, reads the
+//! flag (Acquire) and then `tail` again, so it drains everything before it
+//! reports the end. A dropped consumer sets `consumer_closed`; a producer
+//! that would wait for space reports [`PushError::Disconnected`] instead.
+
+use core::fmt;
+use core::marker::PhantomData;
+#[cfg(not(loom))]
+use core::mem::MaybeUninit;
+
+use crate::config::{Config, ConfigError, Geometry};
+use crate::pad::CachePadded;
+use crate::signal::Signal;
+use crate::storage::{BufRef, Storage};
+use crate::sync::{
+    atomic::{AtomicBool, AtomicUsize, Ordering},
+    Arc,
+};
+
+/// The `closed` flags: written once each, read only on slow paths.
+struct Closed {
+    producer: AtomicBool,
+    consumer: AtomicBool,
+}
+
+/// The state both halves share. Hot words written by different threads
+/// are on different cache lines.
+struct Shared<T> {
+    /// Positions `< tail` are written and published by the producer.
+    tail: CachePadded<AtomicUsize>,
+    /// Positions `< head` are read and released by the consumer.
+    head: CachePadded<AtomicUsize>,
+    closed: CachePadded<Closed>,
+    /// The consumer waits here for data.
+    data_ready: Signal,
+    /// The producer waits here for space.
+    space_ready: Signal,
+    storage: Storage<T>,
+}
+
+/// The writing half of a channel: see [`channel`].
+///
+/// `Send` but not `Sync`: exactly one thread pushes at a time, and every
+/// push takes `&mut self`.
+///
+/// ```compile_fail
+/// fn is_sync<S: Sync>() {}
+/// is_sync::<hspc::Producer<u64>>();
+/// ```
+pub struct Producer<T> {
+    shared: Arc<Shared<T>>,
+    /// Next position to write. Invariant: `pos - head_seen <= capacity`.
+    pos: usize,
+    /// `head_seen + capacity`: positions `< limit` may be written.
+    limit: usize,
+    /// Last value stored into `tail`. Invariant: `published <= pos`.
+    published: usize,
+    /// Buffer of `pos` and its start. Invariant: `buf < geometry.buffers`.
+    buf: usize,
+    cur: BufRef<T>,
+    /// Offset of `pos` in `buf`. Invariant: `off < geometry.slots_per_buffer`.
+    off: usize,
+    geometry: Geometry,
+    config: Config,
+    _not_sync: PhantomData<core::cell::Cell<()>>,
+}
+
+/// The reading half of a channel: see [`channel`].
+///
+/// `Send` but not `Sync`: exactly one thread pops at a time, and every pop
+/// takes `&mut self`.
+///
+/// ```compile_fail
+/// fn is_sync<S: Sync>() {}
+/// is_sync::<hspc::Consumer<u64>>();
+/// ```
+pub struct Consumer<T> {
+    shared: Arc<Shared<T>>,
+    /// Next position to read. Invariant: `pos <= tail_seen`.
+    pos: usize,
+    /// Last `tail` seen: positions `< avail` may be read.
+    avail: usize,
+    /// Last value stored into `head`. Invariant: `published <= pos`.
+    published: usize,
+    buf: usize,
+    cur: BufRef<T>,
+    off: usize,
+    geometry: Geometry,
+    config: Config,
+    _not_sync: PhantomData<core::cell::Cell<()>>,
+}
+
+/// Makes a channel for events of type `T` laid out as `config` says.
+///
+/// # Examples
+///
+/// ```
+/// let (mut tx, mut rx) = hspc::channel::<u64>(hspc::Config::n_buffer(2, 64))?;
+/// let t = std::thread::spawn(move || {
+///     for i in 0..1000 {
+///         tx.push(i).unwrap();
+///     }
+///     // Dropping the producer hands over the last, partial buffer.
+/// });
+/// let got: Vec<u64> = rx.by_ref().collect();
+/// assert_eq!(got, (0..1000).collect::<Vec<_>>());
+/// t.join().unwrap();
+/// # Ok::<(), hspc::ConfigError>(())
+/// ```
+pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<T>), ConfigError> {
+    let geometry = config.validate::<T>()?;
+    let storage = Storage::new(geometry);
+    let first = storage.buffer(0);
+    let shared = Arc::new(Shared {
+        tail: CachePadded::new(AtomicUsize::new(0)),
+        head: CachePadded::new(AtomicUsize::new(0)),
+        closed: CachePadded::new(Closed {
+            producer: AtomicBool::new(false),
+            consumer: AtomicBool::new(false),
+        }),
+        data_ready: Signal::new(),
+        space_ready: Signal::new(),
+        storage,
+    });
+    let producer = Producer {
+        shared: shared.clone(),
+        pos: 0,
+        limit: geometry.capacity,
+        published: 0,
+        buf: 0,
+        cur: first,
+        off: 0,
+        geometry,
+        config,
+        _not_sync: PhantomData,
+    };
+    let consumer = Consumer {
+        shared,
+        pos: 0,
+        avail: 0,
+        published: 0,
+        buf: 0,
+        cur: first,
+        off: 0,
+        geometry,
+        config,
+        _not_sync: PhantomData,
+    };
+    Ok((producer, consumer))
+}
+
+/// [`Producer::try_push`] failed; the event is given back.
+#[derive(Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum TryPushError<T> {
+    /// No free slot now.
+    #[error("the channel is full")]
+    Full(T),
+    /// No free slot, and the consumer is gone: no slot will ever free up.
+    #[error("the consumer was dropped")]
+    Disconnected(T),
+}
+
+/// [`Producer::push`] failed; the event is given back.
+#[derive(Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PushError<T> {
+    /// The channel was full and the consumer is gone.
+    #[error("the consumer was dropped")]
+    Disconnected(T),
+}
+
+/// [`Consumer::try_pop`] found no event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TryPopError {
+    /// No event now.
+    #[error("the channel is empty")]
+    Empty,
+    /// No event, and the producer is gone: the stream has ended.
+    #[error("the producer was dropped and every event was received")]
+    Disconnected,
+}
+
+/// [`Consumer::pop`] found the end of the stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PopError {
+    /// The producer is gone and every event was received.
+    #[error("the producer was dropped and every event was received")]
+    Disconnected,
+}
+
+/// A blocking slice transfer stopped because the other half was dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the other half of the channel was dropped after {transferred} events of the slice")]
+pub struct SliceError {
+    /// Events of the slice transferred before the end.
+    pub transferred: usize,
+}
+
+impl<T> fmt::Debug for TryPushError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TryPushError::Full(_) => "Full(..)",
+            TryPushError::Disconnected(_) => "Disconnected(..)",
+        })
+    }
+}
+
+impl<T> fmt::Debug for PushError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Disconnected(..)")
+    }
+}
+
+impl<T> TryPushError<T> {
+    /// The event that was not sent.
+    pub fn into_inner(self) -> T {
+        match self {
+            TryPushError::Full(v) | TryPushError::Disconnected(v) => v,
+        }
+    }
+}
+
+impl<T> PushError<T> {
+    /// The event that was not sent.
+    pub fn into_inner(self) -> T {
+        match self {
+            PushError::Disconnected(v) => v,
+        }
+    }
+}
+
+impl<T: Copy> Producer<T> {
+    /// Sends `value` if a slot is free now.
+    #[inline]
+    pub fn try_push(&mut self, value: T) -> Result<(), TryPushError<T>> {
+        if self.pos == self.limit && !self.refresh_space() {
+            return Err(if self.consumer_gone() {
+                TryPushError::Disconnected(value)
+            } else {
+                TryPushError::Full(value)
+            });
+        }
+        // SAFETY: `pos < limit = head_seen + capacity`, so the consumer has
+        // released this slot; `off < slots_per_buffer` (struct invariant).
+        unsafe { self.shared.storage.write(self.cur, self.off, value) };
+        self.advance(1);
+        Ok(())
+    }
+
+    /// Sends `value`, waiting for a free slot with the configured strategy.
+    ///
+    /// Fails only if the channel is full and the consumer was dropped (while
+    /// free slots remain, events sent after the consumer is gone are
+    /// accepted and lost; see [`is_abandoned`](Producer::is_abandoned)).
+    #[inline]
+    pub fn push(&mut self, value: T) -> Result<(), PushError<T>> {
+        if self.pos == self.limit && !self.wait_for_space() {
+            return Err(PushError::Disconnected(value));
+        }
+        // SAFETY: as in `try_push`.
+        unsafe { self.shared.storage.write(self.cur, self.off, value) };
+        self.advance(1);
+        Ok(())
+    }
+
+    /// Sends as many events of `src` as fit now, without waiting; returns
+    /// how many were sent (0 if the channel is full).
+    pub fn try_push_slice(&mut self, src: &[T]) -> usize {
+        let mut done = 0;
+        while done < src.len() {
+            if self.pos == self.limit && !self.refresh_space() {
+                break;
+            }
+            done += self.write_some(&src[done..]);
+        }
+        done
+    }
+
+    /// Sends every event of `src`, waiting for space as needed; copies are
+    /// whole runs of slots (`memcpy`), with one publication per run in ring
+    /// mode and per buffer in n-buffer mode.
+    pub fn push_slice(&mut self, src: &[T]) -> Result<(), SliceError> {
+        let mut done = 0;
+        while done < src.len() {
+            if self.pos == self.limit && !self.wait_for_space() {
+                return Err(SliceError { transferred: done });
+            }
+            done += self.write_some(&src[done..]);
+        }
+        Ok(())
+    }
+
+    /// Free slots to write in place, at most `max`, contiguous: the rest of
+    /// the current buffer (or up to the ring's end) that the consumer has
+    /// released. Empty if the channel is full. Does not wait.
+    #[cfg(not(loom))]
+    pub fn write_chunk(&mut self, max: usize) -> WriteChunk<'_, T> {
+        if self.pos == self.limit {
+            self.refresh_space();
+        }
+        let len = self.contiguous_free().min(max);
+        // SAFETY: `len` slots from `off` are in this buffer and released by
+        // the consumer (`contiguous_free`), and the chunk borrows `self`
+        // mutably, so nothing else writes them while it lives.
+        let slots = unsafe { self.shared.storage.uninit_mut(self.cur, self.off, len) };
+        let slots: *mut [MaybeUninit<T>] = slots;
+        WriteChunk {
+            // SAFETY: the pointer comes from the line above; its lifetime is
+            // tied to the `&mut self` borrow held by the chunk.
+            slots: unsafe { &mut *slots },
+            producer: self,
+        }
+    }
+
+    /// Hands over every event written so far (in n-buffer mode, the
+    /// partially filled buffer); the producer goes on filling the rest of
+    /// that buffer. A no-op in ring mode, where every push is published.
+    /// Never waits.
+    pub fn flush(&mut self) {
+        if self.published != self.pos {
+            self.publish();
+        }
+    }
+
+    /// True if the consumer was dropped: further events would be lost.
+    pub fn is_abandoned(&self) -> bool {
+        self.consumer_gone()
+    }
+
+    /// Events the channel holds when full.
+    pub fn capacity(&self) -> usize {
+        self.geometry.capacity
+    }
+
+    /// Free slots as of now (the consumer may free more at any time).
+    pub fn free_slots(&self) -> usize {
+        let head = self.shared.head.load(Ordering::Acquire);
+        self.geometry.capacity - self.pos.wrapping_sub(head)
+    }
+
+    /// The configuration the channel was made with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Free slots from `pos` to the end of the current buffer, as far as the
+    /// cached head allows.
+    #[inline]
+    fn contiguous_free(&self) -> usize {
+        let free = self.limit.wrapping_sub(self.pos);
+        debug_assert!(free <= self.geometry.capacity);
+        free.min(self.geometry.slots_per_buffer - self.off)
+    }
+
+    /// Copies a prefix of `src` into free slots (at least one must be
+    /// free by the cached head) and returns its length.
+    #[inline]
+    fn write_some(&mut self, src: &[T]) -> usize {
+        let n = self.contiguous_free().min(src.len());
+        debug_assert!(n > 0);
+        // SAFETY: `n` slots from `off` are free (`contiguous_free`) and ours.
+        unsafe {
+            self.shared
+                .storage
+                .write_slice(self.cur, self.off, &src[..n])
+        };
+        self.advance(n);
+        n
+    }
+
+    /// Moves past `n` written slots of the current buffer.
+    #[inline(always)]
+    fn advance(&mut self, n: usize) {
+        debug_assert!(n <= self.geometry.slots_per_buffer - self.off);
+        self.pos = self.pos.wrapping_add(n);
+        self.off += n;
+        if self.off == self.geometry.slots_per_buffer {
+            self.off = 0;
+            self.buf += 1;
+            if self.buf == self.geometry.buffers {
+                self.buf = 0;
+            }
+            self.cur = self.shared.storage.buffer(self.buf);
+            self.publish();
+        } else if self.geometry.publish_each {
+            self.publish();
+        }
+    }
+
+    #[inline(always)]
+    fn publish(&mut self) {
+        self.shared.tail.store(self.pos, Ordering::Release);
+        self.published = self.pos;
+        self.shared.data_ready.notify(self.config.wait);
+    }
+
+    /// Re-reads the consumer's head; true if a slot is free.
+    #[inline]
+    fn refresh_space(&mut self) -> bool {
+        let head = self.shared.head.load(Ordering::Acquire);
+        debug_assert!(self.pos.wrapping_sub(head) <= self.geometry.capacity);
+        self.limit = head.wrapping_add(self.geometry.capacity);
+        self.limit != self.pos
+    }
+
+    fn consumer_gone(&self) -> bool {
+        self.shared.closed.consumer.load(Ordering::Acquire)
+    }
+
+    /// Waits until a slot is free (true) or the consumer is gone (false).
+    #[cold]
+    #[inline(never)]
+    fn wait_for_space(&mut self) -> bool {
+        if self.refresh_space() {
+            return true;
+        }
+        // Never wait while holding events the consumer could be waiting for.
+        self.flush();
+        let shared = &*self.shared;
+        let pos = self.pos;
+        let capacity = self.geometry.capacity;
+        let mut limit = self.limit;
+        shared.space_ready.wait_until(self.config.wait, || {
+            limit = shared.head.load(Ordering::Acquire).wrapping_add(capacity);
+            limit != pos || shared.closed.consumer.load(Ordering::Acquire)
+        });
+        self.limit = limit;
+        self.limit != self.pos
+    }
+}
+
+impl<T> Drop for Producer<T> {
+    fn drop(&mut self) {
+        if self.published != self.pos {
+            self.shared.tail.store(self.pos, Ordering::Release);
+        }
+        self.shared.closed.producer.store(true, Ordering::Release);
+        self.shared.data_ready.notify(self.config.wait);
+    }
+}
+
+impl<T: Copy> Consumer<T> {
+    /// Receives an event if one has been handed over.
+    #[inline]
+    pub fn try_pop(&mut self) -> Result<T, TryPopError> {
+        if self.pos == self.avail && !self.refresh_data() {
+            return Err(self.empty_now());
+        }
+        // SAFETY: `pos < avail = tail_seen`: the producer wrote and
+        // published this slot, and will not touch it until we release it.
+        let value = unsafe { self.shared.storage.read(self.cur, self.off) };
+        self.advance(1);
+        Ok(value)
+    }
+
+    /// Receives an event, waiting for one with the configured strategy;
+    /// fails only at the end of the stream (producer dropped, all received).
+    #[inline]
+    pub fn pop(&mut self) -> Result<T, PopError> {
+        if self.pos == self.avail && !self.wait_for_data() {
+            return Err(PopError::Disconnected);
+        }
+        // SAFETY: as in `try_pop`.
+        let value = unsafe { self.shared.storage.read(self.cur, self.off) };
+        self.advance(1);
+        Ok(value)
+    }
+
+    /// Receives as many events as are handed over now, up to `dst.len()`,
+    /// without waiting; returns how many (at least 1), or why none.
+    pub fn try_pop_slice(&mut self, dst: &mut [T]) -> Result<usize, TryPopError> {
+        if dst.is_empty() {
+            return Ok(0);
+        }
+        if self.pos == self.avail && !self.refresh_data() {
+            return Err(self.empty_now());
+        }
+        Ok(self.read_available(dst))
+    }
+
+    /// Receives at least one event (waiting for it), then as many more as
+    /// are handed over, up to `dst.len()`; returns how many. Fails only at
+    /// the end of the stream.
+    pub fn pop_slice(&mut self, dst: &mut [T]) -> Result<usize, PopError> {
+        if dst.is_empty() {
+            return Ok(0);
+        }
+        if self.pos == self.avail && !self.wait_for_data() {
+            return Err(PopError::Disconnected);
+        }
+        Ok(self.read_available(dst))
+    }
+
+    /// Events handed over and not yet read, at most `max`, contiguous, to
+    /// read in place. Does not wait.
+    #[cfg(not(loom))]
+    pub fn read_chunk(&mut self, max: usize) -> Result<ReadChunk<'_, T>, TryPopError> {
+        if self.pos == self.avail && !self.refresh_data() {
+            return Err(self.empty_now());
+        }
+        let len = self.contiguous_ready().min(max);
+        // SAFETY: `len` slots from `off` are published by the producer
+        // (`contiguous_ready`), and the chunk borrows `self` mutably, so
+        // they are not released (and rewritten) while it lives.
+        let events = unsafe { self.shared.storage.init_ref(self.cur, self.off, len) };
+        let events: *const [T] = events;
+        Ok(ReadChunk {
+            // SAFETY: from the line above; tied to the `&mut self` borrow.
+            events: unsafe { &*events },
+            consumer: self,
+        })
+    }
+
+    /// True if the producer was dropped (events may remain to be read).
+    pub fn is_abandoned(&self) -> bool {
+        self.shared.closed.producer.load(Ordering::Acquire)
+    }
+
+    /// Events handed over and not yet read, as of now.
+    pub fn len(&self) -> usize {
+        self.shared
+            .tail
+            .load(Ordering::Acquire)
+            .wrapping_sub(self.pos)
+    }
+
+    /// True if no event is handed over and unread now.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Events the channel holds when full.
+    pub fn capacity(&self) -> usize {
+        self.geometry.capacity
+    }
+
+    /// The configuration the channel was made with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    #[inline]
+    fn contiguous_ready(&self) -> usize {
+        let ready = self.avail.wrapping_sub(self.pos);
+        debug_assert!(ready <= self.geometry.capacity);
+        ready.min(self.geometry.slots_per_buffer - self.off)
+    }
+
+    /// Copies events that are ready (at least one must be) into `dst`.
+    fn read_available(&mut self, dst: &mut [T]) -> usize {
+        let mut done = 0;
+        while done < dst.len() {
+            if self.pos == self.avail && !self.refresh_data() {
+                break;
+            }
+            let n = self.contiguous_ready().min(dst.len() - done);
+            // SAFETY: `n` slots from `off` are published and ours to read.
+            unsafe {
+                self.shared
+                    .storage
+                    .read_slice(self.cur, self.off, &mut dst[done..done + n])
+            };
+            self.advance(n);
+            done += n;
+        }
+        debug_assert!(done > 0);
+        done
+    }
+
+    #[inline(always)]
+    fn advance(&mut self, n: usize) {
+        debug_assert!(n <= self.geometry.slots_per_buffer - self.off);
+        self.pos = self.pos.wrapping_add(n);
+        self.off += n;
+        if self.off == self.geometry.slots_per_buffer {
+            self.off = 0;
+            self.buf += 1;
+            if self.buf == self.geometry.buffers {
+                self.buf = 0;
+            }
+            self.cur = self.shared.storage.buffer(self.buf);
+            self.release();
+        } else if self.geometry.publish_each {
+            self.release();
+        }
+    }
+
+    #[inline(always)]
+    fn release(&mut self) {
+        self.shared.head.store(self.pos, Ordering::Release);
+        self.published = self.pos;
+        self.shared.space_ready.notify(self.config.wait);
+    }
+
+    fn release_pending(&mut self) {
+        if self.published != self.pos {
+            self.release();
+        }
+    }
+
+    #[inline]
+    fn refresh_data(&mut self) -> bool {
+        self.avail = self.shared.tail.load(Ordering::Acquire);
+        debug_assert!(self.avail.wrapping_sub(self.pos) <= self.geometry.capacity);
+        self.avail != self.pos
+    }
+
+    /// Nothing is ready: hand back what we have read, and tell `Empty` from
+    /// the end of the stream.
+    #[cold]
+    fn empty_now(&mut self) -> TryPopError {
+        self.release_pending();
+        // `closed` is stored after the producer's last `tail` store: once we
+        // see it, one more read of `tail` sees everything.
+        if self.shared.closed.producer.load(Ordering::Acquire) && !self.refresh_data() {
+            TryPopError::Disconnected
+        } else {
+            // If events arrived since our first read, the next call gets them.
+            TryPopError::Empty
+        }
+    }
+
+    /// Waits until an event is ready (true) or the stream ended (false).
+    #[cold]
+    #[inline(never)]
+    fn wait_for_data(&mut self) -> bool {
+        if self.refresh_data() {
+            return true;
+        }
+        // Never wait while holding slots the producer could be waiting for.
+        self.release_pending();
+        let shared = &*self.shared;
+        let pos = self.pos;
+        let mut avail = self.avail;
+        shared.data_ready.wait_until(self.config.wait, || {
+            avail = shared.tail.load(Ordering::Acquire);
+            avail != pos || shared.closed.producer.load(Ordering::Acquire)
+        });
+        self.avail = avail;
+        // If the wait ended on `closed`, the producer's last `tail` store
+        // happened before it (Release/Acquire): read it again.
+        self.refresh_data()
+    }
+}
+
+impl<T> Drop for Consumer<T> {
+    fn drop(&mut self) {
+        self.shared.closed.consumer.store(true, Ordering::Release);
+        self.shared.space_ready.notify(self.config.wait);
+    }
+}
+
+/// Drains the channel: yields events until the end of the stream.
+impl<T: Copy> Iterator for Consumer<T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        self.pop().ok()
+    }
+}
+
+impl<T> fmt::Debug for Producer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Producer")
+            .field("pos", &self.pos)
+            .field("published", &self.published)
+            .field("capacity", &self.geometry.capacity)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> fmt::Debug for Consumer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Consumer")
+            .field("pos", &self.pos)
+            .field("published", &self.published)
+            .field("capacity", &self.geometry.capacity)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Free slots to fill in place: see [`Producer::write_chunk`].
+#[cfg(not(loom))]
+pub struct WriteChunk<'a, T: Copy> {
+    slots: &'a mut [MaybeUninit<T>],
+    producer: &'a mut Producer<T>,
+}
+
+#[cfg(not(loom))]
+impl<T: Copy> WriteChunk<'_, T> {
+    /// Number of slots in the chunk.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// True if the chunk has no slot (the channel was full).
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The slots, to initialise from the front.
+    pub fn as_mut_uninit(&mut self) -> &mut [MaybeUninit<T>] {
+        self.slots
+    }
+
+    /// Copies a prefix of `src` into the chunk and hands it over; returns
+    /// how many events were copied.
+    pub fn copy_from(self, src: &[T]) -> usize {
+        let n = src.len().min(self.slots.len());
+        for (slot, v) in self.slots.iter_mut().zip(&src[..n]) {
+            slot.write(*v);
+        }
+        // SAFETY: the first `n` slots were just written.
+        unsafe { self.commit(n) };
+        n
+    }
+
+    /// Hands over the first `n` slots.
+    ///
+    /// # Safety
+    /// The first `n` slots (`n <= len()`) must have been initialised
+    /// through [`as_mut_uninit`](WriteChunk::as_mut_uninit).
+    pub unsafe fn commit(self, n: usize) {
+        assert!(n <= self.slots.len(), "commit beyond the chunk");
+        if n > 0 {
+            self.producer.advance(n);
+        }
+    }
+}
+
+/// Events to read in place: see [`Consumer::read_chunk`].
+#[cfg(not(loom))]
+pub struct ReadChunk<'a, T: Copy> {
+    events: &'a [T],
+    consumer: &'a mut Consumer<T>,
+}
+
+#[cfg(not(loom))]
+impl<T: Copy> ReadChunk<'_, T> {
+    /// The events.
+    pub fn as_slice(&self) -> &[T] {
+        self.events
+    }
+
+    /// Number of events in the chunk.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// True if the chunk is empty (only when `max` was 0).
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// Marks the first `n` events (`n <= len()`) as read, releasing their
+    /// slots; the others stay for the next read.
+    pub fn commit(self, n: usize) {
+        assert!(n <= self.events.len(), "commit beyond the chunk");
+        if n > 0 {
+            self.consumer.advance(n);
+        }
+    }
+
+    /// Marks every event of the chunk as read.
+    pub fn commit_all(self) {
+        let n = self.events.len();
+        self.commit(n);
+    }
+}
+
+const _: fn() = || {
+    fn send<S: Send>() {}
+    send::<Producer<u64>>();
+    send::<Consumer<u64>>();
+};
