@@ -111,7 +111,7 @@ fn transfer<T: Event>(config: Config, n: u64, seed: u64) -> Vec<T> {
 
     let mut rng = Rng(seed ^ 0xC0FFEE);
     let mut got = Vec::with_capacity(n as usize);
-    let mut buf = vec![T::make(0); 64];
+    let mut buf = [T::make(0); 64];
     'outer: loop {
         match rng.below(5) {
             0 => match rx.pop() {

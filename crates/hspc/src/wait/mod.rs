@@ -502,3 +502,26 @@ impl Spinner {
         }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chase_is_one_cycle_through_every_line() {
+        for (bytes, seed) in [(2 * CACHE_LINE, 0), (4096, 1), (100_000, 2)] {
+            let chase = ChaseBuffer::new(bytes, seed);
+            let lines = chase.lines();
+            let mut seen = vec![false; lines];
+            let mut at = 0;
+            for _ in 0..lines {
+                assert_eq!(at % CHASE_STRIDE, 0);
+                assert!(!seen[at / CHASE_STRIDE], "line visited twice");
+                seen[at / CHASE_STRIDE] = true;
+                at = chase.next[at];
+            }
+            assert_eq!(at, 0, "the chase is a single cycle");
+            assert!(seen.iter().all(|&s| s));
+        }
+    }
+}
