@@ -65,6 +65,13 @@ const SYNC_POLLS: u32 = 48;
 /// See [`SYNC_POLLS`].
 const SYNC_PAUSES: u32 = 32;
 
+/// Polls of its mailbox by an idle worker before it sleeps; the first
+/// [`WORKER_PAUSES`] use the CPU's pause hint, the others yield. Kept short:
+/// hundreds of idle workers may poll at once on a machine with few CPUs.
+const WORKER_POLLS: u32 = 96;
+/// See [`WORKER_POLLS`].
+const WORKER_PAUSES: u32 = 64;
+
 /// A family of SVP threads: the indices `start, start + step, …` below `limit`.
 ///
 /// `block` bounds how many of its indices run at the same time; 0 means no
@@ -373,7 +380,9 @@ struct FamilyCore {
     cancelled: AtomicBool,
     /// The first panic of the family.
     panic: Mutex<Option<Payload>>,
-    done: Mutex<()>,
+    /// Whether the creator sleeps on `done_cv` (so the last worker must
+    /// notify; otherwise it saves the system call).
+    done: Mutex<bool>,
     done_cv: Condvar,
 }
 
@@ -401,7 +410,7 @@ impl FamilyCore {
             attached: AtomicUsize::new(0),
             cancelled: AtomicBool::new(false),
             panic: Mutex::new(None),
-            done: Mutex::new(()),
+            done: Mutex::new(false),
             done_cv: Condvar::new(),
         }
     }
@@ -462,8 +471,10 @@ impl FamilyCore {
         if self.attached.fetch_sub(1, Ordering::AcqRel) == 1 {
             // After this decrement `body` may be freed; only the core (kept
             // by our `Arc`) is touched.
-            let _guard = lock(&self.done);
-            self.done_cv.notify_all();
+            let creator_waits = lock(&self.done);
+            if *creator_waits {
+                self.done_cv.notify_all();
+            }
         }
         ran
     }
@@ -480,11 +491,12 @@ impl FamilyCore {
                 yield_now();
             }
         }
-        let mut guard = lock(&self.done);
+        let mut creator_waits = lock(&self.done);
+        *creator_waits = true;
         // The last worker decrements before taking `done`, so it cannot
-        // notify between this check and the wait.
+        // look at the flag between this check and the wait.
         while self.attached.load(Ordering::Acquire) != 0 {
-            guard = wait(&self.done_cv, guard);
+            creator_waits = wait(&self.done_cv, creator_waits);
         }
     }
 }
@@ -494,6 +506,9 @@ impl FamilyCore {
 struct Slot {
     state: Mutex<SlotState>,
     wake: Condvar,
+    /// Set after a job was put in `state`: a worker polls it for a short
+    /// while before it sleeps, so that a quick rehire needs no system call.
+    posted: AtomicBool,
 }
 
 #[derive(Default)]
@@ -502,6 +517,8 @@ struct SlotState {
     job: Option<Arc<FamilyCore>>,
     /// The pool is dropping: exit once no job is left.
     exit: bool,
+    /// The worker sleeps on `wake`: a hirer must notify it.
+    sleeping: bool,
 }
 
 /// Which slots have threads, and their handles.
@@ -565,12 +582,16 @@ impl Inner {
         };
         this.idle.fetch_sub(1, Ordering::Relaxed);
         let mailbox = &this.slots[slot as usize];
-        {
+        let sleeping = {
             let mut state = lock(&mailbox.state);
             debug_assert!(state.job.is_none(), "idle worker {slot} already hired");
             state.job = Some(Arc::clone(core));
+            state.sleeping
+        };
+        mailbox.posted.store(true, Ordering::Release);
+        if sleeping {
+            mailbox.wake.notify_one();
         }
-        mailbox.wake.notify_one();
         true
     }
 
@@ -589,6 +610,7 @@ impl Inner {
             *state = SlotState {
                 job: Some(Arc::clone(core)),
                 exit: false,
+                sleeping: false,
             };
         }
         let start = Box::into_raw(Box::new(WorkerStart {
@@ -688,17 +710,30 @@ impl Inner {
     fn worker_loop(&self, slot: u32) {
         let mailbox = &self.slots[slot as usize];
         loop {
+            for poll in 0..WORKER_POLLS {
+                if mailbox.posted.load(Ordering::Acquire) {
+                    break;
+                }
+                if poll < WORKER_PAUSES {
+                    spin_loop();
+                } else {
+                    yield_now();
+                }
+            }
             let job = {
                 let mut state = lock(&mailbox.state);
                 loop {
                     // A job first: one given during shutdown still runs.
                     if let Some(job) = state.job.take() {
+                        mailbox.posted.store(false, Ordering::Relaxed);
                         break job;
                     }
                     if state.exit {
                         return;
                     }
+                    state.sleeping = true;
                     state = wait(&mailbox.wake, state);
+                    state.sleeping = false;
                 }
             };
             let ran = job.work();

@@ -5,6 +5,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use taskpool::{Family, FreeList, Pool, PoolConfig, PoolError};
 
@@ -416,4 +417,60 @@ fn stats_count_families_and_threads_and_reset() {
         );
         assert_eq!(reset.live_threads, pool.stats().live_threads);
     }
+}
+
+/// Makes `n` participants of one family overlap (bounded wait, never asserted).
+fn overlapping_family(pool: &Pool, n: usize) {
+    let started = AtomicUsize::new(0);
+    pool.run(Family::new(0, n), |_| {
+        started.fetch_add(1, Ordering::SeqCst);
+        let deadline = Instant::now() + Duration::from_millis(50);
+        while started.load(Ordering::SeqCst) < n && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+    })
+    .unwrap();
+}
+
+#[test]
+fn lock_free_pool_loses_no_worker_under_contention() {
+    let pool = Pool::new(PoolConfig::new(FreeList::LockFree).with_max_threads(24)).unwrap();
+    let done = AtomicUsize::new(0);
+    // Several creators hammer the free list at once with tiny families.
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..300 {
+                    pool.run(Family::new(0, 6), |_| {
+                        done.fetch_add(1, Ordering::Relaxed);
+                    })
+                    .unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(done.into_inner(), 4 * 300 * 6);
+    // Workers go back to the free list just after their family ends; once
+    // quiet, every live worker must be idle (none lost, none counted twice).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let stats = pool.stats();
+        if stats.idle_threads == stats.live_threads {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "workers never all went idle: {stats:?}"
+        );
+        std::thread::yield_now();
+    }
+    // And each idle worker can be hired again: a family that wants all of them.
+    let stats = pool.stats();
+    let before_created = stats.threads_created;
+    overlapping_family(&pool, stats.live_threads + 1);
+    assert_eq!(
+        pool.stats().threads_created,
+        before_created,
+        "an idle worker was lost, so a new one was started"
+    );
 }
