@@ -1,0 +1,119 @@
+//! Model checks of the hand-off protocol with loom: every interleaving (up
+//! to a preemption bound) of a producer and a consumer on tiny channels.
+//!
+//! Run with:
+//! `RUSTFLAGS="--cfg loom" cargo test -p hspc --test loom --release`
+//! (use a separate `CARGO_TARGET_DIR` to keep the normal build cached).
+//!
+//! Checked to bite: making the producer's `tail` store `Relaxed` fails every
+//! model (loom sees the unsynchronised slot access), and dropping the
+//! notifier's SeqCst fence in the eventcount deadlocks (a lost wake-up).
+#![cfg(loom)]
+
+use hspc::{channel, Config, PopError, PushError, WaitStrategy};
+use loom::thread;
+
+/// Strategies whose waiting code differs: plain spinning, mutex polling,
+/// the condition-variable eventcount, and the futex eventcount (modelled).
+const STRATEGIES: [WaitStrategy; 4] = [
+    WaitStrategy::Spinlock,
+    WaitStrategy::Mutex,
+    WaitStrategy::Condvar,
+    WaitStrategy::SpinThenPark,
+];
+
+/// Preemption bound unless `LOOM_MAX_PREEMPTIONS` says otherwise: 3 is the
+/// least that finds a lost wake-up when either SeqCst fence of the
+/// eventcount (src/signal.rs) is removed; 2 does not.
+const PREEMPTIONS: usize = 3;
+
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(PREEMPTIONS);
+    }
+    builder.check(f);
+}
+
+fn send_and_drain(config: Config, n: u64) {
+    let (mut tx, mut rx) = channel::<u64>(config).unwrap();
+    let producer = thread::spawn(move || {
+        for i in 0..n {
+            tx.push(i).unwrap();
+        }
+    });
+    for i in 0..n {
+        assert_eq!(rx.pop(), Ok(i));
+    }
+    assert_eq!(rx.pop(), Err(PopError::Disconnected));
+    producer.join().unwrap();
+}
+
+#[test]
+fn ring_of_one_slot_hands_over_in_order() {
+    for wait in STRATEGIES {
+        model(move || send_and_drain(Config::ring(8).with_wait(wait), 2));
+    }
+}
+
+#[test]
+fn n_buffer_of_two_single_slot_buffers_hands_over_in_order() {
+    for wait in STRATEGIES {
+        model(move || send_and_drain(Config::n_buffer(2, 8).with_wait(wait), 3));
+    }
+}
+
+#[test]
+fn n_buffer_partial_buffer_is_handed_over_by_flush_and_drop() {
+    for wait in STRATEGIES {
+        model(move || {
+            let (mut tx, mut rx) = channel::<u64>(Config::n_buffer(2, 16).with_wait(wait)).unwrap();
+            let producer = thread::spawn(move || {
+                tx.push(1).unwrap();
+                tx.flush();
+                tx.push(2).unwrap();
+                // The drop hands over the second, partial, buffer.
+            });
+            assert_eq!(rx.pop(), Ok(1));
+            assert_eq!(rx.pop(), Ok(2));
+            assert_eq!(rx.pop(), Err(PopError::Disconnected));
+            producer.join().unwrap();
+        });
+    }
+}
+
+#[test]
+fn slices_hand_over_in_order() {
+    model(|| {
+        let config = Config::ring(16).with_wait(WaitStrategy::SpinThenPark);
+        let (mut tx, mut rx) = channel::<u64>(config).unwrap();
+        let producer = thread::spawn(move || tx.push_slice(&[1, 2, 3]).unwrap());
+        let mut got = Vec::new();
+        let mut buf = [0u64; 3];
+        while let Ok(n) = rx.pop_slice(&mut buf) {
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert_eq!(got, [1, 2, 3]);
+        producer.join().unwrap();
+    });
+}
+
+#[test]
+fn dropping_the_consumer_releases_a_blocked_producer() {
+    for wait in STRATEGIES {
+        model(move || {
+            let (mut tx, mut rx) = channel::<u64>(Config::ring(8).with_wait(wait)).unwrap();
+            let producer = thread::spawn(move || {
+                tx.push(1).unwrap();
+                // Blocks until the consumer pops or leaves.
+                match tx.push(2) {
+                    Ok(()) => {}
+                    Err(PushError::Disconnected(v)) => assert_eq!(v, 2),
+                }
+            });
+            assert_eq!(rx.pop(), Ok(1));
+            drop(rx);
+            producer.join().unwrap();
+        });
+    }
+}
