@@ -76,7 +76,8 @@ pub struct Producer<T> {
     pos: usize,
     /// `head_seen + capacity`: positions `< limit` may be written.
     limit: usize,
-    /// Last value stored into `tail`. Invariant: `published <= pos`.
+    /// Last value stored into `tail` in n-buffer mode (`published <= pos`);
+    /// not maintained in ring mode, where `tail` is always `pos`.
     published: usize,
     /// Buffer of `pos` and its start. Invariant: `buf < geometry.buffers`.
     buf: usize,
@@ -85,6 +86,8 @@ pub struct Producer<T> {
     off: usize,
     geometry: Geometry,
     config: Config,
+    /// `!config.wait.spins()`: publications must notify the other side.
+    notifies: bool,
     _not_sync: PhantomData<core::cell::Cell<()>>,
 }
 
@@ -103,14 +106,25 @@ pub struct Consumer<T> {
     pos: usize,
     /// Last `tail` seen: positions `< avail` may be read.
     avail: usize,
-    /// Last value stored into `head`. Invariant: `published <= pos`.
+    /// Last value stored into `head` in n-buffer mode (`published <= pos`);
+    /// not maintained in ring mode, where `head` is always `pos`.
     published: usize,
     buf: usize,
     cur: BufRef<T>,
     off: usize,
     geometry: Geometry,
     config: Config,
+    /// `!config.wait.spins()`: publications must notify the other side.
+    notifies: bool,
     _not_sync: PhantomData<core::cell::Cell<()>>,
+}
+
+/// The notification of a non-spinning strategy, out of the hot path so
+/// that the push and pop loops stay small (and keep their state in
+/// registers).
+#[inline(never)]
+fn notify_slow(signal: &Signal, wait: crate::config::WaitStrategy) {
+    signal.notify(wait);
 }
 
 /// Makes a channel for events of type `T` laid out as `config` says.
@@ -155,6 +169,7 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
         off: 0,
         geometry,
         config,
+        notifies: !config.wait.spins(),
         _not_sync: PhantomData,
     };
     let consumer = Consumer {
@@ -167,6 +182,7 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
         off: 0,
         geometry,
         config,
+        notifies: !config.wait.spins(),
         _not_sync: PhantomData,
     };
     Ok((producer, consumer))
@@ -339,7 +355,7 @@ impl<T: Copy> Producer<T> {
     /// that buffer. A no-op in ring mode, where every push is published.
     /// Never waits.
     pub fn flush(&mut self) {
-        if self.published != self.pos {
+        if !self.geometry.publish_each && self.published != self.pos {
             self.publish();
         }
     }
@@ -405,7 +421,12 @@ impl<T: Copy> Producer<T> {
             self.cur = self.shared.storage.buffer(self.buf);
             self.publish();
         } else if self.geometry.publish_each {
-            self.publish();
+            // Ring mode: every position is published at once, so
+            // `published` needs no update (it is only read in n-buffer mode).
+            self.shared.tail.store(self.pos, Ordering::Release);
+            if self.notifies {
+                notify_slow(&self.shared.data_ready, self.config.wait);
+            }
         }
     }
 
@@ -413,7 +434,9 @@ impl<T: Copy> Producer<T> {
     fn publish(&mut self) {
         self.shared.tail.store(self.pos, Ordering::Release);
         self.published = self.pos;
-        self.shared.data_ready.notify(self.config.wait);
+        if self.notifies {
+            notify_slow(&self.shared.data_ready, self.config.wait);
+        }
     }
 
     /// Re-reads the consumer's head; true if a slot is free.
@@ -453,7 +476,7 @@ impl<T: Copy> Producer<T> {
 
 impl<T> Drop for Producer<T> {
     fn drop(&mut self) {
-        if self.published != self.pos {
+        if self.geometry.publish_each || self.published != self.pos {
             self.shared.tail.store(self.pos, Ordering::Release);
         }
         self.shared.closed.producer.store(true, Ordering::Release);
@@ -603,7 +626,11 @@ impl<T: Copy> Consumer<T> {
             self.cur = self.shared.storage.buffer(self.buf);
             self.release();
         } else if self.geometry.publish_each {
-            self.release();
+            // Ring mode: `published` is only read in n-buffer mode.
+            self.shared.head.store(self.pos, Ordering::Release);
+            if self.notifies {
+                notify_slow(&self.shared.space_ready, self.config.wait);
+            }
         }
     }
 
@@ -611,11 +638,13 @@ impl<T: Copy> Consumer<T> {
     fn release(&mut self) {
         self.shared.head.store(self.pos, Ordering::Release);
         self.published = self.pos;
-        self.shared.space_ready.notify(self.config.wait);
+        if self.notifies {
+            notify_slow(&self.shared.space_ready, self.config.wait);
+        }
     }
 
     fn release_pending(&mut self) {
-        if self.published != self.pos {
+        if !self.geometry.publish_each && self.published != self.pos {
             self.release();
         }
     }
