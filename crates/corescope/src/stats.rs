@@ -220,7 +220,7 @@ mod tests {
     #[test]
     fn spread_measures() {
         assert_eq!(cv(&[2.0, 2.0, 2.0]), 0.0);
-        assert!((cv(&[1.0, 3.0]) - 0.7071067811865476).abs() < 1e-12);
+        assert!((cv(&[1.0, 3.0]) - std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-12);
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(
             downsample_pairs(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0], 2).len(),
