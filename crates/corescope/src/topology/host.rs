@@ -55,7 +55,12 @@ pub fn host_info() -> HostInfo {
 pub fn env_info() -> EnvInfo {
     EnvInfo {
         governor: read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
-        smt: read_trim("/sys/devices/system/cpu/smt/control"),
+        // The kernel writes `notsupported` / `notimplemented`; keep words readable.
+        smt: read_trim("/sys/devices/system/cpu/smt/control").map(|s| match s.as_str() {
+            "notsupported" => "not supported".to_string(),
+            "notimplemented" => "not implemented".to_string(),
+            _ => s,
+        }),
         thp: read("/sys/kernel/mm/transparent_hugepage/enabled")
             .as_deref()
             .and_then(bracketed),
