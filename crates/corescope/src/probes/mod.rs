@@ -13,10 +13,11 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 pub mod compute;
+pub mod memory;
 
 /// Every probe this build knows, in the order `corescope run` runs them.
 pub fn registry() -> Vec<Box<dyn Probe>> {
-    vec![Box::new(compute::Compute)]
+    vec![Box::new(compute::Compute), Box::new(memory::Memory)]
 }
 
 /// Look a probe up by id.

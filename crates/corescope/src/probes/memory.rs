@@ -1,0 +1,1104 @@
+//! `memory`: bandwidth vs thread count and placement (seed 000 §5, Figures 5–6), first
+//! touch by the owner vs by the main thread (seed 001, MPO), transparent huge pages
+//! (seed 001, MPSS), and the working-set sweep that shows each cache level (seed 001
+//! test 2).
+//!
+//! Per thread one block, allocated and fully written in the team's setup, before the
+//! start gate, so no page fault is timed. After the gate each thread runs one kernel
+//! over its block once; best of 3.
+//!
+//! Kernels and what they compile to (x86_64 baseline target, rustc 1.95, release,
+//! checked with `objdump -d` on `read_sum` / `triad`):
+//! - `read`: sum of 64-bit words into 8 independent accumulators; LLVM vectorises it to
+//!   `vpaddq` on 256-bit loads where the CPU has AVX2 (chosen at run time), to 128-bit
+//!   `paddq` (SSE2) otherwise.
+//! - `write`: zeroing with `slice::fill(0)`, which is a call to glibc `memset`; glibc
+//!   picks `rep stosb` or vector stores and, for large blocks, stores that bypass the
+//!   read-for-ownership (what the machine does best for a pure write).
+//! - `copy` and `triad` (x86_64): SSE2 aligned loads and `movntdq` / `movntpd`
+//!   streaming stores, then `sfence`: no read-for-ownership of the destination, as
+//!   likwid-bench's `copy_mem` / `triad_mem`. Elsewhere `memcpy` and a plain loop.
+//!   (glibc's `memcpy` measured about 35 % below the streaming copy on the 2-vCPU EPYC
+//!   this was written on, at 32 MiB per array.)
+//!
+//! Byte counting is STREAM's: read 8 B and write 8 B per word, copy 16 B and triad
+//! 24 B per element; write-allocate traffic is not counted. GB/s = 10^9 B/s.
+
+use super::compute::{placement_arg, scaling_findings, SPREAD_WARN_CV};
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::memguard;
+use crate::model::{Measurement, Point, ProbeResult};
+use crate::placement::{self, Strategy};
+use serde::{Deserialize, Serialize};
+use std::alloc::Layout;
+use std::hint::black_box;
+use std::ptr::NonNull;
+use std::sync::Mutex;
+
+/// Repetitions per case; the best is kept (seed: best of 3).
+pub const REPS: usize = 3;
+/// Size of a transparent huge page on x86_64 and most aarch64 kernels (2 MiB);
+/// blocks are aligned and sized to it so a THP request can be honoured.
+pub const HUGE_PAGE_BYTES: usize = 2 << 20;
+/// Smallest useful block per thread for the bandwidth sweep.
+pub const MIN_BLOCK_BYTES: u64 = 4 << 20;
+/// Cache line assumed for the pointer chase when the topology does not say (x86_64,
+/// most aarch64).
+pub const DEFAULT_LINE_BYTES: usize = 64;
+/// Smallest working set of the sweep (seed 001 test 2 starts at a few KiB).
+pub const WS_MIN_BYTES: u64 = 4 << 10;
+/// Largest working set as a multiple of the last-level cache.
+pub const WS_LLC_FACTOR: u64 = 4;
+/// Working set used when the topology reports no cache at all.
+pub const WS_FALLBACK_MAX_BYTES: u64 = 64 << 20;
+/// Latency steps at least this large between neighbouring working sets are named
+/// in the findings.
+pub const LATENCY_STEP_RATIO: f64 = 1.3;
+
+/// The probe.
+pub struct Memory;
+
+/// What a case measures.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kernel {
+    /// Sum every 64-bit word once.
+    Read,
+    /// Zero every word once.
+    Write,
+    /// STREAM copy `a[i] = b[i]`.
+    Copy,
+    /// STREAM triad `a[i] = b[i] + s·c[i]`.
+    Triad,
+    /// Read, with every block allocated and first written by the main thread.
+    ReadMainInit,
+    /// Read, with transparent huge pages requested for the block.
+    ReadThp,
+}
+
+impl Kernel {
+    /// Series prefix.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Read => "read",
+            Kernel::Write => "write",
+            Kernel::Copy => "copy",
+            Kernel::Triad => "triad",
+            Kernel::ReadMainInit => "read-main-init",
+            Kernel::ReadThp => "read-thp",
+        }
+    }
+
+    /// Arrays the block is split into.
+    pub fn arrays(self) -> usize {
+        match self {
+            Kernel::Copy => 2,
+            Kernel::Triad => 3,
+            _ => 1,
+        }
+    }
+
+    /// Bytes STREAM counts per element of one array.
+    pub fn bytes_per_element(self) -> u64 {
+        match self {
+            Kernel::Copy => 16,
+            Kernel::Triad => 24,
+            _ => 8,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+enum CaseParams {
+    /// A bandwidth case of the thread sweep.
+    Bandwidth {
+        kernel: Kernel,
+        placement: String,
+        threads: usize,
+        block_bytes: u64,
+    },
+    /// Working-set read bandwidth: each thread reads `ws_bytes` `passes` times.
+    WsRead {
+        threads: usize,
+        label: String,
+        ws_bytes: u64,
+        passes: u64,
+    },
+    /// Working-set latency: a pointer chase over `ws_bytes`.
+    WsLatency { ws_bytes: u64, steps: u64 },
+}
+
+// ---------------------------------------------------------------------------
+// Blocks
+
+/// A page-aligned, heap-allocated array of 64-bit words, optionally with
+/// transparent huge pages requested before the first touch.
+pub struct Block {
+    ptr: NonNull<u64>,
+    words: usize,
+    layout: Layout,
+}
+
+// SAFETY: a Block owns its allocation exclusively (like a Vec<u64>); moving it to
+// another thread moves that ownership.
+unsafe impl Send for Block {}
+
+impl Block {
+    /// Allocate `words` words (rounded up to whole huge pages), request THP if asked,
+    /// and write every word (the first touch) with `fill`.
+    pub fn new(words: usize, thp: bool, fill: u64) -> Result<Self, String> {
+        let bytes = (words.max(1) * 8).div_ceil(HUGE_PAGE_BYTES) * HUGE_PAGE_BYTES;
+        let layout = Layout::from_size_align(bytes, HUGE_PAGE_BYTES)
+            .map_err(|e| format!("block of {bytes} B: {e}"))?;
+        // SAFETY: the layout has a non-zero size.
+        let raw = unsafe { std::alloc::alloc(layout) } as *mut u64;
+        let ptr = NonNull::new(raw)
+            .ok_or_else(|| format!("could not allocate {}", memguard::human(bytes as u64)))?;
+        if thp {
+            // SAFETY: ptr..ptr+bytes is our own, 2 MiB-aligned allocation; madvise
+            // only changes how the kernel backs it. A failure (THP off) is harmless.
+            unsafe {
+                libc::madvise(ptr.as_ptr().cast(), bytes, libc::MADV_HUGEPAGE);
+            }
+        }
+        let mut b = Block {
+            ptr,
+            words: bytes / 8,
+            layout,
+        };
+        b.words = words.max(1);
+        b.as_mut_slice().fill(fill);
+        Ok(b)
+    }
+
+    /// The words.
+    pub fn as_slice(&self) -> &[u64] {
+        // SAFETY: ptr points to at least `words` initialised u64 (written in `new`),
+        // and `&self` rules out a concurrent `&mut`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.words) }
+    }
+
+    /// The words, mutably.
+    pub fn as_mut_slice(&mut self) -> &mut [u64] {
+        // SAFETY: as in `as_slice`; `&mut self` makes the access exclusive. Before
+        // the first fill the memory is uninitialised, but u64 has no invalid bit
+        // patterns and `new` only writes through this slice before reading.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.words) }
+    }
+
+    /// The words as f64 (for triad).
+    pub fn as_f64_mut(&mut self) -> &mut [f64] {
+        // SAFETY: u64 and f64 have the same size and alignment; every bit pattern is
+        // a valid f64.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().cast(), self.words) }
+    }
+
+    /// Start address (for the huge-page check).
+    pub fn addr(&self) -> usize {
+        self.ptr.as_ptr() as usize
+    }
+
+    /// Bytes allocated.
+    pub fn allocated_bytes(&self) -> usize {
+        self.layout.size()
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        // SAFETY: ptr was allocated with exactly this layout and is freed once.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), self.layout) }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Kernels
+
+/// Wrapping sum of every word (8 independent accumulators so LLVM vectorises); on
+/// x86_64 with AVX2 the same loop compiled for 256-bit loads.
+pub fn read_sum(words: &[u64]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { read_sum_avx2(words) };
+    }
+    read_sum_generic(words)
+}
+
+#[inline(never)]
+fn read_sum_generic(words: &[u64]) -> u64 {
+    read_sum_body(words)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn read_sum_avx2(words: &[u64]) -> u64 {
+    read_sum_body(words)
+}
+
+#[inline(always)]
+fn read_sum_body(words: &[u64]) -> u64 {
+    let mut acc = [0u64; 8];
+    let chunks = words.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for i in 0..8 {
+            acc[i] = acc[i].wrapping_add(c[i]);
+        }
+    }
+    let mut s = acc.iter().fold(0u64, |a, &b| a.wrapping_add(b));
+    for &w in rest {
+        s = s.wrapping_add(w);
+    }
+    s
+}
+
+/// Zero every word (glibc `memset`).
+#[inline(never)]
+pub fn write_zero(words: &mut [u64]) {
+    words.fill(0);
+    black_box(words.as_ptr());
+}
+
+/// STREAM copy. On x86_64 with 16-byte aligned arrays: SSE2 loads and non-temporal
+/// (streaming) stores, which skip the read-for-ownership of the destination — what
+/// the machine does best for arrays larger than the caches (as likwid-bench's
+/// `copy_mem`). Elsewhere glibc `memcpy`.
+#[inline(never)]
+pub fn copy(dst: &mut [u64], src: &[u64]) {
+    let n = dst.len().min(src.len());
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if (dst.as_ptr() as usize | src.as_ptr() as usize) % 16 == 0 {
+        done = n / 8 * 8;
+        // SAFETY: both slices hold at least `done` words, are 16-byte aligned (checked)
+        // and do not overlap (`&mut` vs `&`); SSE2 is part of the x86_64 baseline.
+        unsafe { copy_nt_sse2(dst.as_mut_ptr(), src.as_ptr(), done) };
+    }
+    dst[done..n].copy_from_slice(&src[done..n]);
+    black_box(dst.as_ptr());
+}
+
+/// `words` (a multiple of 8) words from `src` to `dst` with streaming stores.
+///
+/// # Safety
+/// `dst` and `src` must be valid for `words` words, 16-byte aligned, not overlapping.
+#[cfg(target_arch = "x86_64")]
+unsafe fn copy_nt_sse2(dst: *mut u64, src: *const u64, words: usize) {
+    use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_sfence, _mm_stream_si128};
+    let (d, s) = (dst as *mut __m128i, src as *const __m128i);
+    let mut i = 0;
+    while i < words / 2 {
+        // SAFETY: i + 3 < words / 2 vectors, inside both arrays (caller's contract).
+        unsafe {
+            let a = _mm_load_si128(s.add(i));
+            let b = _mm_load_si128(s.add(i + 1));
+            let c = _mm_load_si128(s.add(i + 2));
+            let e = _mm_load_si128(s.add(i + 3));
+            _mm_stream_si128(d.add(i), a);
+            _mm_stream_si128(d.add(i + 1), b);
+            _mm_stream_si128(d.add(i + 2), c);
+            _mm_stream_si128(d.add(i + 3), e);
+        }
+        i += 4;
+    }
+    // Streaming stores are weakly ordered: fence before anyone reads the result.
+    // SAFETY: SSE is part of the x86_64 baseline.
+    unsafe { _mm_sfence() };
+}
+
+/// STREAM triad `a[i] = b[i] + s·c[i]`. On x86_64 with 16-byte aligned arrays the
+/// stores are non-temporal (as likwid-bench's `triad_mem`), elsewhere ordinary.
+#[inline(never)]
+pub fn triad(a: &mut [f64], b: &[f64], c: &[f64], s: f64) {
+    let n = a.len().min(b.len()).min(c.len());
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if (a.as_ptr() as usize | b.as_ptr() as usize | c.as_ptr() as usize) % 16 == 0 {
+        done = n / 4 * 4;
+        // SAFETY: all three slices hold at least `done` elements, are 16-byte aligned
+        // (checked) and `a` overlaps neither `b` nor `c` (`&mut` vs `&`).
+        unsafe { triad_nt_sse2(a.as_mut_ptr(), b.as_ptr(), c.as_ptr(), s, done) };
+    }
+    for ((a, &b), &c) in a[done..n].iter_mut().zip(&b[done..n]).zip(&c[done..n]) {
+        *a = b + s * c;
+    }
+    black_box(a.as_ptr());
+}
+
+/// Triad over `n` (a multiple of 4) elements with streaming stores.
+///
+/// # Safety
+/// As [`copy_nt_sse2`], for all three arrays.
+#[cfg(target_arch = "x86_64")]
+unsafe fn triad_nt_sse2(a: *mut f64, b: *const f64, c: *const f64, s: f64, n: usize) {
+    use std::arch::x86_64::{
+        _mm_add_pd, _mm_load_pd, _mm_mul_pd, _mm_set1_pd, _mm_sfence, _mm_stream_pd,
+    };
+    // SAFETY: SSE2 is part of the x86_64 baseline.
+    let sv = unsafe { _mm_set1_pd(s) };
+    let mut i = 0;
+    while i < n {
+        // SAFETY: i + 3 < n, inside every array (caller's contract), 16-byte aligned.
+        unsafe {
+            let x = _mm_add_pd(_mm_load_pd(b.add(i)), _mm_mul_pd(sv, _mm_load_pd(c.add(i))));
+            let y = _mm_add_pd(
+                _mm_load_pd(b.add(i + 2)),
+                _mm_mul_pd(sv, _mm_load_pd(c.add(i + 2))),
+            );
+            _mm_stream_pd(a.add(i), x);
+            _mm_stream_pd(a.add(i + 2), y);
+        }
+        i += 4;
+    }
+    // SAFETY: as above; the fence orders the streaming stores.
+    unsafe { _mm_sfence() };
+}
+
+/// Follow `steps` links of a pointer chase starting at slot 0; returns where it ended.
+/// `next[i · stride]` holds the slot after slot `i`.
+#[inline(never)]
+pub fn chase(next: &[u64], stride: usize, steps: u64) -> u64 {
+    let mut i = 0u64;
+    for _ in 0..steps {
+        i = next[i as usize * stride];
+    }
+    i
+}
+
+/// A random cyclic permutation of `n` slots (Sattolo's algorithm), written into
+/// `next[i · stride]`: from any slot the chase visits all `n` before returning.
+pub fn build_chase(next: &mut [u64], stride: usize, n: usize, seed: u64) {
+    let mut order: Vec<u64> = (0..n as u64).collect();
+    let mut rng = SplitMix(seed);
+    for i in (1..n).rev() {
+        let j = (rng.next() % i as u64) as usize; // j < i: one cycle
+        order.swap(i, j);
+    }
+    for k in 0..n {
+        let from = order[k] as usize;
+        let to = order[(k + 1) % n];
+        next[from * stride] = to;
+    }
+}
+
+/// SplitMix64: a small, good-enough generator for shuffling.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// Bytes a kernel moves over one block of `block_bytes` (STREAM counting).
+pub fn bytes_moved(kernel: Kernel, block_bytes: u64) -> u64 {
+    let elements = block_bytes / 8 / kernel.arrays() as u64;
+    elements * kernel.bytes_per_element()
+}
+
+// ---------------------------------------------------------------------------
+// Working-set sizes and cache boundaries
+
+/// Working sets from 4 KiB to `max`: powers of two, plus the midpoints 1.5·2^k when
+/// `fine`.
+pub fn working_sets(max: u64, fine: bool) -> Vec<u64> {
+    let mut v = Vec::new();
+    let mut s = WS_MIN_BYTES;
+    while s <= max {
+        v.push(s);
+        if fine && s + s / 2 <= max {
+            v.push(s + s / 2);
+        }
+        s *= 2;
+    }
+    if v.last().is_some_and(|&l| l < max) {
+        v.push(max);
+    }
+    v
+}
+
+/// Findings from a latency curve: for every cache of the topology, latency inside
+/// (≤ half its size) vs beyond (≥ twice its size), and every step between
+/// neighbouring working sets of at least [`LATENCY_STEP_RATIO`].
+pub fn cache_findings(x: &[f64], y: &[f64], caches: &[(u8, u64)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for &(level, size) in caches {
+        let inside = x.iter().zip(y).rfind(|(&b, _)| b <= size as f64 / 2.0);
+        let beyond = x.iter().zip(y).find(|(&b, _)| b >= size as f64 * 2.0);
+        match (inside, beyond) {
+            (Some((&bi, &li)), Some((&bb, &lb))) if li > 0.0 => out.push(format!(
+                "L{level} ({}): {:.1} ns per access at {} → {:.1} ns at {} ({:.1}×){}",
+                memguard::human(size),
+                li,
+                memguard::human(bi as u64),
+                lb,
+                memguard::human(bb as u64),
+                lb / li,
+                if lb / li >= LATENCY_STEP_RATIO {
+                    ": the boundary shows where the topology says"
+                } else {
+                    ": no clear boundary there"
+                }
+            )),
+            _ => out.push(format!(
+                "L{level} ({}): outside the measured working sets",
+                memguard::human(size)
+            )),
+        }
+    }
+    let steps: Vec<String> = x
+        .windows(2)
+        .zip(y.windows(2))
+        .filter(|(_, l)| l[0] > 0.0 && l[1] / l[0] >= LATENCY_STEP_RATIO)
+        .map(|(b, l)| {
+            format!(
+                "{} → {} (×{:.1})",
+                memguard::human(b[0] as u64),
+                memguard::human(b[1] as u64),
+                l[1] / l[0]
+            )
+        })
+        .collect();
+    if steps.is_empty() {
+        out.push("latency: no step of 30 % or more between neighbouring working sets".into());
+    } else {
+        out.push(format!("latency steps: {}", steps.join(", ")));
+    }
+    out
+}
+
+/// Distinct data/unified cache levels of a topology as (level, size of one instance).
+pub fn cache_levels(topo: &crate::topology::Topology) -> Vec<(u8, u64)> {
+    let mut v: Vec<(u8, u64)> = Vec::new();
+    for c in &topo.caches {
+        if !v.iter().any(|&(l, _)| l == c.level) {
+            v.push((c.level, c.size_bytes));
+        }
+    }
+    v.sort_unstable();
+    v
+}
+
+// ---------------------------------------------------------------------------
+// Huge pages
+
+/// THP mode from /sys (`always`, `madvise`, `never`), if readable.
+pub fn thp_mode() -> Option<String> {
+    let s = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok()?;
+    let start = s.find('[')?;
+    let end = s[start..].find(']')?;
+    Some(s[start + 1..start + end].to_string())
+}
+
+/// Fraction of a freshly touched 8 MiB block with THP requested that the kernel backs
+/// with huge pages, if /proc/self/smaps says.
+pub fn thp_probe() -> Option<f64> {
+    let b = Block::new((8 << 20) / 8, true, 1).ok()?;
+    let huge = huge_bytes_at(b.addr())?;
+    Some((huge as f64 / b.allocated_bytes() as f64).min(1.0))
+}
+
+/// `AnonHugePages` of the mapping of /proc/self/smaps that contains `addr`, in bytes.
+pub fn huge_bytes_at(addr: usize) -> Option<u64> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let mut inside = false;
+    for line in smaps.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if let Some((a, b)) = first.split_once('-') {
+            if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) {
+                inside = a <= addr && addr < b;
+                continue;
+            }
+        }
+        if inside {
+            if let Some(v) = line.strip_prefix("AnonHugePages:") {
+                let kb: u64 = v.split_whitespace().next()?.parse().ok()?;
+                return Some(kb * 1024);
+            }
+        }
+    }
+    None
+}
+
+// ---------------------------------------------------------------------------
+// The probe
+
+/// Default placements of the probe (as compute).
+pub const PLACEMENTS: [Strategy; 4] = super::compute::PLACEMENTS;
+
+impl Probe for Memory {
+    fn id(&self) -> &'static str {
+        "memory"
+    }
+
+    fn title(&self) -> &'static str {
+        "memory bandwidth vs threads and placement, first touch, huge pages, cache levels"
+    }
+
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+        let cpus = ctx.cpus();
+        // Quick: up to the CPU count; default 2×; full 4× as the seed.
+        let counts = ctx.thread_counts(ctx.profile.pick(1, 2, 4));
+        let max_threads = counts.iter().copied().max().unwrap_or(1);
+        let placements = ctx.placements(&PLACEMENTS);
+        let llc = ctx.topo.llc_bytes().unwrap_or(0);
+        // Per-thread block: the seed's 256 MiB at full size; at least 2× the LLC so
+        // one thread cannot run from cache.
+        let requested: u64 = ctx
+            .profile
+            .pick(64 << 20, 128 << 20, 256 << 20)
+            .max((2 * llc).next_multiple_of(HUGE_PAGE_BYTES as u64));
+        let avail = memguard::available().unwrap_or(memguard::Available {
+            bytes: 1 << 30,
+            source: "nothing readable; assumed 1 GiB".into(),
+        });
+        let fit = memguard::fit(
+            "memory bandwidth blocks",
+            requested,
+            MIN_BLOCK_BYTES,
+            max_threads,
+            HUGE_PAGE_BYTES as u64,
+            false,
+            &avail,
+        )
+        .map_err(|e| ProbeError::Skipped(e.to_string()))?;
+        let block = fit.per_thread;
+        let thp = thp_mode();
+        let thp_ok = thp.as_deref().is_some_and(|m| m != "never");
+        // Does the kernel grant huge pages when asked? A small test block says.
+        let thp_granted = if thp_ok { thp_probe() } else { None };
+
+        let mut kernels = vec![
+            Kernel::Read,
+            Kernel::Write,
+            Kernel::Copy,
+            Kernel::Triad,
+            Kernel::ReadMainInit,
+        ];
+        if thp_ok {
+            kernels.push(Kernel::ReadThp);
+        }
+        let mut cases = Vec::new();
+        for &kernel in &kernels {
+            for p in &placements {
+                for &threads in &counts {
+                    cases.push(Case::new(
+                        format!("{} {} ×{threads}", kernel.name(), p.name()),
+                        &CaseParams::Bandwidth {
+                            kernel,
+                            placement: placement_arg(p),
+                            threads,
+                            block_bytes: block,
+                        },
+                    ));
+                }
+            }
+        }
+
+        // Working-set sweep: 4 KiB → 4× LLC; per case about `target` bytes read per thread.
+        let ws_max = if llc > 0 {
+            WS_LLC_FACTOR * llc
+        } else {
+            WS_FALLBACK_MAX_BYTES
+        };
+        let ws_fit = memguard::fit(
+            "working-set sweep",
+            ws_max,
+            WS_MIN_BYTES,
+            cpus,
+            WS_MIN_BYTES,
+            false,
+            &avail,
+        )
+        .map_err(|e| ProbeError::Skipped(e.to_string()))?;
+        let sizes = working_sets(
+            ws_fit.per_thread,
+            ctx.profile != crate::model::Profile::Quick,
+        );
+        let target: u64 = ctx.profile.pick(32 << 20, 256 << 20, 1 << 30);
+        let steps: u64 = ctx.profile.pick(1 << 19, 1 << 22, 1 << 24);
+        for (label, threads) in [("1t", 1usize), ("all", cpus)] {
+            for &ws in &sizes {
+                cases.push(Case::new(
+                    format!("ws-read/{label} {}", memguard::human(ws)),
+                    &CaseParams::WsRead {
+                        threads,
+                        label: label.into(),
+                        ws_bytes: ws,
+                        passes: (target / ws).max(1),
+                    },
+                ));
+            }
+        }
+        for &ws in &sizes {
+            cases.push(Case::new(
+                format!("ws-latency/1t {}", memguard::human(ws)),
+                &CaseParams::WsLatency {
+                    ws_bytes: ws,
+                    steps,
+                },
+            ));
+        }
+
+        let mut plan = Plan {
+            cases,
+            ..Plan::default()
+        }
+        .param("block_bytes_per_thread", block)
+        .param("block_bytes_requested", requested)
+        .param("repetitions", REPS)
+        .param("thread_counts", &counts)
+        .param(
+            "placements",
+            placements.iter().map(placement_arg).collect::<Vec<_>>(),
+        )
+        .param(
+            "byte_counting",
+            "STREAM: read 8 B, write 8 B, copy 16 B, triad 24 B per element; write-allocate traffic not counted; GB/s = 1e9 B/s",
+        )
+        .param("kernels", "read: AVX2 (else SSE2) vector loads; write: memset; copy and triad: SSE2 with non-temporal stores on x86_64")
+        .param("thp_mode", thp.clone().unwrap_or_else(|| "unknown".into()))
+        .param("thp_test_block_huge_fraction", thp_granted)
+        .param("ws_bytes", &sizes)
+        .param("ws_read_bytes_per_case", target)
+        .param("ws_latency_steps", steps)
+        .param("memory_available_bytes", avail.bytes)
+        .param("memory_available_source", &avail.source);
+        let mut notes = Vec::new();
+        if let Some(w) = fit.warning {
+            notes.push(w);
+        }
+        if let Some(w) = ws_fit.warning {
+            notes.push(w);
+        }
+        if !thp_ok {
+            notes.push(format!(
+                "read-thp: skipped: transparent huge pages unavailable (mode: {})",
+                thp.as_deref().unwrap_or("not readable")
+            ));
+        }
+        if !notes.is_empty() {
+            plan = plan.param("notes", notes);
+        }
+        Ok(plan)
+    }
+
+    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        match case.decode()? {
+            CaseParams::Bandwidth {
+                kernel,
+                placement,
+                threads,
+                block_bytes,
+            } => run_bandwidth(ctx, kernel, &placement, threads, block_bytes),
+            CaseParams::WsRead {
+                threads,
+                label,
+                ws_bytes,
+                passes,
+            } => run_ws_read(ctx, threads, &label, ws_bytes, passes),
+            CaseParams::WsLatency { ws_bytes, steps } => run_ws_latency(ctx, ws_bytes, steps),
+        }
+    }
+
+    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
+        let cpus = ctx.cpus();
+        if let Some(serde_json::Value::Array(notes)) = result.params.get("notes") {
+            for n in notes.iter().filter_map(|n| n.as_str()) {
+                if !result.warnings.iter().any(|w| w == n) {
+                    result.warnings.push(n.to_string());
+                }
+            }
+        }
+        result.findings.extend(scaling_findings(
+            result,
+            &["read", "write", "copy", "triad"],
+            "bytes_per_s",
+            cpus,
+        ));
+        result.findings.push(
+            "byte counting as STREAM (copy 16 B, triad 24 B per element); write-allocate traffic is not counted"
+                .into(),
+        );
+        // First touch: owner vs main thread, at the largest common thread count.
+        if let Some(f) = variant_finding(
+            result,
+            "read",
+            "read-main-init",
+            "first touch by the main thread",
+        ) {
+            let numa = if ctx.topo.numa_nodes <= 1 {
+                " — no difference expected: 1 NUMA node".to_string()
+            } else {
+                format!(" ({} NUMA nodes)", ctx.topo.numa_nodes)
+            };
+            result.findings.push(format!("{f}{numa}"));
+        }
+        if let Some(f) = variant_finding(
+            result,
+            "read",
+            "read-thp",
+            "transparent huge pages requested",
+        ) {
+            let granted = match result
+                .params
+                .get("thp_test_block_huge_fraction")
+                .and_then(|v| v.as_f64())
+            {
+                Some(g) => format!(
+                    " (the kernel backed {:.0} % of a test block with huge pages)",
+                    g * 100.0
+                ),
+                None => " (whether the kernel granted huge pages could not be read)".into(),
+            };
+            result.findings.push(format!("{f}{granted}"));
+        }
+        if let Some(s) = result.series("ws-latency/1t") {
+            let (x, y) = (s.x.clone(), s.y.clone());
+            result
+                .findings
+                .extend(cache_findings(&x, &y, &cache_levels(&ctx.topo)));
+        }
+        if let (Some(one), Some(all)) = (result.series("ws-read/1t"), result.series("ws-read/all"))
+        {
+            if let (Some(&m1), Some(&ma)) = (one.y.last(), all.y.last()) {
+                result.findings.push(format!(
+                    "largest working set ({}): one thread reads {}, all {cpus} CPUs {} ({:.2}×)",
+                    memguard::human(one.x.last().copied().unwrap_or(0.0) as u64),
+                    crate::render::fmt_value("bytes_per_s", m1),
+                    crate::render::fmt_value("bytes_per_s", ma),
+                    ma / m1
+                ));
+            }
+        }
+    }
+}
+
+/// "read-main-init vs read at N threads (placement): 0.97×" for the best placement.
+fn variant_finding(result: &ProbeResult, base: &str, variant: &str, what: &str) -> Option<String> {
+    let mut best: Option<(f64, String, f64, f64)> = None;
+    for s in result
+        .series
+        .iter()
+        .filter(|s| s.name.starts_with(&format!("{variant}/")))
+    {
+        let placement = &s.name[variant.len() + 1..];
+        let b = result.series(&format!("{base}/{placement}"))?;
+        for (&x, &y) in s.x.iter().zip(&s.y) {
+            if let Some(i) = b.x.iter().position(|&bx| bx == x) {
+                if best.as_ref().is_none_or(|(bx, ..)| x > *bx) {
+                    best = Some((x, placement.to_string(), b.y[i], y));
+                }
+            }
+        }
+    }
+    let (x, placement, base_y, var_y) = best?;
+    Some(format!(
+        "{what}: {} vs {} with {x} threads ({placement}), {:.2}×",
+        crate::render::fmt_value("bytes_per_s", var_y),
+        crate::render::fmt_value("bytes_per_s", base_y),
+        var_y / base_y
+    ))
+}
+
+/// One thread's arrays for a bandwidth case.
+type Arrays = Result<Vec<Block>, String>;
+
+fn alloc_arrays(kernel: Kernel, block_bytes: u64, thp: bool, t: usize) -> Arrays {
+    let words = (block_bytes / 8 / kernel.arrays() as u64) as usize;
+    (0..kernel.arrays())
+        .map(|a| Block::new(words, thp, (t * 3 + a + 1) as u64))
+        .collect()
+}
+
+fn run_bandwidth(
+    ctx: &mut RunCtx,
+    kernel: Kernel,
+    placement_s: &str,
+    threads: usize,
+    block_bytes: u64,
+) -> Result<Measurement, ProbeError> {
+    let strategy = Strategy::parse(placement_s).map_err(|e| ProbeError::Failed(e.to_string()))?;
+    let cpus = placement::assign(&ctx.plan.topo, &strategy, threads)
+        .map_err(|e| ProbeError::Failed(e.to_string()))?;
+    // First touch by the main thread: allocate and write every block here, then hand
+    // each to its owner.
+    let premade: Mutex<Vec<Option<Arrays>>> = Mutex::new(if kernel == Kernel::ReadMainInit {
+        (0..threads)
+            .map(|t| Some(alloc_arrays(kernel, block_bytes, false, t)))
+            .collect()
+    } else {
+        Vec::new()
+    });
+    let setup = |t: usize| -> Arrays {
+        if kernel == Kernel::ReadMainInit {
+            let mut v = premade.lock().unwrap_or_else(|p| p.into_inner());
+            v.get_mut(t)
+                .and_then(Option::take)
+                .unwrap_or_else(|| Err("missing pre-made block".into()))
+        } else {
+            alloc_arrays(kernel, block_bytes, kernel == Kernel::ReadThp, t)
+        }
+    };
+    let out = ctx.team(&cpus, REPS, setup, |_t, arrays| -> Result<u64, String> {
+        let arrays = arrays.as_mut().map_err(|e| e.clone())?;
+        Ok(match kernel {
+            Kernel::Read | Kernel::ReadMainInit | Kernel::ReadThp => {
+                black_box(read_sum(arrays[0].as_slice()))
+            }
+            Kernel::Write => {
+                write_zero(arrays[0].as_mut_slice());
+                0
+            }
+            Kernel::Copy => {
+                let (a, b) = arrays.split_at_mut(1);
+                copy(a[0].as_mut_slice(), b[0].as_slice());
+                0
+            }
+            Kernel::Triad => {
+                let (a, rest) = arrays.split_at_mut(1);
+                let (b, c) = rest.split_at_mut(1);
+                let bb: &[f64] = b[0].as_f64_mut();
+                let cc: &[f64] = c[0].as_f64_mut();
+                triad(a[0].as_f64_mut(), bb, cc, 3.0);
+                0
+            }
+        })
+    })?;
+    if let Some(err) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
+        return Err(ProbeError::Failed(format!("{}: {err}", kernel.name())));
+    }
+    let best = out
+        .best()
+        .ok_or_else(|| ProbeError::Failed("no repetition ran".into()))?;
+    let ns = best.team_ns().max(1) as f64;
+    let bytes = threads as f64 * bytes_moved(kernel, block_bytes) as f64;
+    let series = format!("{}/{}", kernel.name(), strategy.name());
+    let mut m = Measurement::points(vec![Point::new(
+        &series,
+        "threads",
+        threads as f64,
+        "bytes_per_s",
+        bytes / (ns * 1e-9),
+    )]);
+    spread_warning(&mut m, &series, threads, &out.team_times_ns());
+    if out.stopped_early {
+        m.warnings.push(format!(
+            "{series} ×{threads}: budget reached, best of {} instead of {REPS}",
+            out.reps.len()
+        ));
+    }
+    Ok(m)
+}
+
+fn spread_warning(m: &mut Measurement, series: &str, threads: usize, times: &[f64]) {
+    let cv = crate::stats::cv(times);
+    if times.len() > 1 && cv > SPREAD_WARN_CV {
+        m.warnings.push(format!(
+            "{series}: repetitions at {threads} threads varied by {:.0} % (CV); the machine may be busy",
+            cv * 100.0
+        ));
+    }
+}
+
+fn run_ws_read(
+    ctx: &mut RunCtx,
+    threads: usize,
+    label: &str,
+    ws_bytes: u64,
+    passes: u64,
+) -> Result<Measurement, ProbeError> {
+    let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, threads)
+        .map_err(|e| ProbeError::Failed(e.to_string()))?;
+    let words = (ws_bytes / 8) as usize;
+    let out = ctx.team(
+        &cpus,
+        REPS,
+        |t| Block::new(words, false, t as u64 + 1),
+        |_t, block| -> Result<u64, String> {
+            let b = block.as_ref().map_err(|e| e.clone())?;
+            let mut s = 0u64;
+            for _ in 0..passes {
+                s = s.wrapping_add(read_sum(black_box(b.as_slice())));
+            }
+            Ok(black_box(s))
+        },
+    )?;
+    if let Some(err) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
+        return Err(ProbeError::Failed(format!("ws-read: {err}")));
+    }
+    let best = out
+        .best()
+        .ok_or_else(|| ProbeError::Failed("no repetition ran".into()))?;
+    let bytes = threads as f64 * (words * 8) as f64 * passes as f64;
+    let series = format!("ws-read/{label}");
+    let mut m = Measurement::points(vec![Point::new(
+        series.as_str(),
+        "bytes",
+        ws_bytes as f64,
+        "bytes_per_s",
+        bytes / (best.team_ns().max(1) as f64 * 1e-9),
+    )]);
+    spread_warning(
+        &mut m,
+        &format!("{series} at {}", memguard::human(ws_bytes)),
+        threads,
+        &out.team_times_ns(),
+    );
+    Ok(m)
+}
+
+fn run_ws_latency(ctx: &mut RunCtx, ws_bytes: u64, steps: u64) -> Result<Measurement, ProbeError> {
+    let line = ctx
+        .plan
+        .topo
+        .line_bytes()
+        .map(|l| l as usize)
+        .unwrap_or(DEFAULT_LINE_BYTES)
+        .max(8);
+    let stride = line / 8; // words per line: one link per cache line
+    let slots = ((ws_bytes as usize) / line).max(2);
+    let cpus = placement::assign(&ctx.plan.topo, &Strategy::Linear, 1)
+        .map_err(|e| ProbeError::Failed(e.to_string()))?;
+    let out = ctx.team(
+        &cpus,
+        REPS,
+        |_t| {
+            Block::new(slots * stride, false, 0).map(|mut b| {
+                build_chase(b.as_mut_slice(), stride, slots, ws_bytes ^ 0x5eed);
+                // Walk it once so the first repetition is not a cold start.
+                black_box(chase(b.as_slice(), stride, slots as u64));
+                b
+            })
+        },
+        |_t, block| -> Result<u64, String> {
+            let b = block.as_ref().map_err(|e| e.clone())?;
+            Ok(black_box(chase(b.as_slice(), stride, steps)))
+        },
+    )?;
+    if let Some(err) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
+        return Err(ProbeError::Failed(format!("ws-latency: {err}")));
+    }
+    let best = out
+        .best()
+        .ok_or_else(|| ProbeError::Failed("no repetition ran".into()))?;
+    Ok(Measurement::points(vec![Point::new(
+        "ws-latency/1t",
+        "bytes",
+        ws_bytes as f64,
+        "ns",
+        best.team_ns() as f64 / steps as f64,
+    )]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_sum_is_the_sum() {
+        for n in [0usize, 1, 7, 8, 9, 1000, 4099] {
+            let v: Vec<u64> = (0..n as u64).collect();
+            let expect = (n as u64) * (n as u64).saturating_sub(1) / 2;
+            assert_eq!(read_sum(&v), expect, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn blocks_are_filled_aligned_and_kernels_do_their_work() {
+        let mut a = Block::new(1000, false, 7).unwrap();
+        assert_eq!(a.addr() % HUGE_PAGE_BYTES, 0);
+        assert!(a.allocated_bytes() >= 8000);
+        assert_eq!(read_sum(a.as_slice()), 7000);
+        write_zero(a.as_mut_slice());
+        assert_eq!(read_sum(a.as_slice()), 0);
+        let b = Block::new(1000, true, 5).unwrap();
+        copy(a.as_mut_slice(), b.as_slice());
+        assert_eq!(read_sum(a.as_slice()), 5000);
+        let mut x = vec![0.0; 10];
+        triad(&mut x, &[1.0; 10], &[2.0; 10], 3.0);
+        assert!(x.iter().all(|&v| v == 7.0));
+    }
+
+    #[test]
+    fn byte_accounting_is_streams() {
+        let block = 3 * 2 * 8 * 1000; // divisible by 1, 2 and 3 arrays of words
+        assert_eq!(bytes_moved(Kernel::Read, block), block);
+        assert_eq!(bytes_moved(Kernel::Write, block), block);
+        // copy: two arrays of block/16 elements, 16 B each → block bytes counted.
+        assert_eq!(bytes_moved(Kernel::Copy, block), block);
+        // triad: three arrays of block/24 elements, 24 B each.
+        assert_eq!(bytes_moved(Kernel::Triad, block), block);
+        assert_eq!(Kernel::Copy.bytes_per_element(), 16);
+        assert_eq!(Kernel::Triad.bytes_per_element(), 24);
+    }
+
+    #[test]
+    fn the_chase_is_one_cycle_over_every_slot() {
+        for n in [2usize, 3, 64, 1000] {
+            let stride = 8;
+            let mut next = vec![u64::MAX; n * stride];
+            build_chase(&mut next, stride, n, 42);
+            let mut seen = vec![false; n];
+            let mut i = 0u64;
+            for _ in 0..n {
+                assert!(!seen[i as usize], "slot {i} visited twice (n = {n})");
+                seen[i as usize] = true;
+                i = next[i as usize * stride];
+            }
+            assert_eq!(i, 0, "back at the start after n steps");
+            assert!(seen.iter().all(|&s| s));
+            assert_eq!(chase(&next, stride, n as u64), 0);
+        }
+    }
+
+    #[test]
+    fn working_sets_cover_the_caches_of_real_machines() {
+        for f in ["../../../shared/topologies"] {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(f);
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.extension().is_none_or(|x| x != "xml") {
+                    continue;
+                }
+                let topo = crate::topology::from_xml_file(&p).unwrap();
+                let llc = topo.llc_bytes().unwrap_or(WS_FALLBACK_MAX_BYTES / 4);
+                let sizes = working_sets(WS_LLC_FACTOR * llc, true);
+                assert!(sizes.windows(2).all(|w| w[0] < w[1]));
+                for (level, size) in cache_levels(&topo) {
+                    assert!(
+                        sizes.iter().any(|&s| s <= size / 2 || s == WS_MIN_BYTES)
+                            && sizes.iter().any(|&s| s >= 2 * size),
+                        "{}: L{level} {size} not bracketed by {sizes:?}",
+                        p.display()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cache_findings_name_boundaries() {
+        let x = [16384.0, 32768.0, 65536.0, 131072.0, 1048576.0, 4194304.0];
+        let y = [1.0, 1.0, 3.0, 3.2, 3.3, 80.0];
+        let f = cache_findings(&x, &y, &[(1, 32768), (2, 524288), (3, 1 << 30)]);
+        assert!(f[0].starts_with("L1d") || f[0].starts_with("L1"), "{f:?}");
+        assert!(f[0].contains("boundary shows"), "{f:?}");
+        assert!(f[1].contains("no clear boundary"), "{f:?}");
+        assert!(f[2].contains("outside the measured"), "{f:?}");
+        let steps = f.last().unwrap();
+        assert!(
+            steps.contains("32.00 KiB → 64.00 KiB") && steps.contains("×3.0"),
+            "{steps}"
+        );
+    }
+}
