@@ -14,10 +14,15 @@ use std::time::Instant;
 
 pub mod compute;
 pub mod memory;
+pub mod workload;
 
 /// Every probe this build knows, in the order `corescope run` runs them.
 pub fn registry() -> Vec<Box<dyn Probe>> {
-    vec![Box::new(compute::Compute), Box::new(memory::Memory)]
+    vec![
+        Box::new(compute::Compute),
+        Box::new(memory::Memory),
+        Box::new(workload::Workload),
+    ]
 }
 
 /// Look a probe up by id.
