@@ -13,7 +13,12 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 pub mod compute;
+pub mod condvar;
 pub mod memory;
+pub mod mutex;
+pub mod pairs;
+pub mod threads;
+pub mod timers;
 pub mod workload;
 
 /// Every probe this build knows, in the order `corescope run` runs them.
@@ -22,6 +27,10 @@ pub fn registry() -> Vec<Box<dyn Probe>> {
         Box::new(compute::Compute),
         Box::new(memory::Memory),
         Box::new(workload::Workload),
+        Box::new(threads::Threads),
+        Box::new(mutex::MutexProbe),
+        Box::new(condvar::Condvar),
+        Box::new(timers::Timers),
     ]
 }
 

@@ -1,0 +1,254 @@
+//! `condvar`: `pthread_cond_signal` and `pthread_cond_broadcast` to one waiter (seed
+//! 000 §6.3): how long the call takes and how long until the waiter runs, by where
+//! the waiter sits.
+//!
+//! Per sample the waiter holds the mutex, announces itself and waits on the condition
+//! variable (which releases the mutex). The signaller takes the mutex — possible only
+//! once the waiter is inside the wait — sets the predicate, releases the mutex, and
+//! waits [`super::mutex::SETTLE_US`] so the waiter is asleep in the kernel, and then
+//! stamps, signals (or broadcasts), stamps. The waiter stamps as soon as the wait
+//! returns. So the wake-up latency is not inflated by the signaller holding the mutex.
+//! Waits are timed (100 ms slices), so a lost wake-up cannot hang the probe.
+
+use super::pairs::{self, PthreadCond, PthreadMutex, Relation};
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::clock::ticks;
+use crate::model::{Measurement, ProbeResult};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Longest wait for the partner before the probe gives up on a case.
+pub const PARTNER_TIMEOUT_S: f64 = 5.0;
+/// Slice of a timed wait, in ms: the waiter re-checks the abort flag this often.
+pub const WAIT_SLICE_MS: u64 = 100;
+
+/// The probe.
+pub struct Condvar;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct CaseParams {
+    broadcast: bool,
+    relation: Relation,
+    signaller: Option<u32>,
+    waiter: Option<u32>,
+    samples: usize,
+}
+
+struct Shared {
+    m: Box<PthreadMutex>,
+    c: Box<PthreadCond>,
+    /// Predicate: the sample number the signaller released (read under the mutex).
+    flag: AtomicU64,
+    ready: AtomicU64,
+    woke: AtomicU64,
+    abort: AtomicBool,
+}
+
+type Calls = (Vec<u64>, Vec<u64>, Option<String>);
+
+fn run_pair(
+    sh: &Shared,
+    me: usize,
+    broadcast: bool,
+    samples: usize,
+    settle: u64,
+    limit: u64,
+    deadline: std::time::Instant,
+) -> Calls {
+    let (mut call, mut wake) = (Vec::new(), Vec::new());
+    if me == 1 {
+        // The waiter.
+        for k in 1..=samples as u64 {
+            sh.m.lock();
+            sh.ready.store(k, Ordering::Release);
+            while sh.flag.load(Ordering::Acquire) != k {
+                if sh.abort.load(Ordering::Acquire) {
+                    sh.m.unlock();
+                    return (call, wake, None);
+                }
+                sh.c.wait_ms(&sh.m, WAIT_SLICE_MS);
+            }
+            let t = ticks();
+            sh.m.unlock();
+            sh.woke.store(t.max(1), Ordering::Release);
+        }
+        return (call, wake, None);
+    }
+    // The signaller.
+    let mut stop = None;
+    for k in 1..=samples as u64 {
+        if k % 64 == 0 && std::time::Instant::now() >= deadline {
+            stop = Some(format!("budget reached after {} samples", k - 1));
+            break;
+        }
+        if !pairs::wait_until(limit, || sh.ready.load(Ordering::Acquire) == k) {
+            stop = Some(format!(
+                "the waiter did not get ready within {PARTNER_TIMEOUT_S} s"
+            ));
+            break;
+        }
+        // Succeeds only once the waiter is inside the wait (it released the mutex there).
+        sh.m.lock();
+        sh.woke.store(0, Ordering::Release);
+        sh.flag.store(k, Ordering::Release);
+        sh.m.unlock();
+        // Let the waiter fall asleep: between releasing the mutex and sleeping in the
+        // kernel it is still awake, and a signal then would find it running.
+        let t = ticks();
+        while ticks().wrapping_sub(t) < settle {
+            std::thread::yield_now();
+        }
+        let t0 = ticks();
+        if broadcast {
+            sh.c.broadcast();
+        } else {
+            sh.c.signal();
+        }
+        let t1 = ticks();
+        if !pairs::wait_until(limit, || sh.woke.load(Ordering::Acquire) != 0) {
+            stop = Some(format!(
+                "the waiter did not wake within {PARTNER_TIMEOUT_S} s"
+            ));
+            break;
+        }
+        call.push(t1.wrapping_sub(t0));
+        wake.push(sh.woke.load(Ordering::Acquire).wrapping_sub(t0));
+    }
+    sh.abort.store(true, Ordering::Release);
+    sh.m.lock();
+    sh.c.broadcast();
+    sh.m.unlock();
+    (call, wake, stop)
+}
+
+impl Probe for Condvar {
+    fn id(&self) -> &'static str {
+        "condvar"
+    }
+
+    fn title(&self) -> &'static str {
+        "condition variable signal and broadcast to one waiter: call duration and wake-up latency"
+    }
+
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+        let n = pairs::samples(ctx.profile);
+        let mut cases = Vec::new();
+        let mut skipped = Vec::new();
+        for (relation, pair) in pairs::pairs(&ctx.topo) {
+            match pair {
+                Ok((signaller, waiter)) => {
+                    for broadcast in [false, true] {
+                        let kind = if broadcast { "broadcast" } else { "signal" };
+                        cases.push(Case::new(
+                            format!("{kind} {}", relation.name()),
+                            &CaseParams {
+                                broadcast,
+                                relation,
+                                signaller,
+                                waiter,
+                                samples: n,
+                            },
+                        ));
+                    }
+                }
+                Err(why) => skipped.push(format!("{}: skipped: {why}", relation.name())),
+            }
+        }
+        Ok(Plan {
+            cases,
+            ..Plan::default()
+        }
+        .param("samples", n)
+        .param("skipped", skipped))
+    }
+
+    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c: CaseParams = case.decode()?;
+        let clock = ctx.plan.clock.clone();
+        let sh = Shared {
+            m: PthreadMutex::new(),
+            c: PthreadCond::new(),
+            flag: AtomicU64::new(0),
+            ready: AtomicU64::new(0),
+            woke: AtomicU64::new(0),
+            abort: AtomicBool::new(false),
+        };
+        let limit = clock.ns_to_ticks(PARTNER_TIMEOUT_S * 1e9) as u64;
+        let settle = clock.ns_to_ticks(super::mutex::SETTLE_US * 1e3) as u64;
+        let deadline = ctx.deadline;
+        let out = ctx.team(
+            &[c.signaller, c.waiter],
+            1,
+            |_| (),
+            |me, _| run_pair(&sh, me, c.broadcast, c.samples, settle, limit, deadline),
+        )?;
+        let (call, wake, stop) = out
+            .results
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next())
+            .ok_or_else(|| ProbeError::Failed("the signaller did not run".into()))?;
+        let kind = if c.broadcast { "broadcast" } else { "signal" };
+        let base = format!("{kind}/{}", c.relation.name());
+        let mut m = Measurement::default();
+        if let Some(why) = stop {
+            m.warnings.push(format!("{base}: {why}"));
+        }
+        if call.is_empty() {
+            return Err(ProbeError::GaveUp(format!("{base}: no sample")));
+        }
+        let ds = pairs::paired(
+            &format!("{base}/call"),
+            &format!("{base}/wake"),
+            &clock,
+            &call,
+            &wake,
+        );
+        pairs::push_dists(&mut m, &clock, ds);
+        Ok(m)
+    }
+
+    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
+        if let Some(serde_json::Value::Array(s)) = result.params.get("skipped") {
+            let lines: Vec<String> = s
+                .iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect();
+            result.findings.extend(lines);
+        }
+        let wakes: Vec<_> = result
+            .distributions
+            .iter()
+            .filter(|d| d.name.starts_with("signal/") && d.name.ends_with("/wake"))
+            .cloned()
+            .collect();
+        result
+            .findings
+            .extend(pairs::relation_findings(&wakes, "signal wake-up", "/wake"));
+        let med = |name: &str| {
+            result
+                .distributions
+                .iter()
+                .find(|d| d.name == name)
+                .map(|d| d.summary.p50)
+        };
+        for rel in ["other-core", "same-cpu", "unpinned"] {
+            if let (Some(s), Some(b)) = (
+                med(&format!("signal/{rel}/call")),
+                med(&format!("broadcast/{rel}/call")),
+            ) {
+                result.findings.push(format!(
+                    "signal call {} vs broadcast call {} median with one waiter on {rel}",
+                    crate::render::fmt_value("ns", s),
+                    crate::render::fmt_value("ns", b)
+                ));
+                break;
+            }
+        }
+        for d in &wakes {
+            if let Some(f) = pairs::mode_finding(d, &ctx.clock) {
+                result.findings.push(f);
+            }
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! `threads`: what `pthread_create` costs (seed 000 §6.1), joinable and detached, by
+//! where the child runs relative to the parent.
+//!
+//! Per sample: the parent (pinned) stamps the counter, calls `pthread_create` through
+//! libc (not `std::thread`, which adds its own allocation and bookkeeping), stamps
+//! again when the call returns: A = the call. The child's first instruction stamps the
+//! counter: B = call start → child running. The child is placed with
+//! `pthread_attr_setaffinity_np`, so it starts on its CPU without a system call of
+//! its own. Every joinable child is joined and every detached child has finished its
+//! work before the next sample: nothing is left behind.
+
+use super::pairs::{self, Relation};
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::clock::ticks;
+use crate::model::{Measurement, ProbeResult};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The probe.
+pub struct Threads;
+
+/// Longest wait for a child to start or finish before the probe gives up on it.
+pub const CHILD_TIMEOUT_S: f64 = 5.0;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct CaseParams {
+    detached: bool,
+    relation: Relation,
+    parent: Option<u32>,
+    child: Option<u32>,
+    samples: usize,
+}
+
+#[derive(Default)]
+struct Slot {
+    start: AtomicU64,
+    done: AtomicBool,
+}
+
+extern "C" fn child_main(arg: *mut libc::c_void) -> *mut libc::c_void {
+    let t = ticks();
+    // SAFETY: arg came from Arc::into_raw(Arc<Slot>) in `sample`; this thread owns
+    // that reference and drops it here.
+    let slot = unsafe { Arc::from_raw(arg as *const Slot) };
+    slot.start.store(t.max(1), Ordering::Release);
+    slot.done.store(true, Ordering::Release);
+    std::ptr::null_mut()
+}
+
+/// A pthread attribute set, destroyed on drop.
+struct Attr(libc::pthread_attr_t);
+
+impl Attr {
+    fn new(detached: bool, cpu: Option<u32>) -> Result<Self, String> {
+        // SAFETY: pthread_attr_init initialises the zeroed storage we own.
+        let mut a = Attr(unsafe { std::mem::zeroed() });
+        // SAFETY: a.0 is valid storage for an attribute object.
+        if unsafe { libc::pthread_attr_init(&mut a.0) } != 0 {
+            return Err("pthread_attr_init failed".into());
+        }
+        let state = if detached {
+            libc::PTHREAD_CREATE_DETACHED
+        } else {
+            libc::PTHREAD_CREATE_JOINABLE
+        };
+        // SAFETY: a.0 was initialised above.
+        unsafe { libc::pthread_attr_setdetachstate(&mut a.0, state) };
+        if let Some(cpu) = cpu {
+            // SAFETY: cpu_set_t is plain data; CPU_SET writes within it for cpu < CPU_SETSIZE.
+            let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+            if (cpu as usize) < libc::CPU_SETSIZE as usize {
+                // SAFETY: bound checked above.
+                unsafe { libc::CPU_SET(cpu as usize, &mut set) };
+                // SAFETY: a.0 is initialised; set is a valid cpu_set_t of the given size.
+                let rc = unsafe {
+                    libc::pthread_attr_setaffinity_np(
+                        &mut a.0,
+                        std::mem::size_of::<libc::cpu_set_t>(),
+                        &set,
+                    )
+                };
+                if rc != 0 {
+                    return Err(format!(
+                        "pthread_attr_setaffinity_np(CPU {cpu}) failed: {rc}"
+                    ));
+                }
+            }
+        }
+        Ok(a)
+    }
+}
+
+impl Drop for Attr {
+    fn drop(&mut self) {
+        // SAFETY: initialised in `new`, destroyed once.
+        unsafe { libc::pthread_attr_destroy(&mut self.0) };
+    }
+}
+
+/// What the parent saw: (A, B) tick pairs, and why it stopped early, if it did.
+type Samples = (Vec<u64>, Vec<u64>, Option<String>);
+
+fn sample(c: &CaseParams, limit_ticks: u64, deadline: std::time::Instant) -> Samples {
+    let (mut a, mut b) = (Vec::with_capacity(c.samples), Vec::with_capacity(c.samples));
+    let attr = match Attr::new(c.detached, c.child) {
+        Ok(x) => x,
+        Err(e) => return (a, b, Some(e)),
+    };
+    for i in 0..c.samples {
+        if i % 64 == 0 && std::time::Instant::now() >= deadline {
+            return (a, b, Some(format!("budget reached after {i} samples")));
+        }
+        let slot = Arc::new(Slot::default());
+        let raw = Arc::into_raw(slot.clone()) as *mut libc::c_void;
+        // SAFETY: pthread_t is plain data, written by pthread_create.
+        let mut tid: libc::pthread_t = unsafe { std::mem::zeroed() };
+        let t0 = ticks();
+        // SAFETY: attr is initialised; child_main has the C ABI and takes ownership of
+        // `raw` (one Arc reference) when the thread starts.
+        let rc = unsafe { libc::pthread_create(&mut tid, &attr.0, child_main, raw) };
+        let t1 = ticks();
+        if rc != 0 {
+            // SAFETY: the thread was not created, so the reference is still ours.
+            drop(unsafe { Arc::from_raw(raw as *const Slot) });
+            return (
+                a,
+                b,
+                Some(format!(
+                    "pthread_create failed after {i} samples: {}",
+                    std::io::Error::from_raw_os_error(rc)
+                )),
+            );
+        }
+        let started = pairs::wait_until(limit_ticks, || slot.start.load(Ordering::Acquire) != 0);
+        if c.detached {
+            pairs::wait_until(limit_ticks, || slot.done.load(Ordering::Acquire));
+        } else {
+            // SAFETY: tid is a joinable thread we created and join exactly once.
+            unsafe { libc::pthread_join(tid, std::ptr::null_mut()) };
+        }
+        if !started {
+            return (
+                a,
+                b,
+                Some(format!("a child did not start within {CHILD_TIMEOUT_S} s")),
+            );
+        }
+        a.push(t1.wrapping_sub(t0));
+        b.push(slot.start.load(Ordering::Acquire).wrapping_sub(t0));
+    }
+    (a, b, None)
+}
+
+impl Probe for Threads {
+    fn id(&self) -> &'static str {
+        "threads"
+    }
+
+    fn title(&self) -> &'static str {
+        "pthread_create cost, joinable and detached: call duration and time until the child runs"
+    }
+
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+        let n = pairs::samples(ctx.profile);
+        let mut cases = Vec::new();
+        let mut skipped = Vec::new();
+        for (relation, pair) in pairs::pairs(&ctx.topo) {
+            match pair {
+                Ok((parent, child)) => {
+                    for detached in [false, true] {
+                        let kind = if detached { "detached" } else { "joinable" };
+                        cases.push(Case::new(
+                            format!("{kind} {}", relation.name()),
+                            &CaseParams {
+                                detached,
+                                relation,
+                                parent,
+                                child,
+                                samples: n,
+                            },
+                        ));
+                    }
+                }
+                Err(why) => skipped.push(format!("{}: skipped: {why}", relation.name())),
+            }
+        }
+        Ok(Plan {
+            cases,
+            ..Plan::default()
+        }
+        .param("samples", n)
+        .param("skipped", skipped)
+        .param(
+            "clock",
+            "TSC (x86_64) / virtual counter (aarch64), converted to ns",
+        ))
+    }
+
+    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c: CaseParams = case.decode()?;
+        let clock = ctx.plan.clock.clone();
+        let limit = clock.ns_to_ticks(CHILD_TIMEOUT_S * 1e9) as u64;
+        let deadline = ctx.deadline;
+        let out = ctx.team(&[c.parent], 1, |_| (), |_, _| sample(&c, limit, deadline))?;
+        let (a, b, stop) = out
+            .results
+            .into_iter()
+            .flatten()
+            .next()
+            .ok_or_else(|| ProbeError::Failed("the parent thread did not run".into()))?;
+        let kind = if c.detached { "detached" } else { "joinable" };
+        let base = format!("create/{kind}/{}", c.relation.name());
+        let mut m = Measurement::default();
+        if let Some(why) = stop {
+            m.warnings.push(format!("{base}: {why}"));
+        }
+        if a.is_empty() {
+            return Err(ProbeError::GaveUp(format!("{base}: no sample")));
+        }
+        let ds = pairs::paired(
+            &format!("{base}/call"),
+            &format!("{base}/start"),
+            &clock,
+            &a,
+            &b,
+        );
+        pairs::push_dists(&mut m, &clock, ds);
+        Ok(m)
+    }
+
+    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
+        if let Some(serde_json::Value::Array(s)) = result.params.get("skipped") {
+            let lines: Vec<String> = s
+                .iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect();
+            result.findings.extend(lines);
+        }
+        let med = |name: &str| {
+            result
+                .distributions
+                .iter()
+                .find(|d| d.name == name)
+                .map(|d| d.summary.p50)
+        };
+        for rel in ["other-core", "same-cpu", "unpinned"] {
+            if let (Some(j), Some(d)) = (
+                med(&format!("create/joinable/{rel}/call")),
+                med(&format!("create/detached/{rel}/call")),
+            ) {
+                if d > 0.0 {
+                    result.findings.push(format!(
+                        "a detached create returns {:.2}× as fast as a joinable one here ({} vs {} median, child on {rel})",
+                        j / d,
+                        crate::render::fmt_value("ns", d),
+                        crate::render::fmt_value("ns", j)
+                    ));
+                }
+                break;
+            }
+        }
+        let starts: Vec<_> = result
+            .distributions
+            .iter()
+            .filter(|d| d.name.starts_with("create/joinable/") && d.name.ends_with("/start"))
+            .cloned()
+            .collect();
+        for d in &starts {
+            if let Some(f) = pairs::mode_finding(d, &ctx.clock) {
+                result.findings.push(f);
+            }
+        }
+        result
+            .findings
+            .extend(pairs::relation_findings(&starts, "child start", "/start"));
+    }
+}
