@@ -142,6 +142,8 @@ pub struct Block {
 // SAFETY: a Block owns its allocation exclusively (like a Vec<u64>); moving it to
 // another thread moves that ownership.
 unsafe impl Send for Block {}
+// SAFETY: `&Block` only hands out `&[u64]` (shared reads), like `&Vec<u64>`.
+unsafe impl Sync for Block {}
 
 impl Block {
     /// Allocate `words` words (rounded up to whole huge pages), request THP if asked,

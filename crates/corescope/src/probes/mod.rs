@@ -12,11 +12,16 @@ use serde::{de::DeserializeOwned, Serialize};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+pub mod atomics;
+pub mod c2c;
 pub mod compute;
 pub mod condvar;
+pub mod false_sharing;
 pub mod memory;
 pub mod mutex;
 pub mod pairs;
+pub mod sharing;
+pub mod subset;
 pub mod threads;
 pub mod timers;
 pub mod workload;
@@ -31,6 +36,10 @@ pub fn registry() -> Vec<Box<dyn Probe>> {
         Box::new(mutex::MutexProbe),
         Box::new(condvar::Condvar),
         Box::new(timers::Timers),
+        Box::new(atomics::Atomics),
+        Box::new(c2c::C2c),
+        Box::new(false_sharing::FalseSharing),
+        Box::new(sharing::Sharing),
     ]
 }
 

@@ -1,0 +1,279 @@
+//! `atomics`: T threads increment one shared 64-bit word for a fixed time (seed 000
+//! §7.1, seed 003): a CAS loop, a CAS loop with exponential backoff, `fetch_add`, and
+//! a mutex-guarded increment. Successful increments per second, and failed CAS per
+//! success. Every thread stops at its own end time whatever happens, so a contended
+//! 2048-thread run cannot hang the machine (the seed's did for two minutes).
+
+use super::compute::placement_arg;
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::clock::now_ns;
+use crate::model::{Measurement, Point, ProbeResult};
+use crate::placement::{self, Strategy};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Largest thread count as a multiple of the CPU count.
+pub const MAX_THREAD_FACTOR: usize = 4;
+/// Increments between two looks at the clock.
+pub const CHECK_EVERY: u64 = 64;
+/// Longest backoff, in spin-loop hints.
+pub const MAX_BACKOFF_SPINS: u32 = 1024;
+
+/// The probe.
+pub struct Atomics;
+
+/// How the word is incremented.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// load, then compare_exchange(v, v+1) until it succeeds.
+    Cas,
+    /// As `Cas`, doubling a spin backoff after each failure.
+    CasBackoff,
+    /// One `lock xadd`.
+    FetchAdd,
+    /// `std::sync::Mutex<u64>`.
+    Mutex,
+}
+
+impl Method {
+    /// Series prefix.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Cas => "cas",
+            Method::CasBackoff => "cas-backoff",
+            Method::FetchAdd => "fetch-add",
+            Method::Mutex => "mutex",
+        }
+    }
+    /// All methods.
+    pub const ALL: [Method; 4] = [
+        Method::Cas,
+        Method::CasBackoff,
+        Method::FetchAdd,
+        Method::Mutex,
+    ];
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct CaseParams {
+    method: Method,
+    placement: String,
+    threads: usize,
+    duration_ns: u64,
+}
+
+/// The shared word, alone on its line(s).
+#[repr(align(128))]
+#[derive(Default)]
+pub struct Shared {
+    word: AtomicU64,
+    locked: Mutex<u64>,
+}
+
+/// One thread's work until `end_ns`: (successes, failed CAS).
+pub fn hammer(s: &Shared, method: Method, end_ns: u64) -> (u64, u64) {
+    let (mut ok, mut failed) = (0u64, 0u64);
+    loop {
+        for _ in 0..CHECK_EVERY {
+            match method {
+                Method::FetchAdd => {
+                    s.word.fetch_add(1, Ordering::AcqRel);
+                }
+                Method::Mutex => {
+                    *s.locked.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+                }
+                Method::Cas | Method::CasBackoff => {
+                    let mut backoff = 1u32;
+                    let mut v = s.word.load(Ordering::Relaxed);
+                    loop {
+                        match s.word.compare_exchange_weak(
+                            v,
+                            v + 1,
+                            Ordering::AcqRel,
+                            Ordering::Relaxed,
+                        ) {
+                            Ok(_) => break,
+                            Err(now) => {
+                                failed += 1;
+                                v = now;
+                                if method == Method::CasBackoff {
+                                    for _ in 0..backoff {
+                                        std::hint::spin_loop();
+                                    }
+                                    backoff = (backoff * 2).min(MAX_BACKOFF_SPINS);
+                                    // The value seen before backing off is stale by now.
+                                    v = s.word.load(Ordering::Relaxed);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            ok += 1;
+        }
+        if now_ns() >= end_ns {
+            return (ok, failed);
+        }
+    }
+}
+
+/// The shared counter's final value.
+pub fn total(s: &Shared, method: Method) -> u64 {
+    match method {
+        Method::Mutex => *s.locked.lock().unwrap_or_else(|p| p.into_inner()),
+        _ => s.word.load(Ordering::Acquire),
+    }
+}
+
+impl Probe for Atomics {
+    fn id(&self) -> &'static str {
+        "atomics"
+    }
+
+    fn title(&self) -> &'static str {
+        "one shared counter: CAS loop, CAS with backoff, fetch_add, mutex vs threads"
+    }
+
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+        let counts = ctx.thread_counts(MAX_THREAD_FACTOR);
+        let placements = ctx.placements(&[Strategy::Compact, Strategy::Scatter]);
+        let duration_ns: u64 = ctx.profile.pick(30_000_000, 200_000_000, 1_000_000_000);
+        let mut cases = Vec::new();
+        for method in Method::ALL {
+            for p in &placements {
+                for &threads in &counts {
+                    cases.push(Case::new(
+                        format!("{} {} ×{threads}", method.name(), p.name()),
+                        &CaseParams {
+                            method,
+                            placement: placement_arg(p),
+                            threads,
+                            duration_ns,
+                        },
+                    ));
+                }
+            }
+        }
+        Ok(Plan {
+            cases,
+            ..Plan::default()
+        }
+        .param("thread_counts", &counts)
+        .param("duration_ns", duration_ns)
+        .param("max_backoff_spins", MAX_BACKOFF_SPINS)
+        .param(
+            "placements",
+            placements.iter().map(placement_arg).collect::<Vec<_>>(),
+        ))
+    }
+
+    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c: CaseParams = case.decode()?;
+        let strategy =
+            Strategy::parse(&c.placement).map_err(|e| ProbeError::Failed(e.to_string()))?;
+        let cpus = placement::assign(&ctx.plan.topo, &strategy, c.threads)
+            .map_err(|e| ProbeError::Failed(e.to_string()))?;
+        let shared = Box::<Shared>::default();
+        let s = &*shared;
+        let dur = c.duration_ns;
+        let out = ctx.team(&cpus, 1, |_| (), |_, _| hammer(s, c.method, now_ns() + dur))?;
+        let (ok, failed) = out
+            .results
+            .iter()
+            .flatten()
+            .fold((0u64, 0u64), |a, r| (a.0 + r.0, a.1 + r.1));
+        let fin = total(s, c.method);
+        if fin != ok {
+            return Err(ProbeError::Failed(format!(
+                "{}: lost increments: counter {fin}, successes {ok}",
+                c.method.name()
+            )));
+        }
+        let secs = out.best().map(|b| b.team_ns()).unwrap_or(dur).max(1) as f64 * 1e-9;
+        let x = c.threads as f64;
+        let mut pts = vec![Point::new(
+            format!("{}/{}", c.method.name(), strategy.name()),
+            "threads",
+            x,
+            "increments_per_s",
+            ok as f64 / secs,
+        )];
+        if matches!(c.method, Method::Cas | Method::CasBackoff) {
+            pts.push(Point::new(
+                format!("{}-failures/{}", c.method.name(), strategy.name()),
+                "threads",
+                x,
+                "failed_cas_per_success",
+                failed as f64 / ok.max(1) as f64,
+            ));
+        }
+        Ok(Measurement::points(pts))
+    }
+
+    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
+        let cpus = ctx.cpus() as f64;
+        // At the largest thread count: which method wins, and the CAS failure rate.
+        let at_max = |prefix: &str| -> Option<(f64, f64)> {
+            result
+                .series
+                .iter()
+                .filter(|s| s.name.starts_with(prefix))
+                .filter_map(|s| s.x.last().copied().zip(s.y.last().copied()))
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+        };
+        let mut best: Vec<(String, f64, f64)> = Method::ALL
+            .iter()
+            .filter_map(|m| {
+                at_max(&format!("{}/", m.name())).map(|(x, y)| (m.name().to_string(), x, y))
+            })
+            .collect();
+        best.sort_by(|a, b| b.2.total_cmp(&a.2));
+        if let (Some(first), Some(last)) = (best.first(), best.last()) {
+            result.findings.push(format!(
+                "with {} threads ({:.1}× the CPUs): {} is fastest ({}), {} slowest ({}, {:.1}× less)",
+                first.1,
+                first.1 / cpus,
+                first.0,
+                crate::render::fmt_value("increments_per_s", first.2),
+                last.0,
+                crate::render::fmt_value("increments_per_s", last.2),
+                first.2 / last.2.max(1e-9)
+            ));
+        }
+        for m in ["cas", "cas-backoff"] {
+            if let Some((x, y)) = at_max(&format!("{m}-failures/")) {
+                result.findings.push(format!(
+                    "{m}: {y:.2} failed CAS per successful increment with {x} threads"
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_method_loses_an_increment() {
+        for method in Method::ALL {
+            let s = Shared::default();
+            let end = now_ns() + 20_000_000;
+            let (ok, failed) = std::thread::scope(|sc| {
+                let hs: Vec<_> = (0..4)
+                    .map(|_| sc.spawn(|| hammer(&s, method, end)))
+                    .collect();
+                hs.into_iter()
+                    .map(|h| h.join().unwrap())
+                    .fold((0, 0), |a, r| (a.0 + r.0, a.1 + r.1))
+            });
+            assert_eq!(total(&s, method), ok, "{method:?}");
+            assert!(ok >= 4 * CHECK_EVERY);
+            if matches!(method, Method::FetchAdd | Method::Mutex) {
+                assert_eq!(failed, 0);
+            }
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! `c2c`: core-to-core latency between pairs of CPUs.
+//!
+//! - `c2c/cas`: one cache line bounced with compare-and-swap: the first thread moves the
+//!   word from 2k to 2k+1, the second from 2k+1 to 2k+2; latency = round trip / 2.
+//! - `c2c/rw`: a writer/reader pair on two padded lines (ping and pong); latency =
+//!   round trip / 2.
+//!
+//! The lines are allocated fresh and first written by the first thread of each pair.
+//! On more than 64 CPUs a representative subset is measured (see `subset`).
+
+use super::subset;
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::model::{Matrix, Measurement, Point, ProbeResult};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Repetitions per pair; the best is kept.
+pub const REPS: usize = 3;
+/// Padding of each line: 128 bytes, because adjacent-line prefetch on x86 pairs lines.
+pub const LINE_PAD: usize = 128;
+
+/// The probe.
+pub struct C2c;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct CaseParams {
+    a: u32,
+    b: u32,
+    round_trips: u64,
+}
+
+#[repr(align(128))]
+#[derive(Default)]
+struct Line(AtomicU64);
+
+#[derive(Default)]
+struct Lines {
+    cas: Line,
+    ping: Line,
+    pong: Line,
+    abort: AtomicBool,
+}
+
+const _: () = assert!(std::mem::size_of::<Line>() == LINE_PAD);
+
+/// Spin until `cond`, yielding now and then; false if `abort` was raised.
+#[inline(always)]
+fn spin(abort: &AtomicBool, mut cond: impl FnMut() -> bool) -> bool {
+    let mut n = 0u32;
+    while !cond() {
+        n = n.wrapping_add(1);
+        if n % 4096 == 0 {
+            if abort.load(Ordering::Relaxed) {
+                return false;
+            }
+            if n % (1 << 20) == 0 {
+                std::thread::yield_now();
+            }
+        }
+        std::hint::spin_loop();
+    }
+    true
+}
+
+/// One side of both ping-pongs: `me` 0 starts; returns ticks of the CAS phase and of the
+/// read/write phase (only side 0's are used).
+fn bounce(l: &Lines, me: usize, n: u64) -> Option<(u64, u64)> {
+    use crate::clock::ticks;
+    let t0 = ticks();
+    for k in 0..n {
+        let (from, to) = if me == 0 {
+            (2 * k, 2 * k + 1)
+        } else {
+            (2 * k + 1, 2 * k + 2)
+        };
+        let ok = spin(&l.abort, || {
+            l.cas
+                .0
+                .compare_exchange(from, to, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        });
+        if !ok {
+            return None;
+        }
+    }
+    let t1 = ticks();
+    for k in 1..=n {
+        if me == 0 {
+            l.ping.0.store(k, Ordering::Release);
+            if !spin(&l.abort, || l.pong.0.load(Ordering::Acquire) == k) {
+                return None;
+            }
+        } else {
+            if !spin(&l.abort, || l.ping.0.load(Ordering::Acquire) == k) {
+                return None;
+            }
+            l.pong.0.store(k, Ordering::Release);
+        }
+    }
+    Some((t1 - t0, crate::clock::ticks() - t1))
+}
+
+impl Probe for C2c {
+    fn id(&self) -> &'static str {
+        "c2c"
+    }
+
+    fn title(&self) -> &'static str {
+        "core-to-core latency matrix: a cache line bounced with CAS, and a writer/reader pair"
+    }
+
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+        let (cpus, note) = subset::cpus(&ctx.topo);
+        if cpus.len() < 2 {
+            return Err(ProbeError::Skipped("fewer than 2 CPUs allowed".into()));
+        }
+        let round_trips: u64 = ctx.profile.pick(2_000, 20_000, 100_000);
+        let mut cases = Vec::new();
+        for (i, &a) in cpus.iter().enumerate() {
+            for &b in &cpus[i + 1..] {
+                cases.push(Case::new(
+                    format!("{a}↔{b}"),
+                    &CaseParams { a, b, round_trips },
+                ));
+            }
+        }
+        let mut plan = Plan {
+            cases,
+            ..Plan::default()
+        }
+        .param("cpus", &cpus)
+        .param("round_trips", round_trips)
+        .param("repetitions", REPS)
+        .param("line_pad_bytes", LINE_PAD);
+        if let Some(n) = note {
+            plan = plan.param("subset", n);
+        }
+        Ok(plan)
+    }
+
+    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c: CaseParams = case.decode()?;
+        let clock = ctx.plan.clock.clone();
+        let mut best = (u64::MAX, u64::MAX);
+        for _ in 0..REPS {
+            if ctx.expired() && best.0 != u64::MAX {
+                break;
+            }
+            // Fresh lines per repetition; the first thread writes them first (setup).
+            let lines = Box::<Lines>::default();
+            let deadline = ctx.deadline;
+            let lines_ref = &*lines;
+            let watchdog_done = AtomicBool::new(false);
+            let out = std::thread::scope(|s| {
+                // Raise `abort` if the pair overruns the deadline (a refused pin can put
+                // both on one CPU): nobody spins forever.
+                s.spawn(|| {
+                    while !watchdog_done.load(Ordering::Acquire) {
+                        if std::time::Instant::now() >= deadline {
+                            lines_ref.abort.store(true, Ordering::Release);
+                            return;
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
+                });
+                let r = ctx.team(
+                    &[Some(c.a), Some(c.b)],
+                    1,
+                    |me| {
+                        if me == 0 {
+                            lines_ref.cas.0.store(0, Ordering::Relaxed);
+                            lines_ref.ping.0.store(0, Ordering::Relaxed);
+                            lines_ref.pong.0.store(0, Ordering::Relaxed);
+                        }
+                    },
+                    |me, _| bounce(lines_ref, me, c.round_trips),
+                );
+                watchdog_done.store(true, Ordering::Release);
+                r
+            })?;
+            let Some(Some((cas, rw))) = out.results.first().and_then(|r| r.first()).cloned() else {
+                return Err(ProbeError::GaveUp(format!(
+                    "{}↔{}: the ping-pong did not finish before the budget ran out",
+                    c.a, c.b
+                )));
+            };
+            best = (best.0.min(cas), best.1.min(rw));
+        }
+        let per = |t: u64| clock.ticks_to_ns(t) / (2 * c.round_trips) as f64;
+        let (cas_ns, rw_ns) = (per(best.0), per(best.1));
+        let mut m = Measurement::points(vec![
+            Point::new("pairs/cas", "pair", 0.0, "ns", cas_ns),
+            Point::new("pairs/rw", "pair", 0.0, "ns", rw_ns),
+        ]);
+        // One 1×1 matrix per pair; `finish` assembles the full matrices.
+        for (name, v) in [("c2c/cas", cas_ns), ("c2c/rw", rw_ns)] {
+            m.matrices.push(Matrix {
+                name: name.into(),
+                unit: "ns".into(),
+                rows: vec![c.a.to_string()],
+                cols: vec![c.b.to_string()],
+                values: vec![vec![Some(v)]],
+            });
+        }
+        Ok(m)
+    }
+
+    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
+        let cpus: Vec<u32> = result
+            .params
+            .get("cpus")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default();
+        let labels: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
+        let idx = |s: &str| labels.iter().position(|l| l == s);
+        let mut full = Vec::new();
+        for name in ["c2c/cas", "c2c/rw"] {
+            let mut values = vec![vec![None; cpus.len()]; cpus.len()];
+            let mut pairs = Vec::new();
+            for m in result.matrices.iter().filter(|m| m.name == name) {
+                if let (Some(r), Some(c), Some(Some(v))) = (
+                    idx(&m.rows[0]),
+                    idx(&m.cols[0]),
+                    m.values.first().and_then(|r| r.first()),
+                ) {
+                    values[r][c] = Some(*v);
+                    values[c][r] = Some(*v);
+                    pairs.push(((cpus[r], cpus[c]), *v));
+                }
+            }
+            full.push(Matrix {
+                name: name.into(),
+                unit: "ns".into(),
+                rows: labels.clone(),
+                cols: labels.clone(),
+                values,
+            });
+            for (lat, ps) in subset::classes(pairs, 0.25) {
+                let mut rels: Vec<&str> = ps
+                    .iter()
+                    .map(|&(a, b)| subset::relation(&ctx.topo, a, b))
+                    .collect();
+                rels.sort_unstable();
+                rels.dedup();
+                result.findings.push(format!(
+                    "{name}: {} between {} CPU pairs ({}): {}",
+                    crate::render::fmt_value("ns", lat),
+                    ps.len(),
+                    rels.join(" / "),
+                    subset::pair_list(&ps, 6)
+                ));
+            }
+        }
+        result.matrices = full;
+        result.series.retain(|s| !s.name.starts_with("pairs/"));
+        if let Some(n) = result.params.get("subset").and_then(|v| v.as_str()) {
+            result.warnings.push(n.to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ping_pong_counts_every_round_trip() {
+        let l = Lines::default();
+        let n = 500;
+        let r = std::thread::scope(|s| {
+            let h = s.spawn(|| bounce(&l, 1, n));
+            let a = bounce(&l, 0, n);
+            (a, h.join().unwrap())
+        });
+        assert!(r.0.is_some() && r.1.is_some());
+        assert_eq!(l.cas.0.load(Ordering::Relaxed), 2 * n);
+        assert_eq!(l.pong.0.load(Ordering::Relaxed), n);
+    }
+
+    #[test]
+    fn an_abandoned_partner_does_not_hang() {
+        let l = Lines::default();
+        l.abort.store(true, Ordering::Relaxed);
+        assert!(bounce(&l, 0, 10).is_none());
+    }
+}

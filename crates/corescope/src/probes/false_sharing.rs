@@ -1,0 +1,290 @@
+//! `false-sharing`: N threads each increment their own 16-bit counter; after every 25
+//! portions of work all meet at a barrier (seed 002 §5). Counters `pad` bytes apart:
+//! packed (2 B: all in one cache line) vs padded (128 B), with a timeline of every
+//! portion of every thread (the seed's Figures 32–33), and a padding sweep 2 … 256 B
+//! (seed 004 loop 1) whose knee is the effective coherence granularity.
+
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::clock::now_ns;
+use crate::model::{Lane, Measurement, Point, ProbeResult, Span, Timeline};
+use crate::placement::{self, Strategy};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::Barrier;
+
+/// Portions between two barriers (seed 002 §5).
+pub const PORTIONS_PER_BARRIER: usize = 25;
+/// Paddings swept, in bytes (16-bit counters need at least 2).
+pub const PADDINGS: [usize; 8] = [2, 4, 8, 16, 32, 64, 128, 256];
+/// Packed and padded layouts whose timelines are kept.
+pub const PACKED: usize = 2;
+/// See [`PACKED`]: 128 B, two lines, because of adjacent-line prefetch on x86.
+pub const PADDED: usize = 128;
+/// A padding is "free of false sharing" when its time is within this factor of the
+/// widest padding's.
+pub const NO_SLOWDOWN: f64 = 1.15;
+
+/// The probe.
+pub struct FalseSharing;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct CaseParams {
+    threads: usize,
+    pad: usize,
+    portions: usize,
+    increments: u64,
+}
+
+/// Counters `pad` bytes apart in one 4 KiB-aligned buffer.
+pub struct Counters {
+    block: super::memory::Block,
+    pad: usize,
+}
+
+impl Counters {
+    /// Room for `n` counters `pad` bytes apart (pad even, ≥ 2).
+    pub fn new(n: usize, pad: usize) -> Result<Self, String> {
+        let pad = pad.max(2) & !1;
+        let words = (n * pad).div_ceil(8) + 1;
+        Ok(Self {
+            block: super::memory::Block::new(words, false, 0)?,
+            pad,
+        })
+    }
+    /// Counter `i`.
+    pub fn get(&self, i: usize) -> &AtomicU16 {
+        let base = self.block.as_slice().as_ptr() as *const u8;
+        // SAFETY: i·pad + 2 ≤ the block's bytes (sized in `new`); pad is even and the
+        // block 2 MiB-aligned, so the address is 2-aligned; AtomicU16 has the layout of
+        // u16 and the block is only accessed through these atomics while shared.
+        unsafe { &*(base.add(i * self.pad) as *const AtomicU16) }
+    }
+}
+
+/// One thread's work: `portions` × `increments` on its counter, a barrier every 25
+/// portions; returns the (start, end) ns of every portion.
+pub fn work(c: &AtomicU16, barrier: &Barrier, portions: usize, increments: u64) -> Vec<(u64, u64)> {
+    let mut spans = Vec::with_capacity(portions);
+    for p in 0..portions {
+        let t0 = now_ns();
+        for _ in 0..increments {
+            // A load and a store, not a locked RMW: the seed's `counter++`.
+            c.store(c.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+        }
+        spans.push((t0, now_ns()));
+        if (p + 1) % PORTIONS_PER_BARRIER == 0 {
+            barrier.wait();
+        }
+    }
+    spans
+}
+
+impl Probe for FalseSharing {
+    fn id(&self) -> &'static str {
+        "false-sharing"
+    }
+
+    fn title(&self) -> &'static str {
+        "own 16-bit counters packed in one line vs padded; timelines; padding sweep"
+    }
+
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+        let threads = ctx
+            .overrides
+            .threads
+            .as_ref()
+            .and_then(|t| t.iter().copied().max())
+            .unwrap_or(ctx.cpus());
+        if threads < 2 {
+            return Err(ProbeError::Skipped(
+                "needs at least 2 threads (one CPU allowed)".into(),
+            ));
+        }
+        let portions: usize = ctx.profile.pick(50, 100, 250);
+        let increments: u64 = ctx.profile.pick(20_000, 100_000, 1_000_000);
+        let cases = PADDINGS
+            .iter()
+            .map(|&pad| {
+                Case::new(
+                    format!("pad {pad} B"),
+                    &CaseParams {
+                        threads,
+                        pad,
+                        portions,
+                        increments,
+                    },
+                )
+            })
+            .collect();
+        Ok(Plan {
+            cases,
+            ..Plan::default()
+        }
+        .param("threads", threads)
+        .param("portions", portions)
+        .param("increments_per_portion", increments)
+        .param("portions_per_barrier", PORTIONS_PER_BARRIER)
+        .param("paddings", PADDINGS))
+    }
+
+    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c: CaseParams = case.decode()?;
+        let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, c.threads)
+            .map_err(|e| ProbeError::Failed(e.to_string()))?;
+        let counters = Counters::new(c.threads, c.pad).map_err(ProbeError::Failed)?;
+        let barrier = Barrier::new(c.threads);
+        let out = ctx.team(
+            &cpus,
+            1,
+            |_| (),
+            |t, _| work(counters.get(t), &barrier, c.portions, c.increments),
+        )?;
+        let expect = (c.portions as u64 * c.increments) as u16;
+        for t in 0..c.threads {
+            let v = counters.get(t).load(Ordering::Acquire);
+            if v != expect {
+                return Err(ProbeError::Failed(format!(
+                    "counter {t} is {v}, expected {expect}: lost increments"
+                )));
+            }
+        }
+        let team_ns = out.best().map(|b| b.team_ns()).unwrap_or(0).max(1) as f64;
+        let per_inc = team_ns / (c.portions as f64 * c.increments as f64);
+        let mut m = Measurement::points(vec![Point::new(
+            "padding/time",
+            "padding_bytes",
+            c.pad as f64,
+            "ns_per_increment",
+            per_inc,
+        )]);
+        if c.pad == PACKED || c.pad == PADDED {
+            let spans: Vec<&Vec<(u64, u64)>> =
+                out.results.iter().filter_map(|r| r.first()).collect();
+            let t0 = spans
+                .iter()
+                .flat_map(|s| s.iter().map(|x| x.0))
+                .min()
+                .unwrap_or(0);
+            let lanes = spans
+                .iter()
+                .enumerate()
+                .map(|(t, s)| Lane {
+                    label: match cpus[t] {
+                        Some(cpu) => format!("thread {t} (CPU {cpu})"),
+                        None => format!("thread {t}"),
+                    },
+                    spans: s
+                        .iter()
+                        .map(|&(a, b)| Span {
+                            start_ns: (a - t0) as f64,
+                            end_ns: (b - t0) as f64,
+                            kind: "work".into(),
+                        })
+                        .collect(),
+                })
+                .collect();
+            m.timelines.push(Timeline {
+                name: format!(
+                    "false-sharing/{}",
+                    if c.pad == PACKED { "packed" } else { "padded" }
+                ),
+                lanes,
+            });
+        }
+        Ok(m)
+    }
+
+    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
+        let Some(s) = result.series("padding/time").cloned() else {
+            return;
+        };
+        let Some(&widest) = s.y.last() else { return };
+        for (&x, &y) in s.x.iter().zip(&s.y) {
+            result.push_point(Point::new(
+                "padding/slowdown",
+                "padding_bytes",
+                x,
+                "x_widest_padding",
+                y / widest,
+            ));
+        }
+        let at = |pad: usize| s.x.iter().position(|&x| x == pad as f64).map(|i| s.y[i]);
+        let line = ctx
+            .topo
+            .line_bytes()
+            .map(|l| format!("{l} B"))
+            .unwrap_or_else(|| "unknown".into());
+        if let (Some(packed), Some(padded)) = (at(PACKED), at(PADDED)) {
+            result.findings.push(format!(
+                "packed counters are {:.1}× slower than padded ones ({} vs {} per increment)",
+                packed / padded,
+                crate::render::fmt_value("ns", packed),
+                crate::render::fmt_value("ns", padded)
+            ));
+            if packed / padded < NO_SLOWDOWN {
+                result.findings.push(format!(
+                    "coherence granularity: could not tell (packing costs less than {:.0} %; the topology's line: {line})",
+                    (NO_SLOWDOWN - 1.0) * 100.0
+                ));
+                return;
+            }
+        }
+        if let Some(i) = s.y.iter().position(|&y| y <= widest * NO_SLOWDOWN) {
+            result.findings.push(format!(
+                "coherence granularity: {} B — the smallest padding within {:.0} % of the widest (the topology's line: {line})",
+                s.x[i],
+                (NO_SLOWDOWN - 1.0) * 100.0
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_add_up_and_do_not_overlap() {
+        for pad in PADDINGS {
+            let c = Counters::new(4, pad).unwrap();
+            let b = Barrier::new(4);
+            std::thread::scope(|s| {
+                for t in 0..4 {
+                    let (c, b) = (&c, &b);
+                    s.spawn(move || work(c.get(t), b, 50, 1000));
+                }
+            });
+            for t in 0..4 {
+                assert_eq!(
+                    c.get(t).load(Ordering::Relaxed),
+                    (50 * 1000u64) as u16,
+                    "pad {pad}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_sweep_covers_the_cache_lines_of_real_machines() {
+        assert!(PADDINGS.contains(&64) && PADDINGS.contains(&128));
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/topologies");
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            if e.path().extension().is_none_or(|x| x != "xml") {
+                continue;
+            }
+            let t = crate::topology::from_xml_file(&e.path()).unwrap();
+            if let Some(l) = t.line_bytes() {
+                assert!(
+                    PADDINGS.contains(&(l as usize)),
+                    "{}: line {l}",
+                    e.path().display()
+                );
+                assert!(*PADDINGS.last().unwrap() >= 2 * l as usize);
+            }
+        }
+    }
+}
