@@ -17,6 +17,7 @@ pub mod c2c;
 pub mod compute;
 pub mod condvar;
 pub mod false_sharing;
+pub mod matmul;
 pub mod memory;
 pub mod mutex;
 pub mod pairs;
@@ -40,6 +41,7 @@ pub fn registry() -> Vec<Box<dyn Probe>> {
         Box::new(c2c::C2c),
         Box::new(false_sharing::FalseSharing),
         Box::new(sharing::Sharing),
+        Box::new(matmul::Matmul),
     ]
 }
 

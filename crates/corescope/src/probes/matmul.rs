@@ -1,0 +1,278 @@
+//! `matmul`: the six loop orders of the naive triple loop × normal / transposed
+//! output, against an optimised library (seed 002 §3.1, where a compiler that
+//! recognised the pattern beat every hand-written order). MFLOP/s = 2n³ / time.
+//!
+//! `normal` computes C = A·B with C row-major; `transposed` stores the result
+//! transposed (C[j][i]), which turns every order's access to C around. The library
+//! is the `matrixmultiply` crate's `dgemm` (blocked, vectorised, one thread).
+
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::model::{Measurement, Point, ProbeResult};
+use serde::{Deserialize, Serialize};
+use std::hint::black_box;
+use std::time::Instant;
+
+/// The six loop orders, outermost first.
+pub const ORDERS: [&str; 6] = ["ijk", "ikj", "jik", "jki", "kij", "kji"];
+/// A variant whose previous size took longer than this share of the probe's budget
+/// is not run at the next size (it would take about 8× longer): recorded as gave up.
+pub const GIVE_UP_SHARE: f64 = 1.0 / 16.0;
+
+/// The probe.
+pub struct Matmul;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct CaseParams {
+    n: usize,
+}
+
+// One function per order: `$o1 $o2 $o3` are the loops, outermost first. `$t` selects
+// where C[i][j] lives: row-major (normal) or transposed.
+macro_rules! order {
+    ($name:ident, [$o1:ident, $o2:ident, $o3:ident], $i:ident, $j:ident, $k:ident) => {
+        /// C (+)= A·B with this loop order; `t`: store C transposed.
+        #[inline(never)]
+        pub fn $name(n: usize, a: &[f64], b: &[f64], c: &mut [f64], t: bool) {
+            for $o1 in 0..n {
+                for $o2 in 0..n {
+                    for $o3 in 0..n {
+                        let ci = if t { $j * n + $i } else { $i * n + $j };
+                        c[ci] += a[$i * n + $k] * b[$k * n + $j];
+                    }
+                }
+            }
+        }
+    };
+}
+order!(ijk, [i, j, k], i, j, k);
+order!(ikj, [i, k, j], i, j, k);
+order!(jik, [j, i, k], i, j, k);
+order!(jki, [j, k, i], i, j, k);
+order!(kij, [k, i, j], i, j, k);
+order!(kji, [k, j, i], i, j, k);
+
+/// Run loop order `o` (an entry of [`ORDERS`]).
+pub fn by_order(o: &str, n: usize, a: &[f64], b: &[f64], c: &mut [f64], t: bool) {
+    match o {
+        "ijk" => ijk(n, a, b, c, t),
+        "ikj" => ikj(n, a, b, c, t),
+        "jik" => jik(n, a, b, c, t),
+        "jki" => jki(n, a, b, c, t),
+        "kij" => kij(n, a, b, c, t),
+        _ => kji(n, a, b, c, t),
+    }
+}
+
+/// C = A·B with `matrixmultiply::dgemm` (row-major).
+pub fn library(n: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+    // SAFETY: a, b, c hold n·n values each, row-major (row stride n, column stride 1),
+    // and c does not alias a or b (`&mut` vs `&`).
+    unsafe {
+        matrixmultiply::dgemm(
+            n,
+            n,
+            n,
+            1.0,
+            a.as_ptr(),
+            n as isize,
+            1,
+            b.as_ptr(),
+            n as isize,
+            1,
+            0.0,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
+        );
+    }
+}
+
+fn inputs(n: usize) -> (Vec<f64>, Vec<f64>) {
+    let a = (0..n * n)
+        .map(|x| ((x * 7 + 3) % 13) as f64 / 13.0)
+        .collect();
+    let b = (0..n * n)
+        .map(|x| ((x * 5 + 1) % 11) as f64 / 11.0)
+        .collect();
+    (a, b)
+}
+
+impl Probe for Matmul {
+    fn id(&self) -> &'static str {
+        "matmul"
+    }
+
+    fn title(&self) -> &'static str {
+        "matrix multiply: the six loop orders × normal/transposed vs an optimised library"
+    }
+
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+        let sizes: Vec<usize> = ctx.profile.pick(
+            vec![32, 64, 128, 256],
+            vec![64, 128, 256, 512, 1024],
+            vec![64, 128, 256, 512, 1024, 2048],
+        );
+        let cases = sizes
+            .iter()
+            .map(|&n| Case::new(format!("n = {n}"), &CaseParams { n }))
+            .collect();
+        Ok(Plan {
+            cases,
+            ..Plan::default()
+        }
+        .param("sizes", &sizes)
+        .param("orders", ORDERS)
+        .param("library", "matrixmultiply 0.3 dgemm (one thread)")
+        .param("flops", "2n³ per product"))
+    }
+
+    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c: CaseParams = case.decode()?;
+        let n = c.n;
+        let (a, b) = inputs(n);
+        let flops = 2.0 * (n as f64).powi(3);
+        let mut m = Measurement::default();
+        let budget = ctx.plan.budget_s * GIVE_UP_SHARE;
+        // Which variants gave up at a smaller size: they are not run again.
+        let mut variants: Vec<(String, Option<(&str, bool)>)> = Vec::new();
+        for o in ORDERS {
+            for t in [false, true] {
+                let tag = if t { "transposed" } else { "normal" };
+                variants.push((format!("{o}/{tag}"), Some((o, t))));
+            }
+        }
+        variants.push(("library/matrixmultiply".into(), None));
+        let cpus = crate::placement::assign(&ctx.plan.topo, &crate::placement::Strategy::Linear, 1)
+            .map_err(|e| ProbeError::Failed(e.to_string()))?;
+        for (name, v) in variants {
+            if ctx.expired() {
+                m.warnings
+                    .push(format!("{name} at n = {n}: budget reached before it ran"));
+                continue;
+            }
+            if GAVE_UP.with(|g| g.borrow().contains(&name)) {
+                continue;
+            }
+            // Pinned to one CPU, as the seed's single-threaded runs.
+            let (a, b) = (&a, &b);
+            let out = ctx.team(
+                &cpus,
+                1,
+                |_| vec![0.0; n * n],
+                |_, c_buf: &mut Vec<f64>| {
+                    let t0 = Instant::now();
+                    match v {
+                        Some((o, t)) => by_order(o, n, black_box(a), black_box(b), c_buf, t),
+                        None => library(n, black_box(a), black_box(b), c_buf),
+                    }
+                    black_box(&*c_buf);
+                    t0.elapsed().as_secs_f64()
+                },
+            )?;
+            let secs = out
+                .results
+                .first()
+                .and_then(|r| r.first())
+                .copied()
+                .ok_or_else(|| ProbeError::Failed("the kernel did not run".into()))?;
+            m.points.push(Point::new(
+                &name,
+                "n",
+                n as f64,
+                "flops_per_s",
+                flops / secs,
+            ));
+            if secs > budget {
+                GAVE_UP.with(|g| g.borrow_mut().push(name.clone()));
+                m.warnings.push(format!(
+                    "{name}: gave up after n = {n} ({secs:.1} s; the next size would take about 8× longer)"
+                ));
+            }
+        }
+        Ok(m)
+    }
+
+    fn finish(&self, result: &mut ProbeResult, _ctx: &PlanCtx) {
+        GAVE_UP.with(|g| g.borrow_mut().clear());
+        // At the largest n every naive variant reached: best and worst order.
+        let naive: Vec<_> = result
+            .series
+            .iter()
+            .filter(|s| !s.name.starts_with("library/"))
+            .collect();
+        let Some(n) = naive
+            .iter()
+            .filter_map(|s| s.x.last().copied())
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.min(x))))
+        else {
+            return;
+        };
+        let at: Vec<(&str, f64)> = naive
+            .iter()
+            .filter_map(|s| {
+                s.x.iter()
+                    .position(|&x| x == n)
+                    .map(|i| (s.name.as_str(), s.y[i]))
+            })
+            .collect();
+        let best = at.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+        let worst = at.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+        if let (Some(b), Some(w)) = (best, worst) {
+            result.findings.push(format!(
+                "at n = {n}: best loop order {} ({}), worst {} ({}): {:.1}× apart",
+                b.0,
+                crate::render::fmt_value("flops_per_s", b.1),
+                w.0,
+                crate::render::fmt_value("flops_per_s", w.1),
+                b.1 / w.1
+            ));
+            if let Some(lib) = result.series("library/matrixmultiply") {
+                if let Some(i) = lib.x.iter().position(|&x| x == n) {
+                    result.findings.push(format!(
+                        "the library reaches {} at n = {n}: {:.1}× the best loop order",
+                        crate::render::fmt_value("flops_per_s", lib.y[i]),
+                        lib.y[i] / b.1
+                    ));
+                }
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// Variants that gave up in the current run (the runner calls one probe at a time
+    /// from one thread).
+    static GAVE_UP: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_order_and_the_library_compute_the_product() {
+        let n = 12;
+        let (a, b) = inputs(n);
+        let mut reference = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                reference[i * n + j] = (0..n).map(|k| a[i * n + k] * b[k * n + j]).sum();
+            }
+        }
+        for o in ORDERS {
+            for t in [false, true] {
+                let mut c = vec![0.0; n * n];
+                by_order(o, n, &a, &b, &mut c, t);
+                for i in 0..n {
+                    for j in 0..n {
+                        let got = if t { c[j * n + i] } else { c[i * n + j] };
+                        assert!((got - reference[i * n + j]).abs() < 1e-9, "{o} t={t}");
+                    }
+                }
+            }
+        }
+        let mut c = vec![0.0; n * n];
+        library(n, &a, &b, &mut c);
+        assert!(c.iter().zip(&reference).all(|(x, y)| (x - y).abs() < 1e-9));
+    }
+}
