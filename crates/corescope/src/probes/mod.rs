@@ -21,6 +21,7 @@ pub mod matmul;
 pub mod memory;
 pub mod mutex;
 pub mod pairs;
+pub mod pool;
 pub mod sharing;
 pub mod subset;
 pub mod threads;
@@ -41,6 +42,7 @@ pub fn registry() -> Vec<Box<dyn Probe>> {
         Box::new(c2c::C2c),
         Box::new(false_sharing::FalseSharing),
         Box::new(sharing::Sharing),
+        Box::new(pool::PoolProbe),
         Box::new(matmul::Matmul),
     ]
 }

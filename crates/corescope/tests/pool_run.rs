@@ -1,0 +1,79 @@
+//! Quick runs of `pool` and `matmul`: every series, results checked inside the probes
+//! (FFT against the direct DFT, matmuls against a reference), no thread left behind.
+//! No timing thresholds.
+
+use corescope::clock::Clock;
+use corescope::model::{Profile, Status};
+use corescope::probes::{self, pairs, Overrides, PlanCtx};
+use std::time::Duration;
+
+fn ctx() -> PlanCtx {
+    PlanCtx {
+        topo: corescope::topology::detect().expect("topology"),
+        clock: Clock::calibrate(Duration::from_millis(20)),
+        profile: Profile::Quick,
+        overrides: Overrides::default(),
+        budget_s: 60.0,
+    }
+}
+
+#[test]
+fn the_pool_probe_measures_both_free_lists_and_rayon() {
+    let before = pairs::thread_count().unwrap();
+    let r =
+        corescope::runner::run_probe(probes::find("pool").unwrap().as_ref(), &ctx(), &mut |_| {});
+    assert!(
+        matches!(r.status, Status::Completed),
+        "{:?} {:?}",
+        r.status,
+        r.reason
+    );
+    for name in [
+        "fft/mutex",
+        "fft/lockfree",
+        "fft/rayon",
+        "fft-cas-retries/lockfree",
+    ] {
+        let s = r.series(name).unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(s.x.first(), Some(&1.0), "{name} starts at size 1");
+        assert!(
+            s.y.iter().all(|&y| y >= 0.0 && y.is_finite()),
+            "{name}: {s:?}"
+        );
+    }
+    for name in ["rmatmul/taskpool/256", "rmatmul/rayon/256"] {
+        let s = r.series(name).unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(s.x, vec![1.0, 2.0, 3.0]);
+        assert!(s.y.iter().all(|&y| y > 0.0));
+    }
+    assert!(r.findings.iter().any(|f| f.starts_with("rmatmul N = 256")));
+    // The probe's pools were dropped: their workers joined (rayon's global pool stays).
+    let after = pairs::thread_count().unwrap();
+    let rayon = rayon::current_num_threads();
+    assert!(
+        after <= before + rayon,
+        "threads before {before}, after {after}, rayon {rayon}"
+    );
+}
+
+#[test]
+fn the_matmul_probe_compares_every_order_with_the_library() {
+    let r = corescope::runner::run_probe(
+        probes::find("matmul").unwrap().as_ref(),
+        &ctx(),
+        &mut |_| {},
+    );
+    assert!(matches!(r.status, Status::Completed), "{:?}", r.reason);
+    for o in corescope::probes::matmul::ORDERS {
+        for t in ["normal", "transposed"] {
+            let s = r
+                .series(&format!("{o}/{t}"))
+                .unwrap_or_else(|| panic!("{o}/{t}"));
+            assert_eq!(s.x, vec![32.0, 64.0, 128.0, 256.0]);
+            assert!(s.y.iter().all(|&y| y > 0.0));
+            assert_eq!(s.y_name, "flops_per_s");
+        }
+    }
+    assert!(r.series("library/matrixmultiply").is_some());
+    assert!(r.findings.iter().any(|f| f.contains("best loop order")));
+}
