@@ -23,6 +23,7 @@ pub mod mutex;
 pub mod pairs;
 pub mod pool;
 pub mod sharing;
+pub mod spin;
 pub mod subset;
 pub mod threads;
 pub mod timers;
@@ -42,6 +43,7 @@ pub fn registry() -> Vec<Box<dyn Probe>> {
         Box::new(c2c::C2c),
         Box::new(false_sharing::FalseSharing),
         Box::new(sharing::Sharing),
+        Box::new(spin::Spin),
         Box::new(pool::PoolProbe),
         Box::new(matmul::Matmul),
     ]

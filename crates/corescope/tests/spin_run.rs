@@ -1,0 +1,72 @@
+//! A quick spin run: every wait loop next to the active thread for each placement the
+//! machine has, a table per placement, and findings. No timing thresholds.
+
+use corescope::clock::Clock;
+use corescope::model::{Profile, Status};
+use corescope::probes::{self, spin::BENCHES, Overrides, PlanCtx};
+use std::time::Duration;
+
+#[test]
+fn quick_spin_run_measures_every_loop() {
+    let ctx = PlanCtx {
+        topo: corescope::topology::detect().expect("topology"),
+        clock: Clock::calibrate(Duration::from_millis(20)),
+        profile: Profile::Quick,
+        overrides: Overrides::default(),
+        budget_s: 120.0,
+    };
+    let r = corescope::runner::run_probe(probes::find("spin").unwrap().as_ref(), &ctx, &mut |_| {});
+    assert!(
+        matches!(r.status, Status::Completed),
+        "{:?} {:?}",
+        r.status,
+        r.reason
+    );
+    let loops = [
+        "plain",
+        "pause",
+        "fpdiv",
+        "intdiv",
+        "cas",
+        "cachemiss",
+        "yield",
+        "futex",
+    ];
+    let same = r
+        .tables
+        .iter()
+        .find(|t| t.name == "spin/same-cpu")
+        .expect("same-cpu table");
+    for t in &r.tables {
+        assert_eq!(t.columns[1..], loops.map(String::from), "{}", t.name);
+        let labels: Vec<&str> = t.rows.iter().map(|row| row[0].as_str().unwrap()).collect();
+        assert_eq!(labels[0], "read_interval_ns");
+        assert_eq!(labels[1], "handoff_ns");
+        for b in BENCHES {
+            assert!(
+                labels.contains(&format!("{b} ×").as_str()),
+                "{}: {b}",
+                t.name
+            );
+        }
+        for row in &t.rows {
+            for v in &row[1..] {
+                let v = v.as_f64().unwrap();
+                assert!(v.is_finite() && v > 0.0, "{}: {row:?}", t.name);
+            }
+        }
+    }
+    assert_eq!(same.rows.len(), 2 + BENCHES.len() + 1);
+    if ctx.topo.allowed_count() >= 2 {
+        let s = r
+            .series("mean-slowdown/other-core")
+            .expect("other-core series");
+        assert_eq!(s.x.len(), loops.len());
+    }
+    if !ctx.topo.has_smt() {
+        assert!(r
+            .findings
+            .iter()
+            .any(|f| f.starts_with("smt-sibling: skipped")));
+    }
+}
