@@ -366,3 +366,15 @@ fn this_machine() {
     }
     assert!(!t.caches.is_empty() || cfg!(not(target_arch = "x86_64")));
 }
+
+#[test]
+fn an_affinity_mask_restricts_the_allowed_cpus() {
+    let mut t = corescope::topology::from_synthetic("pack:1 core:4 pu:2").unwrap();
+    assert_eq!(t.allowed_count(), 8);
+    corescope::topology::restrict_to(&mut t, &[0, 1, 5]);
+    assert_eq!(t.allowed_os_indices(), vec![0, 1, 5]);
+    // A mask naming no CPU of the machine changes nothing.
+    let mut u = corescope::topology::from_synthetic("pack:1 core:4 pu:2").unwrap();
+    corescope::topology::restrict_to(&mut u, &[99]);
+    assert_eq!(u.allowed_count(), 8);
+}

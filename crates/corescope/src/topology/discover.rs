@@ -75,15 +75,37 @@ pub enum TopologyError {
 
 /// The machine this process runs on.
 ///
-/// PUs that a cgroup cpuset forbids are included with `allowed == false`;
-/// offline CPUs are listed in [`Topology::unavailable`].
+/// PUs that a cgroup cpuset forbids, or that the affinity mask this process
+/// started with leaves out (`taskset -c 0-3 corescope`), are included with
+/// `allowed == false`; offline CPUs are listed in [`Topology::unavailable`].
 pub fn detect() -> Result<Topology, TopologyError> {
     let topo = TopologyBuilder::new()
         .with_flags(BuildFlags::INCLUDE_DISALLOWED)
         .map_err(|e| TopologyError::Detect(e.to_string()))?
         .build()
         .map_err(|e| TopologyError::Detect(e.to_string()))?;
-    convert(&topo, "hwloc".into())
+    let mut t = convert(&topo, "hwloc".into())?;
+    if let Some(mask) = super::host::affinity_cpus() {
+        restrict_to(&mut t, &mask);
+    }
+    Ok(t)
+}
+
+/// Mark every PU outside `cpus` as not allowed, unless that would leave none
+/// (a mask naming no CPU of the topology says nothing useful).
+pub fn restrict_to(t: &mut Topology, cpus: &[u32]) {
+    if !t
+        .pus
+        .iter()
+        .any(|p| p.allowed && cpus.contains(&p.os_index))
+    {
+        return;
+    }
+    for p in &mut t.pus {
+        if !cpus.contains(&p.os_index) {
+            p.allowed = false;
+        }
+    }
 }
 
 /// A synthetic machine from an hwloc synthetic string (`pack:4 core:16 pu:8`).

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 mod discover;
 pub mod host;
 
-pub use discover::{detect, from_synthetic, from_xml_file, TopologyError};
+pub use discover::{detect, from_synthetic, from_xml_file, restrict_to, TopologyError};
 
 /// A machine's processing units and their hierarchy, as plain data.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
