@@ -2,13 +2,13 @@
 //! Measuring happens in `runner` and `probes`; this layer only orchestrates and
 //! writes results to stdout/stderr and files.
 
-use crate::cli::{self, Command, PlaceArgs, ReportArgs, RunArgs, TopoArgs};
+use crate::cli::{self, Command, CompareArgs, PlaceArgs, ReportArgs, RunArgs, TopoArgs};
 use crate::clock::Clock;
 use crate::model::{RunFile, ToolInfo, SCHEMA_VERSION};
 use crate::placement::{self, Strategy};
 use crate::probes::{self, Event, Overrides, PlanCtx, Probe};
-use crate::render::{terminal, topo};
-use crate::{runner, store, topology};
+use crate::render::{csv as csv_out, html, terminal, topo};
+use crate::{compare, runner, store, topology};
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -24,6 +24,7 @@ pub fn main_with(cli: cli::Cli) -> Result<()> {
         Some(Command::Topo(a)) => topo_cmd(a),
         Some(Command::Place(a)) => place(a),
         Some(Command::Report(a)) => report(a),
+        Some(Command::Compare(a)) => compare(a),
     }
 }
 
@@ -67,8 +68,75 @@ fn place(a: PlaceArgs) -> Result<()> {
 
 fn report(a: ReportArgs) -> Result<()> {
     let run = store::load(&a.run)?;
-    print!("{}", terminal::render_run(&run));
+    let mut wrote = false;
+    if let Some(out) = &a.html {
+        store::write_atomic(out, html::render_run(&run).as_bytes())
+            .with_context(|| format!("writing {}", out.display()))?;
+        eprintln!("report: {}", out.display());
+        wrote = true;
+    }
+    if let Some(dir) = &a.csv {
+        let files = csv_out::write_dir(&run, dir)
+            .with_context(|| format!("writing CSV files into {}", dir.display()))?;
+        eprintln!("csv: {} files in {}", files.len(), dir.display());
+        wrote = true;
+    }
+    if a.markdown {
+        print!("{}", html::markdown(&run));
+    } else if !wrote {
+        print!("{}", terminal::render_run(&run));
+    }
     Ok(())
+}
+
+fn compare(a: CompareArgs) -> Result<()> {
+    let runs = a
+        .runs
+        .iter()
+        .map(|p| store::load(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let only: Option<Vec<String>> = a.probes.as_deref().map(|l| {
+        l.split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    });
+    if let Some(only) = &only {
+        let known: Vec<&str> = runs
+            .iter()
+            .flat_map(|r| r.probes.iter().map(|p| p.id.as_str()))
+            .collect();
+        if let Some(bad) = only.iter().find(|id| !known.contains(&id.as_str())) {
+            bail!(
+                "--probes: '{bad}' is in none of the run files (they hold: {})",
+                {
+                    let mut k = known.clone();
+                    k.sort();
+                    k.dedup();
+                    k.join(", ")
+                }
+            );
+        }
+    }
+    if let Some(out) = &a.html {
+        store::write_atomic(out, compare::render_html(&runs, only.as_deref()).as_bytes())
+            .with_context(|| format!("writing {}", out.display()))?;
+        eprintln!("comparison: {}", out.display());
+    }
+    print!("{}", compare::render_text(&runs, only.as_deref()));
+    Ok(())
+}
+
+/// The HTML report's path for a run file: `x.json` → `x.html`.
+pub fn html_path_for(run_file: &std::path::Path) -> PathBuf {
+    if run_file
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("html"))
+    {
+        run_file.with_extension("report.html")
+    } else {
+        run_file.with_extension("html")
+    }
 }
 
 /// Validated options of `run`.
@@ -213,6 +281,12 @@ fn run(a: RunArgs) -> Result<()> {
     )?;
     bar.finish_and_clear();
     println!("\nrun file: {}", plan.out.display());
+    if !a.no_html {
+        let path = html_path_for(&plan.out);
+        store::write_atomic(&path, html::render_run(&run).as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+        println!("report:   {} (open in a browser)", path.display());
+    }
     Ok(())
 }
 

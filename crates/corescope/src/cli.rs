@@ -32,8 +32,10 @@ pub enum Command {
     Topo(TopoArgs),
     /// Print the CPUs a placement strategy gives N threads (comma-separated OS ids).
     Place(PlaceArgs),
-    /// Print the tables of an earlier run file again.
+    /// Render a run file again: tables on the terminal, or an HTML report, CSV or Markdown.
     Report(ReportArgs),
+    /// Put run files of several machines side by side (one column per machine).
+    Compare(CompareArgs),
 }
 
 /// Options of `run`.
@@ -65,6 +67,9 @@ pub struct RunArgs {
     /// No progress bar on stderr.
     #[arg(long)]
     pub no_progress: bool,
+    /// Do not write the HTML report next to the run file.
+    #[arg(long)]
+    pub no_html: bool,
 }
 
 /// Options of `topo`.
@@ -102,6 +107,30 @@ pub struct PlaceArgs {
 pub struct ReportArgs {
     /// A run file written by `corescope run`.
     pub run: PathBuf,
+    /// Write the self-contained HTML report (inline SVG charts) to this file.
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<PathBuf>,
+    /// Write tidy CSV files (series.csv, distributions.csv, samples per
+    /// histogram bin, matrices) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub csv: Option<PathBuf>,
+    /// Print Markdown instead of terminal tables.
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+/// Options of `compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Two or more run files, one per machine (or per run of one machine).
+    #[arg(required = true, num_args = 2.., value_name = "RUN.json")]
+    pub runs: Vec<PathBuf>,
+    /// Also write the comparison as a self-contained HTML file.
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<PathBuf>,
+    /// Only these probes (comma-separated ids).
+    #[arg(long, value_name = "LIST")]
+    pub probes: Option<String>,
 }
 
 /// Largest thread count accepted (far above any machine's CPUs × 4).

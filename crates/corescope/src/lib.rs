@@ -11,6 +11,7 @@ pub mod affinity;
 pub mod app;
 pub mod cli;
 pub mod clock;
+pub mod compare;
 pub mod memguard;
 pub mod model;
 pub mod placement;

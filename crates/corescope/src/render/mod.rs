@@ -1,5 +1,8 @@
 //! Renderers: read the model, never measure.
 
+pub mod csv;
+pub mod html;
+pub mod svg;
 pub mod terminal;
 pub mod topo;
 
@@ -64,6 +67,18 @@ pub fn fmt_num(v: f64) -> String {
         format!("{v:.2}")
     } else {
         format!("{v:.3}")
+    }
+}
+
+/// An x value by its axis name: bytes scaled (`4.000 KiB`), whole numbers
+/// without decimals (thread counts), anything else to four digits.
+pub fn fmt_x(x_name: &str, x: f64) -> String {
+    if x_name == "bytes" {
+        fmt_value("bytes", x)
+    } else if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        fmt_num(x)
     }
 }
 

@@ -9,7 +9,7 @@ use crate::model::{
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 
 /// Widest table we aim for.
-pub const WIDTH: u16 = 100;
+pub const WIDTH: u16 = 80;
 
 fn new_table() -> Table {
     let mut t = Table::new();

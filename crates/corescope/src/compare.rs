@@ -1,0 +1,596 @@
+//! Side-by-side comparison of run files from several machines (seed 000
+//! Figure 3: one column per machine). Probes are matched by id, series and
+//! distributions by name; parameters that differ between the runs are listed,
+//! never merged silently. Normalised views put machines of different sizes and
+//! clocks on one scale: throughput per allowed CPU, latency in cycles of each
+//! machine's nominal (or timer) clock.
+
+use crate::model::{ProbeResult, RunFile, Series, Status};
+use crate::render::html::STYLE;
+use crate::render::svg::{self, esc};
+use crate::render::{fmt_num, fmt_value, fmt_x, unit_scale};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// One machine in a comparison.
+#[derive(Debug, Clone)]
+pub struct Machine<'a> {
+    /// Column label: host name, made unique (`host`, `host#2`).
+    pub label: String,
+    /// The run.
+    pub run: &'a RunFile,
+    /// CPUs the run could use.
+    pub cpus: usize,
+    /// Clock used for cycles: nominal frequency if known, else the timer's.
+    pub hz: f64,
+    /// Which clock `hz` is (`nominal` or the timer source).
+    pub hz_source: String,
+}
+
+/// Label and normalisation facts of each run.
+pub fn machines(runs: &[RunFile]) -> Vec<Machine<'_>> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    runs.iter()
+        .map(|run| {
+            let base = if run.host.hostname.is_empty() {
+                "host".to_string()
+            } else {
+                run.host.hostname.clone()
+            };
+            let n = seen.entry(base.clone()).or_insert(0);
+            *n += 1;
+            let label = if *n == 1 { base } else { format!("{base}#{n}") };
+            let (hz, hz_source) = match run.host.nominal_hz {
+                Some(h) if h > 0.0 => (h, "nominal".to_string()),
+                _ => (run.clock.ticks_hz, run.clock.source.clone()),
+            };
+            Machine {
+                label,
+                run,
+                cpus: run.topology.allowed_count().max(1),
+                hz,
+                hz_source,
+            }
+        })
+        .collect()
+}
+
+/// Probe ids in order of first appearance across the runs, filtered.
+fn probe_ids(runs: &[RunFile], only: Option<&[String]>) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for r in runs {
+        for p in &r.probes {
+            if !ids.contains(&p.id) && only.is_none_or(|o| o.contains(&p.id)) {
+                ids.push(p.id.clone());
+            }
+        }
+    }
+    ids
+}
+
+/// Parameters whose values differ between the runs that have the probe:
+/// `(key, value per machine)`; a missing key shows as `-`.
+pub fn param_mismatches(probes: &[Option<&ProbeResult>]) -> Vec<(String, Vec<String>)> {
+    let mut keys: Vec<&String> = probes
+        .iter()
+        .flatten()
+        .flat_map(|p| p.params.keys())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let mut out = Vec::new();
+    for k in keys {
+        let vals: Vec<String> = probes
+            .iter()
+            .map(|p| match p {
+                Some(p) => p
+                    .params
+                    .get(k)
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "-".into()),
+                None => "(no probe)".into(),
+            })
+            .collect();
+        let present: Vec<&String> = vals.iter().filter(|v| *v != "(no probe)").collect();
+        if present.windows(2).any(|w| w[0] != w[1]) {
+            out.push((k.clone(), vals));
+        }
+    }
+    out
+}
+
+/// The series names of a probe across runs, in order of first appearance.
+fn series_names(probes: &[Option<&ProbeResult>]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for p in probes.iter().flatten() {
+        for s in &p.series {
+            if !names.contains(&s.name) {
+                names.push(s.name.clone());
+            }
+        }
+    }
+    names
+}
+
+fn dist_names(probes: &[Option<&ProbeResult>]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for p in probes.iter().flatten() {
+        for d in &p.distributions {
+            if !names.contains(&d.name) {
+                names.push(d.name.clone());
+            }
+        }
+    }
+    names
+}
+
+fn series_of<'a>(p: Option<&'a ProbeResult>, name: &str) -> Option<&'a Series> {
+    p.and_then(|p| p.series.iter().find(|s| s.name == name))
+}
+
+fn y_at(s: &Series, x: f64) -> Option<f64> {
+    s.x.iter().position(|&v| v == x).map(|i| s.y[i])
+}
+
+fn is_rate(unit: &str) -> bool {
+    unit.ends_with("per_s")
+}
+
+fn is_time(unit: &str) -> bool {
+    unit == "ns"
+}
+
+/// The value a normalised view shows: rates per allowed CPU, times in cycles.
+fn normalised(unit: &str, v: f64, m: &Machine) -> Option<(f64, String)> {
+    if is_rate(unit) {
+        Some((
+            v / m.cpus as f64,
+            format!("{} per CPU", unit.replace('_', " ")),
+        ))
+    } else if is_time(unit) {
+        Some((v * m.hz / 1e9, "cycles".into()))
+    } else {
+        None
+    }
+}
+
+fn new_table() -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(crate::render::terminal::WIDTH);
+    t
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) if a != 0.0 && a.is_finite() && b.is_finite() => {
+            format!("{:.2}×", b / a)
+        }
+        _ => "-".into(),
+    }
+}
+
+/// The comparison as terminal tables.
+pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
+    let ms = machines(runs);
+    let mut o = String::new();
+    let mut t = new_table();
+    let mut head = vec![Cell::new("")];
+    head.extend(ms.iter().map(|m| Cell::new(&m.label)));
+    t.set_header(head);
+    for (k, f) in machine_rows() {
+        let mut row = vec![Cell::new(k)];
+        row.extend(ms.iter().map(|m| Cell::new(f(m))));
+        t.add_row(row);
+    }
+    let _ = writeln!(o, "Machines\n{t}");
+    let _ = writeln!(
+        o,
+        "Ratios are each machine against the first ({}). Per-CPU views divide by the CPUs a run \
+         could use; cycles use the nominal clock, or the timer's when none is known.",
+        ms.first().map(|m| m.label.as_str()).unwrap_or("-")
+    );
+    for id in probe_ids(runs, only) {
+        let probes: Vec<Option<&ProbeResult>> = runs
+            .iter()
+            .map(|r| r.probes.iter().find(|p| p.id == id))
+            .collect();
+        let _ = writeln!(o, "\n== {id}");
+        let status: Vec<String> = probes
+            .iter()
+            .map(|p| match p {
+                Some(p) if p.status == Status::Completed => "completed".to_string(),
+                Some(p) => format!(
+                    "{}: {}",
+                    p.status.name().replace('_', " "),
+                    p.reason.as_deref().unwrap_or("")
+                ),
+                None => "not in this run".into(),
+            })
+            .collect();
+        if status.iter().any(|s| s != "completed") {
+            for (m, s) in ms.iter().zip(&status) {
+                let _ = writeln!(o, "  {}: {s}", m.label);
+            }
+        }
+        let mism = param_mismatches(&probes);
+        if !mism.is_empty() {
+            let mut t = new_table();
+            let mut head = vec![Cell::new("parameter differs")];
+            head.extend(ms.iter().map(|m| Cell::new(&m.label)));
+            t.set_header(head);
+            for (k, vals) in &mism {
+                let mut row = vec![Cell::new(k)];
+                row.extend(vals.iter().map(Cell::new));
+                t.add_row(row);
+            }
+            let _ = writeln!(o, "{t}");
+        }
+        for name in series_names(&probes) {
+            let ss: Vec<Option<&Series>> = probes.iter().map(|p| series_of(*p, &name)).collect();
+            let Some(first) = ss.iter().flatten().next() else {
+                continue;
+            };
+            let mut xs: Vec<f64> = ss
+                .iter()
+                .flatten()
+                .flat_map(|s| s.x.iter().copied())
+                .collect();
+            xs.sort_by(f64::total_cmp);
+            xs.dedup();
+            let mag = ss
+                .iter()
+                .flatten()
+                .flat_map(|s| s.y.iter().copied())
+                .fold(0.0, f64::max);
+            let (scale, unit) = unit_scale(&first.y_name, mag);
+            let mut t = new_table();
+            let mut head = vec![Cell::new(&first.x_name)];
+            head.extend(ms.iter().map(|m| Cell::new(&m.label)));
+            head.extend(
+                ms.iter()
+                    .skip(1)
+                    .map(|m| Cell::new(format!("{}/{}", m.label, ms[0].label))),
+            );
+            t.set_header(head);
+            for &x in &xs {
+                let vals: Vec<Option<f64>> =
+                    ss.iter().map(|s| s.and_then(|s| y_at(s, x))).collect();
+                let xl = fmt_x(&first.x_name, x);
+                let mut row = vec![Cell::new(xl)];
+                row.extend(vals.iter().map(|v| {
+                    Cell::new(v.map(|v| fmt_num(v / scale)).unwrap_or_else(|| "-".into()))
+                        .set_alignment(CellAlignment::Right)
+                }));
+                row.extend(
+                    vals.iter()
+                        .skip(1)
+                        .map(|v| Cell::new(ratio(vals[0], *v)).set_alignment(CellAlignment::Right)),
+                );
+                t.add_row(row);
+            }
+            let _ = writeln!(o, "{name} ({unit})\n{t}");
+            if let Some(line) = peak_line(&ss, &ms, &first.y_name) {
+                let _ = writeln!(o, "  {line}");
+            }
+        }
+        let dn = dist_names(&probes);
+        if !dn.is_empty() {
+            let mut t = new_table();
+            let mut head = vec![Cell::new("distribution (p50 / p99)")];
+            head.extend(ms.iter().map(|m| Cell::new(&m.label)));
+            if ms.len() > 1 {
+                head.push(Cell::new("p50 ratio"));
+            }
+            t.set_header(head);
+            for name in dn {
+                let ds: Vec<_> = probes
+                    .iter()
+                    .map(|p| p.and_then(|p| p.distributions.iter().find(|d| d.name == name)))
+                    .collect();
+                let mut row = vec![Cell::new(&name)];
+                for (d, m) in ds.iter().zip(&ms) {
+                    row.push(Cell::new(match d {
+                        Some(d) => {
+                            let mut s = format!(
+                                "{} / {}",
+                                fmt_value(&d.unit, d.summary.p50),
+                                fmt_value(&d.unit, d.summary.p99)
+                            );
+                            if let Some((c, _)) =
+                                normalised(&d.unit, d.summary.p50, m).filter(|_| is_time(&d.unit))
+                            {
+                                let _ = write!(s, " ({} cyc)", fmt_num(c));
+                            }
+                            s
+                        }
+                        None => "-".into(),
+                    }));
+                }
+                if ms.len() > 1 {
+                    let p50: Vec<Option<f64>> =
+                        ds.iter().map(|d| d.map(|d| d.summary.p50)).collect();
+                    row.push(Cell::new(
+                        p50.iter()
+                            .skip(1)
+                            .map(|v| ratio(p50[0], *v))
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                    ));
+                }
+                t.add_row(row);
+            }
+            let _ = writeln!(o, "{t}");
+        }
+    }
+    o
+}
+
+type Fact = (&'static str, fn(&Machine) -> String);
+
+fn machine_rows() -> Vec<Fact> {
+    vec![
+        ("CPU", |m| m.run.host.cpu_model.clone()),
+        ("topology", |m| m.run.topology.summary()),
+        ("CPUs allowed", |m| m.cpus.to_string()),
+        ("clock for cycles", |m| {
+            format!("{:.3} GHz ({})", m.hz / 1e9, m.hz_source)
+        }),
+        ("kernel", |m| m.run.host.kernel.clone()),
+        ("profile", |m| m.run.profile.name().to_string()),
+        ("started", |m| m.run.started_utc.clone()),
+    ]
+}
+
+/// "peak: A 1.2 Gops/s (0.6 per CPU), B …" for rate series over threads.
+fn peak_line(ss: &[Option<&Series>], ms: &[Machine], unit: &str) -> Option<String> {
+    if !is_rate(unit) {
+        return None;
+    }
+    let parts: Vec<String> = ss
+        .iter()
+        .zip(ms)
+        .filter_map(|(s, m)| {
+            let s = (*s)?;
+            let peak =
+                s.y.iter()
+                    .copied()
+                    .filter(|v| v.is_finite())
+                    .fold(f64::NAN, f64::max);
+            if !peak.is_finite() {
+                return None;
+            }
+            Some(format!(
+                "{} {} ({} per CPU)",
+                m.label,
+                fmt_value(unit, peak),
+                fmt_value(unit, peak / m.cpus as f64)
+            ))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("peak: {}", parts.join(", ")))
+}
+
+/// The comparison as one self-contained HTML page: machine table, then per
+/// probe the differing parameters, overlaid curves (one colour per machine,
+/// raw and normalised) with their tables, and distribution percentiles.
+pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
+    let ms = machines(runs);
+    let names: Vec<&str> = ms.iter().map(|m| m.label.as_str()).collect();
+    let title = format!("corescope comparison — {}", names.join(" vs "));
+    let mut o = format!(
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' content='width=device-width'><title>{t}</title><style>{STYLE}</style></head><body><h1>{t}</h1>",
+        t = esc(&title)
+    );
+    o.push_str("<section id='machines'><h2>Machines</h2><table><tr><th></th>");
+    for m in &ms {
+        let _ = write!(o, "<th>{}</th>", esc(&m.label));
+    }
+    o.push_str("</tr>");
+    for (k, f) in machine_rows() {
+        let _ = write!(o, "<tr><th>{}</th>", esc(k));
+        for m in &ms {
+            let _ = write!(o, "<td>{}</td>", esc(&f(m)));
+        }
+        o.push_str("</tr>");
+    }
+    let _ = write!(
+        o,
+        "</table><p>Ratios: each machine against the first ({}). Per-CPU: divided by the CPUs the run could use. Cycles: nominal clock, or the timer's when none is known.</p></section>",
+        esc(names.first().copied().unwrap_or("-"))
+    );
+    for id in probe_ids(runs, only) {
+        let probes: Vec<Option<&ProbeResult>> = runs
+            .iter()
+            .map(|r| r.probes.iter().find(|p| p.id == id))
+            .collect();
+        let _ = write!(o, "<section id='{i}'><h2>{i}</h2><p>", i = esc(&id));
+        for (m, p) in ms.iter().zip(&probes) {
+            let (cls, text) = match p {
+                Some(p) => (p.status.name(), p.status.name().replace('_', " ")),
+                None => ("skipped", "not in this run".to_string()),
+            };
+            let _ = write!(
+                o,
+                "{} <span class='badge {cls}'>{}</span> ",
+                esc(&m.label),
+                esc(&text)
+            );
+            if let Some(r) = p.and_then(|p| p.reason.as_deref()) {
+                let _ = write!(o, "<span class='warn'>({})</span> ", esc(r));
+            }
+        }
+        o.push_str("</p>");
+        let mism = param_mismatches(&probes);
+        if !mism.is_empty() {
+            o.push_str("<table><tr><th>parameter differs</th>");
+            for m in &ms {
+                let _ = write!(o, "<th>{}</th>", esc(&m.label));
+            }
+            o.push_str("</tr>");
+            for (k, vals) in &mism {
+                let _ = write!(o, "<tr><td>{}</td>", esc(k));
+                for v in vals {
+                    let _ = write!(o, "<td>{}</td>", esc(v));
+                }
+                o.push_str("</tr>");
+            }
+            o.push_str("</table>");
+        }
+        for name in series_names(&probes) {
+            let ss: Vec<Option<&Series>> = probes.iter().map(|p| series_of(*p, &name)).collect();
+            let Some(first) = ss.iter().flatten().next() else {
+                continue;
+            };
+            let curves: Vec<(String, Vec<f64>, Vec<f64>)> = ss
+                .iter()
+                .zip(&ms)
+                .filter_map(|(s, m)| s.map(|s| (m.label.clone(), s.x.clone(), s.y.clone())))
+                .collect();
+            let _ = write!(
+                o,
+                "<figure>{}<figcaption>{}</figcaption></figure>",
+                svg::lines(&name, &first.x_name, &first.y_name, &curves),
+                esc(&name)
+            );
+            if is_rate(&first.y_name) {
+                let per: Vec<(String, Vec<f64>, Vec<f64>)> = ss
+                    .iter()
+                    .zip(&ms)
+                    .filter_map(|(s, m)| {
+                        s.map(|s| {
+                            (
+                                m.label.clone(),
+                                s.x.clone(),
+                                s.y.iter().map(|y| y / m.cpus as f64).collect(),
+                            )
+                        })
+                    })
+                    .collect();
+                let _ = write!(
+                    o,
+                    "<details><summary>per CPU</summary><figure>{}<figcaption>{} divided by each machine's CPUs</figcaption></figure></details>",
+                    svg::lines(&format!("{name} per CPU"), &first.x_name, &first.y_name, &per),
+                    esc(&name)
+                );
+            }
+            let mut xs: Vec<f64> = ss
+                .iter()
+                .flatten()
+                .flat_map(|s| s.x.iter().copied())
+                .collect();
+            xs.sort_by(f64::total_cmp);
+            xs.dedup();
+            let mag = ss
+                .iter()
+                .flatten()
+                .flat_map(|s| s.y.iter().copied())
+                .fold(0.0, f64::max);
+            let (scale, unit) = unit_scale(&first.y_name, mag);
+            let _ = write!(
+                o,
+                "<details><summary>table ({})</summary><table><tr><th>{}</th>",
+                esc(&unit),
+                esc(&first.x_name)
+            );
+            for m in &ms {
+                let _ = write!(o, "<th>{}</th>", esc(&m.label));
+            }
+            for m in ms.iter().skip(1) {
+                let _ = write!(o, "<th>{}/{}</th>", esc(&m.label), esc(&ms[0].label));
+            }
+            o.push_str("</tr>");
+            for &x in &xs {
+                let vals: Vec<Option<f64>> =
+                    ss.iter().map(|s| s.and_then(|s| y_at(s, x))).collect();
+                let _ = write!(o, "<tr><td>{}</td>", esc(&fmt_x(&first.x_name, x)));
+                for v in &vals {
+                    let _ = write!(
+                        o,
+                        "<td>{}</td>",
+                        v.map(|v| fmt_num(v / scale)).unwrap_or_else(|| "-".into())
+                    );
+                }
+                for v in vals.iter().skip(1) {
+                    let _ = write!(o, "<td>{}</td>", esc(&ratio(vals[0], *v)));
+                }
+                o.push_str("</tr>");
+            }
+            o.push_str("</table></details>");
+        }
+        let dn = dist_names(&probes);
+        if !dn.is_empty() {
+            o.push_str("<table><tr><th>distribution</th>");
+            for m in &ms {
+                let _ = write!(
+                    o,
+                    "<th>{} p50</th><th>{} p99</th><th>{} p50 cycles</th>",
+                    esc(&m.label),
+                    esc(&m.label),
+                    esc(&m.label)
+                );
+            }
+            o.push_str("</tr>");
+            for name in dn {
+                let _ = write!(o, "<tr><td>{}</td>", esc(&name));
+                for (p, m) in probes.iter().zip(&ms) {
+                    match p.and_then(|p| p.distributions.iter().find(|d| d.name == name)) {
+                        Some(d) => {
+                            let cyc = normalised(&d.unit, d.summary.p50, m)
+                                .filter(|_| is_time(&d.unit))
+                                .map(|c| fmt_num(c.0))
+                                .unwrap_or_else(|| "-".into());
+                            let _ = write!(
+                                o,
+                                "<td>{}</td><td>{}</td><td>{}</td>",
+                                esc(&fmt_value(&d.unit, d.summary.p50)),
+                                esc(&fmt_value(&d.unit, d.summary.p99)),
+                                esc(&cyc)
+                            );
+                        }
+                        None => o.push_str("<td>-</td><td>-</td><td>-</td>"),
+                    }
+                }
+                o.push_str("</tr>");
+            }
+            o.push_str("</table>");
+        }
+        o.push_str("</section>");
+    }
+    o.push_str(crate::render::html::SCRIPT);
+    o.push_str("</body></html>");
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn probe(params: serde_json::Value) -> ProbeResult {
+        serde_json::from_value(json!({
+            "id": "p", "title": "t", "status": "completed",
+            "params": params, "cases_planned": 1, "cases_done": 1, "elapsed_s": 0.0
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn differing_parameters_are_listed_not_merged() {
+        let a = probe(json!({"iters": 10, "same": 1}));
+        let b = probe(json!({"iters": 20, "same": 1}));
+        let m = param_mismatches(&[Some(&a), Some(&b), None]);
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].0, "iters");
+        assert_eq!(m[0].1, vec!["10", "20", "(no probe)"]);
+    }
+
+    #[test]
+    fn ratios_are_against_the_first() {
+        assert_eq!(ratio(Some(2.0), Some(3.0)), "1.50×");
+        assert_eq!(ratio(None, Some(3.0)), "-");
+        assert_eq!(ratio(Some(0.0), Some(3.0)), "-");
+    }
+}

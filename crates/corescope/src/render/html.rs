@@ -1,0 +1,414 @@
+//! The self-contained HTML report: one file, inline CSS and SVG, one small
+//! script (legend toggles), no network.
+//! Sections: the machine (summary, topology table, clock, environment), then every
+//! probe by shape — findings first, then charts and tables, warnings last. Every
+//! string from the run file is escaped.
+
+use super::svg::{self, esc};
+use super::terminal::series_groups;
+use super::{fmt_num, fmt_value, fmt_x, unit_scale};
+use crate::model::{Distribution, ProbeResult, RunFile, Status};
+use std::fmt::Write;
+
+/// The report's stylesheet (shared with `compare`).
+pub const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}\
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}\
+table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ddd;padding:2px 8px;text-align:right}\
+th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}\
+.badge{font-size:.75em;padding:2px 8px;border-radius:8px;color:#fff;vertical-align:middle}\
+.completed{background:#2a7}.gave_up{background:#d80}.skipped{background:#888}.failed{background:#c33}\
+.warn{color:#a50}.findings li{margin:.2em 0}figure{margin:1em 0}figcaption{font-size:.9em;color:#555}\
+svg{max-width:100%;height:auto;font-family:system-ui,sans-serif}details{margin:.5em 0}\
+@media print{details{display:block}h2{page-break-before:always}}";
+
+/// The whole report.
+pub fn render_run(run: &RunFile) -> String {
+    let mut o = String::new();
+    let title = format!("corescope — {} — {}", run.host.hostname, run.started_utc);
+    let _ = write!(
+        o,
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' content='width=device-width'><title>{}</title><style>{STYLE}</style></head><body>",
+        esc(&title)
+    );
+    let _ = write!(o, "<h1>{}</h1>", esc(&title));
+    machine(&mut o, run);
+    o.push_str("<nav><p>Probes: ");
+    for p in &run.probes {
+        let _ = write!(
+            o,
+            "<a href='#{id}'>{id}</a> <span class='badge {cls}'>{st}</span> ",
+            id = esc(&p.id),
+            cls = p.status.name(),
+            st = esc(&p.status.name().replace('_', " "))
+        );
+    }
+    o.push_str("</p></nav>");
+    for p in &run.probes {
+        probe(&mut o, p);
+    }
+    let _ = write!(
+        o,
+        "<footer><p>{} {} · schema {} · profile {} · command: <code>{}</code></p></footer>",
+        esc(&run.tool.name),
+        esc(&run.tool.version),
+        run.schema_version,
+        esc(run.profile.name()),
+        esc(&run.command.join(" "))
+    );
+    o.push_str(SCRIPT);
+    o.push_str("</body></html>");
+    o
+}
+
+/// The only script: clicking a legend entry hides or shows its curve. The
+/// report reads fine without it.
+pub const SCRIPT: &str = "<script>document.querySelectorAll('g.legend').forEach(function(l){l.addEventListener('click',function(){var c=l.ownerSVGElement.querySelector('g.curve[data-curve=\"'+l.dataset.curve+'\"]');if(c){var h=c.style.display==='none';c.style.display=h?'':'none';l.style.opacity=h?1:0.4;}});});</script>";
+
+fn machine(o: &mut String, run: &RunFile) {
+    let h = &run.host;
+    let e = &run.env;
+    let c = &run.clock;
+    o.push_str("<section id='machine'><h2>Machine</h2><table>");
+    let rows: Vec<(&str, String)> = vec![
+        ("host", h.hostname.clone()),
+        ("CPU", format!("{} ({})", h.cpu_model, h.arch)),
+        (
+            "virtualised",
+            h.virtualized.clone().unwrap_or_else(|| "no".into()),
+        ),
+        ("OS / kernel", format!("{} / {}", h.os, h.kernel)),
+        ("topology", run.topology.summary()),
+        ("NUMA nodes", run.topology.numa_nodes.to_string()),
+        (
+            "clock",
+            format!(
+                "{} at {}, read {}, step {}",
+                c.source,
+                fmt_value("per_s", c.ticks_hz).replace("/s", "Hz"),
+                fmt_value("ns", c.read_overhead_ns),
+                fmt_value("ns", c.step_ns)
+            ),
+        ),
+        (
+            "governor / SMT / THP",
+            format!(
+                "{} / {} / {}",
+                e.governor.as_deref().unwrap_or("unknown"),
+                e.smt.as_deref().unwrap_or("unknown"),
+                e.thp.as_deref().unwrap_or("unknown")
+            ),
+        ),
+        ("cpuset", e.cpuset.clone()),
+        ("profile", run.profile.name().to_string()),
+    ];
+    for (k, v) in rows {
+        let _ = write!(o, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
+    }
+    o.push_str("</table>");
+    let _ = write!(o, "<figure>{}<figcaption>packages, cores and hardware threads (hover for CPU ids)</figcaption></figure>", svg::topology(&run.topology));
+    // The CPU table, collapsed.
+    let _ = write!(o, "<details><summary>CPU table ({} CPUs)</summary><table><tr><th>CPU</th><th>package</th><th>NUMA</th><th>core</th><th>slot</th><th>allowed</th></tr>", run.topology.pus.len());
+    for p in run.topology.pus.iter().take(4096) {
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            p.os_index,
+            p.package,
+            p.numa_node
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "-".into()),
+            p.core,
+            p.slot,
+            if p.allowed { "yes" } else { "no" }
+        );
+    }
+    o.push_str("</table></details></section>");
+}
+
+fn probe(o: &mut String, p: &ProbeResult) {
+    let _ = write!(
+        o,
+        "<section id='{id}'><h2>{id} <span class='badge {cls}'>{st}</span></h2><p>{title}</p>",
+        id = esc(&p.id),
+        cls = p.status.name(),
+        st = esc(&p.status.name().replace('_', " ")),
+        title = esc(&p.title)
+    );
+    if let Some(r) = &p.reason {
+        let what = match p.status {
+            Status::Skipped => "Skipped",
+            Status::GaveUp => "Gave up",
+            Status::Failed => "Failed",
+            Status::Completed => "Note",
+        };
+        let _ = write!(o, "<p class='warn'><strong>{what}:</strong> {}</p>", esc(r));
+    }
+    if !p.findings.is_empty() {
+        o.push_str("<ul class='findings'>");
+        for f in &p.findings {
+            let _ = write!(o, "<li>{}</li>", esc(f));
+        }
+        o.push_str("</ul>");
+    }
+    for group in series_groups(&p.series) {
+        let first = group[0];
+        let what = first.name.split('/').next().unwrap_or(&first.name);
+        let curves: Vec<(String, Vec<f64>, Vec<f64>)> = group
+            .iter()
+            .map(|s| {
+                (
+                    s.name
+                        .split_once('/')
+                        .map(|(_, v)| v)
+                        .unwrap_or(&s.name)
+                        .to_string(),
+                    s.x.clone(),
+                    s.y.clone(),
+                )
+            })
+            .collect();
+        let title = format!("{} — {what}", p.id);
+        let _ = write!(
+            o,
+            "<figure>{}<figcaption>{}: {} vs {}</figcaption></figure>",
+            svg::lines(&title, &first.x_name, &first.y_name, &curves),
+            esc(what),
+            esc(&first.y_name.replace('_', " ")),
+            esc(&first.x_name.replace('_', " "))
+        );
+        series_table(o, &group);
+    }
+    if !p.distributions.is_empty() {
+        distributions(o, p);
+    }
+    for m in &p.matrices {
+        let _ = write!(
+            o,
+            "<figure>{}<figcaption>{} ({})</figcaption></figure>",
+            svg::heatmap(&m.name, &m.unit, &m.rows, &m.cols, &m.values),
+            esc(&m.name),
+            esc(&m.unit)
+        );
+    }
+    for t in &p.timelines {
+        let lanes: Vec<(String, Vec<(f64, f64)>)> = t
+            .lanes
+            .iter()
+            .map(|l| {
+                (
+                    l.label.clone(),
+                    l.spans.iter().map(|s| (s.start_ns, s.end_ns)).collect(),
+                )
+            })
+            .collect();
+        let _ = write!(
+            o,
+            "<figure>{}<figcaption>timeline {}: one lane per thread, one bar per portion of work</figcaption></figure>",
+            svg::gantt(&t.name, &lanes),
+            esc(&t.name)
+        );
+    }
+    for t in &p.tables {
+        let _ = write!(o, "<h3>{}</h3><table><tr>", esc(&t.name));
+        for c in &t.columns {
+            let _ = write!(o, "<th>{}</th>", esc(c));
+        }
+        o.push_str("</tr>");
+        for r in &t.rows {
+            o.push_str("<tr>");
+            for v in r {
+                let s = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Number(n) => {
+                        n.as_f64().map(fmt_num).unwrap_or_else(|| n.to_string())
+                    }
+                    other => other.to_string(),
+                };
+                let _ = write!(o, "<td>{}</td>", esc(&s));
+            }
+            o.push_str("</tr>");
+        }
+        o.push_str("</table>");
+    }
+    if !p.warnings.is_empty() {
+        o.push_str("<details class='warn'><summary>");
+        let _ = write!(
+            o,
+            "{} warning{}</summary><ul>",
+            p.warnings.len(),
+            if p.warnings.len() == 1 { "" } else { "s" }
+        );
+        for w in &p.warnings {
+            let _ = write!(o, "<li>{}</li>", esc(w));
+        }
+        o.push_str("</ul></details>");
+    }
+    o.push_str("</section>");
+}
+
+fn series_table(o: &mut String, group: &[&crate::model::Series]) {
+    let first = group[0];
+    let magnitude = group
+        .iter()
+        .flat_map(|s| s.y.iter().copied())
+        .fold(0.0, f64::max);
+    let (scale, label) = unit_scale(&first.y_name, magnitude);
+    let mut xs: Vec<f64> = group.iter().flat_map(|s| s.x.iter().copied()).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let _ = write!(
+        o,
+        "<details><summary>table ({})</summary><table><tr><th>{}</th>",
+        esc(&label),
+        esc(&first.x_name)
+    );
+    for s in group {
+        let _ = write!(
+            o,
+            "<th>{}</th>",
+            esc(s.name.split_once('/').map(|(_, v)| v).unwrap_or(&s.name))
+        );
+    }
+    o.push_str("</tr>");
+    for x in xs {
+        let xl = fmt_x(&first.x_name, x);
+        let _ = write!(o, "<tr><td>{}</td>", esc(&xl));
+        for s in group {
+            let v =
+                s.x.iter()
+                    .position(|&sx| sx == x)
+                    .map(|i| fmt_num(s.y[i] / scale))
+                    .unwrap_or_default();
+            let _ = write!(o, "<td>{v}</td>");
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</table></details>");
+}
+
+fn distributions(o: &mut String, p: &ProbeResult) {
+    o.push_str("<table><tr><th>distribution</th><th>unit</th><th>n</th><th>min</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>mode range</th></tr>");
+    for d in &p.distributions {
+        let s = &d.summary;
+        let mode = d
+            .mode_range
+            .as_ref()
+            .map(|m| {
+                format!(
+                    "{:.0} % within {}–{}",
+                    m.fraction * 100.0,
+                    fmt_value(&d.unit, m.low),
+                    fmt_value(&d.unit, m.high)
+                )
+            })
+            .unwrap_or_default();
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&d.name),
+            esc(&d.unit),
+            s.count,
+            esc(&fmt_value(&d.unit, s.min)),
+            esc(&fmt_value(&d.unit, s.p50)),
+            esc(&fmt_value(&d.unit, s.p90)),
+            esc(&fmt_value(&d.unit, s.p99)),
+            esc(&fmt_value(&d.unit, s.p999)),
+            esc(&fmt_value(&d.unit, s.max)),
+            esc(&mode)
+        );
+    }
+    o.push_str("</table>");
+    // Seed 000 Figure 8: A vs B with y = x, and the histograms.
+    for d in &p.distributions {
+        if let (Some(a), false) = (&d.paired_with, d.pairs.is_empty()) {
+            let _ = write!(
+                o,
+                "<figure>{}<figcaption>{} vs {} (each dot one pair of samples taken back to back; dashed: y = x; histograms of each on the sides; right: intensity map)</figcaption></figure>",
+                svg::paired(&d.name, a, &d.name, &d.unit, &d.pairs),
+                esc(&d.name),
+                esc(a)
+            );
+        }
+    }
+    o.push_str("<details><summary>histograms</summary>");
+    for d in &p.distributions {
+        histogram(o, d);
+    }
+    o.push_str("</details>");
+}
+
+fn histogram(o: &mut String, d: &Distribution) {
+    if d.histogram.counts.is_empty() {
+        return;
+    }
+    let _ = write!(
+        o,
+        "<figure>{}<figcaption>{}</figcaption></figure>",
+        svg::histogram(
+            &d.name,
+            &d.unit,
+            &d.histogram.edges,
+            &d.histogram.counts,
+            d.histogram.log
+        ),
+        esc(&d.name)
+    );
+}
+
+/// Markdown: findings and series tables per probe.
+pub fn markdown(run: &RunFile) -> String {
+    let mut o = format!(
+        "# corescope — {}\n\n{} · {} · {}\n",
+        run.host.hostname,
+        run.host.cpu_model,
+        run.topology.summary(),
+        run.started_utc
+    );
+    for p in &run.probes {
+        let _ = write!(o, "\n## {} ({})\n\n{}\n\n", p.id, p.status.name(), p.title);
+        if let Some(r) = &p.reason {
+            let _ = writeln!(o, "> {r}\n");
+        }
+        for f in &p.findings {
+            let _ = writeln!(o, "- {f}");
+        }
+        for group in series_groups(&p.series) {
+            let first = group[0];
+            let magnitude = group
+                .iter()
+                .flat_map(|s| s.y.iter().copied())
+                .fold(0.0, f64::max);
+            let (scale, label) = unit_scale(&first.y_name, magnitude);
+            let mut xs: Vec<f64> = group.iter().flat_map(|s| s.x.iter().copied()).collect();
+            xs.sort_by(f64::total_cmp);
+            xs.dedup();
+            let _ = write!(
+                o,
+                "\n{} ({label})\n\n| {} |",
+                first.name.split('/').next().unwrap_or(""),
+                first.x_name
+            );
+            for s in &group {
+                let _ = write!(
+                    o,
+                    " {} |",
+                    s.name.split_once('/').map(|(_, v)| v).unwrap_or(&s.name)
+                );
+            }
+            let _ = write!(o, "\n|---|{}\n", "---:|".repeat(group.len()));
+            for x in xs {
+                let _ = write!(o, "| {} |", fmt_x(&first.x_name, x));
+                for s in &group {
+                    let v =
+                        s.x.iter()
+                            .position(|&sx| sx == x)
+                            .map(|i| fmt_num(s.y[i] / scale))
+                            .unwrap_or_default();
+                    let _ = write!(o, " {v} |");
+                }
+                o.push('\n');
+            }
+        }
+    }
+    o
+}

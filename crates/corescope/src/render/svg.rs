@@ -1,0 +1,695 @@
+//! Inline SVG charts for the HTML report: line charts (series), scatter with the
+//! y = x line (paired distributions), histograms, heat maps (matrices) and Gantt
+//! lanes (timelines). Pure string building; every label is escaped.
+
+use super::{fmt_num, fmt_value};
+use std::fmt::Write;
+
+/// Width and height of a chart, in px.
+pub const W: f64 = 640.0;
+/// See [`W`].
+pub const H: f64 = 300.0;
+const ML: f64 = 70.0;
+const MR: f64 = 150.0;
+const MT: f64 = 20.0;
+const MB: f64 = 45.0;
+/// Colours of series (colour-blind friendly, Okabe–Ito).
+pub const PALETTE: [&str; 8] = [
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
+];
+
+/// Escape text for HTML and SVG.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '&' => o.push_str("&amp;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            _ => o.push(c),
+        }
+    }
+    o
+}
+
+/// An axis: linear or log10, from `lo` to `hi`.
+#[derive(Debug, Clone, Copy)]
+pub struct Axis {
+    lo: f64,
+    hi: f64,
+    log: bool,
+    /// Tick step of a linear axis.
+    step: f64,
+}
+
+impl Axis {
+    /// An axis over `values`; log when all are positive and span more than 20×
+    /// (or when `force_log`).
+    pub fn over(values: impl Iterator<Item = f64>, force_log: bool, from_zero: bool) -> Self {
+        let v: Vec<f64> = values.filter(|x| x.is_finite()).collect();
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if !lo.is_finite() {
+            return Axis {
+                lo: 0.0,
+                hi: 1.0,
+                log: false,
+                step: 0.25,
+            };
+        }
+        let log = lo > 0.0 && (force_log || hi / lo > 20.0) && hi > lo;
+        if log {
+            Axis {
+                lo,
+                hi,
+                log,
+                step: 0.0,
+            }
+        } else {
+            let lo = if from_zero { lo.min(0.0) } else { lo };
+            let hi = if hi == lo { lo + 1.0 } else { hi };
+            // Round the ends out to a nice step (1, 2, 2.5 or 5 × 10^k).
+            let step = nice_step((hi - lo) / 4.0);
+            Axis {
+                lo: (lo / step).floor() * step,
+                hi: (hi / step).ceil() * step,
+                log,
+                step,
+            }
+        }
+    }
+    fn t(&self, v: f64) -> f64 {
+        if self.log {
+            (v.max(self.lo).ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
+        } else {
+            (v - self.lo) / (self.hi - self.lo)
+        }
+    }
+    fn ticks(&self) -> Vec<f64> {
+        if self.log {
+            let decades = (self.hi / self.lo).log10();
+            let base: f64 = if decades < 3.5 { 2.0 } else { 10.0 };
+            let (a, b) = (
+                self.lo.log(base).floor() as i32,
+                self.hi.log(base).ceil() as i32,
+            );
+            let mut t: Vec<f64> = (a..=b)
+                .map(|e| base.powi(e))
+                .filter(|&x| x >= self.lo * 0.999 && x <= self.hi * 1.001)
+                .collect();
+            // At most about eight labels.
+            let step = t.len().div_ceil(8).max(1);
+            t = t.into_iter().step_by(step).collect();
+            if t.len() < 2 {
+                t = vec![self.lo, self.hi];
+            }
+            t
+        } else {
+            let n = ((self.hi - self.lo) / self.step).round().clamp(1.0, 10.0) as usize;
+            (0..=n).map(|i| self.lo + self.step * i as f64).collect()
+        }
+    }
+    /// The largest magnitude on the axis (for choosing a unit prefix).
+    fn magnitude(&self) -> f64 {
+        self.lo.abs().max(self.hi.abs())
+    }
+}
+
+/// The smallest of 1, 2, 2.5, 5 × 10^k that is at least `raw`.
+fn nice_step(raw: f64) -> f64 {
+    if raw.is_nan() || raw <= 0.0 || !raw.is_finite() {
+        return 1.0;
+    }
+    let p = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 2.5, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * p)
+        .find(|&s| s >= raw * 0.999_999)
+        .unwrap_or(10.0 * p)
+}
+
+/// Tick labels of an axis: numbers in one scaled unit, and the axis title
+/// with that unit (`threads`, `bytes` keep their own per-tick formatting).
+fn tick_labels(name: &str, axis: &Axis) -> (Vec<(f64, String)>, String) {
+    let ticks = axis.ticks();
+    match name {
+        "bytes" => (
+            ticks.iter().map(|&t| (t, fmt_value("bytes", t))).collect(),
+            "bytes".into(),
+        ),
+        _ => {
+            let (scale, unit) = super::unit_scale(name, axis.magnitude());
+            let pure_unit = matches!(
+                name,
+                "ns" | "s"
+                    | "seconds"
+                    | "cycles"
+                    | "per_s"
+                    | "ops_per_s"
+                    | "bytes_per_s"
+                    | "events_per_s"
+                    | "flops_per_s"
+                    | "increments_per_s"
+            );
+            let title = if pure_unit || unit == name.replace('_', " ") {
+                unit
+            } else {
+                format!("{} ({unit})", name.replace('_', " "))
+            };
+            (
+                ticks
+                    .iter()
+                    .map(|&t| (t, super::fmt_x("", t / scale)))
+                    .collect(),
+                title,
+            )
+        }
+    }
+}
+
+fn label(unit: &str, v: f64) -> String {
+    match unit {
+        "threads" | "levels" | "size_log2" | "n" | "padding_bytes" | "read_interval_ns"
+        | "x_alone" => fmt_num(v),
+        _ => fmt_value(unit, v),
+    }
+}
+
+/// Frame, axes, ticks and axis titles.
+fn frame(out: &mut String, x: &Axis, y: &Axis, x_name: &str, y_name: &str, title: &str) {
+    let _ = write!(
+        out,
+        "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {W} {H}' width='{W}' height='{H}' role='img' aria-label='{}'><title>{}</title>",
+        esc(title),
+        esc(title)
+    );
+    let (x0, x1, y0, y1) = (ML, W - MR, H - MB, MT);
+    let _ = write!(
+        out,
+        "<rect x='{x0}' y='{y1}' width='{}' height='{}' fill='none' stroke='#999'/>",
+        x1 - x0,
+        y0 - y1
+    );
+    let (xt, x_title) = tick_labels(x_name, x);
+    let (yt, y_title) = tick_labels(y_name, y);
+    for (t, l) in xt {
+        let px = x0 + x.t(t) * (x1 - x0);
+        let _ = write!(out, "<line x1='{px:.1}' y1='{y0}' x2='{px:.1}' y2='{}' stroke='#999'/><text x='{px:.1}' y='{}' font-size='10' text-anchor='middle'>{}</text>", y0 + 4.0, y0 + 15.0, esc(&l));
+    }
+    for (t, l) in yt {
+        let py = y0 - y.t(t) * (y0 - y1);
+        let _ = write!(out, "<line x1='{}' y1='{py:.1}' x2='{x1}' y2='{py:.1}' stroke='#eee'/><text x='{}' y='{:.1}' font-size='10' text-anchor='end'>{}</text>", x0 - 4.0, x0 - 6.0, py + 3.0, esc(&l));
+    }
+    let _ = write!(
+        out,
+        "<text x='{:.1}' y='{}' font-size='11' text-anchor='middle'>{}{}</text><text x='12' y='{:.1}' font-size='11' text-anchor='middle' transform='rotate(-90 12 {:.1})'>{}{}</text>",
+        (x0 + x1) / 2.0,
+        H - 8.0,
+        esc(&x_title),
+        if x.log { " (log)" } else { "" },
+        (y0 + y1) / 2.0,
+        (y0 + y1) / 2.0,
+        esc(&y_title),
+        if y.log { " (log)" } else { "" }
+    );
+}
+
+/// A line chart of several curves sharing axes: `(label, xs, ys)`.
+pub fn lines(
+    title: &str,
+    x_name: &str,
+    y_name: &str,
+    curves: &[(String, Vec<f64>, Vec<f64>)],
+) -> String {
+    let log_x = matches!(x_name, "threads" | "bytes");
+    let x = Axis::over(
+        curves.iter().flat_map(|c| c.1.iter().copied()),
+        log_x && curves.iter().flat_map(|c| c.1.iter()).all(|&v| v > 0.0),
+        false,
+    );
+    let y = Axis::over(curves.iter().flat_map(|c| c.2.iter().copied()), false, true);
+    let mut out = String::new();
+    frame(&mut out, &x, &y, x_name, y_name, title);
+    let (x0, x1, y0, y1) = (ML, W - MR, H - MB, MT);
+    for (i, (name, xs, ys)) in curves.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let mut pts: Vec<(f64, f64, f64, f64)> = xs
+            .iter()
+            .zip(ys)
+            .filter(|(a, b)| a.is_finite() && b.is_finite())
+            .map(|(&a, &b)| (x0 + x.t(a) * (x1 - x0), y0 - y.t(b) * (y0 - y1), a, b))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let path: Vec<String> = pts
+            .iter()
+            .map(|p| format!("{:.1},{:.1}", p.0, p.1))
+            .collect();
+        let _ = write!(out, "<g class='curve' data-curve='{i}'><polyline fill='none' stroke='{color}' stroke-width='1.8' points='{}'/>", path.join(" "));
+        for p in &pts {
+            let _ = write!(
+                out,
+                "<circle cx='{:.1}' cy='{:.1}' r='2.5' fill='{color}'><title>{}: {} → {}</title></circle>",
+                p.0,
+                p.1,
+                esc(name),
+                esc(&label(x_name, p.2)),
+                esc(&label(y_name, p.3))
+            );
+        }
+        out.push_str("</g>");
+        let ly = MT + 14.0 * i as f64 + 8.0;
+        let _ = write!(
+            out,
+            "<g class='legend' data-curve='{i}' style='cursor:pointer'><title>click to hide or show</title><rect x='{}' y='{:.1}' width='10' height='3' fill='{color}'/><text x='{}' y='{:.1}' font-size='10'>{}</text></g>",
+            x1 + 8.0,
+            ly - 3.0,
+            x1 + 22.0,
+            ly + 1.0,
+            esc(name)
+        );
+    }
+    out.push_str("</svg>");
+    out
+}
+
+/// Most points a scatter plot draws; beyond this the samples are thinned by a
+/// fixed stride (the marginal histograms and the intensity map stay exact).
+pub const MAX_SCATTER_POINTS: usize = 2000;
+
+/// Seed 000 Figure 8: pairs (A, B) as a scatter with the y = x line, the
+/// histogram of A above it and of B to its right (both exact, from every
+/// pair), and next to it the intensity map (2-D histogram) of the same pairs.
+pub fn paired(title: &str, a_name: &str, b_name: &str, unit: &str, pairs: &[[f64; 2]]) -> String {
+    let pairs: Vec<[f64; 2]> = pairs
+        .iter()
+        .copied()
+        .filter(|p| p[0].is_finite() && p[1].is_finite())
+        .collect();
+    let all = || pairs.iter().flat_map(|p| p.iter().copied());
+    let probe = Axis::over(all(), false, false);
+    let axis = Axis::over(all(), probe.log, false);
+    // Layout: marginal A histogram on top, scatter below, marginal B histogram right,
+    // intensity map further right.
+    let (sx0, sy1, side) = (ML, 70.0, 230.0);
+    let (sx1, sy0) = (sx0 + side, sy1 + side);
+    let (mx0, mx1) = (sx1 + 8.0, sx1 + 68.0);
+    let (ix0, ix1) = (mx1 + 60.0, mx1 + 60.0 + side);
+    let (w, h) = (ix1 + 80.0, sy0 + 50.0);
+    let mut out = format!(
+        "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {w:.0} {h:.0}' width='{w:.0}' height='{h:.0}' role='img' aria-label='{t}'><title>{t}</title>",
+        t = esc(&format!("{title}: {b_name} against {a_name}, {} pairs", pairs.len()))
+    );
+    let px = |v: f64| sx0 + axis.t(v) * (sx1 - sx0);
+    let py = |v: f64| sy0 - axis.t(v) * (sy0 - sy1);
+    // Frame and ticks of the scatter.
+    let _ = write!(
+        out,
+        "<rect x='{sx0}' y='{sy1}' width='{side}' height='{side}' fill='none' stroke='#999'/>"
+    );
+    for t in axis.ticks() {
+        let _ = write!(
+            out,
+            "<text x='{:.1}' y='{:.1}' font-size='9' text-anchor='middle'>{l}</text><text x='{:.1}' y='{:.1}' font-size='9' text-anchor='end'>{l}</text>",
+            px(t),
+            sy0 + 13.0,
+            sx0 - 4.0,
+            py(t) + 3.0,
+            l = esc(&label(unit, t))
+        );
+    }
+    let _ = write!(
+        out,
+        "<text x='{:.1}' y='{:.1}' font-size='11' text-anchor='middle'>{}{}</text><text x='12' y='{:.1}' font-size='11' text-anchor='middle' transform='rotate(-90 12 {:.1})'>{}</text>",
+        (sx0 + sx1) / 2.0,
+        sy0 + 30.0,
+        esc(a_name),
+        if axis.log { " (log)" } else { "" },
+        (sy0 + sy1) / 2.0,
+        (sy0 + sy1) / 2.0,
+        esc(b_name)
+    );
+    let _ = write!(out, "<line x1='{sx0}' y1='{sy0}' x2='{sx1}' y2='{sy1}' stroke='#888' stroke-dasharray='4 3'><title>y = x</title></line>");
+    let stride = pairs.len().div_ceil(MAX_SCATTER_POINTS).max(1);
+    for p in pairs.iter().step_by(stride) {
+        let _ = write!(
+            out,
+            "<circle cx='{:.1}' cy='{:.1}' r='1.6' fill='#0072B2' fill-opacity='0.4'/>",
+            px(p[0]),
+            py(p[1])
+        );
+    }
+    if stride > 1 {
+        let _ = write!(out, "<text x='{sx0}' y='{:.1}' font-size='9' fill='#555'>every {stride}th pair drawn</text>", sy0 + 44.0);
+    }
+    // Marginal histograms over the same axis, exact.
+    const BINS: usize = 40;
+    let bin = |v: f64| ((axis.t(v) * BINS as f64) as usize).min(BINS - 1);
+    let mut ha = [0u64; BINS];
+    let mut hb = [0u64; BINS];
+    let mut grid = vec![[0u64; BINS]; BINS];
+    for p in &pairs {
+        let (i, j) = (bin(p[0]), bin(p[1]));
+        ha[i] += 1;
+        hb[j] += 1;
+        grid[j][i] += 1;
+    }
+    let ma = ha.iter().copied().max().unwrap_or(0).max(1) as f64;
+    let mb = hb.iter().copied().max().unwrap_or(0).max(1) as f64;
+    let cw = side / BINS as f64;
+    for k in 0..BINS {
+        if ha[k] > 0 {
+            let hh = ha[k] as f64 / ma * 55.0;
+            let _ = write!(out, "<rect x='{:.1}' y='{:.1}' width='{cw:.1}' height='{hh:.1}' fill='#009E73'><title>{}: {}</title></rect>", sx0 + k as f64 * cw, sy1 - 4.0 - hh, esc(a_name), ha[k]);
+        }
+        if hb[k] > 0 {
+            let ww = hb[k] as f64 / mb * (mx1 - mx0);
+            let _ = write!(out, "<rect x='{mx0:.1}' y='{:.1}' width='{ww:.1}' height='{cw:.1}' fill='#009E73'><title>{}: {}</title></rect>", sy0 - (k + 1) as f64 * cw, esc(b_name), hb[k]);
+        }
+    }
+    // Intensity map: log-scaled counts per cell.
+    let mg = grid.iter().flatten().copied().max().unwrap_or(0).max(1) as f64;
+    let _ = write!(
+        out,
+        "<rect x='{ix0}' y='{sy1}' width='{side}' height='{side}' fill='#fff' stroke='#999'/>"
+    );
+    for (j, row) in grid.iter().enumerate() {
+        for (i, &c) in row.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            let t = (c as f64).ln_1p() / mg.ln_1p();
+            let _ = write!(
+                out,
+                "<rect x='{:.1}' y='{:.1}' width='{cw:.1}' height='{cw:.1}' fill='hsl({:.0},80%,{:.0}%)'><title>{c}</title></rect>",
+                ix0 + i as f64 * cw,
+                sy0 - (j + 1) as f64 * cw,
+                220.0 - 200.0 * t,
+                85.0 - 40.0 * t
+            );
+        }
+    }
+    let _ = write!(
+        out,
+        "<line x1='{ix0}' y1='{sy0}' x2='{ix1}' y2='{sy1}' stroke='#888' stroke-dasharray='4 3'/><text x='{:.1}' y='{:.1}' font-size='11' text-anchor='middle'>intensity (pairs per cell, log)</text><text x='{:.1}' y='{:.1}' font-size='9' text-anchor='middle'>{}</text></svg>",
+        (ix0 + ix1) / 2.0,
+        sy1 - 8.0,
+        (ix0 + ix1) / 2.0,
+        sy0 + 13.0,
+        esc(&format!("same axes; darkest cell {} pairs", mg as u64))
+    );
+    out
+}
+
+/// A histogram from bin edges and counts.
+pub fn histogram(title: &str, unit: &str, edges: &[f64], counts: &[u64], log: bool) -> String {
+    let x = Axis::over(edges.iter().copied(), log, false);
+    let y = Axis::over(counts.iter().map(|&c| c as f64).chain([0.0]), false, true);
+    let mut out = String::new();
+    frame(&mut out, &x, &y, unit, "samples", title);
+    let (x0, x1, y0, y1) = (ML, W - MR, H - MB, MT);
+    for (i, &c) in counts.iter().enumerate() {
+        let (a, b) = (edges[i], edges[i + 1]);
+        let (pa, pb) = (x0 + x.t(a) * (x1 - x0), x0 + x.t(b) * (x1 - x0));
+        let py = y0 - y.t(c as f64) * (y0 - y1);
+        let _ = write!(
+            out,
+            "<rect x='{pa:.1}' y='{py:.1}' width='{:.1}' height='{:.1}' fill='#009E73'><title>{}–{}: {c}</title></rect>",
+            (pb - pa).max(0.5),
+            y0 - py,
+            esc(&fmt_value(unit, a)),
+            esc(&fmt_value(unit, b))
+        );
+    }
+    out.push_str("</svg>");
+    out
+}
+
+/// A heat map of a matrix with labelled rows and columns.
+pub fn heatmap(
+    title: &str,
+    unit: &str,
+    rows: &[String],
+    cols: &[String],
+    values: &[Vec<Option<f64>>],
+) -> String {
+    let n = rows.len().max(1) as f64;
+    let m = cols.len().max(1) as f64;
+    let cell = (420.0 / n.max(m)).clamp(4.0, 40.0);
+    let (w, h) = (80.0 + cell * m + 120.0, 40.0 + cell * n + 20.0);
+    let vals: Vec<f64> = values.iter().flatten().flatten().copied().collect();
+    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mut out = format!(
+        "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {w:.0} {h:.0}' width='{w:.0}' height='{h:.0}' role='img' aria-label='{t}'><title>{t}</title>",
+        t = esc(title)
+    );
+    let show_labels = cell >= 10.0;
+    for (r, row) in values.iter().enumerate() {
+        for (c, v) in row.iter().enumerate() {
+            let (px, py) = (80.0 + c as f64 * cell, 40.0 + r as f64 * cell);
+            let (fill, tip) = match v {
+                Some(v) => {
+                    let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+                    let l = 95.0 - 60.0 * t;
+                    (format!("hsl(210,70%,{l:.0}%)"), fmt_value(unit, *v))
+                }
+                None => ("#f4f4f4".to_string(), "not measured".to_string()),
+            };
+            let _ = write!(
+                out,
+                "<rect x='{px:.1}' y='{py:.1}' width='{cell:.1}' height='{cell:.1}' fill='{fill}' stroke='#fff'><title>{} ↔ {}: {}</title></rect>",
+                esc(rows.get(r).map(String::as_str).unwrap_or("")),
+                esc(cols.get(c).map(String::as_str).unwrap_or("")),
+                esc(&tip)
+            );
+        }
+        if show_labels {
+            let _ = write!(
+                out,
+                "<text x='76' y='{:.1}' font-size='9' text-anchor='end'>{}</text>",
+                40.0 + (r as f64 + 0.7) * cell,
+                esc(&rows[r])
+            );
+        }
+    }
+    if show_labels {
+        for (c, l) in cols.iter().enumerate() {
+            let _ = write!(
+                out,
+                "<text x='{:.1}' y='34' font-size='9' text-anchor='middle'>{}</text>",
+                80.0 + (c as f64 + 0.5) * cell,
+                esc(l)
+            );
+        }
+    }
+    if lo.is_finite() {
+        let lx = 80.0 + cell * m + 12.0;
+        let _ = write!(
+            out,
+            "<rect x='{lx:.0}' y='40' width='12' height='12' fill='hsl(210,70%,95%)'/><text x='{:.0}' y='50' font-size='10'>{}</text><rect x='{lx:.0}' y='58' width='12' height='12' fill='hsl(210,70%,35%)'/><text x='{:.0}' y='68' font-size='10'>{}</text>",
+            lx + 16.0,
+            esc(&fmt_value(unit, lo)),
+            lx + 16.0,
+            esc(&fmt_value(unit, hi))
+        );
+    }
+    out.push_str("</svg>");
+    out
+}
+
+/// Gantt lanes: one row per lane, spans as bars.
+pub fn gantt(title: &str, lanes: &[(String, Vec<(f64, f64)>)]) -> String {
+    let end = lanes
+        .iter()
+        .flat_map(|l| l.1.iter().map(|s| s.1))
+        .fold(0.0, f64::max)
+        .max(1.0);
+    let lane_h = 14.0;
+    let h = MT + lanes.len() as f64 * lane_h + MB;
+    let (x0, x1) = (110.0, W - 20.0);
+    let mut out = format!(
+        "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {W} {h:.0}' width='{W}' height='{h:.0}' role='img' aria-label='{t}'><title>{t}</title>",
+        t = esc(title)
+    );
+    for (i, (label, spans)) in lanes.iter().enumerate() {
+        let y = MT + i as f64 * lane_h;
+        let _ = write!(
+            out,
+            "<text x='{}' y='{:.1}' font-size='9' text-anchor='end'>{}</text>",
+            x0 - 4.0,
+            y + 10.0,
+            esc(label)
+        );
+        for (k, &(a, b)) in spans.iter().enumerate() {
+            let (pa, pb) = (x0 + a / end * (x1 - x0), x0 + b / end * (x1 - x0));
+            let _ = write!(
+                out,
+                "<rect x='{pa:.2}' y='{y:.1}' width='{:.2}' height='{:.1}' fill='{}'/>",
+                (pb - pa).max(0.3),
+                lane_h - 3.0,
+                if k % 2 == 0 { "#0072B2" } else { "#56B4E9" }
+            );
+        }
+    }
+    let y = MT + lanes.len() as f64 * lane_h;
+    let _ = write!(
+        out,
+        "<line x1='{x0}' y1='{y:.1}' x2='{x1}' y2='{y:.1}' stroke='#999'/><text x='{x0}' y='{:.1}' font-size='10'>0</text><text x='{x1}' y='{:.1}' font-size='10' text-anchor='end'>{}</text><text x='{:.1}' y='{:.1}' font-size='11' text-anchor='middle'>time since the first start</text></svg>",
+        y + 14.0,
+        y + 14.0,
+        esc(&fmt_value("ns", end)),
+        (x0 + x1) / 2.0,
+        y + 30.0
+    );
+    out
+}
+
+/// A drawing of the machine: one box per package, one per core inside it, one
+/// cell per hardware thread (PU) labelled with its OS index; CPUs this process
+/// may not use are hatched grey. Scales to thousands of PUs by shrinking cells.
+pub fn topology(t: &crate::topology::Topology) -> String {
+    use std::collections::BTreeMap;
+    let mut packages: BTreeMap<u32, BTreeMap<u32, Vec<&crate::topology::Pu>>> = BTreeMap::new();
+    for p in &t.pus {
+        packages
+            .entry(p.package)
+            .or_default()
+            .entry(p.core)
+            .or_default()
+            .push(p);
+    }
+    let width = 960.0;
+    let slots = packages
+        .values()
+        .flat_map(|c| c.values().map(Vec::len))
+        .max()
+        .unwrap_or(1) as f64;
+    let total_cores = packages.values().map(BTreeMap::len).sum::<usize>().max(1) as f64;
+    // Cell size: PU labels while they fit, else small squares.
+    let cell: f64 = if total_cores * slots <= 256.0 {
+        22.0
+    } else if total_cores * slots <= 1024.0 {
+        10.0
+    } else {
+        6.0
+    };
+    let core_w = slots * cell + 4.0;
+    let per_row = (((width - 20.0) / (core_w + 3.0)).floor() as usize).max(1);
+    let mut out = String::new();
+    let mut y = 4.0;
+    let mut body = String::new();
+    for (pkg, cores) in &packages {
+        let rows = cores.len().div_ceil(per_row) as f64;
+        let ph = 18.0 + rows * (cell + 7.0) + 4.0;
+        let _ = write!(body, "<rect x='2' y='{y:.1}' width='{:.1}' height='{ph:.1}' fill='#f7f7f7' stroke='#888'/><text x='8' y='{:.1}' font-size='11'>package {pkg} · {} cores</text>", width - 4.0, y + 13.0, cores.len());
+        for (k, (core, pus)) in cores.iter().enumerate() {
+            let (cx, cy) = (
+                10.0 + (k % per_row) as f64 * (core_w + 3.0),
+                y + 18.0 + (k / per_row) as f64 * (cell + 7.0),
+            );
+            let _ = write!(body, "<rect x='{cx:.1}' y='{cy:.1}' width='{core_w:.1}' height='{:.1}' fill='#fff' stroke='#aaa'><title>core {core}</title></rect>", cell + 4.0);
+            for (s, pu) in pus.iter().enumerate() {
+                let (ux, uy) = (cx + 2.0 + s as f64 * cell, cy + 2.0);
+                let fill = if !pu.allowed {
+                    "#ccc"
+                } else if pu.slot == 0 {
+                    "#0072B2"
+                } else {
+                    "#56B4E9"
+                };
+                let kind = pu
+                    .kind
+                    .as_deref()
+                    .map(|k| format!(", kind {k}"))
+                    .unwrap_or_default();
+                let numa = pu
+                    .numa_node
+                    .map(|n| format!(", NUMA {n}"))
+                    .unwrap_or_default();
+                let _ = write!(
+                    body,
+                    "<rect x='{ux:.1}' y='{uy:.1}' width='{:.1}' height='{:.1}' fill='{fill}'><title>CPU {} (core {core}, thread {}{numa}{kind}){}</title></rect>",
+                    cell - 1.0,
+                    cell,
+                    pu.os_index,
+                    pu.slot,
+                    esc(if pu.allowed { "" } else { " not allowed" })
+                );
+                if cell >= 20.0 {
+                    let _ = write!(body, "<text x='{:.1}' y='{:.1}' font-size='9' fill='#fff' text-anchor='middle'>{}</text>", ux + cell / 2.0, uy + cell * 0.68, pu.os_index);
+                }
+            }
+        }
+        y += ph + 6.0;
+    }
+    let h = y + 18.0;
+    let _ = write!(
+        out,
+        "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {h:.0}' width='{width}' height='{h:.0}' role='img' aria-label='{t}'><title>{t}</title>{body}<text x='4' y='{:.1}' font-size='10'>dark: first hardware thread of a core · light: SMT siblings · grey: not allowed to this process</text></svg>",
+        y + 12.0,
+        t = esc(&format!("machine drawing: {}", t.summary()))
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped() {
+        assert_eq!(
+            esc("<script>alert('x')</script> & \""),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;"
+        );
+        let svg = lines(
+            "<b>",
+            "threads",
+            "ops_per_s",
+            &[("<i>".into(), vec![1.0, 2.0], vec![1.0, 2.0])],
+        );
+        assert!(!svg.contains("<b>") && !svg.contains("<i>"));
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+    }
+
+    #[test]
+    fn linear_ticks_are_round() {
+        let a = Axis::over([0.0, 3.843e9].into_iter(), false, true);
+        let t = a.ticks();
+        for v in [8e-6, 110e-6] {
+            let b = Axis::over([v, 110e-6].into_iter(), false, false);
+            assert!(
+                b.ticks()
+                    .iter()
+                    .all(|&x| x >= b.lo && x <= b.hi * 1.000_001),
+                "{b:?}"
+            );
+        }
+        assert_eq!(t.first(), Some(&0.0));
+        assert!(t.iter().all(|v| (v / 1e9 * 2.0).fract() == 0.0), "{t:?}");
+        assert!(*t.last().unwrap() >= 3.843e9);
+        assert_eq!(nice_step(0.3), 0.5);
+        assert_eq!(nice_step(2.2), 2.5);
+        let l = Axis::over([1.0, 64.0].into_iter(), true, false);
+        assert_eq!(l.ticks(), vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]);
+    }
+
+    #[test]
+    fn charts_survive_empty_and_degenerate_data() {
+        assert!(lines("t", "threads", "ns", &[]).ends_with("</svg>"));
+        assert!(
+            lines("t", "threads", "ns", &[("a".into(), vec![1.0], vec![5.0])]).contains("<circle")
+        );
+        assert!(paired("t", "a", "b", "ns", &[]).ends_with("</svg>"));
+        let many: Vec<[f64; 2]> = (0..100_000)
+            .map(|i| [1.0 + i as f64, 2.0 + i as f64])
+            .collect();
+        let svg = paired("t", "a", "b", "ns", &many);
+        assert!(svg.matches("<circle").count() <= MAX_SCATTER_POINTS);
+        assert!(histogram("t", "ns", &[1.0, 1.0], &[3], false).contains("<rect"));
+        assert!(heatmap("t", "ns", &[], &[], &[]).ends_with("</svg>"));
+        assert!(gantt("t", &[]).ends_with("</svg>"));
+    }
+}

@@ -1,0 +1,319 @@
+//! The renderers on fixed run files (tests/fixtures, from real quick runs):
+//! every shape and every status renders, strings from the file are escaped,
+//! bad files give one clear error, and `compare` lines machines up.
+
+use assert_cmd::Command;
+use corescope::model::{RunFile, Status};
+use corescope::render::{csv, html, terminal};
+use corescope::{compare, store};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn load(name: &str) -> RunFile {
+    store::load(&fixture(name)).expect("fixture loads")
+}
+
+fn corescope() -> Command {
+    Command::cargo_bin("corescope").expect("binary built")
+}
+
+#[test]
+fn fixtures_cover_every_shape_and_status() {
+    let q = load("quick.json");
+    let s = load("statuses.json");
+    let all: Vec<_> = q.probes.iter().chain(&s.probes).collect();
+    assert!(all.iter().any(|p| !p.series.is_empty()));
+    assert!(all
+        .iter()
+        .any(|p| p.distributions.iter().any(|d| !d.pairs.is_empty())));
+    assert!(all.iter().any(|p| !p.matrices.is_empty()));
+    assert!(all.iter().any(|p| !p.timelines.is_empty()));
+    assert!(all.iter().any(|p| !p.tables.is_empty()));
+    for st in [
+        Status::Completed,
+        Status::Skipped,
+        Status::GaveUp,
+        Status::Failed,
+    ] {
+        assert!(all.iter().any(|p| p.status == st), "no {st:?} probe");
+    }
+}
+
+#[test]
+fn html_has_a_section_and_a_figure_per_shape() {
+    let q = load("quick.json");
+    let page = html::render_run(&q);
+    assert!(page.starts_with("<!DOCTYPE html>") && page.ends_with("</html>"));
+    assert!(
+        !page.contains("http://") || !page.contains("src='http"),
+        "no network fetches"
+    );
+    for p in &q.probes {
+        assert!(
+            page.contains(&format!("<section id='{}'>", p.id)),
+            "{}",
+            p.id
+        );
+    }
+    let figures = page.matches("<figure>").count();
+    let series_groups: usize = q
+        .probes
+        .iter()
+        .map(|p| terminal::series_groups(&p.series).len())
+        .sum();
+    let paired: usize = q
+        .probes
+        .iter()
+        .flat_map(|p| &p.distributions)
+        .filter(|d| d.paired_with.is_some() && !d.pairs.is_empty())
+        .count();
+    let hist: usize = q
+        .probes
+        .iter()
+        .flat_map(|p| &p.distributions)
+        .filter(|d| !d.histogram.counts.is_empty())
+        .count();
+    let mats: usize = q.probes.iter().map(|p| p.matrices.len()).sum();
+    let tls: usize = q.probes.iter().map(|p| p.timelines.len()).sum();
+    // One machine drawing, then one figure per series group, paired
+    // distribution, histogram, matrix and timeline.
+    assert_eq!(figures, 1 + series_groups + paired + hist + mats + tls);
+    assert!(page.contains("y = x"));
+    // Every chart has a text alternative.
+    assert_eq!(
+        page.matches("<svg").count(),
+        page.matches("role='img' aria-label=").count()
+    );
+    // No script source, no external stylesheet.
+    assert!(!page.contains("<script src") && !page.contains("<link"));
+}
+
+#[test]
+fn statuses_show_as_badges_with_reasons() {
+    let s = load("statuses.json");
+    let page = html::render_run(&s);
+    for cls in ["skipped", "gave_up", "failed"] {
+        assert!(page.contains(&format!("class='badge {cls}'")), "{cls}");
+    }
+    for p in &s.probes {
+        if let Some(r) = &p.reason {
+            assert!(
+                page.contains(&corescope::render::svg::esc(r)),
+                "reason of {}",
+                p.id
+            );
+        }
+    }
+    let text = terminal::render_run(&s);
+    assert!(text.contains("skipped") && text.contains("gave up") || text.contains("gave_up"));
+}
+
+#[test]
+fn strings_from_the_run_file_are_escaped() {
+    let mut q = load("quick.json");
+    q.host.hostname = "<script>alert(1)</script>".into();
+    q.host.cpu_model = "\"><img src=x onerror=alert(2)>".into();
+    q.probes[0].findings.push("<b>bold</b> & co".into());
+    q.probes[0].series[0].name = "int/<i>x</i>".into();
+    let page = html::render_run(&q);
+    assert!(!page.contains("<script>alert(1)"));
+    assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(!page.contains("<img src=x"));
+    assert!(!page.contains("<b>bold</b>") && !page.contains("<i>x</i>"));
+    // The only script is the report's own legend toggle.
+    assert_eq!(page.matches("<script>").count(), 1);
+    let cmp = compare::render_html(&[q.clone(), q], None);
+    assert!(!cmp.contains("<script>alert(1)") && cmp.contains("&lt;script&gt;"));
+}
+
+#[test]
+fn large_distributions_are_downsampled_but_histograms_stay_exact() {
+    let mut q = load("quick.json");
+    let d = q
+        .probes
+        .iter_mut()
+        .flat_map(|p| p.distributions.iter_mut())
+        .find(|d| d.paired_with.is_some())
+        .expect("a paired distribution");
+    let base = d.pairs.clone();
+    d.pairs = (0..100_000).map(|i| base[i % base.len()]).collect();
+    let t = std::time::Instant::now();
+    let page = html::render_run(&q);
+    // Not a speed assertion: only that a full-profile-sized file renders at all
+    // and stays small; the time is printed for the record.
+    eprintln!(
+        "rendered 10^5 pairs in {:?}, {} bytes",
+        t.elapsed(),
+        page.len()
+    );
+    assert!(page.len() < 5 << 20, "report is {} bytes", page.len());
+}
+
+#[test]
+fn csv_files_are_tidy() {
+    let q = load("quick.json");
+    let dir = tempfile::tempdir().unwrap();
+    let files = csv::write_dir(&q, dir.path()).unwrap();
+    let series = std::fs::read_to_string(dir.path().join("series.csv")).unwrap();
+    let rows = series.lines().count() - 1;
+    let points: usize = q
+        .probes
+        .iter()
+        .flat_map(|p| &p.series)
+        .map(|s| s.x.len())
+        .sum();
+    assert_eq!(rows, points, "one row per observation");
+    for line in series.lines() {
+        assert_eq!(line.split(',').count(), 6, "{line}");
+    }
+    let dists = std::fs::read_to_string(dir.path().join("distributions.csv")).unwrap();
+    let nd: usize = q.probes.iter().map(|p| p.distributions.len()).sum();
+    assert_eq!(dists.lines().count() - 1, nd);
+    let per_series: usize = q.probes.iter().map(|p| p.series.len()).sum();
+    let per_table: usize = q.probes.iter().map(|p| p.tables.len()).sum();
+    assert_eq!(files.len(), 6 + per_series + per_table);
+    for f in &files {
+        assert!(f.starts_with(dir.path()), "{f:?} escaped the directory");
+    }
+}
+
+#[test]
+fn terminal_and_markdown_snapshots() {
+    let s = load("statuses.json");
+    insta::assert_snapshot!("statuses_terminal", terminal::render_run(&s));
+    insta::assert_snapshot!("statuses_markdown", html::markdown(&s));
+    insta::assert_snapshot!("statuses_series_csv", csv::series_csv(&s));
+    let q = load("quick.json");
+    insta::assert_snapshot!("compare_text", compare::render_text(&[q, s], None));
+}
+
+#[test]
+fn report_command_writes_html_csv_and_markdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.html");
+    let csvdir = dir.path().join("csv");
+    corescope()
+        .args(["report"])
+        .arg(fixture("quick.json"))
+        .arg("--html")
+        .arg(&out)
+        .arg("--csv")
+        .arg(&csvdir)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert!(page.contains("<section id='c2c'>"));
+    assert!(csvdir.join("series.csv").exists());
+    let md = corescope()
+        .arg("report")
+        .arg(fixture("statuses.json"))
+        .arg("--markdown")
+        .assert()
+        .success();
+    let md = String::from_utf8_lossy(&md.get_output().stdout).to_string();
+    assert!(md.starts_with("# corescope"));
+}
+
+#[test]
+fn compare_lines_up_two_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cmp.html");
+    let a = corescope()
+        .arg("compare")
+        .arg(fixture("quick.json"))
+        .arg(fixture("statuses.json"))
+        .arg("--html")
+        .arg(&out)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    // Same host twice: the second column is told apart.
+    let q = load("quick.json");
+    assert!(text.contains(&format!("{}#2", q.host.hostname)));
+    // c2c is in both, with different statuses; memory only in the second.
+    assert!(text.contains("== c2c") && text.contains("== memory"));
+    assert!(text.contains("not in this run"));
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert!(page.contains("<section id='compute'>") && page.contains("<section id='memory'>"));
+    // Only one file: refused clearly.
+    let one = corescope()
+        .arg("compare")
+        .arg(fixture("quick.json"))
+        .assert()
+        .failure();
+    assert!(!String::from_utf8_lossy(&one.get_output().stderr).contains("panicked"));
+    // An unknown probe filter: one clear line.
+    let bad = corescope()
+        .arg("compare")
+        .arg(fixture("quick.json"))
+        .arg(fixture("statuses.json"))
+        .args(["--probes", "nosuch"])
+        .assert()
+        .failure();
+    assert!(String::from_utf8_lossy(&bad.get_output().stderr).contains("'nosuch' is in none"));
+}
+
+/// `report` and `compare` on a bad file: one clear error naming the file.
+#[test]
+fn bad_run_files_give_one_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = std::fs::read_to_string(fixture("statuses.json")).unwrap();
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "truncated.json",
+            full[..full.len() / 2].to_string(),
+            "not a valid corescope run file",
+        ),
+        ("garbage.json", "this is not json".into(), "JSON error"),
+        (
+            "other.json",
+            "{\"name\": \"something else\"}".into(),
+            "no \"tool\"",
+        ),
+        (
+            "newer.json",
+            full.replacen("\"schema_version\":1", "\"schema_version\":99", 1),
+            "schema version 99",
+        ),
+        (
+            "empty.json",
+            String::new(),
+            "not a valid corescope run file",
+        ),
+    ];
+    for (name, body, needle) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        for args in [
+            vec!["report"],
+            vec!["report", "--html", "/dev/null"],
+            vec!["compare"],
+        ] {
+            let mut c = corescope();
+            c.args(&args).arg(&path);
+            if args[0] == "compare" {
+                c.arg(fixture("quick.json"));
+            }
+            let a = c.assert().failure();
+            let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+            assert!(
+                err.contains(name) && err.contains(needle),
+                "{name} {args:?}: {err}"
+            );
+            assert!(
+                !err.contains("panicked") && err.trim().lines().count() <= 2,
+                "{err}"
+            );
+        }
+    }
+    let missing = corescope()
+        .args(["report", "/nonexistent/run.json"])
+        .assert()
+        .failure();
+    assert!(String::from_utf8_lossy(&missing.get_output().stderr).contains("/nonexistent/run.json"));
+}
