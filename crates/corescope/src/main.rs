@@ -7,7 +7,19 @@ fn main() -> std::process::ExitCode {
     match corescope::app::main_with(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("corescope: error: {e:#}");
+            // The chain of causes, leaving out a cause whose text an outer
+            // message already quotes (one clear line, no repetition).
+            let mut msg = String::new();
+            for cause in e.chain() {
+                let c = cause.to_string();
+                if !msg.contains(&c) {
+                    if !msg.is_empty() {
+                        msg.push_str(": ");
+                    }
+                    msg.push_str(&c);
+                }
+            }
+            eprintln!("corescope: error: {msg}");
             std::process::ExitCode::FAILURE
         }
     }
