@@ -41,6 +41,22 @@ fn the_pool_probe_measures_both_free_lists_and_rayon() {
             "{name}: {s:?}"
         );
     }
+    // The cutoff comparison: every cutoff on both runtimes (results are checked
+    // bit for bit inside the probe), and one thread alone.
+    for name in ["fft-cutoff/taskpool", "fft-cutoff/rayon"] {
+        let s = r.series(name).unwrap_or_else(|| panic!("{name}"));
+        let cutoffs: Vec<f64> = corescope::probes::pool::FFT_CUTOFFS
+            .iter()
+            .map(|&c| c as f64)
+            .collect();
+        assert_eq!(s.x, cutoffs, "{name}");
+        assert!(s.y.iter().all(|&y| y > 0.0), "{name}: {s:?}");
+    }
+    assert!(r.series("fft-sequential/12").is_some());
+    assert!(r
+        .findings
+        .iter()
+        .any(|f| f.contains("with a sequential cutoff")));
     for name in ["rmatmul/taskpool/256", "rmatmul/rayon/256"] {
         let s = r.series(name).unwrap_or_else(|| panic!("{name}"));
         assert_eq!(s.x, vec![1.0, 2.0, 3.0]);

@@ -85,6 +85,33 @@ pub fn fft(
     input: &[Complex],
     output: &mut [Complex],
 ) -> Result<(), KernelError> {
+    fft_with_cutoff(exec, input, output, 1)
+}
+
+/// [`fft`] with a sequential cutoff: sub-transforms of at most `cutoff`
+/// points (and their butterflies) run as plain loops on the calling thread,
+/// so families are only made where there is enough work to share. `cutoff`
+/// 1 is [`fft`] itself (a family at every level, as in seed 000); 0 is taken
+/// as 1. The result is the same for every cutoff.
+///
+/// # Errors
+/// As [`fft`].
+///
+/// # Examples
+/// ```
+/// use taskpool::fft::{dft_reference, fft_with_cutoff, max_abs_error, test_signal, Complex};
+/// use taskpool::Executor;
+/// let input = test_signal(64);
+/// let mut output = vec![Complex::default(); 64];
+/// fft_with_cutoff(Executor::Sequential, &input, &mut output, 16).unwrap();
+/// assert!(max_abs_error(&output, &dft_reference(&input)) < 1e-9);
+/// ```
+pub fn fft_with_cutoff(
+    exec: Executor<'_>,
+    input: &[Complex],
+    output: &mut [Complex],
+    cutoff: usize,
+) -> Result<(), KernelError> {
     let n = input.len();
     if !n.is_power_of_two() {
         return Err(KernelError::NotPowerOfTwo { len: n });
@@ -96,7 +123,7 @@ pub fn fft(
         });
     }
     let twiddles = twiddles(n);
-    recurse(&exec, input, 1, output, &twiddles);
+    recurse(&exec, input, 1, output, &twiddles, cutoff.max(1));
     Ok(())
 }
 
@@ -114,10 +141,15 @@ fn recurse(
     stride: usize,
     out: &mut [Complex],
     twiddles: &[Complex],
+    cutoff: usize,
 ) {
     let n = out.len();
     if n == 1 {
         out[0] = input[0];
+        return;
+    }
+    if n <= cutoff && !matches!(exec, Executor::Sequential) {
+        recurse(&Executor::Sequential, input, stride, out, twiddles, cutoff);
         return;
     }
     let half = n / 2;
@@ -128,7 +160,14 @@ fn recurse(
             // SAFETY: h is 0 or 1 and each index runs once, so the two halves
             // handed out are disjoint.
             let part = unsafe { halves.part(h * half, half) };
-            recurse(exec, &input[h * stride..], stride * 2, part, twiddles);
+            recurse(
+                exec,
+                &input[h * stride..],
+                stride * 2,
+                part,
+                twiddles,
+                cutoff,
+            );
         });
     }
     // Step between the twiddles of this size: w_n^k = w_N^(k·N/n).
@@ -235,6 +274,21 @@ mod tests {
             fft(exec, &input, &mut output).unwrap();
             // Same operations in the same order per element: bit-identical.
             assert_eq!(output, reference, "{}", exec.name());
+        }
+    }
+
+    #[test]
+    fn every_cutoff_gives_the_same_transform() {
+        let pool = Pool::new(PoolConfig::default().with_max_threads(16)).unwrap();
+        let input = test_signal(1 << 10);
+        let mut reference = vec![Complex::default(); input.len()];
+        fft(Executor::Sequential, &input, &mut reference).unwrap();
+        for exec in executors(&pool) {
+            for cutoff in [0, 1, 2, 64, 1 << 10, 1 << 12] {
+                let mut output = vec![Complex::default(); input.len()];
+                fft_with_cutoff(exec, &input, &mut output, cutoff).unwrap();
+                assert_eq!(output, reference, "{} cutoff {cutoff}", exec.name());
+            }
         }
     }
 

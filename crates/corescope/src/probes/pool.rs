@@ -13,7 +13,7 @@ use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::model::{Measurement, Point, ProbeResult, Table};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
-use taskpool::fft::{dft_reference, fft, max_abs_error, test_signal, Complex};
+use taskpool::fft::{dft_reference, fft, fft_with_cutoff, max_abs_error, test_signal, Complex};
 use taskpool::matmul::{matmul_reference, rmatmul, Matrix};
 use taskpool::{Executor, FreeList, Pool, PoolConfig};
 
@@ -59,7 +59,12 @@ enum CaseParams {
         max_levels: u32,
         case_budget_s: f64,
     },
+    /// One FFT size with sequential cutoffs, taskpool (block = CPUs) vs rayon.
+    FftCutoff { log2: u32, cutoffs: Vec<usize> },
 }
+
+/// Sequential cutoffs (points) of the `fft-cutoff` comparison.
+pub const FFT_CUTOFFS: [usize; 5] = [1, 16, 64, 256, 1024];
 
 fn time_it(mut f: impl FnMut()) -> f64 {
     let t0 = Instant::now();
@@ -108,6 +113,13 @@ impl Probe for PoolProbe {
                 },
             ));
         }
+        cases.push(Case::new(
+            format!("fft 2^{max_log2} with cutoffs"),
+            &CaseParams::FftCutoff {
+                log2: max_log2.min(12),
+                cutoffs: FFT_CUTOFFS.to_vec(),
+            },
+        ));
         for &order in &orders {
             cases.push(Case::new(
                 format!("rmatmul N = {order}"),
@@ -127,6 +139,9 @@ impl Probe for PoolProbe {
         .param("rmatmul_max_levels", max_levels)
         .param("case_budget_s", case_budget_s)
         .param("fft_block", "0 (a worker per butterfly, as seed 000)")
+        .param("fft_cutoff_log2", max_log2.min(12))
+        .param("fft_cutoff_points", FFT_CUTOFFS)
+        .param("fft_cutoff_block", "number of allowed CPUs")
         .param("rayon_threads", rayon::current_num_threads()))
     }
 
@@ -215,6 +230,72 @@ impl Probe for PoolProbe {
                         columns: vec!["size_log2".into(), "free list".into(), "time".into()],
                         rows,
                     });
+                }
+            }
+            CaseParams::FftCutoff { log2, cutoffs } => {
+                // Same transform, same cutoff for both: below it the calling
+                // thread recurses alone; above it taskpool makes families with
+                // block = CPUs (no worker per butterfly) and rayon its tasks.
+                let pool = new_pool(FreeList::Mutex)?;
+                let cpus = ctx.plan.topo.allowed_count().max(1);
+                let n = 1usize << log2;
+                let input = test_signal(n);
+                let mut reference = vec![Complex::default(); n];
+                fft(Executor::Sequential, &input, &mut reference)
+                    .map_err(|e| ProbeError::Failed(format!("fft: {e}")))?;
+                for &cutoff in &cutoffs {
+                    for (label, executor) in [
+                        (
+                            "taskpool",
+                            Executor::TaskPool {
+                                pool: &pool,
+                                block: cpus,
+                            },
+                        ),
+                        ("rayon", Executor::Rayon),
+                        ("sequential", Executor::Sequential),
+                    ] {
+                        if label == "sequential" && cutoff != cutoffs[0] {
+                            continue;
+                        }
+                        if ctx.expired() {
+                            m.warnings
+                                .push(format!("fft-cutoff: budget reached at cutoff {cutoff}"));
+                            return Ok(m);
+                        }
+                        let mut output = vec![Complex::default(); n];
+                        let mut err = None;
+                        let secs = time_it(|| {
+                            if let Err(e) = fft_with_cutoff(executor, &input, &mut output, cutoff) {
+                                err = Some(e.to_string());
+                            }
+                        });
+                        if let Some(e) = err {
+                            return Err(ProbeError::Failed(format!("fft: {e}")));
+                        }
+                        if output != reference {
+                            return Err(ProbeError::Failed(format!(
+                                "fft-cutoff {label} cutoff {cutoff}: result differs from the sequential transform"
+                            )));
+                        }
+                        if label == "sequential" {
+                            m.points.push(Point::new(
+                                format!("fft-sequential/{log2}"),
+                                "size_log2",
+                                log2 as f64,
+                                "seconds",
+                                secs,
+                            ));
+                        } else {
+                            m.points.push(Point::new(
+                                format!("fft-cutoff/{label}"),
+                                "cutoff_points",
+                                cutoff as f64,
+                                "seconds",
+                                secs,
+                            ));
+                        }
+                    }
                 }
             }
             CaseParams::Rmatmul {
@@ -314,6 +395,43 @@ impl Probe for PoolProbe {
                     "fft size {common}: {c:.0} failed CAS on the lock-free free list per run"
                 ));
             }
+        }
+        // FFT with a sequential cutoff: each executor at its best cutoff.
+        let best = |name: &str| {
+            result.series(name).and_then(|s| {
+                s.y.iter()
+                    .enumerate()
+                    .filter(|(_, y)| y.is_finite())
+                    .min_by(|a, b| a.1.total_cmp(b.1))
+                    .map(|(i, &y)| (s.x[i], y))
+            })
+        };
+        if let (Some((ct, t)), Some((cr, r))) =
+            (best("fft-cutoff/taskpool"), best("fft-cutoff/rayon"))
+        {
+            let size = result
+                .params
+                .get("fft_cutoff_log2")
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0);
+            let same = y_at("fft-cutoff/rayon", ct)
+                .map(|r2| {
+                    format!(
+                        "; at cutoff {ct} rayon takes {} ({:.2}×)",
+                        crate::render::fmt_value("s", r2),
+                        t / r2
+                    )
+                })
+                .unwrap_or_default();
+            let seq = y_at(&format!("fft-sequential/{size}"), size as f64)
+                .map(|q| format!("; one thread alone {}", crate::render::fmt_value("s", q)))
+                .unwrap_or_default();
+            out.push(format!(
+                "fft size {size} with a sequential cutoff: taskpool (mutex free list, block = CPUs) best {} at cutoff {ct}, rayon best {} at cutoff {cr}: taskpool/rayon {:.2}×{same}{seq}",
+                crate::render::fmt_value("s", t),
+                crate::render::fmt_value("s", r),
+                t / r
+            ));
         }
         // Recursive matmul: best k per executor and order.
         let names: Vec<String> = result
