@@ -34,6 +34,8 @@ pub enum Command {
     Place(PlaceArgs),
     /// Print the tables of an earlier run file again.
     Report(ReportArgs),
+    /// Tune a component for this machine and write its best configuration.
+    Tune(TuneArgs),
 }
 
 /// Options of `run`.
@@ -102,6 +104,36 @@ pub struct PlaceArgs {
 pub struct ReportArgs {
     /// A run file written by `corescope run`.
     pub run: PathBuf,
+}
+
+/// Options of `tune`.
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// What to tune: `channel` (the hspc producer/consumer channel, seed 004).
+    #[arg(value_name = "TARGET")]
+    pub target: String,
+    /// Bytes per event of Stage One, 1 to 1024 (default 24, the seed's shrunk
+    /// profiling event); other sizes round up to 1, 2, 4, 8, 16, 24, 32, 64, 128, ...
+    #[arg(long, value_name = "N")]
+    pub event_bytes: Option<String>,
+    /// Seconds the whole tuning may take (default 60); steps that run out of time
+    /// say how many configurations they measured.
+    #[arg(long, value_name = "SECONDS")]
+    pub budget: Option<String>,
+    /// File for the best configuration, JSON that `hspc::Config` reads
+    /// (default: hspc-<host>.json).
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// Parse `--event-bytes`: a positive integer.
+pub fn parse_event_bytes(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!(
+            "--event-bytes {s}: expected a number of bytes from 1 to 1024"
+        )),
+    }
 }
 
 /// Largest thread count accepted (far above any machine's CPUs × 4).

@@ -20,3 +20,4 @@ pub mod runner;
 pub mod stats;
 pub mod store;
 pub mod topology;
+pub mod tune;
