@@ -53,7 +53,9 @@ pub const STAGE_TWO_EVENT_BYTES: [usize; 2] = [128, 24];
 pub const STAGE_TWO_BUFFER_BYTES: [usize; 6] = [4096, 65536, 16384, 1024, 262_144, 1_048_576];
 /// Interpreter-like work per Fibonacci call (dependent multiply-adds), so the
 /// producer is not only calls and events.
-pub const WORK_STEPS: u32 = 32;
+pub const WORK_STEPS: u32 = 200;
+/// The producer looks at the clock every this-many-plus-one events.
+const CUT_CHECK_MASK: u64 = 0xfff;
 /// Default budget of `tune channel`, in seconds.
 pub const DEFAULT_BUDGET_S: f64 = 60.0;
 /// Default event size of Stage One, in bytes (the seed's shrunk profiling event).
@@ -96,6 +98,15 @@ pub struct Row {
     pub events: u64,
     /// Wall time.
     pub secs: f64,
+    /// Stopped at the per-run time limit before all its events were sent.
+    pub cut: bool,
+}
+
+impl Row {
+    /// Seconds per event.
+    pub fn per_event(&self) -> f64 {
+        self.secs / self.events.max(1) as f64
+    }
 }
 
 /// One step (a table).
@@ -121,12 +132,12 @@ impl Step {
         }
     }
 
-    /// The fastest channel configuration of this step.
+    /// The channel configuration of this step with the least time per event.
     pub fn best(&self) -> Option<&Row> {
         self.rows
             .iter()
-            .filter(|r| r.config.is_some())
-            .min_by(|a, b| a.secs.total_cmp(&b.secs))
+            .filter(|r| r.config.is_some() && r.events > 0)
+            .min_by(|a, b| a.per_event().total_cmp(&b.per_event()))
     }
 }
 
@@ -151,9 +162,17 @@ pub struct Report {
 struct Budget {
     start: Instant,
     total: f64,
+    /// Longest one run may take.
+    run_limit_s: f64,
 }
 
 impl Budget {
+    /// When a run started now must stop: its limit, or the end of the budget.
+    fn run_cut(&self) -> Instant {
+        let end = self.start + std::time::Duration::from_secs_f64(self.total);
+        end.min(Instant::now() + std::time::Duration::from_secs_f64(self.run_limit_s))
+    }
+
     fn left_until(&self, share: f64) -> bool {
         self.start.elapsed().as_secs_f64() < share * self.total
     }
@@ -247,20 +266,31 @@ fn baseline_parallel<const N: usize>(m: u64, cpus: PairCpus) -> f64 {
 }
 
 /// Stage One channel run: `m` events through a channel made with `config`,
-/// blocking calls; the time from the start gate to the consumer's last event.
-fn channel_run<const N: usize>(config: Config, m: u64, cpus: PairCpus) -> Result<f64, String> {
+/// blocking calls; the time from the start gate to the consumer's last event, and
+/// the events moved (fewer than `m` when the producer stopped at `cut`).
+fn channel_run<const N: usize>(
+    config: Config,
+    m: u64,
+    cpus: PairCpus,
+    cut: Instant,
+) -> Result<(f64, u64), String> {
     let (mut tx, mut rx) = hspc::channel::<Ev<N>>(config).map_err(|e| e.to_string())?;
     let gate = Barrier::new(2);
     std::thread::scope(|s| {
-        s.spawn(|| {
+        let p = s.spawn(|| {
             pin(cpus.0);
             gate.wait();
+            let mut sent = 0;
             for k in 0..m {
-                if tx.push(Ev::new(k)).is_err() {
+                if (k & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= cut)
+                    || tx.push(Ev::new(k)).is_err()
+                {
                     break;
                 }
+                sent += 1;
             }
             drop(tx);
+            sent
         });
         let c = s.spawn(|| {
             pin(cpus.1);
@@ -276,12 +306,14 @@ fn channel_run<const N: usize>(config: Config, m: u64, cpus: PairCpus) -> Result
             (t.elapsed().as_secs_f64(), k, bad)
         });
         let (secs, got, bad) = c.join().map_err(|_| "the consumer panicked".to_string())?;
-        if got != m || bad != 0 {
+        let sent = p.join().map_err(|_| "the producer panicked".to_string())?;
+        if got != sent || bad != 0 {
             return Err(format!(
-                "{config:?}: {got} of {m} events arrived, {bad} out of order"
+                "{}: {got} of {sent} events arrived, {bad} out of order",
+                describe(&config)
             ));
         }
-        Ok(secs)
+        Ok((secs, got))
     })
 }
 
@@ -328,7 +360,7 @@ fn sweep<const N: usize>(
             break;
         }
         let events = events_for::<N>(c, m);
-        let secs = channel_run::<N>(*c, events, cpus)?;
+        let (secs, moved) = channel_run::<N>(*c, events, cpus, budget.run_cut())?;
         progress(&format!(
             "{}: {} ({}/{}) {:.1} ms",
             step.title,
@@ -340,8 +372,9 @@ fn sweep<const N: usize>(
         step.rows.push(Row {
             label: describe(c),
             config: Some(*c),
-            events,
+            events: moved,
             secs,
+            cut: moved < events,
         });
     }
     Ok(())
@@ -375,6 +408,7 @@ fn stage_one<const N: usize>(
             config: None,
             events: m,
             secs,
+            cut: false,
         });
         secs
     };
@@ -395,6 +429,7 @@ fn stage_one<const N: usize>(
         config: None,
         events: m,
         secs: par,
+        cut: false,
     });
     progress(&format!(
         "stage one: baseline {:.1} ms, p0 {:.1} ms",
@@ -469,8 +504,11 @@ fn stage_one<const N: usize>(
         .iter()
         .map(|&w| layout.with_wait(w))
         .collect();
+    // The ring publishes every event; with a sleeping strategy each publication
+    // pays a fence, so it is measured with the spinning one.
     configs.push(Config {
         mode: Mode::Ring,
+        wait: WaitStrategy::SpinPause,
         ..layout
     });
     sweep::<N>(
@@ -600,15 +638,25 @@ impl<const W: usize> Sink for Inline<W> {
 }
 
 /// Events into an hspc channel.
+/// Events into an hspc channel, until `cut`: then the channel is closed and the
+/// rest of the computation sends nothing.
 struct ToChannel<const W: usize> {
-    tx: hspc::Producer<Prof<W>>,
+    tx: Option<hspc::Producer<Prof<W>>>,
     seq: u64,
+    cut: Instant,
 }
 impl<const W: usize> Sink for ToChannel<W> {
     #[inline(always)]
     fn event(&mut self, kind: u64, func: u64, depth: u64, arg: u64) {
+        let Some(tx) = &mut self.tx else {
+            return;
+        };
+        if self.seq & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= self.cut {
+            self.tx = None;
+            return;
+        }
         // A dropped consumer shows up as a profile that does not match.
-        let _ = self.tx.push(Prof::new(kind, func, depth, arg, self.seq));
+        let _ = tx.push(Prof::new(kind, func, depth, arg, self.seq));
         self.seq += 1;
     }
 }
@@ -652,15 +700,21 @@ fn fib_channel<const W: usize>(
     n: u64,
     cpus: PairCpus,
     reference: &ProfileData,
-) -> Result<f64, String> {
+    cut: Instant,
+) -> Result<(f64, u64, bool), String> {
     let (tx, mut rx) = hspc::channel::<Prof<W>>(config).map_err(|e| e.to_string())?;
     let gate = Barrier::new(2);
     std::thread::scope(|s| {
-        s.spawn(|| {
+        let prod = s.spawn(|| {
             pin(cpus.0);
-            let mut sink = ToChannel { tx, seq: 0 };
+            let mut sink = ToChannel {
+                tx: Some(tx),
+                seq: 0,
+                cut,
+            };
             gate.wait();
             black_box(fib(n, 0, &mut sink));
+            (sink.seq, sink.tx.is_none())
         });
         let c = s.spawn(|| {
             pin(cpus.1);
@@ -673,6 +727,21 @@ fn fib_channel<const W: usize>(
             (t.elapsed().as_secs_f64(), p)
         });
         let (secs, p) = c.join().map_err(|_| "the consumer panicked".to_string())?;
+        let (sent, was_cut) = prod
+            .join()
+            .map_err(|_| "the producer panicked".to_string())?;
+        if was_cut {
+            // A prefix of the stream: in order, every return matching its call.
+            if p.bad != 0 || p.events != sent {
+                return Err(format!(
+                    "{}: {} of {sent} events arrived, {} bad",
+                    describe(&config),
+                    p.events,
+                    p.bad
+                ));
+            }
+            return Ok((secs, sent, true));
+        }
         if &p != reference {
             return Err(format!(
                 "{}: the consumer's profile differs from the single-thread one ({} of {} events, {} bad)",
@@ -682,7 +751,7 @@ fn fib_channel<const W: usize>(
                 p.bad
             ));
         }
-        Ok(secs)
+        Ok((secs, p.events, false))
     })
 }
 
@@ -753,6 +822,7 @@ fn stage_two<const W: usize>(
             config: None,
             events,
             secs,
+            cut: false,
         });
     }
     step.reference_s = Some(achievable / events.max(1) as f64);
@@ -794,7 +864,7 @@ fn stage_two<const W: usize>(
             ));
             break;
         }
-        let secs = fib_channel::<W>(*c, n, cpus, &reference)?;
+        let (secs, moved, cut) = fib_channel::<W>(*c, n, cpus, &reference, budget.run_cut())?;
         progress(&format!(
             "{}: {} ({}/{}) {:.1} ms",
             step.title,
@@ -806,8 +876,9 @@ fn stage_two<const W: usize>(
         step.rows.push(Row {
             label: describe(c),
             config: Some(*c),
-            events,
+            events: moved,
             secs,
+            cut,
         });
     }
     let best = step.best().and_then(|r| r.config);
@@ -836,12 +907,15 @@ pub fn tune_channel(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Report, String> {
     let event_bytes = event_size_for(opts.event_bytes)?;
+    // Runs of about budget/300 (channel runs take longer than the producer alone);
+    // a configuration that is far slower is cut at 10× that and measured on the
+    // events it moved.
+    let run_s = (opts.budget_s / 300.0).clamp(0.002, 0.1);
     let budget = Budget {
         start: Instant::now(),
         total: opts.budget_s,
+        run_limit_s: (10.0 * run_s).max(0.05),
     };
-    // Runs of about budget/300 (channel runs take longer than the producer alone).
-    let run_s = (opts.budget_s / 300.0).clamp(0.002, 0.1);
     let (placement, cpus) = tuning_pair(topo);
     progress(&format!(
         "tuning on {placement} {cpus:?}, {event_bytes}-byte events, budget {:.0} s",
@@ -921,8 +995,9 @@ pub fn render(r: &Report) -> String {
             } else {
                 ""
             };
+            let cut = if row.cut { " (cut)" } else { "" };
             t.add_row(vec![
-                Cell::new(format!("{}{mark}", row.label)),
+                Cell::new(format!("{}{cut}{mark}", row.label)),
                 Cell::new(crate::render::fmt_value("s", row.secs))
                     .set_alignment(CellAlignment::Right),
                 Cell::new(crate::render::fmt_value(
@@ -997,14 +1072,32 @@ mod tests {
         assert_eq!(reference.calls.values().sum::<u64>(), 465);
         for w in [WaitStrategy::SpinThenPark, WaitStrategy::Condvar] {
             let c = Config::n_buffer(3, 1024).with_wait(w);
-            fib_channel::<3>(c, 12, (None, None), &reference).unwrap();
+            let far = Instant::now() + std::time::Duration::from_secs(30);
+            let (_, moved, cut) = fib_channel::<3>(c, 12, (None, None), &reference, far).unwrap();
+            assert_eq!((moved, cut), (reference.events, false));
+            let (_, moved, cut) =
+                fib_channel::<3>(c, 20, (None, None), &ProfileData::default(), Instant::now())
+                    .unwrap();
+            assert!(cut && moved < 2 * 21_891);
         }
     }
 
     #[test]
     fn stage_one_runs_check_their_events() {
         let c = Config::n_buffer(2, 256);
-        channel_run::<24>(c, 10_000, (None, None)).unwrap();
-        channel_run::<1>(Config::ring(64), 1000, (None, None)).unwrap();
+        let far = Instant::now() + std::time::Duration::from_secs(30);
+        assert_eq!(
+            channel_run::<24>(c, 10_000, (None, None), far).unwrap().1,
+            10_000
+        );
+        assert_eq!(
+            channel_run::<1>(Config::ring(64), 1000, (None, None), far)
+                .unwrap()
+                .1,
+            1000
+        );
+        // Cut at once: fewer events, still checked.
+        let (_, moved) = channel_run::<8>(c, 1 << 20, (None, None), Instant::now()).unwrap();
+        assert!(moved < 1 << 20);
     }
 }
