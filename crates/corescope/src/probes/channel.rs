@@ -1045,6 +1045,58 @@ mod tests {
         assert!(r.is_err(), "{r:?}");
     }
 
+    fn plan_ctx(spec: &str) -> PlanCtx {
+        PlanCtx {
+            topo: crate::topology::from_synthetic(spec).unwrap(),
+            clock: Clock::from_info(crate::model::ClockInfo {
+                ticks_hz: 1e9,
+                ..Default::default()
+            }),
+            profile: crate::model::Profile::Quick,
+            overrides: super::super::Overrides::default(),
+            budget_s: 10.0,
+        }
+    }
+
+    #[test]
+    fn placements_follow_the_machine() {
+        let names = |spec: &str| {
+            let (p, skipped) = placements(&plan_ctx(spec));
+            (p.into_iter().map(|p| p.name).collect::<Vec<_>>(), skipped)
+        };
+        let (p, skipped) = names("core:2 pu:2");
+        assert_eq!(p, ["same-core", "other-core"]);
+        assert!(skipped.is_empty());
+        let (p, skipped) = names("core:2 pu:1");
+        assert_eq!(p, ["other-core"]);
+        assert!(skipped[0].starts_with("same-core: skipped: no SMT"));
+        let (p, skipped) = names("core:1 pu:1");
+        assert_eq!(p, ["same-cpu"]);
+        assert_eq!(skipped.len(), 2);
+        // Every planned case names its placement; one CPU still gets every series.
+        let plan = ChannelProbe.plan(&plan_ctx("core:1 pu:1")).unwrap();
+        assert_eq!(plan.cases.len(), 2 * Impl::ALL.len() + Impl::ALL.len());
+        assert!(plan.cases.iter().all(|c| c.label.ends_with("same-cpu")));
+    }
+
+    #[test]
+    fn both_threads_on_one_cpu_still_finish() {
+        // The harness yields, so a producer and a consumer time-sliced on one CPU
+        // make progress with every implementation.
+        let cpu = crate::affinity::allowed_current().unwrap()[0];
+        let w = Mutex::new(Vec::new());
+        for impl_ in Impl::ALL {
+            transfer_of::<u64>(impl_, 20_000, 16, (Some(cpu), Some(cpu)), far(), &w)
+                .unwrap()
+                .unwrap_or_else(|e| panic!("{impl_:?}: {e:?}"));
+            let t = roundtrip_of::<u64>(impl_, 20, (Some(cpu), Some(cpu)), far(), &w)
+                .unwrap()
+                .unwrap();
+            assert_eq!(t.len(), 20);
+        }
+        assert!(w.into_inner().unwrap().is_empty());
+    }
+
     #[test]
     fn events_know_when_they_are_damaged() {
         let e = <[u64; 8] as Event>::new(7);
