@@ -97,17 +97,40 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("hspc-{}.json", hostname_for_file())));
     store::check_writable(&out).map_err(|e| anyhow!("--out: {e}"))?;
+    if let Some(rf) = &a.run_file {
+        store::check_writable(rf).map_err(|e| anyhow!("--run-file: {e}"))?;
+    }
     let topo = topology::detect().context("could not read this machine's topology")?;
     let opts = tune::Options {
         event_bytes,
         budget_s,
     };
+    let started = SystemTime::now();
+    let t0 = std::time::Instant::now();
     let report = tune::tune_channel(&opts, &topo, &mut |line| eprintln!("tune: {line}"))
         .map_err(|e| anyhow!("tune channel: {e}"))?;
     print!("{}", tune::render(&report));
     store::write_atomic(&out, tune::config_json(&report.best).as_bytes())
         .with_context(|| format!("writing {}", out.display()))?;
     println!("config: {}", out.display());
+    if let Some(rf) = &a.run_file {
+        let elapsed = t0.elapsed().as_secs_f64();
+        let clock = Clock::calibrate(Duration::from_millis(20));
+        let run = RunFile {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo::current(),
+            host: topology::host::host_info(),
+            topology: topo,
+            clock: clock.info.clone(),
+            env: topology::host::env_info(),
+            profile: Default::default(),
+            started_utc: utc_rfc3339(started),
+            command: std::env::args().collect(),
+            probes: vec![tune::to_probe_result(&report, &opts, elapsed)],
+        };
+        store::save(&run, rf).with_context(|| format!("saving {}", rf.display()))?;
+        println!("run file: {}", rf.display());
+    }
     Ok(())
 }
 

@@ -124,6 +124,10 @@ pub struct TuneArgs {
     /// (default: hspc-<host>.json).
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Also write a run file (as `corescope run` does) holding every step as a
+    /// table, for `corescope report`.
+    #[arg(long, value_name = "FILE")]
+    pub run_file: Option<PathBuf>,
 }
 
 /// Parse `--event-bytes`: a positive integer.

@@ -25,6 +25,7 @@
 //! of its configurations it measured. Every run checks its events (count and order;
 //! Stage Two compares the profile with the single-thread one).
 
+use crate::model::{ProbeResult, Status, Table};
 use crate::probes::pairs::{self, PairCpus, Relation};
 use crate::topology::Topology;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement};
@@ -1028,6 +1029,75 @@ pub fn render(r: &Report) -> String {
 
 fn cpu_name(c: Option<u32>) -> String {
     c.map(|c| c.to_string()).unwrap_or_else(|| "any".into())
+}
+
+/// Id of the run-file entry `tune channel --run-file` writes.
+pub const RUN_FILE_ID: &str = "tune-channel";
+
+/// The report as a run-file entry: one table per step (time, events, events/s and
+/// the ratio to the step's reference, per row), the best configuration in
+/// `params.best_config` and in words among the findings.
+pub fn to_probe_result(r: &Report, opts: &Options, elapsed_s: f64) -> ProbeResult {
+    let mut p = ProbeResult::new(
+        RUN_FILE_ID,
+        "seed 004 Stage One and Stage Two for the hspc channel, pruned to a budget",
+        Status::Completed,
+    );
+    p.params.insert("event_bytes".into(), r.event_bytes.into());
+    p.params
+        .insert("event_bytes_asked".into(), opts.event_bytes.into());
+    p.params.insert("budget_s".into(), opts.budget_s.into());
+    p.params
+        .insert("placement".into(), r.placement.clone().into());
+    p.params
+        .insert("cpus".into(), serde_json::json!([r.cpus.0, r.cpus.1]));
+    p.params.insert(
+        "best_config".into(),
+        serde_json::to_value(r.best).unwrap_or_default(),
+    );
+    p.params
+        .insert("work_steps_per_call".into(), WORK_STEPS.into());
+    p.elapsed_s = elapsed_s;
+    for s in &r.steps {
+        let reference = if s.title.starts_with("stage two") {
+            "x_achievable"
+        } else {
+            "x_baseline"
+        };
+        let rows = s
+            .rows
+            .iter()
+            .map(|row| {
+                vec![
+                    serde_json::json!(row.label),
+                    serde_json::json!(row.secs),
+                    serde_json::json!(row.events),
+                    serde_json::json!(row.events as f64 / row.secs.max(1e-12)),
+                    s.reference_s
+                        .map(|x| serde_json::json!(row.per_event() / x))
+                        .unwrap_or(serde_json::Value::Null),
+                    serde_json::json!(row.cut),
+                ]
+            })
+            .collect();
+        p.tables.push(Table {
+            name: s.title.clone(),
+            columns: vec![
+                "run".into(),
+                "seconds".into(),
+                "events".into(),
+                "events_per_s".into(),
+                reference.into(),
+                "cut".into(),
+            ],
+            rows,
+        });
+        p.findings
+            .extend(s.notes.iter().map(|n| format!("{}: {n}", s.title)));
+    }
+    p.findings
+        .push(format!("best: {} ({})", describe(&r.best), r.best_why));
+    p
 }
 
 /// The configuration file's text (JSON, as `hspc::Config` deserializes it).

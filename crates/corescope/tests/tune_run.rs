@@ -12,9 +12,12 @@ fn corescope() -> Command {
 fn a_small_budget_writes_a_config_hspc_reads() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("hspc.json");
+    let run_file = dir.path().join("run.json");
     let assert = corescope()
         .args(["tune", "channel", "--budget", "3", "--out"])
         .arg(&out)
+        .arg("--run-file")
+        .arg(&run_file)
         .assert()
         .success();
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
@@ -36,6 +39,18 @@ fn a_small_budget_writes_a_config_hspc_reads() {
     config
         .validate::<[u64; 3]>()
         .expect("valid for 24-byte events");
+    // The run file holds every step as a table and the same best configuration.
+    let run = corescope::store::load(&run_file).expect("run file loads");
+    let entry = &run.probes[0];
+    assert_eq!(entry.id, "tune-channel");
+    assert!(entry.tables.iter().any(|t| t.name == "stage one: baseline"));
+    assert!(entry
+        .tables
+        .iter()
+        .any(|t| t.name == "stage two: fib, 24-byte events" && !t.rows.is_empty()));
+    let best: hspc::Config =
+        serde_json::from_value(entry.params["best_config"].clone()).expect("best_config");
+    assert_eq!(best, config);
     // And the channel it describes works.
     let (mut tx, mut rx) = hspc::channel::<u64>(config).unwrap();
     std::thread::scope(|s| {
