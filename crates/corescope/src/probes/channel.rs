@@ -365,7 +365,7 @@ fn pin(cpu: Option<u32>, warnings: &Mutex<Vec<String>>) {
 /// the consumer's last receive. Checks count, order and content of every event.
 pub fn transfer<E: Event, P: Tx<E>, C: Rx<E>>(
     mut tx: P,
-    mut rx: C,
+    rx: C,
     events: u64,
     batch: usize,
     cpus: PairCpus,
@@ -417,61 +417,96 @@ pub fn transfer<E: Event, P: Tx<E>, C: Rx<E>>(
             // Dropping hands over hspc's last partial buffer.
             drop(tx);
         });
-        pin(cpus.1, warnings);
-        let mut idle = Idle {
-            fails: 0,
-            stop: &stop,
-            deadline,
+        // The consumer runs in its own thread too: the caller (the runner's
+        // thread) is never pinned.
+        let consumer = s.spawn(|| {
+            let mut rx = rx;
+            let result = consume(
+                &mut rx, events, batch, cpus.1, &gate, &stop, deadline, warnings,
+            );
+            (result, rx)
+        });
+        let Ok((result, mut rx)) = consumer.join() else {
+            stop.store(true, Ordering::Relaxed);
+            let _ = producer.join();
+            return Err(RunFail::Corrupt("the consumer thread panicked".into()));
         };
-        let mut dst = vec![E::new(0); batch];
-        let mut expected = 0u64;
-        let mut bad = 0u64;
-        gate.wait();
-        let start = Instant::now();
-        while expected < events {
-            if batch == 1 {
-                match rx.recv_one() {
-                    Some(e) => {
-                        bad += u64::from(e.seq() != expected || !e.intact());
-                        expected += 1;
-                    }
-                    None => {
-                        if !idle.wait() {
-                            break;
-                        }
-                    }
-                }
-            } else {
-                let n = rx.recv(&mut dst);
-                if n == 0 {
-                    if !idle.wait() {
-                        break;
-                    }
-                    continue;
-                }
-                for e in &dst[..n] {
-                    bad += u64::from(e.seq() != expected || !e.intact());
-                    expected += 1;
-                }
-            }
+        if result.is_err() {
+            stop.store(true, Ordering::Relaxed);
         }
-        let elapsed = start.elapsed();
-        let _ = producer.join();
-        if expected < events {
-            return Err(RunFail::Deadline { received: expected });
+        if producer.join().is_err() {
+            return Err(RunFail::Corrupt("the producer thread panicked".into()));
         }
-        if bad > 0 {
-            return Err(RunFail::Corrupt(format!(
-                "{bad} of {events} events arrived out of order or damaged"
-            )));
-        }
-        if rx.recv_one().is_some() {
+        // The producer is gone (its last buffer handed over): nothing more may come.
+        if result.is_ok() && rx.recv_one().is_some() {
             return Err(RunFail::Corrupt(format!(
                 "more than the {events} events sent arrived"
             )));
         }
-        Ok(elapsed)
+        result
     })
+}
+
+/// The consumer of [`transfer`]: receives and checks `events` events.
+#[allow(clippy::too_many_arguments)]
+fn consume<E: Event, C: Rx<E>>(
+    rx: &mut C,
+    events: u64,
+    batch: usize,
+    cpu: Option<u32>,
+    gate: &Barrier,
+    stop: &AtomicBool,
+    deadline: Instant,
+    warnings: &Mutex<Vec<String>>,
+) -> Result<Duration, RunFail> {
+    pin(cpu, warnings);
+    let mut idle = Idle {
+        fails: 0,
+        stop,
+        deadline,
+    };
+    let mut dst = vec![E::new(0); batch];
+    let mut expected = 0u64;
+    let mut bad = 0u64;
+    gate.wait();
+    let start = Instant::now();
+    while expected < events {
+        if batch == 1 {
+            match rx.recv_one() {
+                Some(e) => {
+                    bad += u64::from(e.seq() != expected || !e.intact());
+                    expected += 1;
+                }
+                None => {
+                    if !idle.wait() {
+                        break;
+                    }
+                }
+            }
+        } else {
+            let n = rx.recv(&mut dst);
+            if n == 0 {
+                if !idle.wait() {
+                    break;
+                }
+                continue;
+            }
+            for e in &dst[..n] {
+                bad += u64::from(e.seq() != expected || !e.intact());
+                expected += 1;
+            }
+        }
+    }
+    let elapsed = start.elapsed();
+    if expected < events {
+        return Err(RunFail::Deadline { received: expected });
+    }
+    if bad > 0 {
+        return Err(RunFail::Corrupt(format!(
+            "{bad} of {events} events arrived out of order or damaged"
+        )));
+    }
+    Ok(elapsed)
 }
 
 /// Ping-pong: a thread on `cpus.0` sends event k on `ping` and waits for it to come
@@ -1083,7 +1118,8 @@ mod tests {
     fn both_threads_on_one_cpu_still_finish() {
         // The harness yields, so a producer and a consumer time-sliced on one CPU
         // make progress with every implementation.
-        let cpu = crate::affinity::allowed_current().unwrap()[0];
+        let before = crate::affinity::allowed_current().unwrap();
+        let cpu = before[0];
         let w = Mutex::new(Vec::new());
         for impl_ in Impl::ALL {
             transfer_of::<u64>(impl_, 20_000, 16, (Some(cpu), Some(cpu)), far(), &w)
@@ -1095,6 +1131,8 @@ mod tests {
             assert_eq!(t.len(), 20);
         }
         assert!(w.into_inner().unwrap().is_empty());
+        // Only the probe's own threads were pinned, never the caller.
+        assert_eq!(crate::affinity::allowed_current().unwrap(), before);
     }
 
     #[test]
