@@ -2,13 +2,13 @@
 //! Measuring happens in `runner` and `probes`; this layer only orchestrates and
 //! writes results to stdout/stderr and files.
 
-use crate::cli::{self, Command, CompareArgs, PlaceArgs, ReportArgs, RunArgs, TopoArgs};
+use crate::cli::{self, Command, CompareArgs, PlaceArgs, ReportArgs, RunArgs, TopoArgs, TuneArgs};
 use crate::clock::Clock;
 use crate::model::{RunFile, ToolInfo, SCHEMA_VERSION};
 use crate::placement::{self, Strategy};
 use crate::probes::{self, Event, Overrides, PlanCtx, Probe};
 use crate::render::{csv as csv_out, html, terminal, topo};
-use crate::{compare, runner, store, topology};
+use crate::{compare, runner, store, topology, tune};
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -25,6 +25,7 @@ pub fn main_with(cli: cli::Cli) -> Result<()> {
         Some(Command::Place(a)) => place(a),
         Some(Command::Report(a)) => report(a),
         Some(Command::Compare(a)) => compare(a),
+        Some(Command::Tune(a)) => tune_cmd(a),
     }
 }
 
@@ -137,6 +138,68 @@ pub fn html_path_for(run_file: &std::path::Path) -> PathBuf {
     } else {
         run_file.with_extension("html")
     }
+}
+
+/// Targets `tune` knows.
+pub const TUNE_TARGETS: [&str; 1] = ["channel"];
+
+fn tune_cmd(a: TuneArgs) -> Result<()> {
+    if !TUNE_TARGETS.contains(&a.target.as_str()) {
+        bail!(
+            "unknown tuning target '{}'; known targets: {}",
+            a.target,
+            TUNE_TARGETS.join(", ")
+        );
+    }
+    let event_bytes = match &a.event_bytes {
+        Some(s) => cli::parse_event_bytes(s).map_err(|e| anyhow!(e))?,
+        None => tune::DEFAULT_EVENT_BYTES,
+    };
+    tune::event_size_for(event_bytes).map_err(|e| anyhow!(e))?;
+    let budget_s = match &a.budget {
+        Some(b) => cli::parse_budget(b).map_err(|e| anyhow!(e))?,
+        None => tune::DEFAULT_BUDGET_S,
+    };
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("hspc-{}.json", hostname_for_file())));
+    store::check_writable(&out).map_err(|e| anyhow!("--out: {e}"))?;
+    if let Some(rf) = &a.run_file {
+        store::check_writable(rf).map_err(|e| anyhow!("--run-file: {e}"))?;
+    }
+    let topo = topology::detect().context("could not read this machine's topology")?;
+    let opts = tune::Options {
+        event_bytes,
+        budget_s,
+    };
+    let started = SystemTime::now();
+    let t0 = std::time::Instant::now();
+    let report = tune::tune_channel(&opts, &topo, &mut |line| eprintln!("tune: {line}"))
+        .map_err(|e| anyhow!("tune channel: {e}"))?;
+    print!("{}", tune::render(&report));
+    store::write_atomic(&out, tune::config_json(&report.best).as_bytes())
+        .with_context(|| format!("writing {}", out.display()))?;
+    println!("config: {}", out.display());
+    if let Some(rf) = &a.run_file {
+        let elapsed = t0.elapsed().as_secs_f64();
+        let clock = Clock::calibrate(Duration::from_millis(20));
+        let run = RunFile {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo::current(),
+            host: topology::host::host_info(),
+            topology: topo,
+            clock: clock.info.clone(),
+            env: topology::host::env_info(),
+            profile: Default::default(),
+            started_utc: utc_rfc3339(started),
+            command: std::env::args().collect(),
+            probes: vec![tune::to_probe_result(&report, &opts, elapsed)],
+        };
+        store::save(&run, rf).with_context(|| format!("saving {}", rf.display()))?;
+        println!("run file: {}", rf.display());
+    }
+    Ok(())
 }
 
 /// Validated options of `run`.

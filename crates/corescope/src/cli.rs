@@ -36,6 +36,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Put run files of several machines side by side (one column per machine).
     Compare(CompareArgs),
+    /// Tune a component for this machine and write its best configuration.
+    Tune(TuneArgs),
 }
 
 /// Options of `run`.
@@ -131,6 +133,40 @@ pub struct CompareArgs {
     /// Only these probes (comma-separated ids).
     #[arg(long, value_name = "LIST")]
     pub probes: Option<String>,
+}
+
+/// Options of `tune`.
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// What to tune: `channel` (the hspc producer/consumer channel, seed 004).
+    #[arg(value_name = "TARGET")]
+    pub target: String,
+    /// Bytes per event of Stage One, 1 to 1024 (default 24, the seed's shrunk
+    /// profiling event); other sizes round up to 1, 2, 4, 8, 16, 24, 32, 64, 128, ...
+    #[arg(long, value_name = "N")]
+    pub event_bytes: Option<String>,
+    /// Seconds the whole tuning may take (default 60); steps that run out of time
+    /// say how many configurations they measured.
+    #[arg(long, value_name = "SECONDS")]
+    pub budget: Option<String>,
+    /// File for the best configuration, JSON that `hspc::Config` reads
+    /// (default: hspc-<host>.json).
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also write a run file (as `corescope run` does) holding every step as a
+    /// table, for `corescope report`.
+    #[arg(long, value_name = "FILE")]
+    pub run_file: Option<PathBuf>,
+}
+
+/// Parse `--event-bytes`: a positive integer.
+pub fn parse_event_bytes(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!(
+            "--event-bytes {s}: expected a number of bytes from 1 to 1024"
+        )),
+    }
 }
 
 /// Largest thread count accepted (far above any machine's CPUs × 4).

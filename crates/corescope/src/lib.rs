@@ -21,3 +21,4 @@ pub mod runner;
 pub mod stats;
 pub mod store;
 pub mod topology;
+pub mod tune;

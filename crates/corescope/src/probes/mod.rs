@@ -14,6 +14,7 @@ use std::time::Instant;
 
 pub mod atomics;
 pub mod c2c;
+pub mod channel;
 pub mod compute;
 pub mod condvar;
 pub mod false_sharing;
@@ -44,6 +45,7 @@ pub fn registry() -> Vec<Box<dyn Probe>> {
         Box::new(false_sharing::FalseSharing),
         Box::new(sharing::Sharing),
         Box::new(spin::Spin),
+        Box::new(channel::ChannelProbe),
         Box::new(pool::PoolProbe),
         Box::new(matmul::Matmul),
     ]

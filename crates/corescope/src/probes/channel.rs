@@ -1,0 +1,1146 @@
+//! `channel`: how fast one thread hands events to another through hspc (seed 004),
+//! next to rtrb, crossbeam's `ArrayQueue` and std's `sync_channel`.
+//!
+//! A producer thread and a consumer thread are pinned on a pair of CPUs: the SMT
+//! sibling (`same-core`, where the machine has SMT) and another core (`other-core`);
+//! with a single CPU allowed, both share it (`same-cpu`, time-sliced). Every
+//! implementation runs the same harness code: non-blocking calls, a spin hint when
+//! full or empty and a `yield` every [`YIELD_EVERY`] failed calls (so a partner on
+//! the same CPU, or preempted by the OS, gets to run), and the same channel memory
+//! ([`CHANNEL_BYTES`]).
+//!
+//! - Throughput: `events` events of 8 or 64 bytes, sent one at a time (batch 1) or
+//!   in batches; events per second from the start gate to the consumer's last
+//!   receive, median of the repetitions. Batches are the batch calls where the
+//!   implementation has them (hspc slices, rtrb chunks) and loops of single calls
+//!   otherwise (crossbeam, std).
+//! - Round trip: a ping-pong over two channels (one each way), 8-byte events; one
+//!   sample per round trip, in ns. hspc's n-buffer producer flushes after each push.
+//!
+//! Every event carries its sequence number (and, at 64 bytes, a filler derived from
+//! it): the consumer checks count, order and content, so a broken channel fails the
+//! case instead of producing a number.
+
+use super::pairs::{self, PairCpus, Relation};
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::clock::{ticks, Clock};
+use crate::model::{Measurement, Point, ProbeResult, Table};
+use crate::render::fmt_value;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+/// Events per batch: 1 (per item), then batches.
+pub const BATCHES: [usize; 3] = [1, 16, 256];
+/// Channel memory of every implementation: 32 KiB (4096 events of 8 bytes, 512 of 64).
+pub const CHANNEL_BYTES: usize = 32 << 10;
+/// Buffers of hspc's n-buffer configuration (each `CHANNEL_BYTES / NBUFFER_BUFFERS`).
+pub const NBUFFER_BUFFERS: usize = 4;
+/// hspc's wait strategy here: the harness spins on full/empty itself, so the
+/// strategy only decides what a hand-off costs; a spinning one makes it a plain
+/// store, as in rtrb.
+pub const HSPC_WAIT: hspc::WaitStrategy = hspc::WaitStrategy::SpinPause;
+/// Failed calls between two `yield`s of the harness.
+pub const YIELD_EVERY: u32 = 64;
+/// Longest one run (a throughput transfer or a round-trip series) may take before
+/// it counts as stalled.
+pub const RUN_LIMIT_S: f64 = 30.0;
+/// Round trips dropped before sampling (warm-up).
+pub const ROUNDTRIP_WARMUP: usize = 32;
+
+/// The probe.
+pub struct ChannelProbe;
+
+/// One implementation under test.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Impl {
+    /// hspc, n-buffer mode: [`NBUFFER_BUFFERS`] buffers, spin wait.
+    Hspc,
+    /// hspc, ring mode (per-event hand-off, like rtrb), spin wait.
+    HspcRing,
+    /// `rtrb::RingBuffer`.
+    Rtrb,
+    /// `crossbeam_queue::ArrayQueue` (an MPMC queue used by one thread each side).
+    Crossbeam,
+    /// `std::sync::mpsc::sync_channel`.
+    Std,
+}
+
+impl Impl {
+    /// Every implementation, in the order of the series.
+    pub const ALL: [Impl; 5] = [
+        Impl::Hspc,
+        Impl::HspcRing,
+        Impl::Rtrb,
+        Impl::Crossbeam,
+        Impl::Std,
+    ];
+
+    /// Name in series and distributions.
+    pub fn name(self) -> &'static str {
+        match self {
+            Impl::Hspc => "hspc",
+            Impl::HspcRing => "hspc-ring",
+            Impl::Rtrb => "rtrb",
+            Impl::Crossbeam => "crossbeam",
+            Impl::Std => "std",
+        }
+    }
+}
+
+/// hspc's configuration for `impl_` (`None` for the peers).
+pub fn hspc_config(impl_: Impl) -> Option<hspc::Config> {
+    match impl_ {
+        Impl::Hspc => Some(
+            hspc::Config::n_buffer(NBUFFER_BUFFERS, CHANNEL_BYTES / NBUFFER_BUFFERS)
+                .with_wait(HSPC_WAIT),
+        ),
+        Impl::HspcRing => Some(hspc::Config::ring(CHANNEL_BYTES).with_wait(HSPC_WAIT)),
+        _ => None,
+    }
+}
+
+/// An event of the harness: a sequence number, and filler up to its size.
+pub trait Event: Copy + Send + 'static {
+    /// Size in bytes (in series names: `8B`, `64B`).
+    const BYTES: usize;
+    /// The event with sequence number `seq`.
+    fn new(seq: u64) -> Self;
+    /// Its sequence number.
+    fn seq(&self) -> u64;
+    /// True if the filler matches the sequence number.
+    fn intact(&self) -> bool;
+}
+
+impl Event for u64 {
+    const BYTES: usize = 8;
+    #[inline(always)]
+    fn new(seq: u64) -> Self {
+        seq
+    }
+    #[inline(always)]
+    fn seq(&self) -> u64 {
+        *self
+    }
+    #[inline(always)]
+    fn intact(&self) -> bool {
+        true
+    }
+}
+
+impl Event for [u64; 8] {
+    const BYTES: usize = 64;
+    #[inline(always)]
+    fn new(seq: u64) -> Self {
+        let mut e = [seq; 8];
+        e[7] = !seq;
+        e
+    }
+    #[inline(always)]
+    fn seq(&self) -> u64 {
+        self[0]
+    }
+    #[inline(always)]
+    fn intact(&self) -> bool {
+        self[7] == !self[0]
+    }
+}
+
+/// The producing half, as the harness calls it: never blocks.
+pub trait Tx<E>: Send {
+    /// Sends a prefix of `src`; returns its length (0 when full).
+    fn send(&mut self, src: &[E]) -> usize;
+    /// Sends one event; false when full.
+    fn send_one(&mut self, e: E) -> bool;
+    /// Makes everything sent visible (hspc n-buffer); a no-op elsewhere.
+    fn flush(&mut self) {}
+}
+
+/// The consuming half, as the harness calls it: never blocks.
+pub trait Rx<E>: Send {
+    /// Receives into a prefix of `dst`; returns its length (0 when empty).
+    fn recv(&mut self, dst: &mut [E]) -> usize;
+    /// Receives one event, if there is one.
+    fn recv_one(&mut self) -> Option<E>;
+}
+
+impl<E: Event> Tx<E> for hspc::Producer<E> {
+    #[inline]
+    fn send(&mut self, src: &[E]) -> usize {
+        self.try_push_slice(src)
+    }
+    #[inline]
+    fn send_one(&mut self, e: E) -> bool {
+        self.try_push(e).is_ok()
+    }
+    fn flush(&mut self) {
+        hspc::Producer::flush(self)
+    }
+}
+
+impl<E: Event> Rx<E> for hspc::Consumer<E> {
+    #[inline]
+    fn recv(&mut self, dst: &mut [E]) -> usize {
+        self.try_pop_slice(dst).unwrap_or(0)
+    }
+    #[inline]
+    fn recv_one(&mut self) -> Option<E> {
+        self.try_pop().ok()
+    }
+}
+
+impl<E: Event> Tx<E> for rtrb::Producer<E> {
+    #[inline]
+    fn send(&mut self, src: &[E]) -> usize {
+        let n = self.slots().min(src.len());
+        if n == 0 {
+            return 0;
+        }
+        match self.write_chunk_uninit(n) {
+            Ok(chunk) => chunk.fill_from_iter(src[..n].iter().copied()),
+            Err(_) => 0,
+        }
+    }
+    #[inline]
+    fn send_one(&mut self, e: E) -> bool {
+        self.push(e).is_ok()
+    }
+}
+
+impl<E: Event> Rx<E> for rtrb::Consumer<E> {
+    #[inline]
+    fn recv(&mut self, dst: &mut [E]) -> usize {
+        let n = self.slots().min(dst.len());
+        if n == 0 {
+            return 0;
+        }
+        match self.read_chunk(n) {
+            Ok(chunk) => {
+                let (a, b) = chunk.as_slices();
+                dst[..a.len()].copy_from_slice(a);
+                dst[a.len()..a.len() + b.len()].copy_from_slice(b);
+                chunk.commit_all();
+                n
+            }
+            Err(_) => 0,
+        }
+    }
+    #[inline]
+    fn recv_one(&mut self) -> Option<E> {
+        self.pop().ok()
+    }
+}
+
+/// crossbeam's queue has no batch calls: batches are loops of single calls.
+pub struct Cb<E>(Arc<crossbeam_queue::ArrayQueue<E>>);
+
+impl<E: Event> Tx<E> for Cb<E> {
+    #[inline]
+    fn send(&mut self, src: &[E]) -> usize {
+        let mut n = 0;
+        for &e in src {
+            if self.0.push(e).is_err() {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+    #[inline]
+    fn send_one(&mut self, e: E) -> bool {
+        self.0.push(e).is_ok()
+    }
+}
+
+impl<E: Event> Rx<E> for Cb<E> {
+    #[inline]
+    fn recv(&mut self, dst: &mut [E]) -> usize {
+        let mut n = 0;
+        for slot in dst {
+            match self.0.pop() {
+                Some(e) => *slot = e,
+                None => break,
+            }
+            n += 1;
+        }
+        n
+    }
+    #[inline]
+    fn recv_one(&mut self) -> Option<E> {
+        self.0.pop()
+    }
+}
+
+/// std's channel has no batch calls either: loops of `try_send` / `try_recv`.
+impl<E: Event> Tx<E> for SyncSender<E> {
+    #[inline]
+    fn send(&mut self, src: &[E]) -> usize {
+        let mut n = 0;
+        for &e in src {
+            if self.try_send(e).is_err() {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+    #[inline]
+    fn send_one(&mut self, e: E) -> bool {
+        self.try_send(e).is_ok()
+    }
+}
+
+impl<E: Event> Rx<E> for Receiver<E> {
+    #[inline]
+    fn recv(&mut self, dst: &mut [E]) -> usize {
+        let mut n = 0;
+        for slot in dst {
+            match self.try_recv() {
+                Ok(e) => *slot = e,
+                Err(_) => break,
+            }
+            n += 1;
+        }
+        n
+    }
+    #[inline]
+    fn recv_one(&mut self) -> Option<E> {
+        self.try_recv().ok()
+    }
+}
+
+/// Why a run produced no number.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunFail {
+    /// The deadline passed before every event arrived.
+    Deadline {
+        /// Events the consumer had received.
+        received: u64,
+    },
+    /// Events arrived out of order, damaged, missing or twice.
+    Corrupt(String),
+}
+
+/// Waits after a failed call: a spin hint, and every [`YIELD_EVERY`] failures a
+/// `yield` and a look at the stop flag and the deadline. False = give up.
+struct Idle<'a> {
+    fails: u32,
+    stop: &'a AtomicBool,
+    deadline: Instant,
+}
+
+impl Idle<'_> {
+    #[inline]
+    fn wait(&mut self) -> bool {
+        self.fails = self.fails.wrapping_add(1);
+        if self.fails % YIELD_EVERY != 0 {
+            std::hint::spin_loop();
+            return true;
+        }
+        if self.stop.load(Ordering::Relaxed) || Instant::now() >= self.deadline {
+            self.stop.store(true, Ordering::Relaxed);
+            return false;
+        }
+        std::thread::yield_now();
+        true
+    }
+}
+
+fn pin(cpu: Option<u32>, warnings: &Mutex<Vec<String>>) {
+    if let Some(c) = cpu {
+        if let Err(w) = crate::affinity::pin_checked(c) {
+            let mut ws = warnings.lock().unwrap_or_else(|e| e.into_inner());
+            if !ws.contains(&w) {
+                ws.push(w);
+            }
+        }
+    }
+}
+
+/// Moves `events` events from a producer on `cpus.0` to a consumer on `cpus.1`, in
+/// batches of `batch` (1 = single calls); returns the time from the start gate to
+/// the consumer's last receive. Checks count, order and content of every event.
+pub fn transfer<E: Event, P: Tx<E>, C: Rx<E>>(
+    mut tx: P,
+    rx: C,
+    events: u64,
+    batch: usize,
+    cpus: PairCpus,
+    deadline: Instant,
+    warnings: &Mutex<Vec<String>>,
+) -> Result<Duration, RunFail> {
+    let batch = batch.max(1);
+    let gate = Barrier::new(2);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let producer = s.spawn(|| {
+            pin(cpus.0, warnings);
+            let mut idle = Idle {
+                fails: 0,
+                stop: &stop,
+                deadline,
+            };
+            let mut src = vec![E::new(0); batch];
+            let (mut lo, mut hi) = (0usize, 0usize);
+            gate.wait();
+            let mut sent = 0u64;
+            while sent < events {
+                if batch == 1 {
+                    if tx.send_one(E::new(sent)) {
+                        sent += 1;
+                    } else if !idle.wait() {
+                        break;
+                    }
+                    continue;
+                }
+                if lo == hi {
+                    let want = (events - sent).min(batch as u64) as usize;
+                    for (i, e) in src[..want].iter_mut().enumerate() {
+                        *e = E::new(sent + i as u64);
+                    }
+                    (lo, hi) = (0, want);
+                }
+                let n = tx.send(&src[lo..hi]);
+                if n == 0 {
+                    if !idle.wait() {
+                        break;
+                    }
+                } else {
+                    lo += n;
+                    sent += n as u64;
+                }
+            }
+            tx.flush();
+            // Dropping hands over hspc's last partial buffer.
+            drop(tx);
+        });
+        // The consumer runs in its own thread too: the caller (the runner's
+        // thread) is never pinned.
+        let consumer = s.spawn(|| {
+            let mut rx = rx;
+            let result = consume(
+                &mut rx, events, batch, cpus.1, &gate, &stop, deadline, warnings,
+            );
+            (result, rx)
+        });
+        let Ok((result, mut rx)) = consumer.join() else {
+            stop.store(true, Ordering::Relaxed);
+            let _ = producer.join();
+            return Err(RunFail::Corrupt("the consumer thread panicked".into()));
+        };
+        if result.is_err() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        if producer.join().is_err() {
+            return Err(RunFail::Corrupt("the producer thread panicked".into()));
+        }
+        // The producer is gone (its last buffer handed over): nothing more may come.
+        if result.is_ok() && rx.recv_one().is_some() {
+            return Err(RunFail::Corrupt(format!(
+                "more than the {events} events sent arrived"
+            )));
+        }
+        result
+    })
+}
+
+/// The consumer of [`transfer`]: receives and checks `events` events.
+#[allow(clippy::too_many_arguments)]
+fn consume<E: Event, C: Rx<E>>(
+    rx: &mut C,
+    events: u64,
+    batch: usize,
+    cpu: Option<u32>,
+    gate: &Barrier,
+    stop: &AtomicBool,
+    deadline: Instant,
+    warnings: &Mutex<Vec<String>>,
+) -> Result<Duration, RunFail> {
+    pin(cpu, warnings);
+    let mut idle = Idle {
+        fails: 0,
+        stop,
+        deadline,
+    };
+    let mut dst = vec![E::new(0); batch];
+    let mut expected = 0u64;
+    let mut bad = 0u64;
+    gate.wait();
+    let start = Instant::now();
+    while expected < events {
+        if batch == 1 {
+            match rx.recv_one() {
+                Some(e) => {
+                    bad += u64::from(e.seq() != expected || !e.intact());
+                    expected += 1;
+                }
+                None => {
+                    if !idle.wait() {
+                        break;
+                    }
+                }
+            }
+        } else {
+            let n = rx.recv(&mut dst);
+            if n == 0 {
+                if !idle.wait() {
+                    break;
+                }
+                continue;
+            }
+            for e in &dst[..n] {
+                bad += u64::from(e.seq() != expected || !e.intact());
+                expected += 1;
+            }
+        }
+    }
+    let elapsed = start.elapsed();
+    if expected < events {
+        return Err(RunFail::Deadline { received: expected });
+    }
+    if bad > 0 {
+        return Err(RunFail::Corrupt(format!(
+            "{bad} of {events} events arrived out of order or damaged"
+        )));
+    }
+    Ok(elapsed)
+}
+
+/// Ping-pong: a thread on `cpus.0` sends event k on `ping` and waits for it to come
+/// back on `pong` from an echo thread on `cpus.1`; `samples` round trips in ticks
+/// (after [`ROUNDTRIP_WARMUP`] unrecorded ones).
+pub fn roundtrip<E: Event, P1: Tx<E>, C1: Rx<E>, P2: Tx<E>, C2: Rx<E>>(
+    ping: (P1, C1),
+    pong: (P2, C2),
+    samples: usize,
+    cpus: PairCpus,
+    deadline: Instant,
+    warnings: &Mutex<Vec<String>>,
+) -> Result<Vec<u64>, RunFail> {
+    let (mut ping_tx, mut ping_rx) = ping;
+    let (mut pong_tx, mut pong_rx) = pong;
+    let total = (samples + ROUNDTRIP_WARMUP) as u64;
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let echo = s.spawn(|| -> Result<(), RunFail> {
+            pin(cpus.1, warnings);
+            let mut idle = Idle {
+                fails: 0,
+                stop: &stop,
+                deadline,
+            };
+            for k in 0..total {
+                let e = loop {
+                    if let Some(e) = ping_rx.recv_one() {
+                        break e;
+                    }
+                    if !idle.wait() {
+                        return Err(RunFail::Deadline { received: k });
+                    }
+                };
+                if e.seq() != k || !e.intact() {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(RunFail::Corrupt(format!(
+                        "echo expected event {k}, got {}",
+                        e.seq()
+                    )));
+                }
+                while !pong_tx.send_one(e) {
+                    if !idle.wait() {
+                        return Err(RunFail::Deadline { received: k });
+                    }
+                }
+                pong_tx.flush();
+            }
+            Ok(())
+        });
+        let origin = s.spawn(|| -> Result<Vec<u64>, RunFail> {
+            pin(cpus.0, warnings);
+            let mut idle = Idle {
+                fails: 0,
+                stop: &stop,
+                deadline,
+            };
+            let mut out = Vec::with_capacity(samples);
+            for k in 0..total {
+                let t0 = ticks();
+                while !ping_tx.send_one(E::new(k)) {
+                    if !idle.wait() {
+                        return Err(RunFail::Deadline { received: k });
+                    }
+                }
+                ping_tx.flush();
+                let e = loop {
+                    if let Some(e) = pong_rx.recv_one() {
+                        break e;
+                    }
+                    if !idle.wait() {
+                        return Err(RunFail::Deadline { received: k });
+                    }
+                };
+                let dt = ticks().wrapping_sub(t0);
+                if e.seq() != k || !e.intact() {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(RunFail::Corrupt(format!(
+                        "round trip {k} returned event {}",
+                        e.seq()
+                    )));
+                }
+                if k >= ROUNDTRIP_WARMUP as u64 {
+                    out.push(dt);
+                }
+            }
+            Ok(out)
+        });
+        let echoed = echo
+            .join()
+            .unwrap_or_else(|_| Err(RunFail::Corrupt("the echo thread panicked".into())));
+        let sampled = origin
+            .join()
+            .unwrap_or_else(|_| Err(RunFail::Corrupt("the sending thread panicked".into())));
+        let out = sampled?;
+        echoed?;
+        Ok(out)
+    })
+}
+
+fn hspc_pair<E: Event>(impl_: Impl) -> Result<(hspc::Producer<E>, hspc::Consumer<E>), ProbeError> {
+    let config = hspc_config(impl_).expect("an hspc implementation");
+    hspc::channel::<E>(config).map_err(|e| ProbeError::Failed(format!("hspc: {e}")))
+}
+
+fn cb_pair<E: Event>() -> (Cb<E>, Cb<E>) {
+    let q = Arc::new(crossbeam_queue::ArrayQueue::new(CHANNEL_BYTES / E::BYTES));
+    (Cb(q.clone()), Cb(q))
+}
+
+/// One throughput run of `impl_`: see [`transfer`].
+pub fn transfer_of<E: Event>(
+    impl_: Impl,
+    events: u64,
+    batch: usize,
+    cpus: PairCpus,
+    deadline: Instant,
+    warnings: &Mutex<Vec<String>>,
+) -> Result<Result<Duration, RunFail>, ProbeError> {
+    let cap = CHANNEL_BYTES / E::BYTES;
+    let (e, b, c, d, w) = (events, batch, cpus, deadline, warnings);
+    Ok(match impl_ {
+        Impl::Hspc | Impl::HspcRing => {
+            let (tx, rx) = hspc_pair::<E>(impl_)?;
+            transfer(tx, rx, e, b, c, d, w)
+        }
+        Impl::Rtrb => {
+            let (tx, rx) = rtrb::RingBuffer::<E>::new(cap);
+            transfer(tx, rx, e, b, c, d, w)
+        }
+        Impl::Crossbeam => {
+            let (tx, rx) = cb_pair::<E>();
+            transfer(tx, rx, e, b, c, d, w)
+        }
+        Impl::Std => {
+            let (tx, rx) = mpsc::sync_channel::<E>(cap);
+            transfer(tx, rx, e, b, c, d, w)
+        }
+    })
+}
+
+/// One round-trip series of `impl_`: see [`roundtrip`].
+pub fn roundtrip_of<E: Event>(
+    impl_: Impl,
+    samples: usize,
+    cpus: PairCpus,
+    deadline: Instant,
+    warnings: &Mutex<Vec<String>>,
+) -> Result<Result<Vec<u64>, RunFail>, ProbeError> {
+    let cap = CHANNEL_BYTES / E::BYTES;
+    let (n, c, d, w) = (samples, cpus, deadline, warnings);
+    Ok(match impl_ {
+        Impl::Hspc | Impl::HspcRing => {
+            roundtrip::<E, _, _, _, _>(hspc_pair(impl_)?, hspc_pair(impl_)?, n, c, d, w)
+        }
+        Impl::Rtrb => roundtrip::<E, _, _, _, _>(
+            rtrb::RingBuffer::new(cap),
+            rtrb::RingBuffer::new(cap),
+            n,
+            c,
+            d,
+            w,
+        ),
+        Impl::Crossbeam => roundtrip::<E, _, _, _, _>(cb_pair(), cb_pair(), n, c, d, w),
+        Impl::Std => {
+            roundtrip::<E, _, _, _, _>(mpsc::sync_channel(cap), mpsc::sync_channel(cap), n, c, d, w)
+        }
+    })
+}
+
+/// Where the pair runs: the relation's name in series (`same-core` for the SMT
+/// sibling), and its CPUs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Placement {
+    name: String,
+    cpus: PairCpus,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+enum CaseParams {
+    Throughput {
+        placement: Placement,
+        impl_: Impl,
+        event_bytes: usize,
+        events: u64,
+        reps: usize,
+    },
+    Roundtrip {
+        placement: Placement,
+        impl_: Impl,
+        samples: usize,
+    },
+}
+
+/// The placements measured on this machine, and the reasons for those skipped.
+fn placements(ctx: &PlanCtx) -> (Vec<Placement>, Vec<String>) {
+    let all = pairs::pairs(&ctx.topo);
+    let get = |r: Relation| {
+        all.iter()
+            .find(|(x, _)| *x == r)
+            .map(|(_, p)| p.clone())
+            .unwrap_or_else(|| Err("not found".into()))
+    };
+    let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    match get(Relation::SmtSibling) {
+        Ok(cpus) => out.push(Placement {
+            name: "same-core".into(),
+            cpus,
+        }),
+        Err(why) => skipped.push(format!("same-core: skipped: no SMT ({why})")),
+    }
+    match get(Relation::OtherCore) {
+        Ok(cpus) => out.push(Placement {
+            name: "other-core".into(),
+            cpus,
+        }),
+        Err(why) => skipped.push(format!("other-core: skipped: {why}")),
+    }
+    if out.is_empty() {
+        // One CPU: both threads share it, time-sliced (the harness yields).
+        if let Ok(cpus) = get(Relation::SameCpu) {
+            out.push(Placement {
+                name: "same-cpu".into(),
+                cpus,
+            });
+        }
+    }
+    (out, skipped)
+}
+
+fn fail(impl_: Impl, what: &str, f: RunFail, ctx: &RunCtx) -> ProbeError {
+    match f {
+        RunFail::Deadline { received } if ctx.expired() => ProbeError::GaveUp(format!(
+            "{} {what}: the budget ran out after {received} events",
+            impl_.name()
+        )),
+        RunFail::Deadline { received } => ProbeError::Failed(format!(
+            "{} {what}: stalled after {received} events ({RUN_LIMIT_S} s without finishing)",
+            impl_.name()
+        )),
+        RunFail::Corrupt(why) => ProbeError::Failed(format!("{} {what}: {why}", impl_.name())),
+    }
+}
+
+fn run_deadline(ctx: &RunCtx) -> Instant {
+    ctx.deadline
+        .min(Instant::now() + Duration::from_secs_f64(RUN_LIMIT_S))
+}
+
+fn absorb_warnings(ctx: &mut RunCtx, warnings: Mutex<Vec<String>>) {
+    for w in warnings.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        if !ctx.warnings.contains(&w) {
+            ctx.warnings.push(w);
+        }
+    }
+}
+
+/// Median of floats (NaN when empty).
+fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        crate::stats::median(v)
+    }
+}
+
+impl Probe for ChannelProbe {
+    fn id(&self) -> &'static str {
+        "channel"
+    }
+
+    fn title(&self) -> &'static str {
+        "producer/consumer channel: hspc next to rtrb, crossbeam and std, per item and batched, round trip"
+    }
+
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+        let events: u64 = ctx.profile.pick(1 << 18, 1 << 21, 1 << 24);
+        let reps: usize = ctx.profile.pick(3, 5, 11);
+        let samples = pairs::samples(ctx.profile);
+        let (places, skipped) = placements(ctx);
+        if places.is_empty() {
+            return Err(ProbeError::Skipped("no allowed CPU".into()));
+        }
+        let mut cases = Vec::new();
+        for p in &places {
+            for event_bytes in [8usize, 64] {
+                for impl_ in Impl::ALL {
+                    cases.push(Case::new(
+                        format!("{} {event_bytes}B {}", impl_.name(), p.name),
+                        &CaseParams::Throughput {
+                            placement: p.clone(),
+                            impl_,
+                            event_bytes,
+                            events,
+                            reps,
+                        },
+                    ));
+                }
+            }
+            for impl_ in Impl::ALL {
+                cases.push(Case::new(
+                    format!("{} round trip {}", impl_.name(), p.name),
+                    &CaseParams::Roundtrip {
+                        placement: p.clone(),
+                        impl_,
+                        samples,
+                    },
+                ));
+            }
+        }
+        let configs: serde_json::Map<String, serde_json::Value> = Impl::ALL
+            .iter()
+            .filter_map(|&i| {
+                hspc_config(i).map(|c| {
+                    (
+                        i.name().to_string(),
+                        serde_json::to_value(c).unwrap_or_default(),
+                    )
+                })
+            })
+            .collect();
+        Ok(Plan {
+            cases,
+            ..Plan::default()
+        }
+        .param(
+            "implementations",
+            Impl::ALL.iter().map(|i| i.name()).collect::<Vec<_>>(),
+        )
+        .param("hspc_configs", configs)
+        .param("channel_bytes", CHANNEL_BYTES)
+        .param("batches", BATCHES)
+        .param("events_per_run", events)
+        .param("repetitions", reps)
+        .param("roundtrip_samples", samples)
+        .param("roundtrip_event_bytes", 8)
+        .param("yield_every_failed_calls", YIELD_EVERY)
+        .param("skipped", skipped))
+    }
+
+    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let warnings = Mutex::new(Vec::new());
+        let mut m = Measurement::default();
+        match case.decode()? {
+            CaseParams::Throughput {
+                placement,
+                impl_,
+                event_bytes,
+                events,
+                reps,
+            } => {
+                for batch in BATCHES {
+                    let mut rates = Vec::with_capacity(reps);
+                    for _ in 0..reps.max(1) {
+                        let d = run_deadline(ctx);
+                        let run = match event_bytes {
+                            8 => transfer_of::<u64>(
+                                impl_,
+                                events,
+                                batch,
+                                placement.cpus,
+                                d,
+                                &warnings,
+                            )?,
+                            _ => transfer_of::<[u64; 8]>(
+                                impl_,
+                                events,
+                                batch,
+                                placement.cpus,
+                                d,
+                                &warnings,
+                            )?,
+                        };
+                        let what = format!("{event_bytes}B batch {batch}");
+                        let elapsed = run.map_err(|f| fail(impl_, &what, f, ctx))?;
+                        rates.push(events as f64 / elapsed.as_secs_f64().max(1e-9));
+                    }
+                    m.points.push(Point::new(
+                        format!(
+                            "throughput/{}/{event_bytes}B/{}",
+                            impl_.name(),
+                            placement.name
+                        ),
+                        "batch",
+                        batch as f64,
+                        "events_per_s",
+                        median(&rates),
+                    ));
+                }
+            }
+            CaseParams::Roundtrip {
+                placement,
+                impl_,
+                samples,
+            } => {
+                let d = run_deadline(ctx);
+                let ticks = roundtrip_of::<u64>(impl_, samples, placement.cpus, d, &warnings)?
+                    .map_err(|f| fail(impl_, "round trip", f, ctx))?;
+                let clock: &Clock = &ctx.plan.clock;
+                let dist = pairs::dist_ns(
+                    &format!("roundtrip/{}/{}", impl_.name(), placement.name),
+                    clock,
+                    &ticks,
+                );
+                pairs::push_dists(&mut m, clock, [dist]);
+            }
+        }
+        absorb_warnings(ctx, warnings);
+        Ok(m)
+    }
+
+    fn finish(&self, result: &mut ProbeResult, _ctx: &PlanCtx) {
+        if let Some(serde_json::Value::Array(s)) = result.params.get("skipped") {
+            let lines: Vec<String> = s
+                .iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect();
+            result.findings.extend(lines);
+        }
+        let mut findings = Vec::new();
+        let mut tables = Vec::new();
+        let mut places: Vec<String> = Vec::new();
+        for s in &result.series {
+            if let Some(p) = s.name.rsplit('/').next() {
+                if !places.iter().any(|x| x == p) {
+                    places.push(p.to_string());
+                }
+            }
+        }
+        for place in &places {
+            let rate = |impl_: Impl, bytes: usize, batch: usize| {
+                let s = result.series(&format!("throughput/{}/{bytes}B/{place}", impl_.name()))?;
+                let i = s.x.iter().position(|&x| x == batch as f64)?;
+                Some(s.y[i])
+            };
+            let big = *BATCHES.last().unwrap_or(&1);
+            // One compact table per placement: implementations × (size, batch).
+            let mut columns = vec!["implementation".to_string()];
+            for bytes in [8usize, 64] {
+                for b in BATCHES {
+                    columns.push(format!("{bytes}B ×{b} (M events/s)"));
+                }
+            }
+            let mut rows = Vec::new();
+            for impl_ in Impl::ALL {
+                let mut row = vec![serde_json::json!(impl_.name())];
+                for bytes in [8usize, 64] {
+                    for b in BATCHES {
+                        row.push(match rate(impl_, bytes, b) {
+                            Some(v) => serde_json::json!((v / 1e4).round() / 100.0),
+                            None => serde_json::Value::Null,
+                        });
+                    }
+                }
+                rows.push(row);
+            }
+            tables.push(Table {
+                name: format!("channel/throughput/{place}"),
+                columns,
+                rows,
+            });
+            for bytes in [8usize, 64] {
+                let ratio = |a: Impl, b: Impl, batch: usize| -> Option<String> {
+                    let (x, y) = (rate(a, bytes, batch)?, rate(b, bytes, batch)?);
+                    (y > 0.0).then(|| {
+                        format!(
+                            "{:.2}× ({} vs {})",
+                            x / y,
+                            fmt_value("events_per_s", x),
+                            fmt_value("events_per_s", y)
+                        )
+                    })
+                };
+                let mut parts = Vec::new();
+                if let Some(r) = ratio(Impl::Hspc, Impl::Rtrb, big) {
+                    parts.push(format!("hspc/rtrb batched (×{big}) {r}"));
+                }
+                if let Some(r) = ratio(Impl::Hspc, Impl::Rtrb, 1) {
+                    parts.push(format!("per item {r}"));
+                }
+                if let Some(r) = ratio(Impl::HspcRing, Impl::Rtrb, 1) {
+                    parts.push(format!("hspc-ring/rtrb per item {r}"));
+                }
+                if let Some(r) = ratio(Impl::Hspc, Impl::Std, 1) {
+                    parts.push(format!("hspc/std per item {r}"));
+                }
+                if !parts.is_empty() {
+                    findings.push(format!(
+                        "{bytes}B events, {place}: measured {}",
+                        parts.join("; ")
+                    ));
+                }
+            }
+            let rt: Vec<String> = Impl::ALL
+                .iter()
+                .filter_map(|i| {
+                    let name = format!("roundtrip/{}/{place}", i.name());
+                    let d = result.distributions.iter().find(|d| d.name == name)?;
+                    Some(format!("{} {}", i.name(), fmt_value("ns", d.summary.p50)))
+                })
+                .collect();
+            if !rt.is_empty() {
+                findings.push(format!(
+                    "round trip (8B, {place}), median: {}",
+                    rt.join(", ")
+                ));
+            }
+        }
+        result.tables.extend(tables);
+        result.findings.extend(findings);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn far() -> Instant {
+        Instant::now() + Duration::from_secs(20)
+    }
+
+    #[test]
+    fn every_implementation_moves_every_event_in_order() {
+        let w = Mutex::new(Vec::new());
+        for impl_ in Impl::ALL {
+            for batch in BATCHES {
+                transfer_of::<u64>(impl_, 5000, batch, (None, None), far(), &w)
+                    .unwrap()
+                    .unwrap_or_else(|e| panic!("{impl_:?} ×{batch}: {e:?}"));
+                transfer_of::<[u64; 8]>(impl_, 3001, batch, (None, None), far(), &w)
+                    .unwrap()
+                    .unwrap_or_else(|e| panic!("{impl_:?} ×{batch}: {e:?}"));
+            }
+            let t = roundtrip_of::<u64>(impl_, 50, (None, None), far(), &w)
+                .unwrap()
+                .unwrap();
+            assert_eq!(t.len(), 50);
+        }
+    }
+
+    /// A channel that drops every 1000th event.
+    struct Lossy(rtrb::Producer<u64>, u64);
+    impl Tx<u64> for Lossy {
+        fn send(&mut self, src: &[u64]) -> usize {
+            let mut n = 0;
+            for &e in src {
+                if !self.send_one(e) {
+                    break;
+                }
+                n += 1;
+            }
+            n
+        }
+        fn send_one(&mut self, e: u64) -> bool {
+            self.1 += 1;
+            if self.1 % 1000 == 0 {
+                return true;
+            }
+            self.0.push(e).is_ok()
+        }
+    }
+
+    #[test]
+    fn a_broken_channel_fails_instead_of_measuring() {
+        let w = Mutex::new(Vec::new());
+        let (tx, rx) = rtrb::RingBuffer::new(64);
+        let short = Instant::now() + Duration::from_millis(300);
+        let r = transfer(Lossy(tx, 0), rx, 5000, 1, (None, None), short, &w);
+        // The consumer sees a gap (out of order) or waits for the missing events.
+        assert!(r.is_err(), "{r:?}");
+    }
+
+    fn plan_ctx(spec: &str) -> PlanCtx {
+        PlanCtx {
+            topo: crate::topology::from_synthetic(spec).unwrap(),
+            clock: Clock::from_info(crate::model::ClockInfo {
+                ticks_hz: 1e9,
+                ..Default::default()
+            }),
+            profile: crate::model::Profile::Quick,
+            overrides: super::super::Overrides::default(),
+            budget_s: 10.0,
+        }
+    }
+
+    #[test]
+    fn placements_follow_the_machine() {
+        let names = |spec: &str| {
+            let (p, skipped) = placements(&plan_ctx(spec));
+            (p.into_iter().map(|p| p.name).collect::<Vec<_>>(), skipped)
+        };
+        let (p, skipped) = names("core:2 pu:2");
+        assert_eq!(p, ["same-core", "other-core"]);
+        assert!(skipped.is_empty());
+        let (p, skipped) = names("core:2 pu:1");
+        assert_eq!(p, ["other-core"]);
+        assert!(skipped[0].starts_with("same-core: skipped: no SMT"));
+        let (p, skipped) = names("core:1 pu:1");
+        assert_eq!(p, ["same-cpu"]);
+        assert_eq!(skipped.len(), 2);
+        // Every planned case names its placement; one CPU still gets every series.
+        let plan = ChannelProbe.plan(&plan_ctx("core:1 pu:1")).unwrap();
+        assert_eq!(plan.cases.len(), 2 * Impl::ALL.len() + Impl::ALL.len());
+        assert!(plan.cases.iter().all(|c| c.label.ends_with("same-cpu")));
+    }
+
+    #[test]
+    fn both_threads_on_one_cpu_still_finish() {
+        // The harness yields, so a producer and a consumer time-sliced on one CPU
+        // make progress with every implementation.
+        let before = crate::affinity::allowed_current().unwrap();
+        let cpu = before[0];
+        let w = Mutex::new(Vec::new());
+        for impl_ in Impl::ALL {
+            transfer_of::<u64>(impl_, 20_000, 16, (Some(cpu), Some(cpu)), far(), &w)
+                .unwrap()
+                .unwrap_or_else(|e| panic!("{impl_:?}: {e:?}"));
+            let t = roundtrip_of::<u64>(impl_, 20, (Some(cpu), Some(cpu)), far(), &w)
+                .unwrap()
+                .unwrap();
+            assert_eq!(t.len(), 20);
+        }
+        assert!(w.into_inner().unwrap().is_empty());
+        // Only the probe's own threads were pinned, never the caller.
+        assert_eq!(crate::affinity::allowed_current().unwrap(), before);
+    }
+
+    #[test]
+    fn events_know_when_they_are_damaged() {
+        let e = <[u64; 8] as Event>::new(7);
+        assert!(e.intact() && e.seq() == 7);
+        let mut d = e;
+        d[7] = 0;
+        assert!(!d.intact());
+    }
+}

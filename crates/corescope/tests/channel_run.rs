@@ -1,0 +1,83 @@
+//! A quick channel run: every implementation's throughput series for each placement
+//! the machine has, a round-trip distribution each, findings with measured ratios.
+//! Events are checked inside the probe (count, order, content). No timing thresholds.
+
+use corescope::clock::Clock;
+use corescope::model::{Profile, Status};
+use corescope::probes::channel::{Impl, BATCHES};
+use corescope::probes::{self, Overrides, PlanCtx};
+use std::time::{Duration, Instant};
+
+#[test]
+fn quick_channel_run_measures_every_implementation() {
+    let ctx = PlanCtx {
+        topo: corescope::topology::detect().expect("topology"),
+        clock: Clock::calibrate(Duration::from_millis(20)),
+        profile: Profile::Quick,
+        overrides: Overrides::default(),
+        budget_s: 120.0,
+    };
+    let t0 = Instant::now();
+    let r =
+        corescope::runner::run_probe(probes::find("channel").unwrap().as_ref(), &ctx, &mut |_| {});
+    eprintln!("channel quick run took {:.1} s", t0.elapsed().as_secs_f64());
+    assert!(
+        matches!(r.status, Status::Completed),
+        "{:?} {:?}",
+        r.status,
+        r.reason
+    );
+    let mut places = Vec::new();
+    if ctx.topo.has_smt() {
+        places.push("same-core");
+    } else {
+        assert!(
+            r.findings
+                .iter()
+                .any(|f| f.starts_with("same-core: skipped: no SMT")),
+            "{:?}",
+            r.findings
+        );
+    }
+    if ctx.topo.allowed_count() >= 2 {
+        places.push("other-core");
+    }
+    if places.is_empty() {
+        places.push("same-cpu");
+    }
+    let batches: Vec<f64> = BATCHES.iter().map(|&b| b as f64).collect();
+    for place in &places {
+        for impl_ in Impl::ALL {
+            for bytes in ["8B", "64B"] {
+                let name = format!("throughput/{}/{bytes}/{place}", impl_.name());
+                let s = r.series(&name).unwrap_or_else(|| panic!("{name} missing"));
+                assert_eq!(s.x, batches, "{name}");
+                assert_eq!(s.x.len(), s.y.len(), "{name}");
+                assert_eq!(s.y_name, "events_per_s", "{name}");
+                assert!(
+                    s.y.iter().all(|&y| y.is_finite() && y > 0.0),
+                    "{name}: {s:?}"
+                );
+            }
+            let name = format!("roundtrip/{}/{place}", impl_.name());
+            let d = r
+                .distributions
+                .iter()
+                .find(|d| d.name == name)
+                .unwrap_or_else(|| panic!("{name} missing"));
+            assert!(d.summary.count > 0 && d.summary.p50 > 0.0, "{name}");
+            assert_eq!(d.unit, "ns");
+        }
+        assert!(
+            r.findings
+                .iter()
+                .any(|f| f.starts_with(&format!("8B events, {place}: measured hspc/rtrb"))),
+            "{:?}",
+            r.findings
+        );
+        assert!(r
+            .tables
+            .iter()
+            .any(|t| t.name == format!("channel/throughput/{place}")));
+    }
+}

@@ -1,0 +1,101 @@
+//! `corescope tune channel` through the binary: a small budget still ends in a
+//! configuration file that `hspc::Config` reads; bad input is refused in one clear
+//! line with a non-zero exit and no file. No timing thresholds.
+
+use assert_cmd::Command;
+
+fn corescope() -> Command {
+    Command::cargo_bin("corescope").expect("binary built")
+}
+
+#[test]
+fn a_small_budget_writes_a_config_hspc_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("hspc.json");
+    let run_file = dir.path().join("run.json");
+    let assert = corescope()
+        .args(["tune", "channel", "--budget", "3", "--out"])
+        .arg(&out)
+        .arg("--run-file")
+        .arg(&run_file)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    for line in [
+        "stage one: baseline",
+        "producer alone",
+        "consumer alone",
+        "Optimal",
+        "Achievable",
+        "Upper bound",
+        "stage two: fib, 128-byte events",
+        "stage two: fib, 24-byte events",
+        "best:",
+    ] {
+        assert!(stdout.contains(line), "missing '{line}' in:\n{stdout}");
+    }
+    let text = std::fs::read_to_string(&out).expect("config written");
+    let config: hspc::Config = serde_json::from_str(&text).expect("hspc::Config parses it");
+    config
+        .validate::<[u64; 3]>()
+        .expect("valid for 24-byte events");
+    // The run file holds every step as a table and the same best configuration.
+    let run = corescope::store::load(&run_file).expect("run file loads");
+    let entry = &run.probes[0];
+    assert_eq!(entry.id, "tune-channel");
+    assert!(entry.tables.iter().any(|t| t.name == "stage one: baseline"));
+    assert!(entry
+        .tables
+        .iter()
+        .any(|t| t.name == "stage two: fib, 24-byte events" && !t.rows.is_empty()));
+    let best: hspc::Config =
+        serde_json::from_value(entry.params["best_config"].clone()).expect("best_config");
+    assert_eq!(best, config);
+    // And the channel it describes works.
+    let (mut tx, mut rx) = hspc::channel::<u64>(config).unwrap();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            for i in 0..10_000u64 {
+                tx.push(i).unwrap();
+            }
+        });
+        assert!(rx.by_ref().eq(0..10_000u64));
+    });
+}
+
+fn refused(args: &[&str], needle: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("hspc.json");
+    let assert = corescope()
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .failure();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(stderr.contains(needle), "{args:?}: stderr was: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+    assert!(
+        stderr.trim().lines().count() <= 2,
+        "{args:?}: not one clear line: {stderr}"
+    );
+    assert!(!out.exists(), "{args:?} left a file behind");
+}
+
+#[test]
+fn bad_input_is_refused_clearly() {
+    refused(
+        &["tune", "channel", "--event-bytes", "0"],
+        "at least 1 byte",
+    );
+    refused(
+        &["tune", "channel", "--event-bytes", "x"],
+        "--event-bytes x",
+    );
+    refused(
+        &["tune", "channel", "--event-bytes", "5000"],
+        "at most 1024",
+    );
+    refused(&["tune", "channel", "--budget", "0"], "--budget 0");
+    refused(&["tune", "pool"], "unknown tuning target 'pool'");
+}
