@@ -52,8 +52,9 @@ fn quick_compute_run_writes_a_valid_run_file() {
             let per_cycle = p.series(&format!("{kind}-per-cycle/{placement}")).unwrap();
             assert!(per_cycle.y.iter().all(|&y| y > 0.0));
         }
-        // Plausibility: with at least 2 CPUs, 2 threads give more throughput than 1
-        // (best placement of each).
+        // Plausibility of units and op counts, not of speed (a loaded machine may
+        // give 2 threads less than 1): the best 2-thread and 1-thread figures are
+        // within a factor of 50 of each other.
         if run.topology.allowed_count() >= 2 {
             let best = |x: f64| {
                 p.series
@@ -62,9 +63,10 @@ fn quick_compute_run_writes_a_valid_run_file() {
                     .filter_map(|s| s.x.iter().position(|&v| v == x).map(|i| s.y[i]))
                     .fold(0.0, f64::max)
             };
+            let ratio = best(2.0) / best(1.0);
             assert!(
-                best(2.0) > best(1.0),
-                "{kind}: 2 threads {} <= 1 thread {}",
+                (0.02..50.0).contains(&ratio),
+                "{kind}: 2 threads {} vs 1 thread {}",
                 best(2.0),
                 best(1.0)
             );
