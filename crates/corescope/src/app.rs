@@ -24,6 +24,7 @@ pub fn main_with(cli: cli::Cli) -> Result<()> {
         Some(Command::Topo(a)) => topo_cmd(a),
         Some(Command::Place(a)) => place(a),
         Some(Command::Report(a)) => report(a),
+        Some(Command::Mpi(a)) => crate::mpi::main(a),
     }
 }
 
@@ -217,7 +218,7 @@ fn run(a: RunArgs) -> Result<()> {
 }
 
 /// Host name made safe for a file name.
-fn hostname_for_file() -> String {
+pub(crate) fn hostname_for_file() -> String {
     let h = topology::host::host_info().hostname;
     let s: String = h
         .chars()

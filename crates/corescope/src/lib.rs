@@ -13,6 +13,7 @@ pub mod cli;
 pub mod clock;
 pub mod memguard;
 pub mod model;
+pub mod mpi;
 pub mod placement;
 pub mod probes;
 pub mod render;
