@@ -54,7 +54,7 @@ struct RankInfo {
 }
 
 /// Gather one serialisable value per rank on rank 0 (in rank order); `None` elsewhere.
-fn gather<T: Serialize + DeserializeOwned>(
+fn gather<T: Serialize + DeserializeOwned + Clone>(
     world: &SimpleCommunicator,
     mine: &T,
 ) -> Result<Option<Vec<T>>> {
@@ -63,8 +63,7 @@ fn gather<T: Serialize + DeserializeOwned>(
         world.process_at_rank(0).send(&bytes[..]);
         return Ok(None);
     }
-    let own: T = serde_json::from_slice(&serde_json::to_vec(mine)?)?;
-    let mut all = vec![own];
+    let mut all = vec![mine.clone()];
     for r in 1..world.size() {
         let (bytes, _) = world.process_at_rank(r).receive_vec::<u8>();
         all.push(serde_json::from_slice(&bytes).with_context(|| format!("data of rank {r}"))?);

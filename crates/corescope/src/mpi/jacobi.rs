@@ -305,7 +305,7 @@ pub struct RankTimes {
     pub spans: Vec<(f64, f64, u8)>,
 }
 
-/// Names of span kinds in [`RankTimes::spans`].
+/// Names of span kinds in `RankTimes::spans`.
 pub const SPAN_KINDS: [&str; 3] = ["sendrecv", "compute", "allreduce"];
 
 /// Run `iterations` decomposed Jacobi steps on every rank of `world`: halo

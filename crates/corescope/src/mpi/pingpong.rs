@@ -124,6 +124,7 @@ pub fn run(
 /// Turn raw samples into series, distributions, a table and findings.
 fn record(results: &[PairResult], partners: &[i32], hosts: &[String], out: &mut ProbeResult) {
     let first = partners.first().copied().unwrap_or(1);
+    let largest = results.iter().map(|r| r.bytes).max().unwrap_or(0);
     let mut rows = Vec::new();
     for pr in results {
         let s = stats::summary(&pr.samples);
@@ -164,7 +165,7 @@ fn record(results: &[PairResult], partners: &[i32], hosts: &[String], out: &mut 
                     s.p50,
                 ));
             }
-            if Some(&pr.bytes) == results.iter().map(|r| &r.bytes).max() {
+            if pr.bytes == largest {
                 if let Some(bw) = bw {
                     out.push_point(Point::new(
                         format!("bandwidth-largest-by-rank/{m}"),
