@@ -15,6 +15,7 @@ use crate::{store, topology};
 use ::mpi::topology::{Process, SimpleCommunicator};
 use ::mpi::traits::*;
 use anyhow::{anyhow, bail, Context, Result};
+use clap::ValueEnum;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::json;
 use std::io::Write;
@@ -345,37 +346,30 @@ fn describe_ranks(infos: &[RankInfo], plan: &Plan, probe: &mut ProbeResult) {
     let p = &mut probe.params;
     p.insert("ranks".into(), json!(infos.len()));
     p.insert("hosts".into(), json!(hosts));
-    p.insert(
-        "bench".into(),
-        json!(match plan.bench {
-            MpiBench::Pingpong => "pingpong",
-            MpiBench::Allreduce => "allreduce",
-            MpiBench::Jacobi => "jacobi",
-            MpiBench::All => "all",
-        }),
-    );
-    p.insert(
-        "pingpong_sizes_bytes".into(),
-        json!(super::pingpong_sizes(plan.profile)),
-    );
-    p.insert(
-        "pingpong_reps".into(),
-        json!(super::pingpong_sizes(plan.profile)
+    let name = |v: Option<clap::builder::PossibleValue>| v.map(|v| v.get_name().to_owned());
+    p.insert("bench".into(), json!(name(plan.bench.to_possible_value())));
+    if matches!(plan.bench, MpiBench::Pingpong | MpiBench::All) {
+        let sizes = super::pingpong_sizes(plan.profile);
+        let reps: Vec<usize> = sizes
             .iter()
             .map(|&b| super::pingpong_reps(plan.profile, b).1)
-            .collect::<Vec<_>>()),
-    );
-    p.insert(
-        "pingpong_pairs".into(),
-        json!(match plan.pairs {
-            MpiPairs::First => "first",
-            MpiPairs::All => "all",
-        }),
-    );
-    p.insert(
-        "allreduce_sizes_bytes".into(),
-        json!(super::allreduce_sizes()),
-    );
+            .collect();
+        p.insert("pingpong_sizes_bytes".into(), json!(sizes));
+        p.insert("pingpong_reps".into(), json!(reps));
+        p.insert(
+            "pingpong_pairs".into(),
+            json!(name(plan.pairs.to_possible_value())),
+        );
+    }
+    if matches!(plan.bench, MpiBench::Allreduce | MpiBench::All) {
+        let sizes = super::allreduce_sizes();
+        let reps: Vec<usize> = sizes
+            .iter()
+            .map(|&b| super::allreduce_reps(plan.profile, b).1)
+            .collect();
+        p.insert("allreduce_sizes_bytes".into(), json!(sizes));
+        p.insert("allreduce_reps".into(), json!(reps));
+    }
     let (major, minor) = ::mpi::environment::version();
     p.insert("mpi_version".into(), json!(format!("{major}.{minor}")));
     if let Ok(lib) = ::mpi::environment::library_version() {
