@@ -7,7 +7,7 @@
 //! spinning in MPI, so on a node with few CPUs they do not steal the pair's time.
 
 use super::driver::{wait_ctrl, TAG_CTRL};
-use crate::model::{Point, ProbeResult, Profile};
+use crate::model::{Point, ProbeResult, Profile, Summary};
 use crate::stats;
 use ::mpi::topology::{Process, SimpleCommunicator};
 use ::mpi::traits::*;
@@ -35,6 +35,15 @@ impl Mode {
             Mode::Send => "send",
             Mode::Ssend => "ssend",
             Mode::Isend => "isend",
+        }
+    }
+
+    /// The MPI call (`MPI_Ssend`).
+    pub fn mpi_name(self) -> &'static str {
+        match self {
+            Mode::Send => "MPI_Send",
+            Mode::Ssend => "MPI_Ssend",
+            Mode::Isend => "MPI_Isend",
         }
     }
 
@@ -125,9 +134,9 @@ pub fn run(
 fn record(results: &[PairResult], partners: &[i32], hosts: &[String], out: &mut ProbeResult) {
     let first = partners.first().copied().unwrap_or(1);
     let largest = results.iter().map(|r| r.bytes).max().unwrap_or(0);
+    let summaries: Vec<Summary> = results.iter().map(|r| stats::summary(&r.samples)).collect();
     let mut rows = Vec::new();
-    for pr in results {
-        let s = stats::summary(&pr.samples);
+    for (pr, s) in results.iter().zip(&summaries) {
         let bw = (pr.bytes > 0 && s.p50 > 0.0).then(|| pr.bytes as f64 / (s.p50 * 1e-9));
         let m = pr.mode.name();
         if pr.partner == first {
@@ -209,15 +218,20 @@ fn record(results: &[PairResult], partners: &[i32], hosts: &[String], out: &mut 
         .to_vec(),
         rows,
     });
-    findings(results, first, out);
+    findings(results, &summaries, first, out);
 }
 
-fn findings(results: &[PairResult], first: i32, out: &mut ProbeResult) {
-    let p50 = |mode: Mode, bytes: usize| {
+fn findings(results: &[PairResult], summaries: &[Summary], first: i32, out: &mut ProbeResult) {
+    let of_first = |mode: Mode| {
         results
             .iter()
-            .find(|r| r.partner == first && r.mode == mode && r.bytes == bytes)
-            .map(|r| stats::median(&r.samples))
+            .zip(summaries)
+            .filter(move |(r, _)| r.partner == first && r.mode == mode)
+    };
+    let p50 = |mode: Mode, bytes: usize| {
+        of_first(mode)
+            .find(|(r, _)| r.bytes == bytes)
+            .map(|(_, s)| s.p50)
     };
     if let (Some(send), Some(ssend), Some(isend)) =
         (p50(Mode::Send, 8), p50(Mode::Ssend, 8), p50(Mode::Isend, 8))
@@ -229,19 +243,14 @@ fn findings(results: &[PairResult], first: i32, out: &mut ProbeResult) {
         ));
     }
     for mode in Mode::ALL {
-        let best = results
-            .iter()
-            .filter(|r| r.partner == first && r.mode == mode && r.bytes > 0)
-            .map(|r| (r.bytes, r.bytes as f64 / (stats::median(&r.samples) * 1e-9)))
+        let best = of_first(mode)
+            .filter(|(r, s)| r.bytes > 0 && s.p50 > 0.0)
+            .map(|(r, s)| (r.bytes, r.bytes as f64 / (s.p50 * 1e-9)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
         if let Some((bytes, bw)) = best {
             out.findings.push(format!(
-                "MPI_{} peaks at {:.2} GB/s with {} messages",
-                match mode {
-                    Mode::Send => "Send",
-                    Mode::Ssend => "Ssend",
-                    Mode::Isend => "Isend",
-                },
+                "{} peaks at {:.2} GB/s with {} messages",
+                mode.mpi_name(),
                 bw / 1e9,
                 crate::render::fmt_value("bytes", bytes as f64)
             ));
