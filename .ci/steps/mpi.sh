@@ -92,5 +92,11 @@ PY
 # Only rank 0 writes: with the default name, 4 ranks leave exactly one file.
 (cd "$dir" && mkdir cwd && cd cwd && mpirun_ -np 4 "$bin" mpi allreduce --quick >/dev/null \
     && test "$(ls | wc -l)" = 1 && ls corescope-*-mpi.json >/dev/null)
+# Bad options stop every rank with rank 0's one message, no hang, no file.
+if timeout 60 mpirun --allow-run-as-root -np 2 "$bin" mpi jacobi --nx 1 --out "$dir/bad.json" \
+    >/dev/null 2>"$dir/err"; then
+    echo "mpi jacobi --nx 1 was accepted"; exit 1
+fi
+test "$(grep -c "too small" "$dir/err")" = 1 && test ! -e "$dir/bad.json"
 "$bin" report "$dir/all-4.json" >/dev/null
 rm -rf "$dir"

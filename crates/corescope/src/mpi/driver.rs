@@ -112,6 +112,17 @@ pub fn main(a: MpiArgs) -> Result<()> {
     let world = universe.world();
     let result = run(&world, &a);
     match result {
+        Err(e) if e.is::<Rejected>() => {
+            // Every rank knows the options are bad: finish MPI normally; only rank 0
+            // says why, the others just exit with failure.
+            let rank = world.rank();
+            drop(world);
+            drop(universe);
+            if rank != 0 {
+                std::process::exit(1);
+            }
+            Err(e)
+        }
         Err(e) if world.size() > 1 => {
             // Other ranks may wait in a collective forever: take the job down.
             eprintln!("corescope: error on rank {}: {e:#}", world.rank());
@@ -121,12 +132,17 @@ pub fn main(a: MpiArgs) -> Result<()> {
     }
 }
 
+/// Options every rank knows to be bad; the message is rank 0's.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Rejected(String);
+
 fn run(world: &SimpleCommunicator, a: &MpiArgs) -> Result<()> {
     let rank = world.rank();
     let size = world.size() as usize;
     // Every rank checks the options (they are the same everywhere); rank 0 also
     // checks that its files can be written, and tells the others.
-    let plan = plan(a)?;
+    let plan = plan(a).map_err(|e| Rejected(format!("{e:#}")))?;
     let mut ok = 1u8;
     let mut problem = None;
     if rank == 0 {
@@ -160,10 +176,7 @@ fn run(world: &SimpleCommunicator, a: &MpiArgs) -> Result<()> {
     }
     world.process_at_rank(0).broadcast_into(&mut ok);
     if ok == 0 {
-        match problem {
-            Some(e) => bail!("{e}"),
-            None => bail!("rank 0 rejected the options (see its message)"),
-        }
+        return Err(Rejected(problem.unwrap_or_default()).into());
     }
 
     let me = RankInfo {
