@@ -26,6 +26,7 @@ pub fn main_with(cli: cli::Cli) -> Result<()> {
         Some(Command::Report(a)) => report(a),
         Some(Command::Compare(a)) => compare(a),
         Some(Command::Tune(a)) => tune_cmd(a),
+        Some(Command::Mpi(a)) => crate::mpi::main(a),
     }
 }
 
@@ -354,7 +355,7 @@ fn run(a: RunArgs) -> Result<()> {
 }
 
 /// Host name made safe for a file name.
-fn hostname_for_file() -> String {
+pub(crate) fn hostname_for_file() -> String {
     let h = topology::host::host_info().hostname;
     let s: String = h
         .chars()

@@ -38,6 +38,9 @@ pub enum Command {
     Compare(CompareArgs),
     /// Tune a component for this machine and write its best configuration.
     Tune(TuneArgs),
+    /// MPI ping-pong, Allreduce and a Jacobi halo exchange; start it under mpirun,
+    /// e.g. `mpirun -np 4 corescope mpi all` (needs a build with `--features mpi`).
+    Mpi(MpiArgs),
 }
 
 /// Options of `run`.
@@ -166,6 +169,72 @@ pub fn parse_event_bytes(s: &str) -> Result<usize, String> {
         Err(_) => Err(format!(
             "--event-bytes {s}: expected a number of bytes from 1 to 1024"
         )),
+    }
+}
+
+/// Which MPI benchmark `corescope mpi` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum MpiBench {
+    /// Ranks 0 and 1 (or every pair (0, r)): MPI_Send, MPI_Ssend, MPI_Isend round trips.
+    Pingpong,
+    /// MPI_Allreduce of 8 B … 1 MiB, time per call as the maximum over ranks.
+    Allreduce,
+    /// 2-D decomposed Jacobi iteration: Sendrecv halos + 8-byte Allreduce per step.
+    Jacobi,
+    /// All three, in that order.
+    #[default]
+    All,
+}
+
+/// Which rank pairs the ping-pong measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum MpiPairs {
+    /// Ranks 0 and 1 only.
+    #[default]
+    First,
+    /// (0, r) for every rank r > 0, one pair at a time.
+    All,
+}
+
+/// Options of `mpi`.
+#[derive(Debug, Args)]
+pub struct MpiArgs {
+    /// Benchmark to run.
+    #[arg(value_enum, default_value_t = MpiBench::All)]
+    pub bench: MpiBench,
+    /// Small sizes: messages up to 64 KiB, few repetitions, a small Jacobi grid.
+    #[arg(long, conflicts_with = "full")]
+    pub quick: bool,
+    /// The seeds' sizes: 10^5 repetitions for short messages, NX = 1000.
+    #[arg(long)]
+    pub full: bool,
+    /// Run file rank 0 writes (default: corescope-<host>-<UTC time>-mpi.json).
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Ping-pong pairs: `first` (ranks 0 and 1) or `all` ((0, r) for every r).
+    #[arg(long, value_enum, default_value_t = MpiPairs::First)]
+    pub pairs: MpiPairs,
+    /// Jacobi grid: NX × NX interior points (default: 64 quick, 1000 otherwise, as in seed 002).
+    #[arg(long, value_name = "NX")]
+    pub nx: Option<usize>,
+    /// Jacobi iterations (default: 50 quick, 200 default, 1000 full).
+    #[arg(long, value_name = "N")]
+    pub iterations: Option<usize>,
+    /// Also write the Jacobi timeline as Chrome trace-event JSON (open it in Perfetto).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+}
+
+impl MpiArgs {
+    /// The profile chosen by the flags.
+    pub fn profile(&self) -> Profile {
+        if self.quick {
+            Profile::Quick
+        } else if self.full {
+            Profile::Full
+        } else {
+            Profile::Default
+        }
     }
 }
 

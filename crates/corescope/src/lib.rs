@@ -14,6 +14,7 @@ pub mod clock;
 pub mod compare;
 pub mod memguard;
 pub mod model;
+pub mod mpi;
 pub mod placement;
 pub mod probes;
 pub mod render;
