@@ -99,4 +99,8 @@ if timeout 60 mpirun --allow-run-as-root -np 2 "$bin" mpi jacobi --nx 1 --out "$
 fi
 test "$(grep -c "too small" "$dir/err")" = 1 && test ! -e "$dir/bad.json"
 "$bin" report "$dir/all-4.json" >/dev/null
+# The HTML report and a comparison render an MPI run file too.
+"$bin" report "$dir/all-4.json" --html "$dir/mpi.html" 2>/dev/null
+grep -q "<section id='mpi'>" "$dir/mpi.html"
+"$bin" compare "$dir/all-2.json" "$dir/all-4.json" >/dev/null
 rm -rf "$dir"

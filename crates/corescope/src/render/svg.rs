@@ -42,6 +42,8 @@ pub struct Axis {
     log: bool,
     /// Tick step of a linear axis.
     step: f64,
+    /// Log ticks at powers of two (threads, bytes) instead of 1-2-5 × 10^k.
+    binary: bool,
 }
 
 impl Axis {
@@ -57,6 +59,7 @@ impl Axis {
                 hi: 1.0,
                 log: false,
                 step: 0.25,
+                binary: false,
             };
         }
         let log = lo > 0.0 && (force_log || hi / lo > 20.0) && hi > lo;
@@ -66,6 +69,7 @@ impl Axis {
                 hi,
                 log,
                 step: 0.0,
+                binary: false,
             }
         } else {
             let lo = if from_zero { lo.min(0.0) } else { lo };
@@ -77,6 +81,7 @@ impl Axis {
                 hi: (hi / step).ceil() * step,
                 log,
                 step,
+                binary: false,
             }
         }
     }
@@ -89,16 +94,19 @@ impl Axis {
     }
     fn ticks(&self) -> Vec<f64> {
         if self.log {
-            let decades = (self.hi / self.lo).log10();
-            let base: f64 = if decades < 3.5 { 2.0 } else { 10.0 };
-            let (a, b) = (
-                self.lo.log(base).floor() as i32,
-                self.hi.log(base).ceil() as i32,
-            );
-            let mut t: Vec<f64> = (a..=b)
-                .map(|e| base.powi(e))
-                .filter(|&x| x >= self.lo * 0.999 && x <= self.hi * 1.001)
-                .collect();
+            let mut t: Vec<f64> = if self.binary {
+                let (a, b) = (self.lo.log2().floor() as i32, self.hi.log2().ceil() as i32);
+                (a..=b).map(|e| 2f64.powi(e)).collect()
+            } else {
+                let (a, b) = (
+                    self.lo.log10().floor() as i32,
+                    self.hi.log10().ceil() as i32,
+                );
+                (a..=b)
+                    .flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e)))
+                    .collect()
+            };
+            t.retain(|&x| x >= self.lo * 0.999 && x <= self.hi * 1.001);
             // At most about eight labels.
             let step = t.len().div_ceil(8).max(1);
             t = t.into_iter().step_by(step).collect();
@@ -136,7 +144,13 @@ fn tick_labels(name: &str, axis: &Axis) -> (Vec<(f64, String)>, String) {
     let ticks = axis.ticks();
     match name {
         "bytes" => (
-            ticks.iter().map(|&t| (t, fmt_value("bytes", t))).collect(),
+            ticks
+                .iter()
+                .map(|&t| {
+                    let (f, p) = super::unit_scale("bytes", t);
+                    (t, format!("{} {p}", super::fmt_x("", t / f)))
+                })
+                .collect(),
             "bytes".into(),
         ),
         _ => {
@@ -223,12 +237,16 @@ pub fn lines(
     y_name: &str,
     curves: &[(String, Vec<f64>, Vec<f64>)],
 ) -> String {
+    // Thread counts and sizes on a log-2 axis; a 0 (a 0-byte message) is drawn
+    // at the left edge (its tooltip keeps the true value).
     let log_x = matches!(x_name, "threads" | "bytes");
-    let x = Axis::over(
-        curves.iter().flat_map(|c| c.1.iter().copied()),
-        log_x && curves.iter().flat_map(|c| c.1.iter()).all(|&v| v > 0.0),
-        false,
-    );
+    let xs_all = || curves.iter().flat_map(|c| c.1.iter().copied());
+    let mut x = if log_x && xs_all().any(|v| v > 0.0) && xs_all().all(|v| v >= 0.0) {
+        Axis::over(xs_all().filter(|&v| v > 0.0), true, false)
+    } else {
+        Axis::over(xs_all(), false, false)
+    };
+    x.binary = log_x;
     let y = Axis::over(curves.iter().flat_map(|c| c.2.iter().copied()), false, true);
     let mut out = String::new();
     frame(&mut out, &x, &y, x_name, y_name, title);
@@ -672,8 +690,22 @@ mod tests {
         assert!(*t.last().unwrap() >= 3.843e9);
         assert_eq!(nice_step(0.3), 0.5);
         assert_eq!(nice_step(2.2), 2.5);
-        let l = Axis::over([1.0, 64.0].into_iter(), true, false);
+        let mut l = Axis::over([1.0, 64.0].into_iter(), true, false);
+        l.binary = true;
         assert_eq!(l.ticks(), vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]);
+        let d = Axis::over([500.0, 20_000.0].into_iter(), true, false);
+        assert_eq!(
+            d.ticks(),
+            vec![500.0, 1000.0, 2000.0, 5000.0, 10_000.0, 20_000.0]
+        );
+        // A 0 among sizes keeps the log axis.
+        let svg = lines(
+            "t",
+            "bytes",
+            "ns",
+            &[("a".into(), vec![0.0, 1.0, 1024.0], vec![1.0, 2.0, 3.0])],
+        );
+        assert!(svg.contains("bytes (log)"));
     }
 
     #[test]
