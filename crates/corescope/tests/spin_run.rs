@@ -70,3 +70,40 @@ fn quick_spin_run_measures_every_loop() {
             .any(|f| f.starts_with("smt-sibling: skipped")));
     }
 }
+
+/// k spinners, oversubscribed: a synthetic 4-CPU machine on whatever this one has
+/// (pins to CPUs that do not exist fail and the threads run unpinned, with a
+/// warning). The `all-others` placement runs 3 spinners on one lock and every
+/// loop still stops and is measured.
+#[test]
+fn k_spinners_run_oversubscribed() {
+    let topo = corescope::topology::from_synthetic("pack:1 core:4 pu:1").unwrap();
+    let ctx = PlanCtx {
+        topo,
+        clock: Clock::calibrate(Duration::from_millis(20)),
+        profile: Profile::Quick,
+        overrides: Overrides::default(),
+        budget_s: 120.0,
+    };
+    let r = corescope::runner::run_probe(probes::find("spin").unwrap().as_ref(), &ctx, &mut |_| {});
+    assert!(
+        matches!(r.status, Status::Completed),
+        "{:?} {:?}",
+        r.status,
+        r.reason
+    );
+    assert_eq!(r.params["spinner_threads"], serde_json::json!([1, 3]));
+    let t = r
+        .tables
+        .iter()
+        .find(|t| t.name == "spin/all-others")
+        .expect("all-others table");
+    assert_eq!(t.columns.len(), 1 + 8, "{:?}", t.columns);
+    let s = r.series("mean-slowdown/all-others").expect("series");
+    assert_eq!(s.x.len(), 8);
+    assert!(s.y.iter().all(|&y| y.is_finite() && y > 0.0));
+    assert!(r
+        .findings
+        .iter()
+        .any(|f| f.contains("plain spinners on every other CPU")));
+}

@@ -56,6 +56,30 @@ struct CaseParams {
     l1_bytes: usize,
     l2_bytes: usize,
     chase_bytes: usize,
+    /// More spinners on these CPUs, on the same lock (seed 003's k spinners).
+    #[serde(default)]
+    extra: Vec<u32>,
+    /// Placement name when it is not the relation's (`all-others`).
+    #[serde(default)]
+    label: Option<String>,
+}
+
+/// Most spinners of the `all-others` placement (one per other allowed CPU).
+pub const MAX_SPINNERS: usize = 63;
+
+/// The `all-others` placement: the active thread on the first allowed CPU and a
+/// spinner on every other allowed CPU (at most [`MAX_SPINNERS`]), or why not.
+pub fn all_others(topo: &crate::topology::Topology) -> Result<(u32, Vec<u32>), String> {
+    let cpus = topo.allowed_os_indices();
+    match cpus.split_first() {
+        Some((&a, rest)) if rest.len() >= 2 => {
+            Ok((a, rest.iter().copied().take(MAX_SPINNERS).collect()))
+        }
+        _ => Err(format!(
+            "{} other CPU(s) allowed: k spinners need at least 2 besides the active thread's",
+            cpus.len().saturating_sub(1)
+        )),
+    }
 }
 
 /// Data of the active benchmarks, built once per case.
@@ -249,12 +273,40 @@ impl Probe for Spin {
                                 l1_bytes,
                                 l2_bytes,
                                 chase_bytes,
+                                extra: Vec::new(),
+                                label: None,
                             },
                         ));
                     }
                 }
                 Err(why) => skipped.push(format!("{}: skipped: {why}", relation.name())),
             }
+        }
+        // k spinners: every other allowed CPU spins on the same lock.
+        let mut spinner_threads = vec![1usize];
+        match all_others(&ctx.topo) {
+            Ok((active, others)) => {
+                spinner_threads.push(others.len());
+                for kind in SpinKind::ALL {
+                    cases.push(Case::new(
+                        format!("all-others ×{} {}", others.len(), kind.name()),
+                        &CaseParams {
+                            relation: Relation::OtherCore,
+                            active: Some(active),
+                            spinner: Some(others[0]),
+                            kind: kind.name().into(),
+                            reps,
+                            handoffs,
+                            l1_bytes,
+                            l2_bytes,
+                            chase_bytes,
+                            extra: others[1..].to_vec(),
+                            label: Some("all-others".into()),
+                        },
+                    ));
+                }
+            }
+            Err(why) => skipped.push(format!("all-others: skipped: {why}")),
         }
         Ok(Plan {
             cases,
@@ -265,7 +317,7 @@ impl Probe for Spin {
             "spinners",
             SpinKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
         )
-        .param("spinner_threads", 1)
+        .param("spinner_threads", spinner_threads)
         .param("repetitions", reps)
         .param("handoffs", handoffs)
         .param("l1_chase_bytes", l1_bytes / 2)
@@ -292,11 +344,19 @@ impl Probe for Spin {
         let deadline = ctx.deadline;
 
         // Phase 1: slowdown. Worker 0 = active, worker 1 = spinner.
+        let mut cpus = vec![c.active, c.spinner];
+        cpus.extend(c.extra.iter().map(|&e| Some(e)));
         let out = ctx.team(
-            &[c.active, c.spinner],
+            &cpus,
             1,
             |me| (me == 0).then(|| Work::new(c.l1_bytes, c.l2_bytes)),
             |me, work| -> Option<Vec<(f64, f64, u64)>> {
+                if me >= 2 {
+                    // The other k − 1 spinners: same loop, same lock, not timed.
+                    let mut s = spinner_for(kind, c.chase_bytes);
+                    let _ = s.wait(&lock);
+                    return None;
+                }
                 if me == 1 {
                     let mut s = spinner_for(kind, c.chase_bytes);
                     spinning.store(true, Ordering::Release);
@@ -427,7 +487,10 @@ impl Probe for Spin {
         let read_ns = clock.ticks_to_ns(spin_ticks.load(Ordering::Acquire))
             / reads.load(Ordering::Acquire).max(1) as f64;
 
-        let rel = c.relation.name();
+        let rel = c
+            .label
+            .clone()
+            .unwrap_or_else(|| c.relation.name().to_string());
         let mut m = Measurement::default();
         let slowdowns: Vec<f64> = rows.iter().map(|r| r.0 / r.1).collect();
         let mean = slowdowns.iter().sum::<f64>() / slowdowns.len().max(1) as f64;
@@ -537,6 +600,18 @@ impl Probe for Spin {
             )),
             _ => {}
         }
+        if let (Some(k), Some(o)) = (mean_plain("all-others"), mean_plain("other-core")) {
+            let n = result
+                .params
+                .get("spinner_threads")
+                .and_then(|v| v.as_array())
+                .and_then(|a| a.last())
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0);
+            findings.push(format!(
+                "{n} plain spinners on every other CPU cost the active thread {k:.2}×, one on another core {o:.2}×"
+            ));
+        }
         // Shown transposed: a column per loop, a row per quantity (narrower).
         result.tables = merged.iter().map(transpose).collect();
         result.findings.extend(findings);
@@ -568,6 +643,18 @@ fn transpose(t: &Table) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn k_spinners_fill_every_other_cpu() {
+        let two = crate::topology::from_synthetic("pack:1 core:2 pu:1").unwrap();
+        assert!(all_others(&two).unwrap_err().contains("1 other CPU"));
+        let four = crate::topology::from_synthetic("pack:1 core:2 pu:2").unwrap();
+        let (a, others) = all_others(&four).unwrap();
+        assert!(!others.contains(&a));
+        assert_eq!(others.len(), 3);
+        let big = crate::topology::from_synthetic("pack:4 core:16 pu:4").unwrap();
+        assert_eq!(all_others(&big).unwrap().1.len(), MAX_SPINNERS);
+    }
 
     #[test]
     fn benchmarks_are_deterministic_and_correct() {
