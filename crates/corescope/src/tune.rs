@@ -8,10 +8,11 @@
 //! 2. `p0`: both baselines at once on the pinned pair, sharing nothing;
 //! 3. loop 1 of Figure 2: padding between buffers, 1 … 256 bytes (hspc keeps the
 //!    hand-off words on their own lines always, so this is `p6`'s buffer padding);
-//!    loop 2 (stack offset) has no hspc knob and is not run;
-//! 4. buffer sizes 256 B … 1.5 MB (Figure 2's list) with 3 buffers, then
+//! 4. loop 2 of Figure 2 (`p4_adjuststack`): the producer's stack shifted by 0,
+//!    32 … 1024 bytes relative to the consumer's ([`hspc::stack::with_stack_offset`]);
+//! 5. buffer sizes 256 B … 1.5 MB (Figure 2's list) with 3 buffers, then
 //!    2, 4 and 5 buffers for the fastest [`KEEP_SIZES`] sizes;
-//! 5. every wait strategy, and the ring mode, on the fastest layout.
+//! 6. every wait strategy, and the ring mode, on the fastest layout.
 //!
 //! Stage Two (a real workload): the producer computes a recursive Fibonacci number
 //! with some interpreter-like work per call ([`WORK_STEPS`]), emitting an enter and
@@ -29,6 +30,7 @@ use crate::model::{ProbeResult, Status, Table};
 use crate::probes::pairs::{self, PairCpus, Relation};
 use crate::topology::Topology;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement};
+use hspc::stack::{with_stack_offset, STACK_OFFSETS};
 use hspc::{Config, Mode, WaitStrategy};
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -62,10 +64,10 @@ pub const DEFAULT_BUDGET_S: f64 = 60.0;
 /// Default event size of Stage One, in bytes (the seed's shrunk profiling event).
 pub const DEFAULT_EVENT_BYTES: usize = 24;
 /// Shares of the budget (from the start) at which each step stops starting
-/// configurations: padding, buffer size, buffer count, wait strategy (Stage One),
-/// then 128-byte and 24-byte Stage Two. Every step measures at least its first
-/// configuration while the whole budget lasts.
-const STEP_ENDS: [f64; 6] = [0.12, 0.28, 0.36, 0.45, 0.70, 0.95];
+/// configurations: padding, stack offset, buffer size, buffer count, wait strategy
+/// (Stage One), then 128-byte and 24-byte Stage Two. Every step measures at least
+/// its first configuration while the whole budget lasts.
+const STEP_ENDS: [f64; 7] = [0.10, 0.16, 0.29, 0.37, 0.45, 0.70, 0.95];
 
 /// The event size Stage One uses for `n` requested bytes.
 pub fn event_size_for(n: usize) -> Result<usize, String> {
@@ -281,17 +283,21 @@ fn channel_run<const N: usize>(
         let p = s.spawn(|| {
             pin(cpus.0);
             gate.wait();
-            let mut sent = 0;
-            for k in 0..m {
-                if (k & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= cut)
-                    || tx.push(Ev::new(k)).is_err()
-                {
-                    break;
+            // The producer's loop runs `stack_offset_bytes` lower on its stack
+            // than the consumer's (seed 004 `p4_adjuststack`).
+            with_stack_offset(config.stack_offset_bytes, move || {
+                let mut sent = 0;
+                for k in 0..m {
+                    if (k & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= cut)
+                        || tx.push(Ev::new(k)).is_err()
+                    {
+                        break;
+                    }
+                    sent += 1;
                 }
-                sent += 1;
-            }
-            drop(tx);
-            sent
+                drop(tx);
+                sent
+            })
         });
         let c = s.spawn(|| {
             pin(cpus.1);
@@ -328,7 +334,11 @@ fn events_for<const N: usize>(config: &Config, m: u64) -> u64 {
 }
 
 fn describe(c: &Config) -> String {
-    match c.mode {
+    let stack = match c.stack_offset_bytes {
+        0 => String::new(),
+        b => format!(", stack +{b} B"),
+    };
+    let what = match c.mode {
         Mode::NBuffer => format!(
             "{} × {} B, pad {} B, {}",
             c.buffers, c.buffer_bytes, c.padding_bytes, c.wait
@@ -339,7 +349,8 @@ fn describe(c: &Config) -> String {
             c.padding_bytes,
             c.wait
         ),
-    }
+    };
+    what + &stack
 }
 
 /// Runs `configs` while the budget share lasts; rows go into `step`.
@@ -443,8 +454,6 @@ fn stage_one<const N: usize>(
     let mut pad = Step::new("stage one: padding between buffers (loop 1)");
     let configs: Vec<Config> = PADDINGS.iter().map(|&p| start.with_padding(p)).collect();
     sweep::<N>(&mut pad, &configs, m, cpus, budget, STEP_ENDS[0], progress)?;
-    pad.notes
-        .push("loop 2 (stack layout offset) is not run: hspc has no stack-layout knob".into());
     let padding = pad
         .best()
         .and_then(|r| r.config)
@@ -452,11 +461,41 @@ fn stage_one<const N: usize>(
         .unwrap_or(start.padding_bytes);
     steps.push(pad);
 
+    let mut stack = Step::new("stage one: producer stack offset (loop 2)");
+    let configs: Vec<Config> = STACK_OFFSETS
+        .iter()
+        .map(|&b| start.with_padding(padding).with_stack_offset(b))
+        .collect();
+    sweep::<N>(
+        &mut stack,
+        &configs,
+        m,
+        cpus,
+        budget,
+        STEP_ENDS[1],
+        progress,
+    )?;
+    stack.notes.push(
+        "stack +N B: the producer's loop runs N bytes lower on its stack than the \
+         consumer's (hspc::stack::with_stack_offset; seed 004 p4_adjuststack)"
+            .into(),
+    );
+    let stack_offset = stack
+        .best()
+        .and_then(|r| r.config)
+        .map(|c| c.stack_offset_bytes)
+        .unwrap_or(0);
+    steps.push(stack);
+
     let mut sizes = Step::new("stage one: buffer size, 3 buffers");
     let configs: Vec<Config> = STAGE_ONE_BUFFER_BYTES
         .iter()
         .filter(|&&b| b >= N)
-        .map(|&b| Config::n_buffer(3, b).with_padding(padding))
+        .map(|&b| {
+            Config::n_buffer(3, b)
+                .with_padding(padding)
+                .with_stack_offset(stack_offset)
+        })
         .collect();
     sweep::<N>(
         &mut sizes,
@@ -464,7 +503,7 @@ fn stage_one<const N: usize>(
         m,
         cpus,
         budget,
-        STEP_ENDS[1],
+        STEP_ENDS[2],
         progress,
     )?;
     let mut ranked: Vec<(f64, usize)> = sizes
@@ -482,10 +521,11 @@ fn stage_one<const N: usize>(
         .iter()
         .take(KEEP_SIZES)
         .flat_map(|&(_, b)| {
-            BUFFER_COUNTS
-                .iter()
-                .filter(|&&n| n != 3)
-                .map(move |&n| Config::n_buffer(n, b).with_padding(padding))
+            BUFFER_COUNTS.iter().filter(|&&n| n != 3).map(move |&n| {
+                Config::n_buffer(n, b)
+                    .with_padding(padding)
+                    .with_stack_offset(stack_offset)
+            })
         })
         .collect();
     sweep::<N>(
@@ -494,12 +534,13 @@ fn stage_one<const N: usize>(
         m,
         cpus,
         budget,
-        STEP_ENDS[2],
+        STEP_ENDS[3],
         progress,
     )?;
     steps.push(counts);
 
-    let layout = best_per_event(&steps).unwrap_or(start.with_padding(padding));
+    let layout = best_per_event(&steps)
+        .unwrap_or(start.with_padding(padding).with_stack_offset(stack_offset));
     let mut waits = Step::new("stage one: wait strategy");
     let mut configs: Vec<Config> = WaitStrategy::ALL
         .iter()
@@ -518,7 +559,7 @@ fn stage_one<const N: usize>(
         m,
         cpus,
         budget,
-        STEP_ENDS[3],
+        STEP_ENDS[4],
         progress,
     )?;
     steps.push(waits);
@@ -714,7 +755,9 @@ fn fib_channel<const W: usize>(
                 cut,
             };
             gate.wait();
-            black_box(fib(n, 0, &mut sink));
+            with_stack_offset(config.stack_offset_bytes, || {
+                black_box(fib(n, 0, &mut sink));
+            });
             (sink.seq, sink.tx.is_none())
         });
         let c = s.spawn(|| {
@@ -852,8 +895,8 @@ fn stage_two<const W: usize>(
                 mode: Mode::NBuffer,
                 buffers: layout.buffers.max(2),
                 buffer_bytes: b,
-                padding_bytes: layout.padding_bytes,
                 wait: w,
+                ..layout
             })
         })
         .collect();
@@ -943,8 +986,8 @@ pub fn tune_channel(
         _ => stage_one::<1024>(run_s, cpus, &budget, progress),
     }?;
     // Stage Two: 128-byte events get the first half of what is left, 24-byte the rest.
-    let (s128, b128) = stage_two::<16>(run_s, one_best, cpus, &budget, STEP_ENDS[4], progress)?;
-    let (s24, b24) = stage_two::<3>(run_s, one_best, cpus, &budget, STEP_ENDS[5], progress)?;
+    let (s128, b128) = stage_two::<16>(run_s, one_best, cpus, &budget, STEP_ENDS[5], progress)?;
+    let (s24, b24) = stage_two::<3>(run_s, one_best, cpus, &budget, STEP_ENDS[6], progress)?;
     steps.push(s128);
     steps.push(s24);
     let (best, best_why) = match (event_bytes, b24, b128) {
@@ -1125,7 +1168,8 @@ mod tests {
     fn the_config_file_round_trips() {
         let c = Config::n_buffer(4, 2500)
             .with_padding(32)
-            .with_wait(WaitStrategy::SpinBackoff);
+            .with_wait(WaitStrategy::SpinBackoff)
+            .with_stack_offset(512);
         let back: Config = serde_json::from_str(&config_json(&c)).unwrap();
         assert_eq!(back, c);
     }

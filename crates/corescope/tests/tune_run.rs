@@ -23,6 +23,7 @@ fn a_small_budget_writes_a_config_hspc_reads() {
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
     for line in [
         "stage one: baseline",
+        "stage one: producer stack offset (loop 2)",
         "producer alone",
         "consumer alone",
         "Optimal",
@@ -44,6 +45,10 @@ fn a_small_budget_writes_a_config_hspc_reads() {
     let entry = &run.probes[0];
     assert_eq!(entry.id, "tune-channel");
     assert!(entry.tables.iter().any(|t| t.name == "stage one: baseline"));
+    assert!(entry
+        .tables
+        .iter()
+        .any(|t| t.name == "stage one: producer stack offset (loop 2)" && !t.rows.is_empty()));
     assert!(entry
         .tables
         .iter()
