@@ -20,7 +20,8 @@
 //! the consumer computes a profile (calls per function and depth, with a shadow
 //! stack that checks every return). Lines: Optimal (no profiling), Achievable
 //! (events written into a buffer nobody reads), Upper bound (one thread computes
-//! and profiles); then buffer sizes × wait strategies.
+//! and profiles); then buffer sizes × wait strategies × affinity (seed 004 §4.1:
+//! the two threads pinned to the pair, then left unpinned).
 //!
 //! Each step may use its share of the budget; a step that runs out records how many
 //! of its configurations it measured. Every run checks its events (count and order;
@@ -103,6 +104,9 @@ pub struct Row {
     pub secs: f64,
     /// Stopped at the per-run time limit before all its events were sent.
     pub cut: bool,
+    /// Stage Two: the producer and consumer pinned to the pair (affinity on) or
+    /// left to the OS (off). `None` in Stage One, which always pins.
+    pub pinned: Option<bool>,
 }
 
 impl Row {
@@ -157,6 +161,8 @@ pub struct Report {
     pub steps: Vec<Step>,
     /// The configuration to write.
     pub best: Config,
+    /// Whether it was measured pinned to the pair (affinity on).
+    pub best_pinned: bool,
     /// Why that one.
     pub best_why: String,
 }
@@ -387,6 +393,7 @@ fn sweep<const N: usize>(
             events: moved,
             secs,
             cut: moved < events,
+            pinned: None,
         });
     }
     Ok(())
@@ -421,6 +428,7 @@ fn stage_one<const N: usize>(
             events: m,
             secs,
             cut: false,
+            pinned: None,
         });
         secs
     };
@@ -442,6 +450,7 @@ fn stage_one<const N: usize>(
         events: m,
         secs: par,
         cut: false,
+        pinned: None,
     });
     progress(&format!(
         "stage one: baseline {:.1} ms, p0 {:.1} ms",
@@ -799,7 +808,46 @@ fn fib_channel<const W: usize>(
     })
 }
 
-/// Stage Two for `W`-word events; returns the step and its fastest configuration.
+/// "on" (pinned to the pair) or "off" (left to the OS).
+fn affinity_name(pinned: bool) -> &'static str {
+    if pinned {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+/// Time per event unpinned ÷ pinned, over the configurations run both ways.
+fn affinity_note(step: &Step) -> Option<String> {
+    let on: Vec<&Row> = step
+        .rows
+        .iter()
+        .filter(|r| r.config.is_some() && r.pinned == Some(true))
+        .collect();
+    let mut ratios: Vec<f64> = step
+        .rows
+        .iter()
+        .filter(|r| r.pinned == Some(false) && r.events > 0)
+        .filter_map(|off| {
+            let twin = on.iter().find(|r| r.config == off.config && r.events > 0)?;
+            Some(off.per_event() / twin.per_event())
+        })
+        .collect();
+    if ratios.is_empty() {
+        return None;
+    }
+    ratios.sort_by(f64::total_cmp);
+    Some(format!(
+        "affinity off ÷ on (time per event), {} configurations run both ways: median {:.2}×, {:.2}–{:.2}×",
+        ratios.len(),
+        ratios[ratios.len() / 2],
+        ratios[0],
+        ratios[ratios.len() - 1]
+    ))
+}
+
+/// Stage Two for `W`-word events; returns the step and its fastest configuration
+/// with its affinity (true: pinned).
 fn stage_two<const W: usize>(
     run_s: f64,
     layout: Config,
@@ -807,7 +855,7 @@ fn stage_two<const W: usize>(
     budget: &Budget,
     share: f64,
     progress: &mut dyn FnMut(&str),
-) -> Result<(Step, Option<Config>), String> {
+) -> Result<(Step, Option<(Config, bool)>), String> {
     let bytes = W * 8;
     let mut step = Step::new(format!("stage two: fib, {bytes}-byte events"));
     // Choose n so that the unprofiled run takes about `run_s`.
@@ -867,6 +915,7 @@ fn stage_two<const W: usize>(
             events,
             secs,
             cut: false,
+            pinned: Some(cpus.0.is_some()),
         });
     }
     step.reference_s = Some(achievable / events.max(1) as f64);
@@ -900,32 +949,55 @@ fn stage_two<const W: usize>(
             })
         })
         .collect();
-    for (i, c) in configs.iter().enumerate() {
+    // Each configuration pinned (affinity on), then unpinned (off), next to each
+    // other so that a budget cut leaves pairs; with no pair to pin to, only off.
+    let affinities: &[bool] = if cpus.0.is_some() || cpus.1.is_some() {
+        &[true, false]
+    } else {
+        &[false]
+    };
+    let runs: Vec<(Config, bool)> = configs
+        .iter()
+        .flat_map(|&c| affinities.iter().map(move |&a| (c, a)))
+        .collect();
+    for (i, &(c, pinned)) in runs.iter().enumerate() {
         if !budget.left_until(share) && (i > 0 || !budget.left_until(1.0)) {
             step.notes.push(format!(
-                "budget: measured {i} of {} configurations",
-                configs.len()
+                "budget: measured {i} of {} runs ({} configurations × affinity {})",
+                runs.len(),
+                configs.len(),
+                if affinities.len() == 2 {
+                    "on, off"
+                } else {
+                    "off"
+                }
             ));
             break;
         }
-        let (secs, moved, cut) = fib_channel::<W>(*c, n, cpus, &reference, budget.run_cut())?;
+        let pair = if pinned { cpus } else { (None, None) };
+        let (secs, moved, cut) = fib_channel::<W>(c, n, pair, &reference, budget.run_cut())?;
         progress(&format!(
-            "{}: {} ({}/{}) {:.1} ms",
+            "{}: {}, affinity {} ({}/{}) {:.1} ms",
             step.title,
-            describe(c),
+            describe(&c),
+            affinity_name(pinned),
             i + 1,
-            configs.len(),
+            runs.len(),
             secs * 1e3
         ));
         step.rows.push(Row {
-            label: describe(c),
-            config: Some(*c),
+            label: describe(&c),
+            config: Some(c),
             events: moved,
             secs,
             cut,
+            pinned: Some(pinned),
         });
     }
-    let best = step.best().and_then(|r| r.config);
+    if let Some(note) = affinity_note(&step) {
+        step.notes.push(note);
+    }
+    let best = step.best().and_then(|r| r.config.zip(r.pinned));
     Ok((step, best))
 }
 
@@ -990,23 +1062,31 @@ pub fn tune_channel(
     let (s24, b24) = stage_two::<3>(run_s, one_best, cpus, &budget, STEP_ENDS[6], progress)?;
     steps.push(s128);
     steps.push(s24);
-    let (best, best_why) = match (event_bytes, b24, b128) {
-        (24, Some(b), _) => (b, "the fastest of Stage Two for 24-byte events".to_string()),
-        (128, _, Some(b)) => (
+    let (best, best_pinned, best_why) = match (event_bytes, b24, b128) {
+        (24, Some((b, a)), _) => (
             b,
+            a,
+            "the fastest of Stage Two for 24-byte events".to_string(),
+        ),
+        (128, _, Some((b, a))) => (
+            b,
+            a,
             "the fastest of Stage Two for 128-byte events".to_string(),
         ),
         _ => (
             one_best,
+            cpus.0.is_some(),
             format!("the fastest of Stage One for {event_bytes}-byte events"),
         ),
     };
+    let best_why = format!("{best_why}, affinity {}", affinity_name(best_pinned));
     Ok(Report {
         placement,
         cpus,
         event_bytes,
         steps,
         best,
+        best_pinned,
         best_why,
     })
 }
@@ -1030,32 +1110,43 @@ pub fn render(r: &Report) -> String {
         } else {
             "× baseline"
         };
-        t.set_header(vec!["run", "time", "events/s", reference]);
-        let best = s.best().map(|b| b.label.clone());
+        let with_affinity = s.rows.iter().any(|r| r.pinned.is_some());
+        let mut header = vec!["run"];
+        if with_affinity {
+            header.push("affinity");
+        }
+        header.extend(["time", "events/s", reference]);
+        t.set_header(header);
+        let best = s.best();
         for row in &s.rows {
             let per_event = row.secs / row.events.max(1) as f64;
-            let mark = if Some(&row.label) == best.as_ref() {
+            let mark = if best.is_some_and(|b| std::ptr::eq(b, row)) {
                 " ←"
             } else {
                 ""
             };
             let cut = if row.cut { " (cut)" } else { "" };
-            t.add_row(vec![
-                Cell::new(format!("{}{cut}{mark}", row.label)),
-                Cell::new(crate::render::fmt_value("s", row.secs))
+            let mut cells = vec![Cell::new(format!("{}{cut}{mark}", row.label))];
+            if with_affinity {
+                cells.push(Cell::new(row.pinned.map(affinity_name).unwrap_or_default()));
+            }
+            t.add_row(
+                cells.into_iter().chain([
+                    Cell::new(crate::render::fmt_value("s", row.secs))
+                        .set_alignment(CellAlignment::Right),
+                    Cell::new(crate::render::fmt_value(
+                        "events_per_s",
+                        row.events as f64 / row.secs.max(1e-12),
+                    ))
                     .set_alignment(CellAlignment::Right),
-                Cell::new(crate::render::fmt_value(
-                    "events_per_s",
-                    row.events as f64 / row.secs.max(1e-12),
-                ))
-                .set_alignment(CellAlignment::Right),
-                Cell::new(
-                    s.reference_s
-                        .map(|reference| format!("{:.2}", per_event / reference))
-                        .unwrap_or_default(),
-                )
-                .set_alignment(CellAlignment::Right),
-            ]);
+                    Cell::new(
+                        s.reference_s
+                            .map(|reference| format!("{:.2}", per_event / reference))
+                            .unwrap_or_default(),
+                    )
+                    .set_alignment(CellAlignment::Right),
+                ]),
+            );
         }
         if s.rows.is_empty() {
             out.push_str(&format!("\n{}: nothing measured\n", s.title));
@@ -1099,6 +1190,8 @@ pub fn to_probe_result(r: &Report, opts: &Options, elapsed_s: f64) -> ProbeResul
         serde_json::to_value(r.best).unwrap_or_default(),
     );
     p.params
+        .insert("best_affinity".into(), affinity_name(r.best_pinned).into());
+    p.params
         .insert("work_steps_per_call".into(), WORK_STEPS.into());
     p.elapsed_s = elapsed_s;
     for s in &r.steps {
@@ -1107,11 +1200,12 @@ pub fn to_probe_result(r: &Report, opts: &Options, elapsed_s: f64) -> ProbeResul
         } else {
             "x_baseline"
         };
+        let with_affinity = s.rows.iter().any(|r| r.pinned.is_some());
         let rows = s
             .rows
             .iter()
             .map(|row| {
-                vec![
+                let mut cells = vec![
                     serde_json::json!(row.label),
                     serde_json::json!(row.secs),
                     serde_json::json!(row.events),
@@ -1120,19 +1214,27 @@ pub fn to_probe_result(r: &Report, opts: &Options, elapsed_s: f64) -> ProbeResul
                         .map(|x| serde_json::json!(row.per_event() / x))
                         .unwrap_or(serde_json::Value::Null),
                     serde_json::json!(row.cut),
-                ]
+                ];
+                if with_affinity {
+                    cells.push(serde_json::json!(row.pinned.map(affinity_name)));
+                }
+                cells
             })
             .collect();
+        let mut columns: Vec<String> = vec![
+            "run".into(),
+            "seconds".into(),
+            "events".into(),
+            "events_per_s".into(),
+            reference.into(),
+            "cut".into(),
+        ];
+        if with_affinity {
+            columns.push("affinity".into());
+        }
         p.tables.push(Table {
             name: s.title.clone(),
-            columns: vec![
-                "run".into(),
-                "seconds".into(),
-                "events".into(),
-                "events_per_s".into(),
-                reference.into(),
-                "cut".into(),
-            ],
+            columns,
             rows,
         });
         p.findings
@@ -1194,6 +1296,30 @@ mod tests {
                     .unwrap();
             assert!(cut && moved < 2 * 21_891);
         }
+    }
+
+    #[test]
+    fn affinity_off_is_compared_with_on_for_the_same_config() {
+        let c = Config::n_buffer(3, 4096);
+        let row = |config: Option<Config>, secs: f64, pinned: bool| Row {
+            label: String::new(),
+            config,
+            events: 1000,
+            secs,
+            cut: false,
+            pinned: Some(pinned),
+        };
+        let mut step = Step::new("stage two: test");
+        step.rows.push(row(None, 1.0, true));
+        step.rows.push(row(Some(c), 1.0, true));
+        step.rows.push(row(Some(c), 2.0, false));
+        step.rows.push(row(Some(c.with_padding(1)), 1.0, false));
+        let note = affinity_note(&step).unwrap();
+        assert!(
+            note.contains("1 configurations") && note.contains("median 2.00×"),
+            "{note}"
+        );
+        assert!(step.best().is_some_and(|b| b.pinned == Some(true)));
     }
 
     #[test]

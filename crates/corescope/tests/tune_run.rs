@@ -53,6 +53,34 @@ fn a_small_budget_writes_a_config_hspc_reads() {
         .tables
         .iter()
         .any(|t| t.name == "stage two: fib, 24-byte events" && !t.rows.is_empty()));
+    // Stage Two runs each configuration with affinity on (pinned) and off.
+    assert!(
+        stdout.contains("affinity"),
+        "no affinity column in:\n{stdout}"
+    );
+    for t in entry
+        .tables
+        .iter()
+        .filter(|t| t.name.starts_with("stage two"))
+    {
+        let col = t
+            .columns
+            .iter()
+            .position(|c| c == "affinity")
+            .unwrap_or_else(|| panic!("{}: no affinity column", t.name));
+        for row in &t.rows {
+            assert!(
+                row[col] == "on" || row[col] == "off",
+                "{}: affinity {:?}",
+                t.name,
+                row[col]
+            );
+        }
+    }
+    let affinity = entry.params["best_affinity"]
+        .as_str()
+        .expect("best_affinity");
+    assert!(affinity == "on" || affinity == "off", "{affinity}");
     let best: hspc::Config =
         serde_json::from_value(entry.params["best_config"].clone()).expect("best_config");
     assert_eq!(best, config);
