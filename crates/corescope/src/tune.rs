@@ -107,6 +107,72 @@ pub struct Row {
     /// Stage Two: the producer and consumer pinned to the pair (affinity on) or
     /// left to the OS (off). `None` in Stage One, which always pins.
     pub pinned: Option<bool>,
+    /// Stage One channel runs: context switches of the producer and of the
+    /// consumer thread from the start gate to their last event.
+    pub switches: Option<[Switches; 2]>,
+}
+
+/// Context switches of one thread (`getrusage(RUSAGE_THREAD)`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Switches {
+    /// The thread gave up the CPU (blocked in a system call: futex, sleep…).
+    pub voluntary: u64,
+    /// The OS took the CPU away (time slice over, another task preferred).
+    pub involuntary: u64,
+}
+
+impl Switches {
+    /// Both kinds.
+    pub fn total(&self) -> u64 {
+        self.voluntary + self.involuntary
+    }
+
+    /// The calling thread's switches so far; `None` where the OS does not say.
+    #[cfg(target_os = "linux")]
+    pub fn of_this_thread() -> Option<Self> {
+        let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: `ru` is valid for writes of one `rusage`; RUSAGE_THREAD (Linux
+        // 2.6.26+) fills it for the calling thread and touches nothing else.
+        let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, ru.as_mut_ptr()) };
+        if rc != 0 {
+            return None;
+        }
+        // SAFETY: zero-initialised (a valid `rusage`) and filled by the kernel.
+        let ru = unsafe { ru.assume_init() };
+        Some(Self {
+            voluntary: u64::try_from(ru.ru_nvcsw).unwrap_or(0),
+            involuntary: u64::try_from(ru.ru_nivcsw).unwrap_or(0),
+        })
+    }
+
+    /// The calling thread's switches so far; `None` where the OS does not say.
+    #[cfg(not(target_os = "linux"))]
+    pub fn of_this_thread() -> Option<Self> {
+        None
+    }
+
+    /// Switches between `before` and `self`.
+    fn since(self, before: Self) -> Self {
+        Self {
+            voluntary: self.voluntary.saturating_sub(before.voluntary),
+            involuntary: self.involuntary.saturating_sub(before.involuntary),
+        }
+    }
+}
+
+/// Switches between a reading before and one after, where both exist.
+fn switches_between(before: Option<Switches>, after: Option<Switches>) -> Option<Switches> {
+    Some(after?.since(before?))
+}
+
+/// One Stage One channel run.
+struct Run {
+    /// From the start gate to the consumer's last event.
+    secs: f64,
+    /// Events moved.
+    moved: u64,
+    /// Producer's and consumer's context switches during the run.
+    switches: Option<[Switches; 2]>,
 }
 
 impl Row {
@@ -127,6 +193,8 @@ pub struct Step {
     pub notes: Vec<String>,
     /// The reference time the `×` column divides by, if any.
     pub reference_s: Option<f64>,
+    /// Show the context-switch columns.
+    pub show_switches: bool,
 }
 
 impl Step {
@@ -136,6 +204,7 @@ impl Step {
             rows: Vec::new(),
             notes: Vec::new(),
             reference_s: None,
+            show_switches: false,
         }
     }
 
@@ -282,16 +351,17 @@ fn channel_run<const N: usize>(
     m: u64,
     cpus: PairCpus,
     cut: Instant,
-) -> Result<(f64, u64), String> {
+) -> Result<Run, String> {
     let (mut tx, mut rx) = hspc::channel::<Ev<N>>(config).map_err(|e| e.to_string())?;
     let gate = Barrier::new(2);
     std::thread::scope(|s| {
         let p = s.spawn(|| {
             pin(cpus.0);
             gate.wait();
+            let before = Switches::of_this_thread();
             // The producer's loop runs `stack_offset_bytes` lower on its stack
             // than the consumer's (seed 004 `p4_adjuststack`).
-            with_stack_offset(config.stack_offset_bytes, move || {
+            let sent = with_stack_offset(config.stack_offset_bytes, move || {
                 let mut sent = 0;
                 for k in 0..m {
                     if (k & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= cut)
@@ -303,11 +373,13 @@ fn channel_run<const N: usize>(
                 }
                 drop(tx);
                 sent
-            })
+            });
+            (sent, switches_between(before, Switches::of_this_thread()))
         });
         let c = s.spawn(|| {
             pin(cpus.1);
             gate.wait();
+            let before = Switches::of_this_thread();
             let t = Instant::now();
             let (mut k, mut bad, mut sum) = (0u64, 0u64, 0u64);
             while let Ok(e) = rx.pop() {
@@ -315,18 +387,24 @@ fn channel_run<const N: usize>(
                 sum = sum.wrapping_mul(31).wrapping_add(e.word());
                 k += 1;
             }
+            let secs = t.elapsed().as_secs_f64();
             black_box(sum);
-            (t.elapsed().as_secs_f64(), k, bad)
+            let sw = switches_between(before, Switches::of_this_thread());
+            (secs, k, bad, sw)
         });
-        let (secs, got, bad) = c.join().map_err(|_| "the consumer panicked".to_string())?;
-        let sent = p.join().map_err(|_| "the producer panicked".to_string())?;
+        let (secs, got, bad, csw) = c.join().map_err(|_| "the consumer panicked".to_string())?;
+        let (sent, psw) = p.join().map_err(|_| "the producer panicked".to_string())?;
         if got != sent || bad != 0 {
             return Err(format!(
                 "{}: {got} of {sent} events arrived, {bad} out of order",
                 describe(&config)
             ));
         }
-        Ok((secs, got))
+        Ok(Run {
+            secs,
+            moved: got,
+            switches: psw.zip(csw).map(|(p, c)| [p, c]),
+        })
     })
 }
 
@@ -378,7 +456,8 @@ fn sweep<const N: usize>(
             break;
         }
         let events = events_for::<N>(c, m);
-        let (secs, moved) = channel_run::<N>(*c, events, cpus, budget.run_cut())?;
+        let run = channel_run::<N>(*c, events, cpus, budget.run_cut())?;
+        let (secs, moved) = (run.secs, run.moved);
         progress(&format!(
             "{}: {} ({}/{}) {:.1} ms",
             step.title,
@@ -394,6 +473,7 @@ fn sweep<const N: usize>(
             secs,
             cut: moved < events,
             pinned: None,
+            switches: run.switches,
         });
     }
     Ok(())
@@ -429,6 +509,7 @@ fn stage_one<const N: usize>(
             secs,
             cut: false,
             pinned: None,
+            switches: None,
         });
         secs
     };
@@ -451,6 +532,7 @@ fn stage_one<const N: usize>(
         secs: par,
         cut: false,
         pinned: None,
+        switches: None,
     });
     progress(&format!(
         "stage one: baseline {:.1} ms, p0 {:.1} ms",
@@ -551,6 +633,7 @@ fn stage_one<const N: usize>(
     let layout = best_per_event(&steps)
         .unwrap_or(start.with_padding(padding).with_stack_offset(stack_offset));
     let mut waits = Step::new("stage one: wait strategy");
+    waits.show_switches = true;
     let mut configs: Vec<Config> = WaitStrategy::ALL
         .iter()
         .map(|&w| layout.with_wait(w))
@@ -571,6 +654,12 @@ fn stage_one<const N: usize>(
         STEP_ENDS[4],
         progress,
     )?;
+    waits.notes.push(
+        "ctx sw: context switches of each thread (getrusage RUSAGE_THREAD) from the start \
+         gate to its last event, per 10^6 events, voluntary ones in parentheses; spinlock, \
+         spin_backoff and spin_pause make no system call, so theirs are the OS taking the CPU"
+            .into(),
+    );
     steps.push(waits);
     for s in &mut steps[1..] {
         s.reference_s = Some(per_event_base);
@@ -916,6 +1005,7 @@ fn stage_two<const W: usize>(
             secs,
             cut: false,
             pinned: Some(cpus.0.is_some()),
+            switches: None,
         });
     }
     step.reference_s = Some(achievable / events.max(1) as f64);
@@ -992,6 +1082,7 @@ fn stage_two<const W: usize>(
             secs,
             cut,
             pinned: Some(pinned),
+            switches: None,
         });
     }
     if let Some(note) = affinity_note(&step) {
@@ -1116,6 +1207,12 @@ pub fn render(r: &Report) -> String {
             header.push("affinity");
         }
         header.extend(["time", "events/s", reference]);
+        if s.show_switches {
+            header.extend([
+                "producer ctx sw / 10⁶ events",
+                "consumer ctx sw / 10⁶ events",
+            ]);
+        }
         t.set_header(header);
         let best = s.best();
         for row in &s.rows {
@@ -1130,23 +1227,37 @@ pub fn render(r: &Report) -> String {
             if with_affinity {
                 cells.push(Cell::new(row.pinned.map(affinity_name).unwrap_or_default()));
             }
-            t.add_row(
-                cells.into_iter().chain([
-                    Cell::new(crate::render::fmt_value("s", row.secs))
-                        .set_alignment(CellAlignment::Right),
-                    Cell::new(crate::render::fmt_value(
-                        "events_per_s",
-                        row.events as f64 / row.secs.max(1e-12),
-                    ))
+            cells.extend([
+                Cell::new(crate::render::fmt_value("s", row.secs))
                     .set_alignment(CellAlignment::Right),
-                    Cell::new(
-                        s.reference_s
-                            .map(|reference| format!("{:.2}", per_event / reference))
-                            .unwrap_or_default(),
-                    )
-                    .set_alignment(CellAlignment::Right),
-                ]),
-            );
+                Cell::new(crate::render::fmt_value(
+                    "events_per_s",
+                    row.events as f64 / row.secs.max(1e-12),
+                ))
+                .set_alignment(CellAlignment::Right),
+                Cell::new(
+                    s.reference_s
+                        .map(|reference| format!("{:.2}", per_event / reference))
+                        .unwrap_or_default(),
+                )
+                .set_alignment(CellAlignment::Right),
+            ]);
+            if s.show_switches {
+                for k in 0..2 {
+                    let text = row
+                        .switches
+                        .map(|sw| {
+                            format!(
+                                "{:.1} ({:.1})",
+                                per_million(sw[k].total(), row.events),
+                                per_million(sw[k].voluntary, row.events)
+                            )
+                        })
+                        .unwrap_or_default();
+                    cells.push(Cell::new(text).set_alignment(CellAlignment::Right));
+                }
+            }
+            t.add_row(cells);
         }
         if s.rows.is_empty() {
             out.push_str(&format!("\n{}: nothing measured\n", s.title));
@@ -1159,6 +1270,11 @@ pub fn render(r: &Report) -> String {
     }
     out.push_str(&format!("\nbest: {} ({})\n", describe(&r.best), r.best_why));
     out
+}
+
+/// `n` per 10^6 of `events`.
+fn per_million(n: u64, events: u64) -> f64 {
+    n as f64 * 1e6 / events.max(1) as f64
 }
 
 fn cpu_name(c: Option<u32>) -> String {
@@ -1218,6 +1334,18 @@ pub fn to_probe_result(r: &Report, opts: &Options, elapsed_s: f64) -> ProbeResul
                 if with_affinity {
                     cells.push(serde_json::json!(row.pinned.map(affinity_name)));
                 }
+                if s.show_switches {
+                    for k in 0..2 {
+                        for v in [
+                            row.switches
+                                .map(|sw| per_million(sw[k].total(), row.events)),
+                            row.switches
+                                .map(|sw| per_million(sw[k].voluntary, row.events)),
+                        ] {
+                            cells.push(serde_json::json!(v));
+                        }
+                    }
+                }
                 cells
             })
             .collect();
@@ -1231,6 +1359,12 @@ pub fn to_probe_result(r: &Report, opts: &Options, elapsed_s: f64) -> ProbeResul
         ];
         if with_affinity {
             columns.push("affinity".into());
+        }
+        if s.show_switches {
+            for side in ["producer", "consumer"] {
+                columns.push(format!("{side}_ctx_switches_per_1e6_events"));
+                columns.push(format!("{side}_voluntary_ctx_switches_per_1e6_events"));
+            }
         }
         p.tables.push(Table {
             name: s.title.clone(),
@@ -1308,6 +1442,7 @@ mod tests {
             secs,
             cut: false,
             pinned: Some(pinned),
+            switches: None,
         };
         let mut step = Step::new("stage two: test");
         step.rows.push(row(None, 1.0, true));
@@ -1327,17 +1462,21 @@ mod tests {
         let c = Config::n_buffer(2, 256);
         let far = Instant::now() + std::time::Duration::from_secs(30);
         assert_eq!(
-            channel_run::<24>(c, 10_000, (None, None), far).unwrap().1,
+            channel_run::<24>(c, 10_000, (None, None), far)
+                .unwrap()
+                .moved,
             10_000
         );
         assert_eq!(
             channel_run::<1>(Config::ring(64), 1000, (None, None), far)
                 .unwrap()
-                .1,
+                .moved,
             1000
         );
         // Cut at once: fewer events, still checked.
-        let (_, moved) = channel_run::<8>(c, 1 << 20, (None, None), Instant::now()).unwrap();
-        assert!(moved < 1 << 20);
+        let run = channel_run::<8>(c, 1 << 20, (None, None), Instant::now()).unwrap();
+        assert!(run.moved < 1 << 20);
+        // Context switches are counted per thread where the OS says.
+        assert_eq!(run.switches.is_some(), cfg!(target_os = "linux"));
     }
 }

@@ -53,6 +53,20 @@ fn a_small_budget_writes_a_config_hspc_reads() {
         .tables
         .iter()
         .any(|t| t.name == "stage two: fib, 24-byte events" && !t.rows.is_empty()));
+    // The wait-strategy step counts context switches per thread.
+    assert!(
+        stdout.contains("ctx sw: context switches"),
+        "no ctx sw note in:\n{stdout}"
+    );
+    let waits = entry
+        .tables
+        .iter()
+        .find(|t| t.name == "stage one: wait strategy")
+        .expect("wait-strategy table");
+    assert!(waits
+        .columns
+        .iter()
+        .any(|c| c == "producer_ctx_switches_per_1e6_events"));
     // Stage Two runs each configuration with affinity on (pinned) and off.
     assert!(
         stdout.contains("affinity"),
