@@ -576,6 +576,10 @@ fn stage_one<const N: usize>(
         .and_then(|r| r.config)
         .map(|c| c.stack_offset_bytes)
         .unwrap_or(0);
+    // The steps from loop 2 on all carry the chosen padding and stack offset; the
+    // layout and Stage One's best are picked among them, so that a padding-step row
+    // (stack offset 0) that won by noise does not undo loop 2.
+    let tuned_from = steps.len();
     steps.push(stack);
 
     let mut sizes = Step::new("stage one: buffer size, 3 buffers");
@@ -630,7 +634,7 @@ fn stage_one<const N: usize>(
     )?;
     steps.push(counts);
 
-    let layout = best_per_event(&steps)
+    let layout = best_per_event(&steps[tuned_from..])
         .unwrap_or(start.with_padding(padding).with_stack_offset(stack_offset));
     let mut waits = Step::new("stage one: wait strategy");
     waits.show_switches = true;
@@ -664,7 +668,7 @@ fn stage_one<const N: usize>(
     for s in &mut steps[1..] {
         s.reference_s = Some(per_event_base);
     }
-    let best = best_per_event(&steps).unwrap_or(layout);
+    let best = best_per_event(&steps[tuned_from..]).unwrap_or(layout);
     Ok((steps, best))
 }
 
