@@ -1366,8 +1366,8 @@ pub fn to_probe_result(r: &Report, opts: &Options, elapsed_s: f64) -> ProbeResul
         }
         if s.show_switches {
             for side in ["producer", "consumer"] {
-                columns.push(format!("{side}_ctx_switches_per_1e6_events"));
-                columns.push(format!("{side}_voluntary_ctx_switches_per_1e6_events"));
+                columns.push(format!("{side}_ctx_sw_per_1e6"));
+                columns.push(format!("{side}_voluntary_per_1e6"));
             }
         }
         p.tables.push(Table {

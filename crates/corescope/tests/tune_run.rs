@@ -63,10 +63,7 @@ fn a_small_budget_writes_a_config_hspc_reads() {
         .iter()
         .find(|t| t.name == "stage one: wait strategy")
         .expect("wait-strategy table");
-    assert!(waits
-        .columns
-        .iter()
-        .any(|c| c == "producer_ctx_switches_per_1e6_events"));
+    assert!(waits.columns.iter().any(|c| c == "producer_ctx_sw_per_1e6"));
     // Stage Two runs each configuration with affinity on (pinned) and off.
     assert!(
         stdout.contains("affinity"),
