@@ -8,10 +8,11 @@
 //! 2. `p0`: both baselines at once on the pinned pair, sharing nothing;
 //! 3. loop 1 of Figure 2: padding between buffers, 1 … 256 bytes (hspc keeps the
 //!    hand-off words on their own lines always, so this is `p6`'s buffer padding);
-//!    loop 2 (stack offset) has no hspc knob and is not run;
-//! 4. buffer sizes 256 B … 1.5 MB (Figure 2's list) with 3 buffers, then
+//! 4. loop 2 of Figure 2 (`p4_adjuststack`): the producer's stack shifted by 0,
+//!    32 … 1024 bytes relative to the consumer's ([`hspc::stack::with_stack_offset`]);
+//! 5. buffer sizes 256 B … 1.5 MB (Figure 2's list) with 3 buffers, then
 //!    2, 4 and 5 buffers for the fastest [`KEEP_SIZES`] sizes;
-//! 5. every wait strategy, and the ring mode, on the fastest layout.
+//! 6. every wait strategy, and the ring mode, on the fastest layout.
 //!
 //! Stage Two (a real workload): the producer computes a recursive Fibonacci number
 //! with some interpreter-like work per call ([`WORK_STEPS`]), emitting an enter and
@@ -19,7 +20,8 @@
 //! the consumer computes a profile (calls per function and depth, with a shadow
 //! stack that checks every return). Lines: Optimal (no profiling), Achievable
 //! (events written into a buffer nobody reads), Upper bound (one thread computes
-//! and profiles); then buffer sizes × wait strategies.
+//! and profiles); then buffer sizes × wait strategies × affinity (seed 004 §4.1:
+//! the two threads pinned to the pair, then left unpinned).
 //!
 //! Each step may use its share of the budget; a step that runs out records how many
 //! of its configurations it measured. Every run checks its events (count and order;
@@ -29,6 +31,7 @@ use crate::model::{ProbeResult, Status, Table};
 use crate::probes::pairs::{self, PairCpus, Relation};
 use crate::topology::Topology;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement};
+use hspc::stack::{with_stack_offset, STACK_OFFSETS};
 use hspc::{Config, Mode, WaitStrategy};
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -62,10 +65,10 @@ pub const DEFAULT_BUDGET_S: f64 = 60.0;
 /// Default event size of Stage One, in bytes (the seed's shrunk profiling event).
 pub const DEFAULT_EVENT_BYTES: usize = 24;
 /// Shares of the budget (from the start) at which each step stops starting
-/// configurations: padding, buffer size, buffer count, wait strategy (Stage One),
-/// then 128-byte and 24-byte Stage Two. Every step measures at least its first
-/// configuration while the whole budget lasts.
-const STEP_ENDS: [f64; 6] = [0.12, 0.28, 0.36, 0.45, 0.70, 0.95];
+/// configurations: padding, stack offset, buffer size, buffer count, wait strategy
+/// (Stage One), then 128-byte and 24-byte Stage Two. Every step measures at least
+/// its first configuration while the whole budget lasts.
+const STEP_ENDS: [f64; 7] = [0.10, 0.16, 0.29, 0.37, 0.45, 0.70, 0.95];
 
 /// The event size Stage One uses for `n` requested bytes.
 pub fn event_size_for(n: usize) -> Result<usize, String> {
@@ -101,6 +104,75 @@ pub struct Row {
     pub secs: f64,
     /// Stopped at the per-run time limit before all its events were sent.
     pub cut: bool,
+    /// Stage Two: the producer and consumer pinned to the pair (affinity on) or
+    /// left to the OS (off). `None` in Stage One, which always pins.
+    pub pinned: Option<bool>,
+    /// Stage One channel runs: context switches of the producer and of the
+    /// consumer thread from the start gate to their last event.
+    pub switches: Option<[Switches; 2]>,
+}
+
+/// Context switches of one thread (`getrusage(RUSAGE_THREAD)`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Switches {
+    /// The thread gave up the CPU (blocked in a system call: futex, sleep…).
+    pub voluntary: u64,
+    /// The OS took the CPU away (time slice over, another task preferred).
+    pub involuntary: u64,
+}
+
+impl Switches {
+    /// Both kinds.
+    pub fn total(&self) -> u64 {
+        self.voluntary + self.involuntary
+    }
+
+    /// The calling thread's switches so far; `None` where the OS does not say.
+    #[cfg(target_os = "linux")]
+    pub fn of_this_thread() -> Option<Self> {
+        let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: `ru` is valid for writes of one `rusage`; RUSAGE_THREAD (Linux
+        // 2.6.26+) fills it for the calling thread and touches nothing else.
+        let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, ru.as_mut_ptr()) };
+        if rc != 0 {
+            return None;
+        }
+        // SAFETY: zero-initialised (a valid `rusage`) and filled by the kernel.
+        let ru = unsafe { ru.assume_init() };
+        Some(Self {
+            voluntary: u64::try_from(ru.ru_nvcsw).unwrap_or(0),
+            involuntary: u64::try_from(ru.ru_nivcsw).unwrap_or(0),
+        })
+    }
+
+    /// The calling thread's switches so far; `None` where the OS does not say.
+    #[cfg(not(target_os = "linux"))]
+    pub fn of_this_thread() -> Option<Self> {
+        None
+    }
+
+    /// Switches between `before` and `self`.
+    fn since(self, before: Self) -> Self {
+        Self {
+            voluntary: self.voluntary.saturating_sub(before.voluntary),
+            involuntary: self.involuntary.saturating_sub(before.involuntary),
+        }
+    }
+}
+
+/// Switches between a reading before and one after, where both exist.
+fn switches_between(before: Option<Switches>, after: Option<Switches>) -> Option<Switches> {
+    Some(after?.since(before?))
+}
+
+/// One Stage One channel run.
+struct Run {
+    /// From the start gate to the consumer's last event.
+    secs: f64,
+    /// Events moved.
+    moved: u64,
+    /// Producer's and consumer's context switches during the run.
+    switches: Option<[Switches; 2]>,
 }
 
 impl Row {
@@ -121,6 +193,8 @@ pub struct Step {
     pub notes: Vec<String>,
     /// The reference time the `×` column divides by, if any.
     pub reference_s: Option<f64>,
+    /// Show the context-switch columns.
+    pub show_switches: bool,
 }
 
 impl Step {
@@ -130,6 +204,7 @@ impl Step {
             rows: Vec::new(),
             notes: Vec::new(),
             reference_s: None,
+            show_switches: false,
         }
     }
 
@@ -155,6 +230,8 @@ pub struct Report {
     pub steps: Vec<Step>,
     /// The configuration to write.
     pub best: Config,
+    /// Whether it was measured pinned to the pair (affinity on).
+    pub best_pinned: bool,
     /// Why that one.
     pub best_why: String,
 }
@@ -274,28 +351,35 @@ fn channel_run<const N: usize>(
     m: u64,
     cpus: PairCpus,
     cut: Instant,
-) -> Result<(f64, u64), String> {
+) -> Result<Run, String> {
     let (mut tx, mut rx) = hspc::channel::<Ev<N>>(config).map_err(|e| e.to_string())?;
     let gate = Barrier::new(2);
     std::thread::scope(|s| {
         let p = s.spawn(|| {
             pin(cpus.0);
             gate.wait();
-            let mut sent = 0;
-            for k in 0..m {
-                if (k & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= cut)
-                    || tx.push(Ev::new(k)).is_err()
-                {
-                    break;
+            let before = Switches::of_this_thread();
+            // The producer's loop runs `stack_offset_bytes` lower on its stack
+            // than the consumer's (seed 004 `p4_adjuststack`).
+            let sent = with_stack_offset(config.stack_offset_bytes, move || {
+                let mut sent = 0;
+                for k in 0..m {
+                    if (k & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= cut)
+                        || tx.push(Ev::new(k)).is_err()
+                    {
+                        break;
+                    }
+                    sent += 1;
                 }
-                sent += 1;
-            }
-            drop(tx);
-            sent
+                drop(tx);
+                sent
+            });
+            (sent, switches_between(before, Switches::of_this_thread()))
         });
         let c = s.spawn(|| {
             pin(cpus.1);
             gate.wait();
+            let before = Switches::of_this_thread();
             let t = Instant::now();
             let (mut k, mut bad, mut sum) = (0u64, 0u64, 0u64);
             while let Ok(e) = rx.pop() {
@@ -303,18 +387,24 @@ fn channel_run<const N: usize>(
                 sum = sum.wrapping_mul(31).wrapping_add(e.word());
                 k += 1;
             }
+            let secs = t.elapsed().as_secs_f64();
             black_box(sum);
-            (t.elapsed().as_secs_f64(), k, bad)
+            let sw = switches_between(before, Switches::of_this_thread());
+            (secs, k, bad, sw)
         });
-        let (secs, got, bad) = c.join().map_err(|_| "the consumer panicked".to_string())?;
-        let sent = p.join().map_err(|_| "the producer panicked".to_string())?;
+        let (secs, got, bad, csw) = c.join().map_err(|_| "the consumer panicked".to_string())?;
+        let (sent, psw) = p.join().map_err(|_| "the producer panicked".to_string())?;
         if got != sent || bad != 0 {
             return Err(format!(
                 "{}: {got} of {sent} events arrived, {bad} out of order",
                 describe(&config)
             ));
         }
-        Ok((secs, got))
+        Ok(Run {
+            secs,
+            moved: got,
+            switches: psw.zip(csw).map(|(p, c)| [p, c]),
+        })
     })
 }
 
@@ -328,7 +418,11 @@ fn events_for<const N: usize>(config: &Config, m: u64) -> u64 {
 }
 
 fn describe(c: &Config) -> String {
-    match c.mode {
+    let stack = match c.stack_offset_bytes {
+        0 => String::new(),
+        b => format!(", stack +{b} B"),
+    };
+    let what = match c.mode {
         Mode::NBuffer => format!(
             "{} × {} B, pad {} B, {}",
             c.buffers, c.buffer_bytes, c.padding_bytes, c.wait
@@ -339,7 +433,8 @@ fn describe(c: &Config) -> String {
             c.padding_bytes,
             c.wait
         ),
-    }
+    };
+    what + &stack
 }
 
 /// Runs `configs` while the budget share lasts; rows go into `step`.
@@ -361,7 +456,8 @@ fn sweep<const N: usize>(
             break;
         }
         let events = events_for::<N>(c, m);
-        let (secs, moved) = channel_run::<N>(*c, events, cpus, budget.run_cut())?;
+        let run = channel_run::<N>(*c, events, cpus, budget.run_cut())?;
+        let (secs, moved) = (run.secs, run.moved);
         progress(&format!(
             "{}: {} ({}/{}) {:.1} ms",
             step.title,
@@ -376,6 +472,8 @@ fn sweep<const N: usize>(
             events: moved,
             secs,
             cut: moved < events,
+            pinned: None,
+            switches: run.switches,
         });
     }
     Ok(())
@@ -410,6 +508,8 @@ fn stage_one<const N: usize>(
             events: m,
             secs,
             cut: false,
+            pinned: None,
+            switches: None,
         });
         secs
     };
@@ -431,6 +531,8 @@ fn stage_one<const N: usize>(
         events: m,
         secs: par,
         cut: false,
+        pinned: None,
+        switches: None,
     });
     progress(&format!(
         "stage one: baseline {:.1} ms, p0 {:.1} ms",
@@ -443,8 +545,6 @@ fn stage_one<const N: usize>(
     let mut pad = Step::new("stage one: padding between buffers (loop 1)");
     let configs: Vec<Config> = PADDINGS.iter().map(|&p| start.with_padding(p)).collect();
     sweep::<N>(&mut pad, &configs, m, cpus, budget, STEP_ENDS[0], progress)?;
-    pad.notes
-        .push("loop 2 (stack layout offset) is not run: hspc has no stack-layout knob".into());
     let padding = pad
         .best()
         .and_then(|r| r.config)
@@ -452,11 +552,45 @@ fn stage_one<const N: usize>(
         .unwrap_or(start.padding_bytes);
     steps.push(pad);
 
+    let mut stack = Step::new("stage one: producer stack offset (loop 2)");
+    let configs: Vec<Config> = STACK_OFFSETS
+        .iter()
+        .map(|&b| start.with_padding(padding).with_stack_offset(b))
+        .collect();
+    sweep::<N>(
+        &mut stack,
+        &configs,
+        m,
+        cpus,
+        budget,
+        STEP_ENDS[1],
+        progress,
+    )?;
+    stack.notes.push(
+        "stack +N B: the producer's loop runs N bytes lower on its stack than the \
+         consumer's (hspc::stack::with_stack_offset; seed 004 p4_adjuststack)"
+            .into(),
+    );
+    let stack_offset = stack
+        .best()
+        .and_then(|r| r.config)
+        .map(|c| c.stack_offset_bytes)
+        .unwrap_or(0);
+    // The steps from loop 2 on all carry the chosen padding and stack offset; the
+    // layout and Stage One's best are picked among them, so that a padding-step row
+    // (stack offset 0) that won by noise does not undo loop 2.
+    let tuned_from = steps.len();
+    steps.push(stack);
+
     let mut sizes = Step::new("stage one: buffer size, 3 buffers");
     let configs: Vec<Config> = STAGE_ONE_BUFFER_BYTES
         .iter()
         .filter(|&&b| b >= N)
-        .map(|&b| Config::n_buffer(3, b).with_padding(padding))
+        .map(|&b| {
+            Config::n_buffer(3, b)
+                .with_padding(padding)
+                .with_stack_offset(stack_offset)
+        })
         .collect();
     sweep::<N>(
         &mut sizes,
@@ -464,7 +598,7 @@ fn stage_one<const N: usize>(
         m,
         cpus,
         budget,
-        STEP_ENDS[1],
+        STEP_ENDS[2],
         progress,
     )?;
     let mut ranked: Vec<(f64, usize)> = sizes
@@ -482,10 +616,11 @@ fn stage_one<const N: usize>(
         .iter()
         .take(KEEP_SIZES)
         .flat_map(|&(_, b)| {
-            BUFFER_COUNTS
-                .iter()
-                .filter(|&&n| n != 3)
-                .map(move |&n| Config::n_buffer(n, b).with_padding(padding))
+            BUFFER_COUNTS.iter().filter(|&&n| n != 3).map(move |&n| {
+                Config::n_buffer(n, b)
+                    .with_padding(padding)
+                    .with_stack_offset(stack_offset)
+            })
         })
         .collect();
     sweep::<N>(
@@ -494,13 +629,15 @@ fn stage_one<const N: usize>(
         m,
         cpus,
         budget,
-        STEP_ENDS[2],
+        STEP_ENDS[3],
         progress,
     )?;
     steps.push(counts);
 
-    let layout = best_per_event(&steps).unwrap_or(start.with_padding(padding));
+    let layout = best_per_event(&steps[tuned_from..])
+        .unwrap_or(start.with_padding(padding).with_stack_offset(stack_offset));
     let mut waits = Step::new("stage one: wait strategy");
+    waits.show_switches = true;
     let mut configs: Vec<Config> = WaitStrategy::ALL
         .iter()
         .map(|&w| layout.with_wait(w))
@@ -518,14 +655,20 @@ fn stage_one<const N: usize>(
         m,
         cpus,
         budget,
-        STEP_ENDS[3],
+        STEP_ENDS[4],
         progress,
     )?;
+    waits.notes.push(
+        "ctx sw: context switches of each thread (getrusage RUSAGE_THREAD) from the start \
+         gate to its last event, per 10^6 events, voluntary ones in parentheses; spinlock, \
+         spin_backoff and spin_pause make no system call, so theirs are the OS taking the CPU"
+            .into(),
+    );
     steps.push(waits);
     for s in &mut steps[1..] {
         s.reference_s = Some(per_event_base);
     }
-    let best = best_per_event(&steps).unwrap_or(layout);
+    let best = best_per_event(&steps[tuned_from..]).unwrap_or(layout);
     Ok((steps, best))
 }
 
@@ -714,7 +857,9 @@ fn fib_channel<const W: usize>(
                 cut,
             };
             gate.wait();
-            black_box(fib(n, 0, &mut sink));
+            with_stack_offset(config.stack_offset_bytes, || {
+                black_box(fib(n, 0, &mut sink));
+            });
             (sink.seq, sink.tx.is_none())
         });
         let c = s.spawn(|| {
@@ -756,7 +901,46 @@ fn fib_channel<const W: usize>(
     })
 }
 
-/// Stage Two for `W`-word events; returns the step and its fastest configuration.
+/// "on" (pinned to the pair) or "off" (left to the OS).
+fn affinity_name(pinned: bool) -> &'static str {
+    if pinned {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+/// Time per event unpinned ÷ pinned, over the configurations run both ways.
+fn affinity_note(step: &Step) -> Option<String> {
+    let on: Vec<&Row> = step
+        .rows
+        .iter()
+        .filter(|r| r.config.is_some() && r.pinned == Some(true))
+        .collect();
+    let mut ratios: Vec<f64> = step
+        .rows
+        .iter()
+        .filter(|r| r.pinned == Some(false) && r.events > 0)
+        .filter_map(|off| {
+            let twin = on.iter().find(|r| r.config == off.config && r.events > 0)?;
+            Some(off.per_event() / twin.per_event())
+        })
+        .collect();
+    if ratios.is_empty() {
+        return None;
+    }
+    ratios.sort_by(f64::total_cmp);
+    Some(format!(
+        "affinity off ÷ on (time per event), {} configurations run both ways: median {:.2}×, {:.2}–{:.2}×",
+        ratios.len(),
+        ratios[ratios.len() / 2],
+        ratios[0],
+        ratios[ratios.len() - 1]
+    ))
+}
+
+/// Stage Two for `W`-word events; returns the step and its fastest configuration
+/// with its affinity (true: pinned).
 fn stage_two<const W: usize>(
     run_s: f64,
     layout: Config,
@@ -764,7 +948,7 @@ fn stage_two<const W: usize>(
     budget: &Budget,
     share: f64,
     progress: &mut dyn FnMut(&str),
-) -> Result<(Step, Option<Config>), String> {
+) -> Result<(Step, Option<(Config, bool)>), String> {
     let bytes = W * 8;
     let mut step = Step::new(format!("stage two: fib, {bytes}-byte events"));
     // Choose n so that the unprofiled run takes about `run_s`.
@@ -824,6 +1008,8 @@ fn stage_two<const W: usize>(
             events,
             secs,
             cut: false,
+            pinned: Some(cpus.0.is_some()),
+            switches: None,
         });
     }
     step.reference_s = Some(achievable / events.max(1) as f64);
@@ -852,37 +1038,61 @@ fn stage_two<const W: usize>(
                 mode: Mode::NBuffer,
                 buffers: layout.buffers.max(2),
                 buffer_bytes: b,
-                padding_bytes: layout.padding_bytes,
                 wait: w,
+                ..layout
             })
         })
         .collect();
-    for (i, c) in configs.iter().enumerate() {
+    // Each configuration pinned (affinity on), then unpinned (off), next to each
+    // other so that a budget cut leaves pairs; with no pair to pin to, only off.
+    let affinities: &[bool] = if cpus.0.is_some() || cpus.1.is_some() {
+        &[true, false]
+    } else {
+        &[false]
+    };
+    let runs: Vec<(Config, bool)> = configs
+        .iter()
+        .flat_map(|&c| affinities.iter().map(move |&a| (c, a)))
+        .collect();
+    for (i, &(c, pinned)) in runs.iter().enumerate() {
         if !budget.left_until(share) && (i > 0 || !budget.left_until(1.0)) {
             step.notes.push(format!(
-                "budget: measured {i} of {} configurations",
-                configs.len()
+                "budget: measured {i} of {} runs ({} configurations × affinity {})",
+                runs.len(),
+                configs.len(),
+                if affinities.len() == 2 {
+                    "on, off"
+                } else {
+                    "off"
+                }
             ));
             break;
         }
-        let (secs, moved, cut) = fib_channel::<W>(*c, n, cpus, &reference, budget.run_cut())?;
+        let pair = if pinned { cpus } else { (None, None) };
+        let (secs, moved, cut) = fib_channel::<W>(c, n, pair, &reference, budget.run_cut())?;
         progress(&format!(
-            "{}: {} ({}/{}) {:.1} ms",
+            "{}: {}, affinity {} ({}/{}) {:.1} ms",
             step.title,
-            describe(c),
+            describe(&c),
+            affinity_name(pinned),
             i + 1,
-            configs.len(),
+            runs.len(),
             secs * 1e3
         ));
         step.rows.push(Row {
-            label: describe(c),
-            config: Some(*c),
+            label: describe(&c),
+            config: Some(c),
             events: moved,
             secs,
             cut,
+            pinned: Some(pinned),
+            switches: None,
         });
     }
-    let best = step.best().and_then(|r| r.config);
+    if let Some(note) = affinity_note(&step) {
+        step.notes.push(note);
+    }
+    let best = step.best().and_then(|r| r.config.zip(r.pinned));
     Ok((step, best))
 }
 
@@ -943,27 +1153,35 @@ pub fn tune_channel(
         _ => stage_one::<1024>(run_s, cpus, &budget, progress),
     }?;
     // Stage Two: 128-byte events get the first half of what is left, 24-byte the rest.
-    let (s128, b128) = stage_two::<16>(run_s, one_best, cpus, &budget, STEP_ENDS[4], progress)?;
-    let (s24, b24) = stage_two::<3>(run_s, one_best, cpus, &budget, STEP_ENDS[5], progress)?;
+    let (s128, b128) = stage_two::<16>(run_s, one_best, cpus, &budget, STEP_ENDS[5], progress)?;
+    let (s24, b24) = stage_two::<3>(run_s, one_best, cpus, &budget, STEP_ENDS[6], progress)?;
     steps.push(s128);
     steps.push(s24);
-    let (best, best_why) = match (event_bytes, b24, b128) {
-        (24, Some(b), _) => (b, "the fastest of Stage Two for 24-byte events".to_string()),
-        (128, _, Some(b)) => (
+    let (best, best_pinned, best_why) = match (event_bytes, b24, b128) {
+        (24, Some((b, a)), _) => (
             b,
+            a,
+            "the fastest of Stage Two for 24-byte events".to_string(),
+        ),
+        (128, _, Some((b, a))) => (
+            b,
+            a,
             "the fastest of Stage Two for 128-byte events".to_string(),
         ),
         _ => (
             one_best,
+            cpus.0.is_some(),
             format!("the fastest of Stage One for {event_bytes}-byte events"),
         ),
     };
+    let best_why = format!("{best_why}, affinity {}", affinity_name(best_pinned));
     Ok(Report {
         placement,
         cpus,
         event_bytes,
         steps,
         best,
+        best_pinned,
         best_why,
     })
 }
@@ -987,18 +1205,33 @@ pub fn render(r: &Report) -> String {
         } else {
             "× baseline"
         };
-        t.set_header(vec!["run", "time", "events/s", reference]);
-        let best = s.best().map(|b| b.label.clone());
+        let with_affinity = s.rows.iter().any(|r| r.pinned.is_some());
+        let mut header = vec!["run"];
+        if with_affinity {
+            header.push("affinity");
+        }
+        header.extend(["time", "events/s", reference]);
+        if s.show_switches {
+            header.extend([
+                "producer ctx sw / 10⁶ events",
+                "consumer ctx sw / 10⁶ events",
+            ]);
+        }
+        t.set_header(header);
+        let best = s.best();
         for row in &s.rows {
             let per_event = row.secs / row.events.max(1) as f64;
-            let mark = if Some(&row.label) == best.as_ref() {
+            let mark = if best.is_some_and(|b| std::ptr::eq(b, row)) {
                 " ←"
             } else {
                 ""
             };
             let cut = if row.cut { " (cut)" } else { "" };
-            t.add_row(vec![
-                Cell::new(format!("{}{cut}{mark}", row.label)),
+            let mut cells = vec![Cell::new(format!("{}{cut}{mark}", row.label))];
+            if with_affinity {
+                cells.push(Cell::new(row.pinned.map(affinity_name).unwrap_or_default()));
+            }
+            cells.extend([
                 Cell::new(crate::render::fmt_value("s", row.secs))
                     .set_alignment(CellAlignment::Right),
                 Cell::new(crate::render::fmt_value(
@@ -1013,6 +1246,22 @@ pub fn render(r: &Report) -> String {
                 )
                 .set_alignment(CellAlignment::Right),
             ]);
+            if s.show_switches {
+                for k in 0..2 {
+                    let text = row
+                        .switches
+                        .map(|sw| {
+                            format!(
+                                "{:.1} ({:.1})",
+                                per_million(sw[k].total(), row.events),
+                                per_million(sw[k].voluntary, row.events)
+                            )
+                        })
+                        .unwrap_or_default();
+                    cells.push(Cell::new(text).set_alignment(CellAlignment::Right));
+                }
+            }
+            t.add_row(cells);
         }
         if s.rows.is_empty() {
             out.push_str(&format!("\n{}: nothing measured\n", s.title));
@@ -1025,6 +1274,11 @@ pub fn render(r: &Report) -> String {
     }
     out.push_str(&format!("\nbest: {} ({})\n", describe(&r.best), r.best_why));
     out
+}
+
+/// `n` per 10^6 of `events`.
+fn per_million(n: u64, events: u64) -> f64 {
+    n as f64 * 1e6 / events.max(1) as f64
 }
 
 fn cpu_name(c: Option<u32>) -> String {
@@ -1056,6 +1310,8 @@ pub fn to_probe_result(r: &Report, opts: &Options, elapsed_s: f64) -> ProbeResul
         serde_json::to_value(r.best).unwrap_or_default(),
     );
     p.params
+        .insert("best_affinity".into(), affinity_name(r.best_pinned).into());
+    p.params
         .insert("work_steps_per_call".into(), WORK_STEPS.into());
     p.elapsed_s = elapsed_s;
     for s in &r.steps {
@@ -1064,11 +1320,12 @@ pub fn to_probe_result(r: &Report, opts: &Options, elapsed_s: f64) -> ProbeResul
         } else {
             "x_baseline"
         };
+        let with_affinity = s.rows.iter().any(|r| r.pinned.is_some());
         let rows = s
             .rows
             .iter()
             .map(|row| {
-                vec![
+                let mut cells = vec![
                     serde_json::json!(row.label),
                     serde_json::json!(row.secs),
                     serde_json::json!(row.events),
@@ -1077,19 +1334,45 @@ pub fn to_probe_result(r: &Report, opts: &Options, elapsed_s: f64) -> ProbeResul
                         .map(|x| serde_json::json!(row.per_event() / x))
                         .unwrap_or(serde_json::Value::Null),
                     serde_json::json!(row.cut),
-                ]
+                ];
+                if with_affinity {
+                    cells.push(serde_json::json!(row.pinned.map(affinity_name)));
+                }
+                if s.show_switches {
+                    for k in 0..2 {
+                        for v in [
+                            row.switches
+                                .map(|sw| per_million(sw[k].total(), row.events)),
+                            row.switches
+                                .map(|sw| per_million(sw[k].voluntary, row.events)),
+                        ] {
+                            cells.push(serde_json::json!(v));
+                        }
+                    }
+                }
+                cells
             })
             .collect();
+        let mut columns: Vec<String> = vec![
+            "run".into(),
+            "seconds".into(),
+            "events".into(),
+            "events_per_s".into(),
+            reference.into(),
+            "cut".into(),
+        ];
+        if with_affinity {
+            columns.push("affinity".into());
+        }
+        if s.show_switches {
+            for side in ["producer", "consumer"] {
+                columns.push(format!("{side}_ctx_sw_per_1e6"));
+                columns.push(format!("{side}_voluntary_per_1e6"));
+            }
+        }
         p.tables.push(Table {
             name: s.title.clone(),
-            columns: vec![
-                "run".into(),
-                "seconds".into(),
-                "events".into(),
-                "events_per_s".into(),
-                reference.into(),
-                "cut".into(),
-            ],
+            columns,
             rows,
         });
         p.findings
@@ -1125,7 +1408,8 @@ mod tests {
     fn the_config_file_round_trips() {
         let c = Config::n_buffer(4, 2500)
             .with_padding(32)
-            .with_wait(WaitStrategy::SpinBackoff);
+            .with_wait(WaitStrategy::SpinBackoff)
+            .with_stack_offset(512);
         let back: Config = serde_json::from_str(&config_json(&c)).unwrap();
         assert_eq!(back, c);
     }
@@ -1153,21 +1437,50 @@ mod tests {
     }
 
     #[test]
+    fn affinity_off_is_compared_with_on_for_the_same_config() {
+        let c = Config::n_buffer(3, 4096);
+        let row = |config: Option<Config>, secs: f64, pinned: bool| Row {
+            label: String::new(),
+            config,
+            events: 1000,
+            secs,
+            cut: false,
+            pinned: Some(pinned),
+            switches: None,
+        };
+        let mut step = Step::new("stage two: test");
+        step.rows.push(row(None, 1.0, true));
+        step.rows.push(row(Some(c), 1.0, true));
+        step.rows.push(row(Some(c), 2.0, false));
+        step.rows.push(row(Some(c.with_padding(1)), 1.0, false));
+        let note = affinity_note(&step).unwrap();
+        assert!(
+            note.contains("1 configurations") && note.contains("median 2.00×"),
+            "{note}"
+        );
+        assert!(step.best().is_some_and(|b| b.pinned == Some(true)));
+    }
+
+    #[test]
     fn stage_one_runs_check_their_events() {
         let c = Config::n_buffer(2, 256);
         let far = Instant::now() + std::time::Duration::from_secs(30);
         assert_eq!(
-            channel_run::<24>(c, 10_000, (None, None), far).unwrap().1,
+            channel_run::<24>(c, 10_000, (None, None), far)
+                .unwrap()
+                .moved,
             10_000
         );
         assert_eq!(
             channel_run::<1>(Config::ring(64), 1000, (None, None), far)
                 .unwrap()
-                .1,
+                .moved,
             1000
         );
         // Cut at once: fewer events, still checked.
-        let (_, moved) = channel_run::<8>(c, 1 << 20, (None, None), Instant::now()).unwrap();
-        assert!(moved < 1 << 20);
+        let run = channel_run::<8>(c, 1 << 20, (None, None), Instant::now()).unwrap();
+        assert!(run.moved < 1 << 20);
+        // Context switches are counted per thread where the OS says.
+        assert_eq!(run.switches.is_some(), cfg!(target_os = "linux"));
     }
 }

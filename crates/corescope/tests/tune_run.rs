@@ -23,6 +23,7 @@ fn a_small_budget_writes_a_config_hspc_reads() {
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
     for line in [
         "stage one: baseline",
+        "stage one: producer stack offset (loop 2)",
         "producer alone",
         "consumer alone",
         "Optimal",
@@ -47,7 +48,50 @@ fn a_small_budget_writes_a_config_hspc_reads() {
     assert!(entry
         .tables
         .iter()
+        .any(|t| t.name == "stage one: producer stack offset (loop 2)" && !t.rows.is_empty()));
+    assert!(entry
+        .tables
+        .iter()
         .any(|t| t.name == "stage two: fib, 24-byte events" && !t.rows.is_empty()));
+    // The wait-strategy step counts context switches per thread.
+    assert!(
+        stdout.contains("ctx sw: context switches"),
+        "no ctx sw note in:\n{stdout}"
+    );
+    let waits = entry
+        .tables
+        .iter()
+        .find(|t| t.name == "stage one: wait strategy")
+        .expect("wait-strategy table");
+    assert!(waits.columns.iter().any(|c| c == "producer_ctx_sw_per_1e6"));
+    // Stage Two runs each configuration with affinity on (pinned) and off.
+    assert!(
+        stdout.contains("affinity"),
+        "no affinity column in:\n{stdout}"
+    );
+    for t in entry
+        .tables
+        .iter()
+        .filter(|t| t.name.starts_with("stage two"))
+    {
+        let col = t
+            .columns
+            .iter()
+            .position(|c| c == "affinity")
+            .unwrap_or_else(|| panic!("{}: no affinity column", t.name));
+        for row in &t.rows {
+            assert!(
+                row[col] == "on" || row[col] == "off",
+                "{}: affinity {:?}",
+                t.name,
+                row[col]
+            );
+        }
+    }
+    let affinity = entry.params["best_affinity"]
+        .as_str()
+        .expect("best_affinity");
+    assert!(affinity == "on" || affinity == "off", "{affinity}");
     let best: hspc::Config =
         serde_json::from_value(entry.params["best_config"].clone()).expect("best_config");
     assert_eq!(best, config);

@@ -129,6 +129,13 @@ pub struct Config {
     pub padding_bytes: usize,
     /// How a side that cannot proceed waits.
     pub wait: WaitStrategy,
+    /// Bytes to shift the producer thread's stack by, relative to the
+    /// consumer's (seed 004 `p4_adjuststack`, Figure 2 loop 2), so the two
+    /// threads' hot frames do not share cache sets. hspc starts no threads,
+    /// so the channel itself ignores it: run the producer's loop under
+    /// [`stack::with_stack_offset`](crate::stack::with_stack_offset) with it.
+    /// 0 (the default, and what files without the field read as): no shift.
+    pub stack_offset_bytes: usize,
 }
 
 /// Default buffer size: 4 KiB, the seed's spinlock sweet spot (§4.2, "2048
@@ -149,6 +156,7 @@ impl Default for Config {
             buffer_bytes: DEFAULT_BUFFER_BYTES,
             padding_bytes: CACHE_LINE,
             wait: WaitStrategy::SpinThenPark,
+            stack_offset_bytes: 0,
         }
     }
 }
@@ -183,6 +191,14 @@ impl Config {
     pub fn with_padding(self, padding_bytes: usize) -> Self {
         Self {
             padding_bytes,
+            ..self
+        }
+    }
+
+    /// The same configuration with another producer stack offset.
+    pub fn with_stack_offset(self, stack_offset_bytes: usize) -> Self {
+        Self {
+            stack_offset_bytes,
             ..self
         }
     }

@@ -47,6 +47,7 @@ mod channel;
 mod config;
 pub mod pad;
 mod signal;
+pub mod stack;
 mod storage;
 mod sync;
 pub mod wait;

@@ -195,6 +195,7 @@ fn any_config(min_bytes: usize) -> impl Strategy<Value = Config> {
                 buffer_bytes,
                 padding_bytes,
                 wait,
+                stack_offset_bytes: 0,
             },
         )
 }
@@ -450,7 +451,11 @@ fn geometry_honours_padding_and_alignment() {
 #[test]
 fn config_round_trips_through_json_and_toml() {
     for wait in WaitStrategy::ALL {
-        for config in [Config::default(), Config::ring(1 << 16).with_padding(3)] {
+        for config in [
+            Config::default(),
+            Config::ring(1 << 16).with_padding(3),
+            Config::n_buffer(4, 2500).with_stack_offset(256),
+        ] {
             let config = config.with_wait(wait);
             let json = serde_json::to_string(&config).unwrap();
             assert_eq!(serde_json::from_str::<Config>(&json).unwrap(), config);
@@ -465,6 +470,8 @@ fn config_round_trips_through_json_and_toml() {
         config,
         Config::ring(4096).with_wait(WaitStrategy::SpinPause)
     );
+    // Files written before the stack offset existed read as no offset.
+    assert_eq!(config.stack_offset_bytes, 0);
     // Missing fields take the defaults; unknown fields are refused.
     let partial: Config = toml::from_str("wait = \"mutex\"").unwrap();
     assert_eq!(partial, Config::default().with_wait(WaitStrategy::Mutex));
