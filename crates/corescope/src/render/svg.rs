@@ -326,7 +326,11 @@ pub fn paired(title: &str, a_name: &str, b_name: &str, unit: &str, pairs: &[[f64
         out,
         "<rect x='{sx0}' y='{sy1}' width='{side}' height='{side}' fill='none' stroke='#999'/>"
     );
-    for t in axis.ticks() {
+    // Numbers in one scaled unit (named in the axis titles); at most five on a
+    // side this narrow.
+    let (ticks, unit_title) = tick_labels(unit, &axis);
+    let thin = ticks.len().div_ceil(5).max(1);
+    for (t, l) in ticks.into_iter().step_by(thin) {
         let _ = write!(
             out,
             "<text x='{:.1}' y='{:.1}' font-size='9' text-anchor='middle'>{l}</text><text x='{:.1}' y='{:.1}' font-size='9' text-anchor='end'>{l}</text>",
@@ -334,19 +338,23 @@ pub fn paired(title: &str, a_name: &str, b_name: &str, unit: &str, pairs: &[[f64
             sy0 + 13.0,
             sx0 - 4.0,
             py(t) + 3.0,
-            l = esc(&label(unit, t))
+            l = esc(&l)
         );
     }
+    let a_title = format!(
+        "{a_name} ({unit_title}{})",
+        if axis.log { ", log" } else { "" }
+    );
+    let b_title = format!("{b_name} ({unit_title})");
     let _ = write!(
         out,
-        "<text x='{:.1}' y='{:.1}' font-size='11' text-anchor='middle'>{}{}</text><text x='12' y='{:.1}' font-size='11' text-anchor='middle' transform='rotate(-90 12 {:.1})'>{}</text>",
+        "<text x='{:.1}' y='{:.1}' font-size='11' text-anchor='middle'>{}</text><text x='12' y='{:.1}' font-size='11' text-anchor='middle' transform='rotate(-90 12 {:.1})'>{}</text>",
         (sx0 + sx1) / 2.0,
         sy0 + 30.0,
-        esc(a_name),
-        if axis.log { " (log)" } else { "" },
+        esc(&a_title),
         (sy0 + sy1) / 2.0,
         (sy0 + sy1) / 2.0,
-        esc(b_name)
+        esc(&b_title)
     );
     let _ = write!(out, "<line x1='{sx0}' y1='{sy0}' x2='{sx1}' y2='{sy1}' stroke='#888' stroke-dasharray='4 3'><title>y = x</title></line>");
     let stride = pairs.len().div_ceil(MAX_SCATTER_POINTS).max(1);
