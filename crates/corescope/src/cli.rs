@@ -6,10 +6,12 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// Characterize a multicore, multithreaded machine: placement, throughput vs
-/// threads, the cost of thread primitives, coherence, and more.
+/// threads, the cost of thread primitives, coherence, channels, thread pools,
+/// and more.
 ///
 /// Without a command, runs every probe with the default profile and writes
-/// `corescope-<host>-<UTC time>.json` in the current directory.
+/// `corescope-<host>-<UTC time>.json` and the HTML report `….html` next to it
+/// in the current directory.
 #[derive(Debug, Parser)]
 #[command(name = "corescope", version, args_conflicts_with_subcommands = true)]
 pub struct Cli {
