@@ -8,7 +8,7 @@
 use crate::model::{ProbeResult, RunFile, Series, Status};
 use crate::render::html::STYLE;
 use crate::render::svg::{self, esc};
-use crate::render::{fmt_num, fmt_value, fmt_x, unit_scale};
+use crate::render::{fmt_num, fmt_value, fmt_x, table_axes};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -100,29 +100,33 @@ pub fn param_mismatches(probes: &[Option<&ProbeResult>]) -> Vec<(String, Vec<Str
     out
 }
 
-/// The series names of a probe across runs, in order of first appearance.
-fn series_names(probes: &[Option<&ProbeResult>]) -> Vec<String> {
+/// Names of one shape (`names_of` lists them per probe) across runs, in order of
+/// first appearance.
+fn names_across<F>(probes: &[Option<&ProbeResult>], names_of: F) -> Vec<String>
+where
+    F: Fn(&ProbeResult) -> Vec<&str>,
+{
     let mut names: Vec<String> = Vec::new();
     for p in probes.iter().flatten() {
-        for s in &p.series {
-            if !names.contains(&s.name) {
-                names.push(s.name.clone());
+        for n in names_of(p) {
+            if !names.iter().any(|x| x == n) {
+                names.push(n.to_string());
             }
         }
     }
     names
 }
 
+fn series_names(probes: &[Option<&ProbeResult>]) -> Vec<String> {
+    names_across(probes, |p| {
+        p.series.iter().map(|s| s.name.as_str()).collect()
+    })
+}
+
 fn dist_names(probes: &[Option<&ProbeResult>]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for p in probes.iter().flatten() {
-        for d in &p.distributions {
-            if !names.contains(&d.name) {
-                names.push(d.name.clone());
-            }
-        }
-    }
-    names
+    names_across(probes, |p| {
+        p.distributions.iter().map(|d| d.name.as_str()).collect()
+    })
 }
 
 fn series_of<'a>(p: Option<&'a ProbeResult>, name: &str) -> Option<&'a Series> {
@@ -233,19 +237,8 @@ pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
             let Some(first) = ss.iter().flatten().next() else {
                 continue;
             };
-            let mut xs: Vec<f64> = ss
-                .iter()
-                .flatten()
-                .flat_map(|s| s.x.iter().copied())
-                .collect();
-            xs.sort_by(f64::total_cmp);
-            xs.dedup();
-            let mag = ss
-                .iter()
-                .flatten()
-                .flat_map(|s| s.y.iter().copied())
-                .fold(0.0, f64::max);
-            let (scale, unit) = unit_scale(&first.y_name, mag);
+            let present: Vec<&Series> = ss.iter().flatten().copied().collect();
+            let (xs, scale, unit) = table_axes(&present);
             let mut t = new_table();
             let mut head = vec![Cell::new(&first.x_name)];
             head.extend(ms.iter().map(|m| Cell::new(&m.label)));
@@ -476,19 +469,8 @@ pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
                     esc(&name)
                 );
             }
-            let mut xs: Vec<f64> = ss
-                .iter()
-                .flatten()
-                .flat_map(|s| s.x.iter().copied())
-                .collect();
-            xs.sort_by(f64::total_cmp);
-            xs.dedup();
-            let mag = ss
-                .iter()
-                .flatten()
-                .flat_map(|s| s.y.iter().copied())
-                .fold(0.0, f64::max);
-            let (scale, unit) = unit_scale(&first.y_name, mag);
+            let present: Vec<&Series> = ss.iter().flatten().copied().collect();
+            let (xs, scale, unit) = table_axes(&present);
             let _ = write!(
                 o,
                 "<details><summary>table ({})</summary><table><tr><th>{}</th>",

@@ -6,7 +6,7 @@
 
 use super::svg::{self, esc};
 use super::terminal::series_groups;
-use super::{fmt_num, fmt_value, fmt_x, unit_scale};
+use super::{fmt_num, fmt_value, fmt_x};
 use crate::model::{Distribution, ProbeResult, RunFile, Status};
 use std::fmt::Write;
 
@@ -248,14 +248,7 @@ fn probe(o: &mut String, p: &ProbeResult) {
 
 fn series_table(o: &mut String, group: &[&crate::model::Series]) {
     let first = group[0];
-    let magnitude = group
-        .iter()
-        .flat_map(|s| s.y.iter().copied())
-        .fold(0.0, f64::max);
-    let (scale, label) = unit_scale(&first.y_name, magnitude);
-    let mut xs: Vec<f64> = group.iter().flat_map(|s| s.x.iter().copied()).collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
+    let (xs, scale, label) = super::table_axes(group);
     let _ = write!(
         o,
         "<details><summary>table ({})</summary><table><tr><th>{}</th>",
@@ -374,14 +367,7 @@ pub fn markdown(run: &RunFile) -> String {
         }
         for group in series_groups(&p.series) {
             let first = group[0];
-            let magnitude = group
-                .iter()
-                .flat_map(|s| s.y.iter().copied())
-                .fold(0.0, f64::max);
-            let (scale, label) = unit_scale(&first.y_name, magnitude);
-            let mut xs: Vec<f64> = group.iter().flat_map(|s| s.x.iter().copied()).collect();
-            xs.sort_by(f64::total_cmp);
-            xs.dedup();
+            let (xs, scale, label) = super::table_axes(&group);
             let _ = write!(
                 o,
                 "\n{} ({label})\n\n| {} |",

@@ -2,7 +2,7 @@
 //! tables (seed 000 Figure 3), distributions as percentile tables, matrices as
 //! grids, then findings and warnings. Reads only the model.
 
-use super::{fmt_num, unit_scale};
+use super::fmt_num;
 use crate::model::{
     Distribution, Matrix, ProbeResult, RunFile, Series, Status, Table as ModelTable,
 };
@@ -148,14 +148,7 @@ pub fn series_groups(series: &[Series]) -> Vec<Vec<&Series>> {
 fn series_table(group: &[&Series]) -> String {
     let first = group[0];
     let what = first.name.split('/').next().unwrap_or(&first.name);
-    let magnitude = group
-        .iter()
-        .flat_map(|s| s.y.iter().copied())
-        .fold(0.0, f64::max);
-    let (scale, label) = unit_scale(&first.y_name, magnitude);
-    let mut xs: Vec<f64> = group.iter().flat_map(|s| s.x.iter().copied()).collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
+    let (xs, scale, label) = super::table_axes(group);
     let x_is_bytes = first.x_name == "bytes";
     let mut t = new_table();
     let mut head = vec![Cell::new(&first.x_name)];
