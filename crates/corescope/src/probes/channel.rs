@@ -920,13 +920,7 @@ impl Probe for ChannelProbe {
     }
 
     fn finish(&self, result: &mut ProbeResult, _ctx: &PlanCtx) {
-        if let Some(serde_json::Value::Array(s)) = result.params.get("skipped") {
-            let lines: Vec<String> = s
-                .iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect();
-            result.findings.extend(lines);
-        }
+        super::skipped_as_findings(result);
         let mut findings = Vec::new();
         let mut tables = Vec::new();
         let mut places: Vec<String> = Vec::new();

@@ -56,6 +56,19 @@ pub fn find(id: &str) -> Option<Box<dyn Probe>> {
     registry().into_iter().find(|p| p.id() == id)
 }
 
+/// Copy the plan's `skipped` parameter (placements that do not exist here,
+/// each "name: skipped: why") into the findings, so the report says what was
+/// not measured and why.
+pub fn skipped_as_findings(result: &mut ProbeResult) {
+    if let Some(serde_json::Value::Array(s)) = result.params.get("skipped") {
+        let lines: Vec<String> = s
+            .iter()
+            .filter_map(|v| v.as_str().map(String::from))
+            .collect();
+        result.findings.extend(lines);
+    }
+}
+
 /// What a probe is.
 pub trait Probe: Send + Sync {
     /// Short id used on the command line and in run files (`compute`).

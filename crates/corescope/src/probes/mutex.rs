@@ -298,13 +298,7 @@ impl Probe for MutexProbe {
     }
 
     fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
-        if let Some(serde_json::Value::Array(s)) = result.params.get("skipped") {
-            let lines: Vec<String> = s
-                .iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect();
-            result.findings.extend(lines);
-        }
+        super::skipped_as_findings(result);
         let med = |name: &str| {
             result
                 .distributions

@@ -528,13 +528,7 @@ impl Probe for Spin {
     }
 
     fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
-        if let Some(serde_json::Value::Array(s)) = result.params.get("skipped") {
-            let lines: Vec<String> = s
-                .iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect();
-            result.findings.extend(lines);
-        }
+        super::skipped_as_findings(result);
         // One table per placement: merge the one-row tables of the cases.
         let mut merged: Vec<Table> = Vec::new();
         for t in result.tables.drain(..) {
