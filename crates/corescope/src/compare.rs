@@ -145,18 +145,15 @@ fn is_time(unit: &str) -> bool {
     unit == "ns"
 }
 
-/// The value a normalised view shows: rates per allowed CPU, times in cycles.
-fn normalised(unit: &str, v: f64, m: &Machine) -> Option<(f64, String)> {
-    if is_rate(unit) {
-        Some((
-            v / m.cpus as f64,
-            format!("{} per CPU", unit.replace('_', " ")),
-        ))
-    } else if is_time(unit) {
-        Some((v * m.hz / 1e9, "cycles".into()))
-    } else {
-        None
-    }
+/// A rate per CPU the run could use (the per-core view).
+fn per_cpu(v: f64, m: &Machine) -> f64 {
+    v / m.cpus as f64
+}
+
+/// A time in cycles of the machine's clock (the per-cycle view); `None` for
+/// units that are not times.
+fn cycles(unit: &str, v: f64, m: &Machine) -> Option<f64> {
+    is_time(unit).then(|| v * m.hz / 1e9)
 }
 
 fn new_table() -> Table {
@@ -292,9 +289,7 @@ pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
                                 fmt_value(&d.unit, d.summary.p50),
                                 fmt_value(&d.unit, d.summary.p99)
                             );
-                            if let Some((c, _)) =
-                                normalised(&d.unit, d.summary.p50, m).filter(|_| is_time(&d.unit))
-                            {
+                            if let Some(c) = cycles(&d.unit, d.summary.p50, m) {
                                 let _ = write!(s, " ({} cyc)", fmt_num(c));
                             }
                             s
@@ -359,7 +354,7 @@ fn peak_line(ss: &[Option<&Series>], ms: &[Machine], unit: &str) -> Option<Strin
                 "{} {} ({} per CPU)",
                 m.label,
                 fmt_value(unit, peak),
-                fmt_value(unit, peak / m.cpus as f64)
+                fmt_value(unit, per_cpu(peak, m))
             ))
         })
         .collect();
@@ -457,7 +452,7 @@ pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
                             (
                                 m.label.clone(),
                                 s.x.clone(),
-                                s.y.iter().map(|y| y / m.cpus as f64).collect(),
+                                s.y.iter().map(|&y| per_cpu(y, m)).collect(),
                             )
                         })
                     })
@@ -520,9 +515,8 @@ pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
                 for (p, m) in probes.iter().zip(&ms) {
                     match p.and_then(|p| p.distributions.iter().find(|d| d.name == name)) {
                         Some(d) => {
-                            let cyc = normalised(&d.unit, d.summary.p50, m)
-                                .filter(|_| is_time(&d.unit))
-                                .map(|c| fmt_num(c.0))
+                            let cyc = cycles(&d.unit, d.summary.p50, m)
+                                .map(fmt_num)
                                 .unwrap_or_else(|| "-".into());
                             let _ = write!(
                                 o,

@@ -306,8 +306,7 @@ pub fn paired(title: &str, a_name: &str, b_name: &str, unit: &str, pairs: &[[f64
         .filter(|p| p[0].is_finite() && p[1].is_finite())
         .collect();
     let all = || pairs.iter().flat_map(|p| p.iter().copied());
-    let probe = Axis::over(all(), false, false);
-    let axis = Axis::over(all(), probe.log, false);
+    let axis = Axis::over(all(), false, false);
     // Layout: marginal A histogram on top, scatter below, marginal B histogram right,
     // intensity map further right.
     let (sx0, sy1, side) = (ML, 70.0, 230.0);
