@@ -6,15 +6,20 @@ use corescope::model::{Profile, Status};
 use corescope::probes::{self, spin::BENCHES, Overrides, PlanCtx};
 use std::time::Duration;
 
-#[test]
-fn quick_spin_run_measures_every_loop() {
-    let ctx = PlanCtx {
-        topo: corescope::topology::detect().expect("topology"),
+/// The quick profile on `topo`, with room for every case.
+fn quick_ctx(topo: corescope::topology::Topology) -> PlanCtx {
+    PlanCtx {
+        topo,
         clock: Clock::calibrate(Duration::from_millis(20)),
         profile: Profile::Quick,
         overrides: Overrides::default(),
         budget_s: 120.0,
-    };
+    }
+}
+
+#[test]
+fn quick_spin_run_measures_every_loop() {
+    let ctx = quick_ctx(corescope::topology::detect().expect("topology"));
     let r = corescope::runner::run_probe(probes::find("spin").unwrap().as_ref(), &ctx, &mut |_| {});
     assert!(
         matches!(r.status, Status::Completed),
@@ -77,14 +82,7 @@ fn quick_spin_run_measures_every_loop() {
 /// loop still stops and is measured.
 #[test]
 fn k_spinners_run_oversubscribed() {
-    let topo = corescope::topology::from_synthetic("pack:1 core:4 pu:1").unwrap();
-    let ctx = PlanCtx {
-        topo,
-        clock: Clock::calibrate(Duration::from_millis(20)),
-        profile: Profile::Quick,
-        overrides: Overrides::default(),
-        budget_s: 120.0,
-    };
+    let ctx = quick_ctx(corescope::topology::from_synthetic("pack:1 core:4 pu:1").unwrap());
     let r = corescope::runner::run_probe(probes::find("spin").unwrap().as_ref(), &ctx, &mut |_| {});
     assert!(
         matches!(r.status, Status::Completed),
