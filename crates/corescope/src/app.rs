@@ -196,6 +196,7 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
             started_utc: utc_rfc3339(started),
             command: std::env::args().collect(),
             probes: vec![tune::to_probe_result(&report, &opts, elapsed)],
+            statistics: Some(Default::default()),
         };
         store::save(&run, rf).with_context(|| format!("saving {}", rf.display()))?;
         println!("run file: {}", rf.display());
@@ -288,6 +289,7 @@ fn run(a: RunArgs) -> Result<()> {
         started_utc: utc_rfc3339(SystemTime::now()),
         command: std::env::args().collect(),
         probes: Vec::new(),
+        statistics: Some(Default::default()),
     };
     let mut stdout = std::io::stdout();
     write!(stdout, "{}", terminal::header(&run))?;

@@ -23,3 +23,4 @@ pub mod stats;
 pub mod store;
 pub mod topology;
 pub mod tune;
+pub mod units;

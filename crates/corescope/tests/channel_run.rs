@@ -34,7 +34,7 @@ fn quick_channel_run_measures_every_implementation() {
         assert!(
             r.findings
                 .iter()
-                .any(|f| f.starts_with("same-core: skipped: no SMT")),
+                .any(|f| f.to_string().starts_with("same-core: skipped: no SMT")),
             "{:?}",
             r.findings
         );
@@ -69,9 +69,9 @@ fn quick_channel_run_measures_every_implementation() {
             assert_eq!(d.unit, "ns");
         }
         assert!(
-            r.findings
-                .iter()
-                .any(|f| f.starts_with(&format!("8B events, {place}: measured hspc/rtrb"))),
+            r.findings.iter().any(|f| f
+                .to_string()
+                .starts_with(&format!("8B events, {place}: measured hspc/rtrb"))),
             "{:?}",
             r.findings
         );

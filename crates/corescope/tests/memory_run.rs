@@ -42,7 +42,7 @@ fn quick_memory_run_has_every_series() {
         assert!(p
             .warnings
             .iter()
-            .any(|w| w.starts_with("read-thp: skipped")));
+            .any(|w| w.to_string().starts_with("read-thp: skipped")));
     }
     for k in kernels {
         for placement in ["linear", "scatter"] {
@@ -73,7 +73,12 @@ fn quick_memory_run_has_every_series() {
     // Plausibility: a random chase far beyond the caches is slower than inside L1.
     let lat = p.series("ws-latency/1t").unwrap();
     assert!(lat.y.last().unwrap() > lat.y.first().unwrap(), "{lat:?}");
-    let f = p.findings.join("\n");
+    let f = p
+        .findings
+        .iter()
+        .map(|f| f.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
     assert!(f.contains("read: "), "{f}");
     assert!(f.contains("write-allocate traffic is not counted"), "{f}");
     assert!(f.contains("first touch by the main thread"), "{f}");

@@ -56,13 +56,16 @@ fn the_pool_probe_measures_both_free_lists_and_rayon() {
     assert!(r
         .findings
         .iter()
-        .any(|f| f.contains("with a sequential cutoff")));
+        .any(|f| f.to_string().contains("with a sequential cutoff")));
     for name in ["rmatmul/taskpool/256", "rmatmul/rayon/256"] {
         let s = r.series(name).unwrap_or_else(|| panic!("{name}"));
         assert_eq!(s.x, vec![1.0, 2.0, 3.0]);
         assert!(s.y.iter().all(|&y| y > 0.0));
     }
-    assert!(r.findings.iter().any(|f| f.starts_with("rmatmul N = 256")));
+    assert!(r
+        .findings
+        .iter()
+        .any(|f| f.to_string().starts_with("rmatmul N = 256")));
     // The probe's pools were dropped: their workers joined (rayon's global pool stays).
     let after = pairs::thread_count().unwrap();
     let rayon = rayon::current_num_threads();
@@ -91,5 +94,8 @@ fn the_matmul_probe_compares_every_order_with_the_library() {
         }
     }
     assert!(r.series("library/matrixmultiply").is_some());
-    assert!(r.findings.iter().any(|f| f.contains("best loop order")));
+    assert!(r
+        .findings
+        .iter()
+        .any(|f| f.to_string().contains("best loop order")));
 }

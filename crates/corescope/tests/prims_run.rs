@@ -90,7 +90,7 @@ fn the_mutex_probe_measures_all_three_locks_and_each_pair() {
         assert!(r
             .findings
             .iter()
-            .any(|f| f.starts_with("handoff/smt-sibling: skipped")));
+            .any(|f| f.to_string().starts_with("handoff/smt-sibling: skipped")));
     }
 }
 

@@ -118,7 +118,7 @@ fn strings_from_the_run_file_are_escaped() {
     let mut q = load("quick.json");
     q.host.hostname = "<script>alert(1)</script>".into();
     q.host.cpu_model = "\"><img src=x onerror=alert(2)>".into();
-    q.probes[0].findings.push("<b>bold</b> & co".into());
+    q.probes[0].findings.push("<b>bold</b> & co");
     q.probes[0].series[0].name = "int/<i>x</i>".into();
     let page = html::render_run(&q);
     assert!(!page.contains("<script>alert(1)"));

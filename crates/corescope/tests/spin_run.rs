@@ -72,7 +72,7 @@ fn quick_spin_run_measures_every_loop() {
         assert!(r
             .findings
             .iter()
-            .any(|f| f.starts_with("smt-sibling: skipped")));
+            .any(|f| f.to_string().starts_with("smt-sibling: skipped")));
     }
 }
 
@@ -103,5 +103,5 @@ fn k_spinners_run_oversubscribed() {
     assert!(r
         .findings
         .iter()
-        .any(|f| f.contains("plain spinners on every other CPU")));
+        .any(|f| f.to_string().contains("plain spinners on every other CPU")));
 }

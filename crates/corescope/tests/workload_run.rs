@@ -48,6 +48,6 @@ fn quick_workload_run_reports_rates_and_scalability() {
         assert!(p
             .findings
             .iter()
-            .any(|f| f.starts_with("counters: not available here")));
+            .any(|f| f.to_string().starts_with("counters: not available here")));
     }
 }

@@ -10,8 +10,87 @@ use std::collections::BTreeMap;
 
 use crate::topology::Topology;
 
+mod findings;
+mod notes;
+pub use findings::{Finding, Outcome, Warning};
+pub use notes::Notes;
+
 /// Version of the run-file layout written by this build.
-pub const SCHEMA_VERSION: u32 = 1;
+///
+/// 2: series carry `y_lo`, `y_hi`, `n` and the repetitions (`samples`); summaries carry
+/// the interval of the median; findings and warnings are typed objects with a `kind`;
+/// probes record `aliases` (identical configurations measured once) and the run records
+/// `statistics` (how intervals and significance were computed). Version 1 files still load:
+/// their findings and warnings become `note`s and their points have no interval.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// A central value with its 95 % confidence interval and the count it came from.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Estimate {
+    /// Central value (a median unless the field that holds it says otherwise).
+    pub value: f64,
+    /// Lower end of the interval.
+    pub lo: f64,
+    /// Upper end of the interval.
+    pub hi: f64,
+    /// Number of samples behind the value.
+    pub n: usize,
+}
+
+impl Estimate {
+    /// A value known from one sample: its interval is the value itself.
+    pub fn exact(value: f64) -> Self {
+        Self {
+            value,
+            lo: value,
+            hi: value,
+            n: 1,
+        }
+    }
+
+    /// Half the interval's width relative to the value (0 when the value is 0).
+    pub fn rel_half_width(&self) -> f64 {
+        if self.value == 0.0 || !self.value.is_finite() {
+            0.0
+        } else {
+            (self.hi - self.lo).abs() / 2.0 / self.value.abs()
+        }
+    }
+}
+
+/// How intervals and significance were computed for a run (recorded in the run file
+/// so a reader knows what `y_lo`/`y_hi` mean).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StatisticsInfo {
+    /// Confidence level of every interval (0.95).
+    pub confidence: f64,
+    /// Central value of a series point and a distribution.
+    pub central: String,
+    /// How the interval of a central value is computed.
+    pub interval: String,
+    /// How two variants are compared.
+    pub comparison: String,
+    /// Smallest relative difference stated as a difference even when significant.
+    pub min_effect: f64,
+}
+
+impl Default for StatisticsInfo {
+    fn default() -> Self {
+        Self {
+            confidence: crate::stats::CONFIDENCE,
+            central: "median of the repetitions".into(),
+            interval: "distribution-free order-statistic interval of the median (binomial ranks); \
+                       coverage below 95 % with fewer than 6 samples is recorded as such"
+                .into(),
+            comparison: "variants run interleaved in rotated order within each round; the ratio \
+                         of paired rounds is summarised by its Hodges-Lehmann estimate with the \
+                         Wilcoxon signed-rank interval; a difference is stated only when that \
+                         interval excludes 1 and the ratio differs from 1 by at least min_effect"
+                .into(),
+            min_effect: crate::stats::MIN_EFFECT,
+        }
+    }
+}
 
 /// One run of corescope on one machine.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -37,6 +116,9 @@ pub struct RunFile {
     pub command: Vec<String>,
     /// One entry per probe, in the order run.
     pub probes: Vec<ProbeResult>,
+    /// How intervals and significance were computed (absent in version 1 files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statistics: Option<StatisticsInfo>,
 }
 
 /// The program that wrote a run file.
@@ -223,10 +305,28 @@ pub struct ProbeResult {
     pub tables: Vec<Table>,
     /// Conditions that make a figure less trustworthy.
     #[serde(default)]
-    pub warnings: Vec<String>,
-    /// Conclusions stated in words, derived from the data.
+    pub warnings: Notes<Warning>,
+    /// Conclusions derived from the data, as typed claims the renderers put into words.
     #[serde(default)]
-    pub findings: Vec<String>,
+    pub findings: Notes<Finding>,
+    /// Configurations that were identical to another variant of the same comparison
+    /// here (same CPUs, same parameters) and were measured once; their points are copies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<Alias>,
+}
+
+/// A series point that is a copy of another variant's measurement, because both
+/// variants ran the same configuration on this machine ("compact = linear here").
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Alias {
+    /// Series of the copy (`int/compact`).
+    pub series: String,
+    /// Its x value.
+    pub x: f64,
+    /// Series that was measured (`int/linear`).
+    pub same_as: String,
+    /// The configuration both ran (`CPUs 0,1`).
+    pub config: String,
 }
 
 impl ProbeResult {
@@ -246,8 +346,9 @@ impl ProbeResult {
             matrices: vec![],
             timelines: vec![],
             tables: vec![],
-            warnings: vec![],
-            findings: vec![],
+            warnings: Notes::default(),
+            findings: Notes::default(),
+            aliases: vec![],
         }
     }
 
@@ -256,20 +357,38 @@ impl ProbeResult {
         self.series.iter().find(|s| s.name == name)
     }
 
-    /// Add a point to the series `name`, creating it (with the given axis names) if needed.
+    /// Add a point's samples to the series `name` at its x (appending to the samples
+    /// already there: repetitions of one configuration accumulate), creating the series
+    /// (with the given axis names) if needed. The point's central value and interval
+    /// are kept up to date.
     pub fn push_point(&mut self, p: Point) {
-        if let Some(s) = self.series.iter_mut().find(|s| s.name == p.series) {
-            s.x.push(p.x);
-            s.y.push(p.y);
-        } else {
-            self.series.push(Series {
-                name: p.series,
-                x_name: p.x_name,
-                x: vec![p.x],
-                y_name: p.y_name,
-                y: vec![p.y],
-            });
+        let s = match self.series.iter().position(|s| s.name == p.series) {
+            Some(i) => &mut self.series[i],
+            None => {
+                self.series
+                    .push(Series::new(&p.series, &p.x_name, &p.y_name));
+                self.series.last_mut().expect("just pushed")
+            }
+        };
+        s.push_samples(p.x, p.samples);
+    }
+
+    /// Turn every series' samples into its central value (median) and 95 % interval.
+    /// Series without samples (version 1 files) are left as they are.
+    pub fn summarise(&mut self) {
+        for s in &mut self.series {
+            s.summarise();
         }
+    }
+
+    /// The estimate of series `name` at `x`, if measured.
+    pub fn estimate(&self, name: &str, x: f64) -> Option<Estimate> {
+        self.series(name)?.estimate_at(x)
+    }
+
+    /// Whether the point (`series`, `x`) is a copy of another variant's measurement.
+    pub fn alias_of(&self, series: &str, x: f64) -> Option<&Alias> {
+        self.aliases.iter().find(|a| a.series == series && a.x == x)
     }
 
     /// Merge one case's measurement into this result.
@@ -281,10 +400,8 @@ impl ProbeResult {
         self.matrices.extend(m.matrices);
         self.timelines.extend(m.timelines);
         self.tables.extend(m.tables);
-        for w in m.warnings {
-            if !self.warnings.contains(&w) {
-                self.warnings.push(w);
-            }
+        for w in m.warnings.0 {
+            self.warnings.push_unique(w);
         }
     }
 }
@@ -300,11 +417,112 @@ pub struct Series {
     pub x: Vec<f64>,
     /// Name of the y axis with its unit (`ops_per_s`, `bytes_per_s`).
     pub y_name: String,
-    /// y values, same length as `x`.
+    /// Central values (medians of `samples`), same length as `x`.
     pub y: Vec<f64>,
+    /// Lower ends of the 95 % intervals of `y` (empty in version 1 files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub y_lo: Vec<f64>,
+    /// Upper ends of the 95 % intervals of `y` (empty in version 1 files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub y_hi: Vec<f64>,
+    /// Number of samples behind each `y` (empty in version 1 files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub n: Vec<usize>,
+    /// Every repetition of each point, in the order measured (interleaved rounds line
+    /// up: sample k of two variants of one comparison come from the same round).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<Vec<f64>>,
 }
 
-/// A single (x, y) observation of a named series, produced by one case.
+impl Series {
+    /// An empty series.
+    pub fn new(name: &str, x_name: &str, y_name: &str) -> Self {
+        Self {
+            name: name.into(),
+            x_name: x_name.into(),
+            x: vec![],
+            y_name: y_name.into(),
+            y: vec![],
+            y_lo: vec![],
+            y_hi: vec![],
+            n: vec![],
+            samples: vec![],
+        }
+    }
+
+    /// Add samples at `x` and update that point's estimate.
+    pub fn push_samples(&mut self, x: f64, samples: Vec<f64>) {
+        if self.samples.len() != self.x.len() || self.y.len() != self.x.len() {
+            // A series read from a version 1 file: no samples to add to.
+            self.summarise();
+        }
+        let i = match self.index_of(x) {
+            Some(i) => {
+                self.samples[i].extend(samples);
+                i
+            }
+            None => {
+                self.x.push(x);
+                self.samples.push(samples);
+                self.y.push(f64::NAN);
+                self.y_lo.push(f64::NAN);
+                self.y_hi.push(f64::NAN);
+                self.n.push(0);
+                self.x.len() - 1
+            }
+        };
+        let e = crate::stats::estimate(&self.samples[i]);
+        (self.y[i], self.y_lo[i], self.y_hi[i], self.n[i]) = (e.value, e.lo, e.hi, e.n);
+    }
+
+    /// Central values and intervals from the samples (see [`crate::stats::estimate`]).
+    pub fn summarise(&mut self) {
+        if self.samples.len() != self.x.len() {
+            // No samples (version 1): each y is its own single sample.
+            self.samples = self.y.iter().map(|&y| vec![y]).collect();
+            self.samples.resize(self.x.len(), Vec::new());
+        }
+        let est: Vec<Estimate> = self
+            .samples
+            .iter()
+            .map(|s| crate::stats::estimate(s))
+            .collect();
+        self.y = est.iter().map(|e| e.value).collect();
+        self.y_lo = est.iter().map(|e| e.lo).collect();
+        self.y_hi = est.iter().map(|e| e.hi).collect();
+        self.n = est.iter().map(|e| e.n).collect();
+    }
+
+    /// Index of `x`, if measured.
+    pub fn index_of(&self, x: f64) -> Option<usize> {
+        self.x.iter().position(|&v| v == x)
+    }
+
+    /// The estimate at index `i` (exact when the file holds no interval).
+    pub fn estimate(&self, i: usize) -> Option<Estimate> {
+        let value = *self.y.get(i)?;
+        Some(match (self.y_lo.get(i), self.y_hi.get(i), self.n.get(i)) {
+            (Some(&lo), Some(&hi), Some(&n)) => Estimate { value, lo, hi, n },
+            _ => Estimate::exact(value),
+        })
+    }
+
+    /// The estimate at `x`, if measured.
+    pub fn estimate_at(&self, x: f64) -> Option<Estimate> {
+        self.estimate(self.index_of(x)?)
+    }
+
+    /// The repetitions at `x` (empty when the file holds none).
+    pub fn samples_at(&self, x: f64) -> &[f64] {
+        self.index_of(x)
+            .and_then(|i| self.samples.get(i))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+}
+
+/// Observations at one x of a named series, produced by one case: one sample per
+/// repetition the case ran (the runner adds the samples of further rounds).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
     /// Series name.
@@ -315,19 +533,30 @@ pub struct Point {
     pub x: f64,
     /// y axis name.
     pub y_name: String,
-    /// y value.
-    pub y: f64,
+    /// y values, one per repetition.
+    pub samples: Vec<f64>,
 }
 
 impl Point {
-    /// Build a point.
+    /// A point with one sample.
     pub fn new(series: impl Into<String>, x_name: &str, x: f64, y_name: &str, y: f64) -> Self {
+        Self::samples(series, x_name, x, y_name, vec![y])
+    }
+
+    /// A point with several samples (repetitions).
+    pub fn samples(
+        series: impl Into<String>,
+        x_name: &str,
+        x: f64,
+        y_name: &str,
+        samples: Vec<f64>,
+    ) -> Self {
         Self {
             series: series.into(),
             x_name: x_name.into(),
             x,
             y_name: y_name.into(),
-            y,
+            samples,
         }
     }
 }
@@ -375,6 +604,31 @@ pub struct Summary {
     pub mean: f64,
     /// Sample standard deviation.
     pub stddev: f64,
+    /// Lower end of the 95 % interval of the median (0 in version 1 files).
+    #[serde(default)]
+    pub p50_lo: f64,
+    /// Upper end of the 95 % interval of the median (0 in version 1 files).
+    #[serde(default)]
+    pub p50_hi: f64,
+}
+
+impl Summary {
+    /// The median as an estimate with its interval (exact when the file has none).
+    pub fn median(&self) -> Estimate {
+        if self.p50_lo == 0.0 && self.p50_hi == 0.0 {
+            Estimate {
+                n: self.count,
+                ..Estimate::exact(self.p50)
+            }
+        } else {
+            Estimate {
+                value: self.p50,
+                lo: self.p50_lo,
+                hi: self.p50_hi,
+                n: self.count,
+            }
+        }
+    }
 }
 
 /// Histogram with explicit bin edges (`edges.len() == counts.len() + 1`).
@@ -468,7 +722,7 @@ pub struct Measurement {
     /// Tables.
     pub tables: Vec<Table>,
     /// Warnings (deduplicated when merged).
-    pub warnings: Vec<String>,
+    pub warnings: Notes<Warning>,
 }
 
 impl Measurement {
@@ -478,5 +732,62 @@ impl Measurement {
             points,
             ..Self::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_1_files_load_with_notes_and_exact_points() {
+        let v1: RunFile =
+            serde_json::from_str(include_str!("../../tests/fixtures/quick.json")).unwrap();
+        assert_eq!(v1.schema_version, 1);
+        let p = &v1.probes[0];
+        assert!(p.findings.iter().all(|f| matches!(f, Finding::Note { .. })));
+        let s = &p.series[0];
+        let e = s.estimate(0).unwrap();
+        assert_eq!((e.value, e.lo, e.hi), (s.y[0], s.y[0], s.y[0]));
+        // Written again, it keeps its sentences and gains no invented interval.
+        let again: RunFile = serde_json::from_str(&serde_json::to_string(&v1).unwrap()).unwrap();
+        assert_eq!(again, v1);
+    }
+
+    #[test]
+    fn samples_accumulate_and_summaries_follow() {
+        let mut r = ProbeResult::new("p", "t", Status::Completed);
+        r.push_point(Point::samples(
+            "a/x",
+            "threads",
+            2.0,
+            "ops_per_s",
+            vec![3.0, 1.0],
+        ));
+        r.push_point(Point::new("a/x", "threads", 4.0, "ops_per_s", 5.0));
+        r.push_point(Point::samples(
+            "a/x",
+            "threads",
+            2.0,
+            "ops_per_s",
+            vec![2.0],
+        ));
+        let s = r.series("a/x").unwrap();
+        assert_eq!(s.x, vec![2.0, 4.0]);
+        assert_eq!(s.samples, vec![vec![3.0, 1.0, 2.0], vec![5.0]]);
+        assert_eq!((s.y[0], s.n[0], s.y_lo[0], s.y_hi[0]), (2.0, 3, 1.0, 3.0));
+        assert_eq!(r.estimate("a/x", 4.0).unwrap(), Estimate::exact(5.0));
+        // Typed findings round-trip with their kind; a sentence is a note.
+        r.findings.push("plain words");
+        r.findings.push(Finding::Value {
+            what: "L1".into(),
+            unit: "ns".into(),
+            value: Estimate::exact(1.0),
+            context: None,
+        });
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(json.contains(r#""kind":"value""#), "{json}");
+        let back: ProbeResult = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, r);
     }
 }

@@ -210,6 +210,7 @@ fn run(world: &SimpleCommunicator, a: &MpiArgs) -> Result<()> {
             started_utc: utc_rfc3339(SystemTime::now()),
             command: std::env::args().collect(),
             probes: Vec::new(),
+            statistics: Some(Default::default()),
         });
         for r in 1..world.size() {
             world.process_at_rank(r).send_with_tag(&[1u8][..], TAG_CTRL);
@@ -253,7 +254,7 @@ fn run(world: &SimpleCommunicator, a: &MpiArgs) -> Result<()> {
         } else if rank == 0 {
             probe
                 .warnings
-                .push("pingpong skipped: it needs at least 2 ranks (mpirun -np 2 ...)".into());
+                .push("pingpong skipped: it needs at least 2 ranks (mpirun -np 2 ...)");
         }
     }
     if wants(MpiBench::Allreduce) {
@@ -317,9 +318,9 @@ fn describe_ranks(infos: &[RankInfo], plan: &Plan, probe: &mut ProbeResult) {
             ));
         }
     }
-    probe.findings.insert(
+    probe.findings.as_mut_vec().insert(
         0,
-        if per_host.len() == 1 {
+        crate::model::Finding::from(if per_host.len() == 1 {
             format!(
                 "{} ranks on one host ({}): messages go through shared memory, not a network",
                 infos.len(),
@@ -336,7 +337,7 @@ fn describe_ranks(infos: &[RankInfo], plan: &Plan, probe: &mut ProbeResult) {
                     .collect::<Vec<_>>()
                     .join(", ")
             )
-        },
+        }),
     );
     probe.tables.push(Table {
         name: "ranks".into(),

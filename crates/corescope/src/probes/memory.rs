@@ -736,7 +736,6 @@ impl Probe for Memory {
         ));
         result.findings.push(
             "byte counting as STREAM (copy 16 B, triad 24 B per element); write-allocate traffic is not counted"
-                .into(),
         );
         // First touch: owner vs main thread, at the largest common thread count.
         if let Some(f) = variant_finding(

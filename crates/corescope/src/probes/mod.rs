@@ -102,22 +102,93 @@ impl Plan {
     }
 }
 
-/// One point of a probe's sweep: a label for progress and typed parameters.
+/// One point of a probe's sweep: a label for progress and typed parameters, and how
+/// the runner repeats it and with which other cases it is compared.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Case {
     /// Shown in the progress bar (`int scatter ×8`).
     pub label: String,
     /// The probe's own parameters, as JSON (decode with [`Case::decode`]).
     pub params: serde_json::Value,
+    /// The comparison this case is a variant of; the runner measures the cases of one
+    /// group in interleaved rounds (rotated order), so drift hits every variant alike.
+    pub group: Option<String>,
+    /// This case's variant within the group: the suffix of its series names after the
+    /// last `/` (`linear` in `int/linear`).
+    pub variant: Option<String>,
+    /// What the case really runs on this machine (`CPUs 0,1`); cases of one group with
+    /// equal `config` are measured once and the others get copies (see `Alias`).
+    pub config: Option<String>,
+    /// How often the runner repeats the case.
+    pub rounds: Rounds,
+}
+
+/// How the runner repeats a case: each round runs [`Probe::run`] once, which returns
+/// one or more samples per point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rounds {
+    /// Rounds always run (unless the budget ends first).
+    pub min: usize,
+    /// Rounds at most: further rounds run while an interval is wider than `target`.
+    pub max: usize,
+    /// Run each case once, untimed, before the first round (caches, page tables,
+    /// frequency ramp-up).
+    pub warmup: bool,
+    /// Stop adding rounds once every point's 95 % interval is within ±this (relative).
+    pub target_rel_half_width: f64,
+}
+
+impl Rounds {
+    /// Run once: the probe repeats internally (distributions of many samples).
+    pub const ONCE: Rounds = Rounds {
+        min: 1,
+        max: 1,
+        warmup: false,
+        target_rel_half_width: f64::INFINITY,
+    };
+
+    /// The rounds of a compared variant: enough for the signed-rank test to be able to
+    /// find a difference, more while intervals are wide.
+    pub const COMPARED: Rounds = Rounds {
+        min: crate::runner::MIN_COMPARED_ROUNDS,
+        max: crate::runner::MAX_ROUNDS,
+        warmup: true,
+        target_rel_half_width: crate::runner::TARGET_REL_HALF_WIDTH,
+    };
 }
 
 impl Case {
-    /// A case from any serialisable parameter struct.
+    /// A case from any serialisable parameter struct, run once.
     pub fn new(label: impl Into<String>, params: &impl Serialize) -> Self {
         Self {
             label: label.into(),
             params: serde_json::to_value(params).unwrap_or(serde_json::Value::Null),
+            group: None,
+            variant: None,
+            config: None,
+            rounds: Rounds::ONCE,
         }
+    }
+
+    /// Make this case variant `variant` of comparison `group`, running `config`, with
+    /// the rounds of a compared variant.
+    pub fn compared(
+        mut self,
+        group: impl Into<String>,
+        variant: impl Into<String>,
+        config: impl Into<String>,
+    ) -> Self {
+        self.group = Some(group.into());
+        self.variant = Some(variant.into());
+        self.config = Some(config.into());
+        self.rounds = Rounds::COMPARED;
+        self
+    }
+
+    /// Repeat with these rounds.
+    pub fn with_rounds(mut self, rounds: Rounds) -> Self {
+        self.rounds = rounds;
+        self
     }
 
     /// The parameters back as the probe's own type.

@@ -146,7 +146,7 @@ fn probe(o: &mut String, p: &ProbeResult) {
     if !p.findings.is_empty() {
         o.push_str("<ul class='findings'>");
         for f in &p.findings {
-            let _ = write!(o, "<li>{}</li>", esc(f));
+            let _ = write!(o, "<li>{}</li>", esc(&super::words::finding(f)));
         }
         o.push_str("</ul>");
     }
@@ -239,7 +239,7 @@ fn probe(o: &mut String, p: &ProbeResult) {
             if p.warnings.len() == 1 { "" } else { "s" }
         );
         for w in &p.warnings {
-            let _ = write!(o, "<li>{}</li>", esc(w));
+            let _ = write!(o, "<li>{}</li>", esc(&super::words::warning(w)));
         }
         o.push_str("</ul></details>");
     }
@@ -363,7 +363,7 @@ pub fn markdown(run: &RunFile) -> String {
             let _ = writeln!(o, "> {r}\n");
         }
         for f in &p.findings {
-            let _ = writeln!(o, "- {f}");
+            let _ = writeln!(o, "- {}", super::words::finding(f));
         }
         for group in series_groups(&p.series) {
             let first = group[0];

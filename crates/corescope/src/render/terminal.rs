@@ -99,7 +99,7 @@ pub fn render_probe(p: &ProbeResult) -> String {
         out.push_str(&format!("   {what}: {r}\n"));
     }
     for f in &p.findings {
-        out.push_str(&format!(" • {f}\n"));
+        out.push_str(&format!(" • {}\n", super::words::finding(f)));
     }
     for group in series_groups(&p.series) {
         out.push_str(&series_table(&group));
@@ -126,7 +126,7 @@ pub fn render_probe(p: &ProbeResult) -> String {
         out.push('\n');
     }
     for w in &p.warnings {
-        out.push_str(&format!(" ! {w}\n"));
+        out.push_str(&format!(" ! {}\n", super::words::warning(w)));
     }
     out
 }

@@ -1,11 +1,31 @@
-//! Runs probes: plans, cases, budgets, statuses, progress events, and the run file
-//! written after every probe so a crash or Ctrl-C loses nothing measured.
+//! Runs probes: plans, cases, repetitions, interleaving, budgets, statuses, progress
+//! events, and the run file written after every probe so a crash or Ctrl-C loses
+//! nothing measured.
+//!
+//! The runner owns repetition. Cases of one comparison group (the placements of one
+//! thread count, THP on and off, a spinner on and off) run in rounds: each round runs
+//! every variant once, in an order rotated by one each round, so drift in the machine
+//! hits all of them alike and round `k` of two variants forms a pair. Rounds continue
+//! from a minimum while an interval is wide and the budget's share for the group
+//! allows. Variants that would run the same configuration here are measured once.
 
 pub mod team;
 
-use crate::model::{ProbeResult, RunFile, Status};
-use crate::probes::{Event, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::model::{Alias, Finding, Measurement, ProbeResult, RunFile, Status, Warning};
+use crate::probes::{Case, Event, PlanCtx, Probe, ProbeError, RunCtx};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
+
+/// Smallest number of rounds of a compared variant: the signed-rank test needs 6
+/// pairs to reach 5 % at all; 10 give it power against a 20 % difference under the
+/// noise of a shared machine (see the tests in `stats`).
+pub const MIN_COMPARED_ROUNDS: usize = 10;
+/// Most rounds of a compared variant.
+pub const MAX_ROUNDS: usize = 30;
+/// Rounds stop early once every point's interval is within ±1 %.
+pub const TARGET_REL_HALF_WIDTH: f64 = 0.01;
+/// A point whose interval stays wider than ±5 % gets a warning.
+pub const WIDE_REL_HALF_WIDTH: f64 = 0.05;
 
 /// Run one probe under its budget. Never fails: every outcome is a status.
 pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Event)) -> ProbeResult {
@@ -38,35 +58,44 @@ pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Even
         deadline,
         warnings: Vec::new(),
     };
-    for (index, case) in plan.cases.iter().enumerate() {
+    let groups = groups_of(&plan.cases);
+    let mut rounds_run = Vec::new();
+    for (g, members) in groups.iter().enumerate() {
+        let first = &plan.cases[members[0]];
         if Instant::now() >= deadline {
             result.status = Status::GaveUp;
             result.reason = Some(format!(
-                "budget of {:.0} s reached after {index} of {} cases; next was '{}'",
+                "budget of {:.0} s reached after {} of {} cases; next was '{}'",
                 ctx.budget_s,
+                result.cases_done,
                 plan.cases.len(),
-                case.label
+                first.label
             ));
             break;
         }
-        on_event(Event::CaseStart {
-            id: id.clone(),
-            index,
-            label: case.label.clone(),
-        });
-        match probe.run(case, &mut run_ctx) {
-            Ok(m) => {
-                result.absorb(m);
-                result.cases_done += 1;
-            }
-            Err(e) => {
+        // The group's share of what is left, for rounds beyond the minimum.
+        let allowance = deadline
+            .saturating_duration_since(Instant::now())
+            .div_f64((groups.len() - g) as f64);
+        let mut group = GroupRun {
+            probe,
+            cases: &plan.cases,
+            members,
+            ctx: &mut run_ctx,
+            result: &mut result,
+            on_event,
+            id: &id,
+        };
+        match group.run(allowance) {
+            Ok(n) => rounds_run.push(n),
+            Err((index, e)) => {
                 let (status, reason) = status_of(&e);
                 result.status = status;
                 result.reason = Some(match status {
                     Status::Skipped => reason,
                     _ => format!(
                         "case '{}' ({} of {}): {reason}",
-                        case.label,
+                        plan.cases[index].label,
                         index + 1,
                         plan.cases.len()
                     ),
@@ -76,10 +105,14 @@ pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Even
         }
     }
     for w in std::mem::take(&mut run_ctx.warnings) {
-        if !result.warnings.contains(&w) {
-            result.warnings.push(w);
-        }
+        result.warnings.push_unique(w);
     }
+    result.summarise();
+    if let (Some(lo), Some(hi)) = (rounds_run.iter().min(), rounds_run.iter().max()) {
+        result.params.insert("rounds_min".into(), (*lo).into());
+        result.params.insert("rounds_max".into(), (*hi).into());
+    }
+    wide_interval_warnings(&mut result);
     if result.status != Status::Skipped && result.cases_done > 0 {
         probe.finish(&mut result, ctx);
     }
@@ -89,6 +122,221 @@ pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Even
         status: result.status.name().into(),
     });
     result
+}
+
+/// Cases grouped for interleaving: cases sharing a `group` (in order of first
+/// appearance), every other case alone.
+fn groups_of(cases: &[Case]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut by_name: HashMap<&str, usize> = HashMap::new();
+    for (i, c) in cases.iter().enumerate() {
+        match c.group.as_deref() {
+            Some(g) => match by_name.get(g) {
+                Some(&k) => out[k].push(i),
+                None => {
+                    by_name.insert(g, out.len());
+                    out.push(vec![i]);
+                }
+            },
+            None => out.push(vec![i]),
+        }
+    }
+    out
+}
+
+/// One comparison group being measured.
+struct GroupRun<'a, 'c> {
+    probe: &'a dyn Probe,
+    cases: &'a [Case],
+    members: &'a [usize],
+    ctx: &'a mut RunCtx<'c>,
+    result: &'a mut ProbeResult,
+    on_event: &'a mut dyn FnMut(Event),
+    id: &'a str,
+}
+
+impl GroupRun<'_, '_> {
+    /// Measure the group; the number of rounds run, or the failing case and its error.
+    fn run(&mut self, allowance: Duration) -> Result<usize, (usize, ProbeError)> {
+        let started = Instant::now();
+        let (measured, aliases) = self.split_aliases();
+        let rounds = self.cases[self.members[0]].rounds;
+        if rounds.warmup {
+            for &i in &measured {
+                self.probe
+                    .run(&self.cases[i], self.ctx)
+                    .map_err(|e| (i, e))?;
+            }
+        }
+        let mut touched: Vec<(String, f64)> = Vec::new();
+        let mut done = 0;
+        for round in 0..rounds.max.max(1) {
+            for k in 0..measured.len() {
+                let i = measured[(k + round) % measured.len()];
+                (self.on_event)(Event::CaseStart {
+                    id: self.id.into(),
+                    index: i,
+                    label: if rounds.max > 1 {
+                        format!("{} (round {})", self.cases[i].label, round + 1)
+                    } else {
+                        self.cases[i].label.clone()
+                    },
+                });
+                let m = self
+                    .probe
+                    .run(&self.cases[i], self.ctx)
+                    .map_err(|e| (i, e))?;
+                for p in &m.points {
+                    if !touched.iter().any(|(s, x)| *s == p.series && *x == p.x) {
+                        touched.push((p.series.clone(), p.x));
+                    }
+                }
+                self.absorb(i, m, round == 0, &aliases);
+            }
+            done = round + 1;
+            if round == 0 {
+                self.result.cases_done += self.members.len();
+            }
+            let past_min = done >= rounds.min;
+            if past_min && converged(self.result, &touched, rounds.target_rel_half_width) {
+                break;
+            }
+            let out_of_time = Instant::now() >= self.ctx.deadline;
+            if out_of_time || (past_min && started.elapsed() >= allowance) {
+                if done < rounds.min {
+                    self.result.warnings.push_unique(format!(
+                        "{}: budget reached after {done} of at least {} rounds",
+                        self.cases[self.members[0]]
+                            .group
+                            .as_deref()
+                            .unwrap_or(self.id),
+                        rounds.min
+                    ));
+                }
+                break;
+            }
+        }
+        Ok(done)
+    }
+
+    /// Measured members, and for every member that runs the same configuration as an
+    /// earlier one, (alias index, measured index).
+    fn split_aliases(&mut self) -> (Vec<usize>, Vec<(usize, usize)>) {
+        let mut measured: Vec<usize> = Vec::new();
+        let mut aliases = Vec::new();
+        for &i in self.members {
+            let c = &self.cases[i];
+            let twin = c.config.as_ref().and_then(|cfg| {
+                measured
+                    .iter()
+                    .copied()
+                    .find(|&j| self.cases[j].config.as_ref() == Some(cfg))
+            });
+            match twin {
+                Some(j) => aliases.push((i, j)),
+                None => measured.push(i),
+            }
+        }
+        self.record_same_configuration(&measured, &aliases);
+        (measured, aliases)
+    }
+
+    fn record_same_configuration(&mut self, measured: &[usize], aliases: &[(usize, usize)]) {
+        for &m in measured {
+            let twins: Vec<usize> = aliases
+                .iter()
+                .filter(|(_, j)| *j == m)
+                .map(|(i, _)| *i)
+                .collect();
+            if twins.is_empty() {
+                continue;
+            }
+            let c = &self.cases[m];
+            let mut variants = vec![c.variant.clone().unwrap_or_default()];
+            variants.extend(
+                twins
+                    .iter()
+                    .map(|&i| self.cases[i].variant.clone().unwrap_or_default()),
+            );
+            self.result.findings.push(Finding::SameConfiguration {
+                what: c.group.clone().unwrap_or_default(),
+                variants,
+                config: c.config.clone().unwrap_or_default(),
+            });
+        }
+    }
+
+    /// Merge one run's measurement; every point is copied to the aliases of the case.
+    /// Only the first round keeps the non-point outputs (tables, distributions, ...).
+    fn absorb(&mut self, i: usize, m: Measurement, first_round: bool, aliases: &[(usize, usize)]) {
+        let case = &self.cases[i];
+        let mut extra = Vec::new();
+        for &(a, _) in aliases.iter().filter(|(_, j)| *j == i) {
+            let (Some(from), Some(to)) = (&case.variant, &self.cases[a].variant) else {
+                continue;
+            };
+            for p in &m.points {
+                if let Some(stem) = p.series.strip_suffix(from.as_str()) {
+                    let mut copy = p.clone();
+                    copy.series = format!("{stem}{to}");
+                    if first_round {
+                        self.result.aliases.push(Alias {
+                            series: copy.series.clone(),
+                            x: p.x,
+                            same_as: p.series.clone(),
+                            config: case.config.clone().unwrap_or_default(),
+                        });
+                    }
+                    extra.push(copy);
+                }
+            }
+        }
+        if first_round {
+            self.result.absorb(m);
+        } else {
+            for p in m.points {
+                self.result.push_point(p);
+            }
+            for w in m.warnings.0 {
+                self.result.warnings.push_unique(w);
+            }
+        }
+        for p in extra {
+            self.result.push_point(p);
+        }
+    }
+}
+
+/// Whether every touched point's interval is within ±`target`.
+fn converged(result: &ProbeResult, touched: &[(String, f64)], target: f64) -> bool {
+    touched.iter().all(|(s, x)| {
+        let samples = result.series(s).map(|s| s.samples_at(*x)).unwrap_or(&[]);
+        samples.len() > 1 && crate::stats::estimate(samples).rel_half_width() <= target
+    })
+}
+
+/// A warning for every measured point (not a copy) whose interval stayed wide.
+fn wide_interval_warnings(result: &mut ProbeResult) {
+    let mut found = Vec::new();
+    for s in &result.series {
+        for i in 0..s.x.len() {
+            let Some(e) = s.estimate(i) else { continue };
+            if e.n > 1
+                && e.rel_half_width() > WIDE_REL_HALF_WIDTH
+                && result.alias_of(&s.name, s.x[i]).is_none()
+            {
+                found.push(Warning::WideInterval {
+                    series: s.name.clone(),
+                    x: s.x[i],
+                    rel_half_width: e.rel_half_width(),
+                    n: e.n,
+                });
+            }
+        }
+    }
+    for w in found {
+        result.warnings.push(w);
+    }
 }
 
 fn status_of(e: &ProbeError) -> (Status, String) {
@@ -226,5 +474,90 @@ mod tests {
         assert_eq!(r.status, Status::Failed);
         assert_eq!(r.cases_done, 1);
         assert!(r.reason.unwrap().contains("boom"));
+    }
+
+    /// Three placements of one thread count; `linear` and `compact` run the same CPUs.
+    struct Placements {
+        order: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl Probe for Placements {
+        fn id(&self) -> &'static str {
+            "placements"
+        }
+        fn title(&self) -> &'static str {
+            "a fake comparison"
+        }
+        fn plan(&self, _: &PlanCtx) -> Result<Plan, ProbeError> {
+            let cases = [
+                ("linear", "CPUs 0,1"),
+                ("compact", "CPUs 0,1"),
+                ("scatter", "CPUs 0,2"),
+            ]
+            .iter()
+            .map(|(v, cfg)| Case::new(*v, &v.to_string()).compared("int ×2", *v, *cfg))
+            .collect();
+            Ok(Plan {
+                cases,
+                ..Plan::default()
+            })
+        }
+        fn run(&self, case: &Case, _: &mut RunCtx) -> Result<Measurement, ProbeError> {
+            let v: String = case.decode()?;
+            let mut order = self.order.lock().unwrap();
+            order.push(v.clone());
+            let y = if v == "scatter" { 2.0 } else { 1.0 } + order.len() as f64 * 1e-3;
+            Ok(Measurement::points(vec![Point::new(
+                format!("int/{v}"),
+                "threads",
+                2.0,
+                "ops_per_s",
+                y,
+            )]))
+        }
+    }
+
+    #[test]
+    fn identical_configurations_are_measured_once_and_copied() {
+        let probe = Placements {
+            order: Default::default(),
+        };
+        let r = run_probe(&probe, &ctx(10.0), &mut |_| {});
+        let order = probe.order.lock().unwrap().clone();
+        assert!(!order.iter().any(|v| v == "compact"), "{order:?}");
+        let lin = r.series("int/linear").unwrap();
+        let com = r.series("int/compact").unwrap();
+        assert_eq!(lin.samples, com.samples);
+        assert_eq!(lin.y, com.y);
+        assert!(lin.n[0] >= MIN_COMPARED_ROUNDS, "{:?}", lin.n);
+        assert_eq!(r.aliases.len(), 1);
+        assert_eq!(r.aliases[0].same_as, "int/linear");
+        assert!(r.findings.iter().any(|f| matches!(
+            f,
+            Finding::SameConfiguration { variants, .. } if variants == &["linear", "compact"]
+        )));
+        assert_eq!(r.cases_done, 3);
+    }
+
+    #[test]
+    fn variants_run_interleaved_in_rotated_order_after_a_warmup() {
+        let probe = Placements {
+            order: Default::default(),
+        };
+        let r = run_probe(&probe, &ctx(10.0), &mut |_| {});
+        let order = probe.order.lock().unwrap().clone();
+        // Warm-up: each measured variant once; then rounds of both, rotated.
+        assert_eq!(&order[..2], ["linear", "scatter"]);
+        let rounds: Vec<&[String]> = order[2..].chunks(2).collect();
+        assert!(rounds.len() >= MIN_COMPARED_ROUNDS);
+        for (k, round) in rounds.iter().enumerate() {
+            let first = if k % 2 == 0 { "linear" } else { "scatter" };
+            assert_eq!(round[0], first, "round {k}: {round:?}");
+            assert_ne!(round[0], round[1]);
+        }
+        // Each round adds one sample per point: the samples line up by round.
+        let n = r.series("int/scatter").unwrap().samples[0].len();
+        assert_eq!(n, rounds.len());
+        assert_eq!(r.params["rounds_min"], n);
     }
 }

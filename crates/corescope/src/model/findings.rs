@@ -1,0 +1,171 @@
+//! Typed findings and warnings: claims about the machine (and doubts about a
+//! figure) as data with numbers and units. Renderers put them into words
+//! (`render::words`); analysis (`crate::analysis`) derives them from samples.
+
+use super::Estimate;
+use serde::{Deserialize, Serialize};
+
+/// What a comparison of two variants showed.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The interval of the ratio excludes 1 and the ratio differs from 1 by at least
+    /// the minimum effect: a difference stated as a fact about this machine.
+    Different,
+    /// The interval of the ratio lies within ±(minimum effect) of 1: the variants are
+    /// indistinguishable here.
+    Equivalent,
+    /// Neither: the data do not show a difference, nor rule one out.
+    Inconclusive,
+}
+
+/// A conclusion derived from the data.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finding {
+    /// Where a family of curves (one per variant) peaks and saturates.
+    Scaling {
+        /// The family (`int`, `read`).
+        what: String,
+        /// Unit of the values (`ops_per_s`).
+        unit: String,
+        /// The highest central value of any variant.
+        peak: Estimate,
+        /// Thread count of the peak.
+        peak_threads: f64,
+        /// Variant of the peak (`scatter`).
+        peak_variant: String,
+        /// Smallest thread count at which some variant reaches 95 % of the peak.
+        saturation_threads: f64,
+        /// One thread's value (best variant), if measured.
+        one_thread: Option<Estimate>,
+        /// CPUs available to the run.
+        cpus: usize,
+    },
+    /// Two variants compared on interleaved rounds.
+    Comparison {
+        /// What was compared (`write with 2 threads`).
+        what: String,
+        /// Unit of the values.
+        unit: String,
+        /// The first variant (the faster or larger one when `outcome` is `different`).
+        a: String,
+        /// Its central value.
+        a_value: Estimate,
+        /// The second variant.
+        b: String,
+        /// Its central value.
+        b_value: Estimate,
+        /// a ÷ b, with its interval (paired by round when both were interleaved).
+        ratio: Estimate,
+        /// Whether the interval of the ratio excludes 1.
+        significant: bool,
+        /// Difference, equivalence, or neither.
+        outcome: Outcome,
+        /// Context the reader needs (`1 NUMA node: no difference expected`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context: Option<String>,
+    },
+    /// Variants that ran the same configuration here and were measured once.
+    SameConfiguration {
+        /// The comparison (`int with 2 threads`).
+        what: String,
+        /// The variants (`linear`, `compact`, `scatter`).
+        variants: Vec<String>,
+        /// What they all ran (`CPUs 0,1`).
+        config: String,
+    },
+    /// One key figure with its interval (`L1 latency`).
+    Value {
+        /// What it is.
+        what: String,
+        /// Unit.
+        unit: String,
+        /// The figure.
+        value: Estimate,
+        /// Context.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context: Option<String>,
+    },
+    /// A conclusion in words (version 1 files, and probes whose findings are not typed yet).
+    Note {
+        /// The sentence.
+        text: String,
+    },
+}
+
+impl From<String> for Finding {
+    fn from(text: String) -> Self {
+        Finding::Note { text }
+    }
+}
+
+impl From<&str> for Finding {
+    fn from(text: &str) -> Self {
+        Finding::Note { text: text.into() }
+    }
+}
+
+impl PartialEq<String> for Finding {
+    fn eq(&self, other: &String) -> bool {
+        matches!(self, Finding::Note { text } if text == other)
+    }
+}
+
+impl PartialEq<str> for Finding {
+    fn eq(&self, other: &str) -> bool {
+        matches!(self, Finding::Note { text } if text == other)
+    }
+}
+
+/// A condition that makes a figure less trustworthy.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// The interval of a point stayed wide after every repetition the budget allowed.
+    WideInterval {
+        /// Series.
+        series: String,
+        /// x of the point.
+        x: f64,
+        /// Half the interval's width relative to the value.
+        rel_half_width: f64,
+        /// Samples behind it.
+        n: usize,
+    },
+    /// The machine changed during a probe (reference kernel drift, steal, load, or the
+    /// CPUs' round trip), so its comparisons with other probes are less certain.
+    Noisy {
+        /// What changed, in numbers (`reference kernel 12 % slower after`).
+        detail: String,
+    },
+    /// A warning in words.
+    Note {
+        /// The sentence.
+        text: String,
+    },
+}
+
+impl From<String> for Warning {
+    fn from(text: String) -> Self {
+        Warning::Note { text }
+    }
+}
+
+impl From<&str> for Warning {
+    fn from(text: &str) -> Self {
+        Warning::Note { text: text.into() }
+    }
+}
+
+impl PartialEq<String> for Warning {
+    fn eq(&self, other: &String) -> bool {
+        matches!(self, Warning::Note { text } if text == other)
+    }
+}
+
+impl PartialEq<str> for Warning {
+    fn eq(&self, other: &str) -> bool {
+        matches!(self, Warning::Note { text } if text == other)
+    }
+}

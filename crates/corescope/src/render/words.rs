@@ -1,0 +1,209 @@
+//! Typed findings and warnings put into words, the same for every output format
+//! (terminal, HTML, Markdown, compare). Pure: the model in, sentences out.
+
+use crate::model::{Estimate, Finding, Outcome, Warning};
+use crate::units::{fmt_num, fmt_value, fmt_x, unit_scale};
+
+/// Intervals narrower than this (relative half width) are not shown in tables.
+pub const SHOW_INTERVAL_ABOVE: f64 = 0.01;
+
+/// `2.995 Gops/s (95 % CI 2.981–3.010)`: a value with its interval in one scale.
+pub fn estimate(unit: &str, e: &Estimate) -> String {
+    if e.n <= 1 || e.lo == e.hi {
+        return fmt_value(unit, e.value);
+    }
+    let (f, label) = unit_scale(unit, e.value);
+    format!(
+        "{} {label} (95 % CI {}–{})",
+        fmt_num(e.value / f),
+        fmt_num(e.lo / f),
+        fmt_num(e.hi / f)
+    )
+}
+
+/// A table cell: the scaled value, and `±x %` when the interval is wider than 1 %.
+pub fn cell(value: f64, scale: f64, e: Option<&Estimate>) -> String {
+    let v = fmt_num(value / scale);
+    match e {
+        Some(e) if e.n > 1 && e.rel_half_width() > SHOW_INTERVAL_ABOVE => {
+            format!("{v} ±{:.0}%", (e.rel_half_width() * 100.0).ceil())
+        }
+        _ => v,
+    }
+}
+
+/// `1.73× (95 % CI 1.61–1.88)`.
+pub fn ratio(r: &Estimate) -> String {
+    if r.lo == r.hi {
+        return format!("{:.2}×", r.value);
+    }
+    format!("{:.2}× (95 % CI {:.2}–{:.2})", r.value, r.lo, r.hi)
+}
+
+/// One finding as a sentence.
+pub fn finding(f: &Finding) -> String {
+    match f {
+        Finding::Scaling {
+            what,
+            unit,
+            peak,
+            peak_threads,
+            peak_variant,
+            saturation_threads,
+            one_thread,
+            cpus,
+        } => {
+            let mut s = format!(
+                "{what}: peak {} with {} threads ({peak_variant}); 95 % of the peak from {} threads",
+                estimate(unit, peak),
+                fmt_x("threads", *peak_threads),
+                fmt_x("threads", *saturation_threads)
+            );
+            if let Some(one) = one_thread.filter(|o| o.value > 0.0) {
+                s.push_str(&format!(
+                    "; {:.2}× one thread's {} on {cpus} CPUs",
+                    peak.value / one.value,
+                    fmt_value(unit, one.value)
+                ));
+            }
+            s
+        }
+        Finding::Comparison {
+            what,
+            unit,
+            a,
+            a_value,
+            b,
+            b_value,
+            ratio: r,
+            outcome,
+            context,
+            ..
+        } => {
+            let values = format!(
+                "{a} {}, {b} {}",
+                fmt_value(unit, a_value.value),
+                fmt_value(unit, b_value.value)
+            );
+            let mut s = match outcome {
+                Outcome::Different => {
+                    format!("{what}: {a} is {} {b} ({values})", ratio(r))
+                }
+                Outcome::Equivalent => format!(
+                    "{what}: {a} and {b} are indistinguishable here (ratio {}, within ±{:.0} %)",
+                    ratio(r),
+                    crate::stats::MIN_EFFECT * 100.0
+                ),
+                Outcome::Inconclusive => format!(
+                    "{what}: no significant difference between {a} and {b} (ratio {}; {values})",
+                    ratio(r)
+                ),
+            };
+            if let Some(c) = context {
+                s.push_str(&format!(" — {c}"));
+            }
+            s
+        }
+        Finding::SameConfiguration {
+            what,
+            variants,
+            config,
+        } => format!(
+            "{what}: {} here (all ran {config}; measured once)",
+            variants.join(" = ")
+        ),
+        Finding::Value {
+            what,
+            unit,
+            value,
+            context,
+        } => {
+            let mut s = format!("{what}: {}", estimate(unit, value));
+            if let Some(c) = context {
+                s.push_str(&format!(" ({c})"));
+            }
+            s
+        }
+        Finding::Note { text } => text.clone(),
+    }
+}
+
+/// One warning as a sentence.
+pub fn warning(w: &Warning) -> String {
+    match w {
+        Warning::WideInterval {
+            series,
+            x,
+            rel_half_width,
+            n,
+        } => format!(
+            "{series} at {}: the 95 % interval is still ±{:.0} % after {n} repetitions; \
+             the machine may be busy",
+            fmt_num(*x),
+            rel_half_width * 100.0
+        ),
+        Warning::Noisy { detail } => format!("the machine was noisy: {detail}"),
+        Warning::Note { text } => text.clone(),
+    }
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&finding(self))
+    }
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&warning(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(value: f64, lo: f64, hi: f64) -> Estimate {
+        Estimate {
+            value,
+            lo,
+            hi,
+            n: 8,
+        }
+    }
+
+    #[test]
+    fn comparisons_are_worded_by_outcome() {
+        let mut f = Finding::Comparison {
+            what: "write with 2 threads".into(),
+            unit: "bytes_per_s".into(),
+            a: "linear".into(),
+            a_value: e(45.56e9, 44e9, 46e9),
+            b: "scatter".into(),
+            b_value: e(26.41e9, 25e9, 27e9),
+            ratio: e(1.73, 1.61, 1.88),
+            significant: true,
+            outcome: Outcome::Different,
+            context: None,
+        };
+        assert_eq!(
+            finding(&f),
+            "write with 2 threads: linear is 1.73× (95 % CI 1.61–1.88) scatter \
+             (linear 45.56 GB/s, scatter 26.41 GB/s)"
+        );
+        if let Finding::Comparison {
+            outcome, ratio: r, ..
+        } = &mut f
+        {
+            *outcome = Outcome::Equivalent;
+            *r = e(1.01, 0.99, 1.02);
+        }
+        assert!(
+            finding(&f).contains("indistinguishable here"),
+            "{}",
+            finding(&f)
+        );
+        assert_eq!(cell(2.0e9, 1e9, Some(&e(2.0e9, 1.9e9, 2.1e9))), "2.000 ±5%");
+        assert_eq!(cell(2.0e9, 1e9, Some(&e(2.0e9, 1.999e9, 2.001e9))), "2.000");
+    }
+}

@@ -1,0 +1,100 @@
+//! Numbers with their units, scaled for people (`12.30 Gops/s`, `840.0 ns`).
+//! A leaf: the model's unit names (`ops_per_s`, `bytes_per_s`, `ns`) → words. Used by
+//! the renderers and by the wording of findings; never by measuring code.
+
+/// Scale and label for a quantity named by its unit suffix, chosen from `magnitude`.
+pub fn unit_scale(unit: &str, magnitude: f64) -> (f64, String) {
+    let m = magnitude.abs();
+    let si = |base: &str| -> (f64, String) {
+        for (f, p) in [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")] {
+            if m >= f {
+                return (f, format!("{p}{base}"));
+            }
+        }
+        (1.0, base.to_string())
+    };
+    match unit {
+        "ops_per_s" => si("ops/s"),
+        "bytes_per_s" => si("B/s"),
+        "events_per_s" => si("events/s"),
+        "flops_per_s" => si("FLOP/s"),
+        "per_s" | "increments_per_s" => si("/s"),
+        "bytes" => {
+            for (f, p) in [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
+                if m >= f as f64 {
+                    return (f as f64, p.into());
+                }
+            }
+            (1.0, "B".into())
+        }
+        "ns" => {
+            for (f, p) in [(1e9, "s"), (1e6, "ms"), (1e3, "µs")] {
+                if m >= f {
+                    return (f, p.into());
+                }
+            }
+            (1.0, "ns".into())
+        }
+        "cycles" => si("cycles"),
+        "s" | "seconds" => {
+            if m < 1e-3 && m > 0.0 {
+                (1e-6, "µs".into())
+            } else if m < 1.0 && m > 0.0 {
+                (1e-3, "ms".into())
+            } else {
+                (1.0, "s".into())
+            }
+        }
+        other => (1.0, other.replace('_', " ")),
+    }
+}
+
+/// Number with about four significant digits.
+pub fn fmt_num(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    let a = v.abs();
+    if a >= 1000.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 10.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// An x value by its axis name: bytes scaled (`4.000 KiB`), whole numbers
+/// without decimals (thread counts), anything else to four digits.
+pub fn fmt_x(x_name: &str, x: f64) -> String {
+    if x_name == "bytes" {
+        fmt_value("bytes", x)
+    } else if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        fmt_num(x)
+    }
+}
+
+/// A value with its unit, scaled (`12.3 Gops/s`, `840 ns`, `1.50 GiB`).
+pub fn fmt_value(unit: &str, v: f64) -> String {
+    let (f, label) = unit_scale(unit, v);
+    format!("{} {label}", fmt_num(v / f))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_scale_with_units() {
+        assert_eq!(fmt_value("ops_per_s", 12.3e9), "12.30 Gops/s");
+        assert_eq!(fmt_value("ns", 840.0), "840.0 ns");
+        assert_eq!(fmt_value("ns", 28_000.0), "28.00 µs");
+        assert_eq!(fmt_value("bytes", 1.5 * (1u64 << 30) as f64), "1.500 GiB");
+        assert_eq!(fmt_value("bytes_per_s", 25e9), "25.00 GB/s");
+        assert_eq!(fmt_num(f64::NAN), "-");
+    }
+}
