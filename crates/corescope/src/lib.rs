@@ -8,6 +8,7 @@
 //! `render` shows it.
 
 pub mod affinity;
+pub mod analysis;
 pub mod app;
 pub mod cli;
 pub mod clock;

@@ -4,11 +4,14 @@
 //! Per thread: a loop over 128 inputs doing 8 dependent operations (2 add, 2 sub,
 //! 4 mul) on the input and the previous result, repeated `passes` times. Every
 //! thread waits at the start gate; throughput = all operations / (last end − first
-//! start); best of 3.
+//! start). The seed keeps the best of 3; here the runner repeats each case in
+//! rounds, the placements of one thread count interleaved, and reports the median
+//! with its interval (placements that give the same CPUs are measured once).
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{placement_config, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::analysis;
 use crate::model::{Measurement, Point, ProbeResult, Profile};
-use crate::placement::{self, Strategy};
+use crate::placement::Strategy;
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 
@@ -16,8 +19,6 @@ use std::hint::black_box;
 pub const INPUTS: usize = 128;
 /// Dependent operations per input: 2 add, 2 sub, 4 mul.
 pub const OPS_PER_INPUT: u64 = 8;
-/// Repetitions per case; the best is kept (seed: best of 3).
-pub const REPS: usize = 3;
 /// Largest thread count as a multiple of the CPU count (seed: up to 4× the strands).
 pub const MAX_THREAD_FACTOR: usize = 4;
 
@@ -149,30 +150,32 @@ impl Probe for Compute {
         // seed's 10^9 per thread. Quick and default shrink the per-thread work when
         // threads exceed CPUs so every case takes about the same wall time, and the
         // probe's time grows only with the number of thread counts.
-        let elements: u64 = ctx.profile.pick(2_000_000, 16_000_000, 1_000_000_000);
+        let elements: u64 = ctx.profile.pick(2_000_000, 8_000_000, 1_000_000_000);
         let cpus = ctx.cpus();
         let counts = ctx.thread_counts(MAX_THREAD_FACTOR);
         let placements = ctx.placements(&PLACEMENTS);
         let mut cases = Vec::new();
         for kind in [Kind::Int, Kind::Fp] {
-            for p in &placements {
-                for &threads in &counts {
-                    let share = if ctx.profile == Profile::Full {
-                        elements
-                    } else {
-                        elements * cpus as u64 / threads.max(cpus) as u64
-                    };
-                    let passes = (share / INPUTS as u64).max(1);
+            for &threads in &counts {
+                let share = if ctx.profile == Profile::Full {
+                    elements
+                } else {
+                    elements * cpus as u64 / threads.max(cpus) as u64
+                };
+                let passes = (share / INPUTS as u64).max(1);
+                let group = format!("{} with {threads} threads", kind.name());
+                for p in &placements {
+                    let (_, config) = placement_config(&ctx.topo, p, threads)?;
                     let params = CaseParams {
                         kind,
                         placement: placement_arg(p),
                         threads,
                         passes,
                     };
-                    cases.push(Case::new(
-                        format!("{} {} ×{threads}", kind.name(), p.name()),
-                        &params,
-                    ));
+                    cases.push(
+                        Case::new(format!("{} {} ×{threads}", kind.name(), p.name()), &params)
+                            .compared(&group, p.name(), config),
+                    );
                 }
             }
         }
@@ -191,7 +194,7 @@ impl Probe for Compute {
                 "work per thread scaled by cpus/max(threads, cpus)"
             },
         )
-        .param("repetitions", REPS)
+        .param("repetitions", "runner rounds (see rounds_min / rounds_max)")
         .param("thread_counts", &counts)
         .param(
             "placements",
@@ -203,67 +206,56 @@ impl Probe for Compute {
         let c: CaseParams = case.decode()?;
         let strategy =
             Strategy::parse(&c.placement).map_err(|e| ProbeError::Failed(e.to_string()))?;
-        let cpus = placement::assign(&ctx.plan.topo, &strategy, c.threads)
-            .map_err(|e| ProbeError::Failed(e.to_string()))?;
+        let (cpus, _) = placement_config(&ctx.plan.topo, &strategy, c.threads)?;
         let passes = c.passes;
         let out = match c.kind {
-            Kind::Int => ctx.team(&cpus, REPS, int_inputs, |t, inputs| {
+            Kind::Int => ctx.team(&cpus, 1, int_inputs, |t, inputs| {
                 black_box(int_kernel(inputs, INT_K, passes, t as i64));
             })?,
-            Kind::Fp => ctx.team(&cpus, REPS, fp_inputs, |t, inputs| {
+            Kind::Fp => ctx.team(&cpus, 1, fp_inputs, |t, inputs| {
                 black_box(fp_kernel(inputs, FP_K, passes, 1.0 + t as f64));
             })?,
         };
-        let best = out
-            .best()
-            .ok_or_else(|| ProbeError::Failed("no repetition ran".into()))?;
-        let ns = best.team_ns().max(1) as f64;
         let ops = c.threads as f64 * passes as f64 * INPUTS as f64 * OPS_PER_INPUT as f64;
-        let ops_per_s = ops / (ns * 1e-9);
+        let rates: Vec<f64> = out
+            .team_times_ns()
+            .iter()
+            .map(|ns| ops / (ns.max(1.0) * 1e-9))
+            .collect();
+        if rates.is_empty() {
+            return Err(ProbeError::Failed("no repetition ran".into()));
+        }
         let hz = ctx.plan.clock.info.ticks_hz;
-        let series = format!("{}/{}", c.kind.name(), strategy.name());
-        let mut m = Measurement::points(vec![
-            Point::new(&series, "threads", c.threads as f64, "ops_per_s", ops_per_s),
-            Point::new(
+        let per_cycle = rates.iter().map(|r| r / c.threads as f64 / hz).collect();
+        Ok(Measurement::points(vec![
+            Point::samples(
+                format!("{}/{}", c.kind.name(), strategy.name()),
+                "threads",
+                c.threads as f64,
+                "ops_per_s",
+                rates,
+            ),
+            Point::samples(
                 format!("{}-per-cycle/{}", c.kind.name(), strategy.name()),
                 "threads",
                 c.threads as f64,
                 "ops_per_cycle_per_thread",
-                ops_per_s / c.threads as f64 / hz,
+                per_cycle,
             ),
-        ]);
-        let times = out.team_times_ns();
-        let cv = crate::stats::cv(&times);
-        if times.len() > 1 && cv > SPREAD_WARN_CV {
-            m.warnings.push(format!(
-                "{series}: repetitions at {} threads varied by {:.0} % (CV); the machine may be busy",
-                c.threads,
-                cv * 100.0
-            ));
-        }
-        if out.stopped_early {
-            m.warnings.push(format!(
-                "{series} ×{}: budget reached, best of {} instead of {REPS}",
-                c.threads,
-                out.reps.len()
-            ));
-        }
-        Ok(m)
+        ]))
     }
 
     fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
-        result.findings.extend(scaling_findings(
-            result,
-            &["int", "fp"],
-            "ops_per_s",
-            ctx.cpus(),
-        ));
+        let cpus = ctx.cpus();
+        for what in ["int", "fp"] {
+            let found = [
+                analysis::scaling(result, what, "ops_per_s", cpus),
+                analysis::placements(result, what, "ops_per_s", cpus as f64),
+            ];
+            result.findings.extend(found.into_iter().flatten());
+        }
     }
 }
-
-/// Repetitions whose team times vary by more than this coefficient of variation
-/// get a warning.
-pub const SPREAD_WARN_CV: f64 = 0.10;
 
 /// Placement as given on the command line (`scatter`, `0,2,4-7`).
 pub fn placement_arg(s: &Strategy) -> String {
@@ -271,89 +263,6 @@ pub fn placement_arg(s: &Strategy) -> String {
         Strategy::List(cpus) => crate::topology::Topology::format_cpu_list(cpus),
         other => other.name(),
     }
-}
-
-/// Findings shared by scaling probes: for each `<what>` prefix, the maximum, the
-/// thread count reaching 95 % of it, the best placement and the 1-thread ratio.
-pub fn scaling_findings(
-    result: &ProbeResult,
-    whats: &[&str],
-    unit: &str,
-    cpus: usize,
-) -> Vec<String> {
-    let mut out = Vec::new();
-    for what in whats {
-        let prefix = format!("{what}/");
-        let curves: Vec<_> = result
-            .series
-            .iter()
-            .filter(|s| s.name.starts_with(&prefix))
-            .collect();
-        let Some((max_curve, max_i)) = curves
-            .iter()
-            .flat_map(|s| (0..s.y.len()).map(move |i| (*s, i)))
-            .max_by(|a, b| a.0.y[a.1].total_cmp(&b.0.y[b.1]))
-        else {
-            continue;
-        };
-        let max = max_curve.y[max_i];
-        let best_placement = &max_curve.name[prefix.len()..];
-        // Smallest thread count at which any placement reaches 95 % of the maximum.
-        let sat = curves
-            .iter()
-            .flat_map(|s| s.x.iter().zip(&s.y))
-            .filter(|(_, &y)| y >= 0.95 * max)
-            .map(|(&x, _)| x)
-            .fold(f64::INFINITY, f64::min);
-        let one = curves
-            .iter()
-            .flat_map(|s| s.x.iter().zip(&s.y))
-            .filter(|(&x, _)| x == 1.0)
-            .map(|(_, &y)| y)
-            .fold(0.0, f64::max);
-        let mut line = format!(
-            "{what}: {} at most, with {} threads ({best_placement}); 95 % of that is reached at {} threads",
-            crate::render::fmt_value(unit, max),
-            max_curve.x[max_i],
-            sat
-        );
-        if one > 0.0 {
-            line.push_str(&format!(
-                "; {:.2}× one thread's {} on {cpus} CPUs",
-                max / one,
-                crate::render::fmt_value(unit, one)
-            ));
-        }
-        out.push(line);
-        // Best placement at full occupancy (threads == CPUs), where placement matters most.
-        let at_full: Vec<(&str, f64)> = curves
-            .iter()
-            .filter_map(|s| {
-                s.x.iter()
-                    .position(|&x| x == cpus as f64)
-                    .map(|i| (&s.name[prefix.len()..], s.y[i]))
-            })
-            .collect();
-        if at_full.len() > 1 {
-            let best = at_full
-                .iter()
-                .max_by(|a, b| a.1.total_cmp(&b.1))
-                .expect("non-empty");
-            let worst = at_full
-                .iter()
-                .min_by(|a, b| a.1.total_cmp(&b.1))
-                .expect("non-empty");
-            out.push(format!(
-                "{what} with {cpus} threads: best placement {} ({}), worst {} ({}, {:.0} % lower)",
-                best.0,
-                crate::render::fmt_value(unit, best.1),
-                worst.0,
-                crate::render::fmt_value(unit, worst.1),
-                (1.0 - worst.1 / best.1) * 100.0
-            ));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

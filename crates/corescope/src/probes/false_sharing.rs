@@ -47,7 +47,7 @@ impl Counters {
         let pad = pad.max(2) & !1;
         let words = (n * pad).div_ceil(8) + 1;
         Ok(Self {
-            block: super::memory::Block::new(words, false, 0)?,
+            block: super::memory::Block::new(words, super::memory::Pages::Default, 0)?,
             pad,
         })
     }

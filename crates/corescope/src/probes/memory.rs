@@ -30,10 +30,11 @@
 //! Byte counting is STREAM's: read 8 B and write 8 B per word, copy 16 B and triad
 //! 24 B per element; write-allocate traffic is not counted. GB/s = 10^9 B/s.
 
-use super::compute::{placement_arg, scaling_findings, SPREAD_WARN_CV};
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::compute::placement_arg;
+use super::{placement_config, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::analysis;
 use crate::memguard;
-use crate::model::{Measurement, Point, ProbeResult};
+use crate::model::{Finding, Measurement, Point, ProbeResult};
 use crate::placement::{self, Strategy};
 use serde::{Deserialize, Serialize};
 use std::alloc::Layout;
@@ -41,7 +42,8 @@ use std::hint::black_box;
 use std::ptr::NonNull;
 use std::sync::Mutex;
 
-/// Repetitions per case; the best is kept (seed: best of 3).
+/// Repetitions of the working-set cases inside one team (the best is kept, as the
+/// seed's best of 3); the bandwidth sweep is repeated in rounds by the runner.
 pub const REPS: usize = 3;
 /// Size of a transparent huge page on x86_64 and most aarch64 kernels (2 MiB);
 /// blocks are aligned and sized to it so a THP request can be honoured.
@@ -78,8 +80,22 @@ pub enum Kernel {
     Triad,
     /// Read, with every block allocated and first written by the main thread.
     ReadMainInit,
-    /// Read, with transparent huge pages requested for the block.
+    /// Read, with transparent huge pages requested for the block (`MADV_HUGEPAGE`).
     ReadThp,
+    /// Read, with transparent huge pages refused for the block (`MADV_NOHUGEPAGE`):
+    /// the "off" arm of the THP comparison, whatever the system's THP mode.
+    ReadNoThp,
+}
+
+/// Which pages back a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pages {
+    /// Whatever the system's THP mode gives (no advice).
+    Default,
+    /// `MADV_HUGEPAGE` before the first touch.
+    Huge,
+    /// `MADV_NOHUGEPAGE` before the first touch.
+    Small,
 }
 
 impl Kernel {
@@ -92,6 +108,16 @@ impl Kernel {
             Kernel::Triad => "triad",
             Kernel::ReadMainInit => "read-main-init",
             Kernel::ReadThp => "read-thp",
+            Kernel::ReadNoThp => "read-nothp",
+        }
+    }
+
+    /// Pages the kernel's blocks ask for.
+    pub fn pages(self) -> Pages {
+        match self {
+            Kernel::ReadThp => Pages::Huge,
+            Kernel::ReadNoThp => Pages::Small,
+            _ => Pages::Default,
         }
     }
 
@@ -152,9 +178,9 @@ unsafe impl Send for Block {}
 unsafe impl Sync for Block {}
 
 impl Block {
-    /// Allocate `words` words (rounded up to whole huge pages), request THP if asked,
-    /// and write every word (the first touch) with `fill`.
-    pub fn new(words: usize, thp: bool, fill: u64) -> Result<Self, String> {
+    /// Allocate `words` words (rounded up to whole huge pages), advise the kernel
+    /// which pages to use, and write every word (the first touch) with `fill`.
+    pub fn new(words: usize, pages: Pages, fill: u64) -> Result<Self, String> {
         let bytes = (words.max(1) * 8).div_ceil(HUGE_PAGE_BYTES) * HUGE_PAGE_BYTES;
         let layout = Layout::from_size_align(bytes, HUGE_PAGE_BYTES)
             .map_err(|e| format!("block of {bytes} B: {e}"))?;
@@ -162,11 +188,16 @@ impl Block {
         let raw = unsafe { std::alloc::alloc(layout) } as *mut u64;
         let ptr = NonNull::new(raw)
             .ok_or_else(|| format!("could not allocate {}", memguard::human(bytes as u64)))?;
-        if thp {
+        let advice = match pages {
+            Pages::Default => None,
+            Pages::Huge => Some(libc::MADV_HUGEPAGE),
+            Pages::Small => Some(libc::MADV_NOHUGEPAGE),
+        };
+        if let Some(advice) = advice {
             // SAFETY: ptr..ptr+bytes is our own, 2 MiB-aligned allocation; madvise
             // only changes how the kernel backs it. A failure (THP off) is harmless.
             unsafe {
-                libc::madvise(ptr.as_ptr().cast(), bytes, libc::MADV_HUGEPAGE);
+                libc::madvise(ptr.as_ptr().cast(), bytes, advice);
             }
         }
         let mut b = Block {
@@ -511,7 +542,7 @@ pub fn thp_mode() -> Option<String> {
 /// Fraction of a freshly touched 8 MiB block with THP requested that the kernel backs
 /// with huge pages, if /proc/self/smaps says.
 pub fn thp_probe() -> Option<f64> {
-    let b = Block::new((8 << 20) / 8, true, 1).ok()?;
+    let b = Block::new((8 << 20) / 8, Pages::Huge, 1).ok()?;
     let huge = huge_bytes_at(b.addr())?;
     Some((huge as f64 / b.allocated_bytes() as f64).min(1.0))
 }
@@ -586,29 +617,39 @@ impl Probe for Memory {
         // Does the kernel grant huge pages when asked? A small test block says.
         let thp_granted = if thp_ok { thp_probe() } else { None };
 
-        let mut kernels = vec![
-            Kernel::Read,
-            Kernel::Write,
-            Kernel::Copy,
-            Kernel::Triad,
-            Kernel::ReadMainInit,
-        ];
+        // Throughput kernels at every thread count; the first-touch and THP variants
+        // only where every thread has a CPU of its own (a comparison at 4 threads on 2
+        // CPUs measures the scheduler, not the pages).
+        let mut variants = vec![Kernel::ReadMainInit];
         if thp_ok {
-            kernels.push(Kernel::ReadThp);
+            variants.extend([Kernel::ReadThp, Kernel::ReadNoThp]);
         }
         let mut cases = Vec::new();
-        for &kernel in &kernels {
-            for p in &placements {
-                for &threads in &counts {
-                    cases.push(Case::new(
-                        format!("{} {} ×{threads}", kernel.name(), p.name()),
-                        &CaseParams::Bandwidth {
-                            kernel,
-                            placement: placement_arg(p),
-                            threads,
-                            block_bytes: block,
-                        },
-                    ));
+        for &threads in &counts {
+            let group = format!("memory with {threads} threads");
+            let mut kernels = vec![Kernel::Read, Kernel::Write, Kernel::Copy, Kernel::Triad];
+            if threads <= cpus {
+                kernels.extend(&variants);
+            }
+            for &kernel in &kernels {
+                for p in &placements {
+                    let (_, cpu_config) = placement_config(&ctx.topo, p, threads)?;
+                    cases.push(
+                        Case::new(
+                            format!("{} {} ×{threads}", kernel.name(), p.name()),
+                            &CaseParams::Bandwidth {
+                                kernel,
+                                placement: placement_arg(p),
+                                threads,
+                                block_bytes: block,
+                            },
+                        )
+                        .compared(
+                            &group,
+                            p.name(),
+                            format!("{} {cpu_config}", kernel.name()),
+                        ),
+                    );
                 }
             }
         }
@@ -664,7 +705,7 @@ impl Probe for Memory {
         }
         .param("block_bytes_per_thread", block)
         .param("block_bytes_requested", requested)
-        .param("repetitions", REPS)
+        .param("repetitions", "bandwidth: runner rounds, every kernel and placement of one thread count interleaved; working sets: best of 3")
         .param("thread_counts", &counts)
         .param(
             "placements",
@@ -675,6 +716,8 @@ impl Probe for Memory {
             "STREAM: read 8 B, write 8 B, copy 16 B, triad 24 B per element; write-allocate traffic not counted; GB/s = 1e9 B/s",
         )
         .param("kernels", "read: AVX2 (else SSE2) vector loads; write: memset of 0x5A (never zeros); copy and triad: SSE2 with non-temporal stores on x86_64")
+        .param("timing", "team: all bytes / (last end - first start), as the seeds; per-thread-sum: the sum over threads of each thread's bytes / its own time (no start skew)")
+        .param("thp_arms", "read-thp: MADV_HUGEPAGE; read-nothp: MADV_NOHUGEPAGE; read: no advice")
         .param("thp_mode", thp.clone().unwrap_or_else(|| "unknown".into()))
         .param("thp_test_block_huge_fraction", thp_granted)
         .param("ws_bytes", &sizes)
@@ -722,54 +765,30 @@ impl Probe for Memory {
     fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
         let cpus = ctx.cpus();
         if let Some(serde_json::Value::Array(notes)) = result.params.get("notes") {
-            for n in notes.iter().filter_map(|n| n.as_str()) {
-                if !result.warnings.iter().any(|w| w == n) {
-                    result.warnings.push(n.to_string());
-                }
+            let notes: Vec<String> = notes
+                .iter()
+                .filter_map(|n| n.as_str().map(String::from))
+                .collect();
+            for n in notes {
+                result.warnings.push_unique(n);
             }
         }
-        result.findings.extend(scaling_findings(
-            result,
-            &["read", "write", "copy", "triad"],
-            "bytes_per_s",
-            cpus,
-        ));
+        for what in ["read", "write", "copy", "triad"] {
+            let found = [
+                analysis::scaling(result, what, "bytes_per_s", cpus),
+                analysis::placements(result, what, "bytes_per_s", cpus as f64),
+            ];
+            result.findings.extend(found.into_iter().flatten());
+        }
         result.findings.push(
-            "byte counting as STREAM (copy 16 B, triad 24 B per element); write-allocate traffic is not counted"
+            "byte counting as STREAM (copy 16 B, triad 24 B per element); write-allocate traffic is not counted",
         );
-        // First touch: owner vs main thread, at the largest common thread count.
-        if let Some(f) = variant_finding(
-            result,
-            "read",
-            "read-main-init",
-            "first touch by the main thread",
-        ) {
-            let numa = if ctx.topo.numa_nodes <= 1 {
-                " — no difference expected: 1 NUMA node".to_string()
-            } else {
-                format!(" ({} NUMA nodes)", ctx.topo.numa_nodes)
-            };
-            result.findings.push(format!("{f}{numa}"));
-        }
-        if let Some(f) = variant_finding(
-            result,
-            "read",
-            "read-thp",
-            "transparent huge pages requested",
-        ) {
-            let granted = match result
-                .params
-                .get("thp_test_block_huge_fraction")
-                .and_then(|v| v.as_f64())
-            {
-                Some(g) => format!(
-                    " (the kernel backed {:.0} % of a test block with huge pages)",
-                    g * 100.0
-                ),
-                None => " (whether the kernel granted huge pages could not be read)".into(),
-            };
-            result.findings.push(format!("{f}{granted}"));
-        }
+        let found = [
+            team_vs_threads(result, cpus),
+            first_touch(result, ctx),
+            huge_pages(result),
+        ];
+        result.findings.extend(found.into_iter().flatten());
         if let Some(s) = result.series("ws-latency/1t") {
             let (x, y) = (s.x.clone(), s.y.clone());
             result
@@ -782,8 +801,8 @@ impl Probe for Memory {
                 result.findings.push(format!(
                     "largest working set ({}): one thread reads {}, all {cpus} CPUs {} ({:.2}×)",
                     memguard::human(one.x.last().copied().unwrap_or(0.0) as u64),
-                    crate::render::fmt_value("bytes_per_s", m1),
-                    crate::render::fmt_value("bytes_per_s", ma),
+                    crate::units::fmt_value("bytes_per_s", m1),
+                    crate::units::fmt_value("bytes_per_s", ma),
                     ma / m1
                 ));
             }
@@ -791,43 +810,140 @@ impl Probe for Memory {
     }
 }
 
-/// "read-main-init vs read at N threads (placement): 0.97×" for the best placement.
-fn variant_finding(result: &ProbeResult, base: &str, variant: &str, what: &str) -> Option<String> {
-    let mut best: Option<(f64, String, f64, f64)> = None;
-    for s in result
+/// The placement compared first in a variant comparison: the first measured one
+/// that is pinned, else the first.
+fn reference_placement(result: &ProbeResult, base: &str, x: f64) -> Option<String> {
+    let names: Vec<&str> = result
+        .series
+        .iter()
+        .filter_map(|s| s.name.strip_prefix(base)?.strip_prefix('/'))
+        .collect();
+    names
+        .iter()
+        .find(|p| **p != "unbound" && result.estimate(&format!("{base}/{p}"), x).is_some())
+        .or_else(|| names.first())
+        .map(|p| p.to_string())
+}
+
+/// The largest thread count ≤ CPUs at which `variant` was measured.
+fn variant_threads(result: &ProbeResult, variant: &str, cpus: usize) -> Option<f64> {
+    result
         .series
         .iter()
         .filter(|s| s.name.starts_with(&format!("{variant}/")))
+        .flat_map(|s| s.x.iter().copied())
+        .filter(|&x| x <= cpus as f64)
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+}
+
+/// Read by the owner vs read of blocks first written by the main thread.
+fn first_touch(result: &ProbeResult, ctx: &PlanCtx) -> Option<Finding> {
+    let x = variant_threads(result, "read-main-init", ctx.cpus())?;
+    let p = reference_placement(result, "read-main-init", x)?;
+    let context = if ctx.topo.numa_nodes <= 1 {
+        "1 NUMA node: no difference expected".to_string()
+    } else {
+        format!("{} NUMA nodes", ctx.topo.numa_nodes)
+    };
+    analysis::compare(
+        result,
+        &format!("first touch, read with {x} threads ({p})"),
+        "bytes_per_s",
+        ("owner's first touch", &format!("read/{p}"), x),
+        (
+            "main thread's first touch",
+            &format!("read-main-init/{p}"),
+            x,
+        ),
+        Some(context),
+    )
+}
+
+/// Read with huge pages advised vs refused, interleaved.
+fn huge_pages(result: &ProbeResult) -> Option<Finding> {
+    let x = variant_threads(result, "read-thp", usize::MAX)?;
+    let p = reference_placement(result, "read-thp", x)?;
+    let granted = match result
+        .params
+        .get("thp_test_block_huge_fraction")
+        .and_then(|v| v.as_f64())
     {
-        let placement = &s.name[variant.len() + 1..];
-        let b = result.series(&format!("{base}/{placement}"))?;
-        for (&x, &y) in s.x.iter().zip(&s.y) {
-            if let Some(i) = b.x.iter().position(|&bx| bx == x) {
-                if best.as_ref().is_none_or(|(bx, ..)| x > *bx) {
-                    best = Some((x, placement.to_string(), b.y[i], y));
-                }
-            }
-        }
-    }
-    let (x, placement, base_y, var_y) = best?;
-    Some(format!(
-        "{what}: {} vs {} with {x} threads ({placement}), {:.2}×",
-        crate::render::fmt_value("bytes_per_s", var_y),
-        crate::render::fmt_value("bytes_per_s", base_y),
-        var_y / base_y
-    ))
+        Some(g) => format!(
+            "THP mode {}; the kernel backed {:.0} % of a test block with huge pages",
+            result
+                .params
+                .get("thp_mode")
+                .and_then(|v| v.as_str())
+                .unwrap_or("unknown"),
+            g * 100.0
+        ),
+        None => "whether the kernel granted huge pages could not be read".into(),
+    };
+    analysis::compare(
+        result,
+        &format!("huge pages, read with {x} threads ({p})"),
+        "bytes_per_s",
+        ("MADV_HUGEPAGE", &format!("read-thp/{p}"), x),
+        ("MADV_NOHUGEPAGE", &format!("read-nothp/{p}"), x),
+        Some(granted),
+    )
+}
+
+/// The team figure (first start → last end) vs the sum of the threads' own rates,
+/// for read at the CPU count: a gap is start skew or imbalance, not the kernel.
+fn team_vs_threads(result: &ProbeResult, cpus: usize) -> Option<Finding> {
+    let x = cpus as f64;
+    let p = reference_placement(result, "read", x)?;
+    analysis::compare(
+        result,
+        &format!("read with {cpus} threads ({p}), team timing vs per-thread timing"),
+        "bytes_per_s",
+        ("per-thread sum", &format!("read-per-thread-sum/{p}"), x),
+        ("team", &format!("read/{p}"), x),
+        Some("a difference is start skew or imbalance between threads".into()),
+    )
 }
 
 /// One thread's arrays for a bandwidth case.
 type Arrays = Result<Vec<Block>, String>;
 
-fn alloc_arrays(kernel: Kernel, block_bytes: u64, thp: bool, t: usize) -> Arrays {
+fn alloc_arrays(kernel: Kernel, block_bytes: u64, t: usize) -> Arrays {
     let words = (block_bytes / 8 / kernel.arrays() as u64) as usize;
     (0..kernel.arrays())
-        .map(|a| Block::new(words, thp, ((t * 3 + a + 1) as f64).to_bits()))
+        .map(|a| Block::new(words, kernel.pages(), ((t * 3 + a + 1) as f64).to_bits()))
         .collect()
 }
 
+/// One pass of the kernel over a thread's arrays.
+fn bandwidth_kernel(kernel: Kernel, arrays: &mut Arrays) -> Result<u64, String> {
+    let arrays = arrays.as_mut().map_err(|e| e.clone())?;
+    Ok(match kernel {
+        Kernel::Read | Kernel::ReadMainInit | Kernel::ReadThp | Kernel::ReadNoThp => {
+            black_box(read_sum(arrays[0].as_slice()))
+        }
+        Kernel::Write => {
+            write_fill(arrays[0].as_mut_slice());
+            0
+        }
+        Kernel::Copy => {
+            let (a, b) = arrays.split_at_mut(1);
+            copy(a[0].as_mut_slice(), b[0].as_slice());
+            0
+        }
+        Kernel::Triad => {
+            let (a, rest) = arrays.split_at_mut(1);
+            let (b, c) = rest.split_at_mut(1);
+            let bb: &[f64] = b[0].as_f64_mut();
+            let cc: &[f64] = c[0].as_f64_mut();
+            triad(a[0].as_f64_mut(), bb, cc, 3.0);
+            0
+        }
+    })
+}
+
+/// One repetition of a bandwidth case: fresh blocks, first touch by their owner
+/// (or the main thread), one timed pass. Two figures: the team's (all bytes over
+/// first start → last end, as the seeds) and the sum of each thread's own rate.
 fn run_bandwidth(
     ctx: &mut RunCtx,
     kernel: Kernel,
@@ -836,13 +952,12 @@ fn run_bandwidth(
     block_bytes: u64,
 ) -> Result<Measurement, ProbeError> {
     let strategy = Strategy::parse(placement_s).map_err(|e| ProbeError::Failed(e.to_string()))?;
-    let cpus = placement::assign(&ctx.plan.topo, &strategy, threads)
-        .map_err(|e| ProbeError::Failed(e.to_string()))?;
+    let (cpus, _) = placement_config(&ctx.plan.topo, &strategy, threads)?;
     // First touch by the main thread: allocate and write every block here, then hand
     // each to its owner.
     let premade: Mutex<Vec<Option<Arrays>>> = Mutex::new(if kernel == Kernel::ReadMainInit {
         (0..threads)
-            .map(|t| Some(alloc_arrays(kernel, block_bytes, false, t)))
+            .map(|t| Some(alloc_arrays(kernel, block_bytes, t)))
             .collect()
     } else {
         Vec::new()
@@ -854,60 +969,46 @@ fn run_bandwidth(
                 .and_then(Option::take)
                 .unwrap_or_else(|| Err("missing pre-made block".into()))
         } else {
-            alloc_arrays(kernel, block_bytes, kernel == Kernel::ReadThp, t)
+            alloc_arrays(kernel, block_bytes, t)
         }
     };
-    let out = ctx.team(&cpus, REPS, setup, |_t, arrays| -> Result<u64, String> {
-        let arrays = arrays.as_mut().map_err(|e| e.clone())?;
-        Ok(match kernel {
-            Kernel::Read | Kernel::ReadMainInit | Kernel::ReadThp => {
-                black_box(read_sum(arrays[0].as_slice()))
-            }
-            Kernel::Write => {
-                write_fill(arrays[0].as_mut_slice());
-                0
-            }
-            Kernel::Copy => {
-                let (a, b) = arrays.split_at_mut(1);
-                copy(a[0].as_mut_slice(), b[0].as_slice());
-                0
-            }
-            Kernel::Triad => {
-                let (a, rest) = arrays.split_at_mut(1);
-                let (b, c) = rest.split_at_mut(1);
-                let bb: &[f64] = b[0].as_f64_mut();
-                let cc: &[f64] = c[0].as_f64_mut();
-                triad(a[0].as_f64_mut(), bb, cc, 3.0);
-                0
-            }
-        })
+    let out = ctx.team(&cpus, 1, setup, |_t, arrays| {
+        bandwidth_kernel(kernel, arrays)
     })?;
     if let Some(err) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
         return Err(ProbeError::Failed(format!("{}: {err}", kernel.name())));
     }
-    let best = out
-        .best()
+    let rep = out
+        .reps
+        .first()
         .ok_or_else(|| ProbeError::Failed("no repetition ran".into()))?;
-    let ns = best.team_ns().max(1) as f64;
-    let bytes = threads as f64 * bytes_moved(kernel, block_bytes) as f64;
-    let series = format!("{}/{}", kernel.name(), strategy.name());
-    let mut m = Measurement::points(vec![Point::new(
-        &series,
+    let per_thread_bytes = bytes_moved(kernel, block_bytes) as f64;
+    let team = threads as f64 * per_thread_bytes / (rep.team_ns().max(1) as f64 * 1e-9);
+    let sum: f64 = rep
+        .per_thread
+        .iter()
+        .map(|(s, e)| per_thread_bytes / (e.saturating_sub(*s).max(1) as f64 * 1e-9))
+        .sum();
+    let mut points = vec![Point::new(
+        format!("{}/{}", kernel.name(), strategy.name()),
         "threads",
         threads as f64,
         "bytes_per_s",
-        bytes / (ns * 1e-9),
-    )]);
-    spread_warning(&mut m, &series, threads, &out.team_times_ns());
-    if out.stopped_early {
-        m.warnings.push(format!(
-            "{series} ×{threads}: budget reached, best of {} instead of {REPS}",
-            out.reps.len()
+        team,
+    )];
+    if kernel == Kernel::Read {
+        points.push(Point::new(
+            format!("read-per-thread-sum/{}", strategy.name()),
+            "threads",
+            threads as f64,
+            "bytes_per_s",
+            sum,
         ));
     }
-    Ok(m)
+    Ok(Measurement::points(points))
 }
 
+/// A warning when the best-of-3 repetitions of a working-set case varied widely.
 fn spread_warning(m: &mut Measurement, series: &str, threads: usize, times: &[f64]) {
     let cv = crate::stats::cv(times);
     if times.len() > 1 && cv > SPREAD_WARN_CV {
@@ -917,6 +1018,10 @@ fn spread_warning(m: &mut Measurement, series: &str, threads: usize, times: &[f6
         ));
     }
 }
+
+/// Working-set repetitions whose times vary by more than this coefficient of
+/// variation get a warning.
+pub const SPREAD_WARN_CV: f64 = 0.10;
 
 fn run_ws_read(
     ctx: &mut RunCtx,
@@ -931,7 +1036,7 @@ fn run_ws_read(
     let out = ctx.team(
         &cpus,
         REPS,
-        |t| Block::new(words, false, t as u64 + 1),
+        |t| Block::new(words, Pages::Default, t as u64 + 1),
         |_t, block| -> Result<u64, String> {
             let b = block.as_ref().map_err(|e| e.clone())?;
             let mut s = 0u64;
@@ -981,7 +1086,7 @@ fn run_ws_latency(ctx: &mut RunCtx, ws_bytes: u64, steps: u64) -> Result<Measure
         &cpus,
         REPS,
         |_t| {
-            Block::new(slots * stride, false, 0).map(|mut b| {
+            Block::new(slots * stride, Pages::Default, 0).map(|mut b| {
                 build_chase(b.as_mut_slice(), stride, slots, ws_bytes ^ 0x5eed);
                 // Walk it once so the first repetition is not a cold start.
                 black_box(chase(b.as_slice(), stride, slots as u64));
@@ -1023,17 +1128,17 @@ mod tests {
 
     #[test]
     fn blocks_are_filled_aligned_and_kernels_do_their_work() {
-        let mut a = Block::new(1000, false, 7).unwrap();
+        let mut a = Block::new(1000, Pages::Default, 7).unwrap();
         assert_eq!(a.addr() % HUGE_PAGE_BYTES, 0);
         assert!(a.allocated_bytes() >= 8000);
         assert_eq!(read_sum(a.as_slice()), 7000);
         write_fill(a.as_mut_slice());
         assert!(a.as_slice().iter().all(|&w| w == WRITE_WORD));
-        let b = Block::new(1000, true, 5).unwrap();
+        let b = Block::new(1000, Pages::Huge, 5).unwrap();
         copy(a.as_mut_slice(), b.as_slice());
         assert_eq!(read_sum(a.as_slice()), 5000);
         // Bandwidth arrays hold non-zero doubles.
-        let arrays = alloc_arrays(Kernel::Triad, 3 * 8 * 64, false, 0).unwrap();
+        let arrays = alloc_arrays(Kernel::Triad, 3 * 8 * 64, 0).unwrap();
         for (i, b) in arrays.iter().enumerate() {
             assert!(b
                 .as_slice()

@@ -56,6 +56,24 @@ pub fn find(id: &str) -> Option<Box<dyn Probe>> {
     registry().into_iter().find(|p| p.id() == id)
 }
 
+/// The CPUs a placement gives `threads` threads and the configuration they describe
+/// (`CPUs 0,1,0`, or `unbound` when the OS decides): placements with equal
+/// configurations are measured once (see [`Case::compared`]).
+pub fn placement_config(
+    topo: &Topology,
+    strategy: &Strategy,
+    threads: usize,
+) -> Result<(Vec<Option<u32>>, String), ProbeError> {
+    let cpus = crate::placement::assign(topo, strategy, threads)
+        .map_err(|e| ProbeError::Failed(e.to_string()))?;
+    let config = if cpus.iter().all(Option::is_none) {
+        format!("unbound ×{threads}")
+    } else {
+        format!("CPUs {}", crate::placement::format_assignment(&cpus))
+    };
+    Ok((cpus, config))
+}
+
 /// Copy the plan's `skipped` parameter (placements that do not exist here,
 /// each "name: skipped: why") into the findings, so the report says what was
 /// not measured and why.
