@@ -55,13 +55,27 @@ fn quick_spin_run_measures_every_loop() {
             );
         }
         for row in &t.rows {
+            if row[0] == "outcome" {
+                for v in &row[1..] {
+                    let o = v.as_str().unwrap();
+                    assert!(["different", "equivalent", "inconclusive"].contains(&o));
+                }
+                continue;
+            }
             for v in &row[1..] {
                 let v = v.as_f64().unwrap();
                 assert!(v.is_finite() && v > 0.0, "{}: {row:?}", t.name);
             }
         }
+        // The overall slowdown lies inside its interval.
+        let get = |name: &str| t.rows.iter().find(|r| r[0] == name).unwrap();
+        let (sd, lo, hi) = (get("slowdown ×"), get("low ×"), get("high ×"));
+        for k in 1..sd.len() {
+            let (s, l, h) = (sd[k].as_f64(), lo[k].as_f64(), hi[k].as_f64());
+            assert!(l <= s && s <= h, "{}: {l:?} {s:?} {h:?}", t.name);
+        }
     }
-    assert_eq!(same.rows.len(), 2 + BENCHES.len() + 1);
+    assert_eq!(same.rows.len(), 2 + BENCHES.len() + 4);
     if ctx.topo.allowed_count() >= 2 {
         let s = r
             .series("mean-slowdown/other-core")
@@ -100,8 +114,14 @@ fn k_spinners_run_oversubscribed() {
     let s = r.series("mean-slowdown/all-others").expect("series");
     assert_eq!(s.x.len(), 8);
     assert!(s.y.iter().all(|&y| y.is_finite() && y > 0.0));
-    assert!(r
+    // Typed: the plain loop's and the futex's cost, each with its interval.
+    let slowdowns = r
         .findings
         .iter()
-        .any(|f| f.to_string().contains("plain spinners on every other CPU")));
+        .filter(|f| {
+            matches!(f, corescope::model::Finding::Slowdown { what, ratio, .. }
+                if what.contains("all-others") && ratio.lo <= ratio.value && ratio.value <= ratio.hi)
+        })
+        .count();
+    assert_eq!(slowdowns, 2, "{:?}", r.findings);
 }

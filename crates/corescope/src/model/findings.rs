@@ -66,6 +66,20 @@ pub enum Finding {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         context: Option<String>,
     },
+    /// How much a cause slows a workload: a ratio of paired times (with ÷ without).
+    Slowdown {
+        /// The workload (`the active thread, spinner on another core`).
+        what: String,
+        /// The cause (`a plain spin loop`).
+        cause: String,
+        /// Time with ÷ time without, with its interval.
+        ratio: Estimate,
+        /// Difference, equivalence or neither.
+        outcome: Outcome,
+        /// Context the reader needs.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context: Option<String>,
+    },
     /// Variants that ran the same configuration here and were measured once.
     SameConfiguration {
         /// The comparison (`int with 2 threads`).

@@ -5,10 +5,11 @@
 //! 2048-thread run cannot hang the machine (the seed's did for two minutes).
 
 use super::compute::placement_arg;
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{placement_config, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::analysis;
 use crate::clock::now_ns;
 use crate::model::{Measurement, Point, ProbeResult};
-use crate::placement::{self, Strategy};
+use crate::placement::Strategy;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -139,20 +140,31 @@ impl Probe for Atomics {
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         let counts = ctx.thread_counts(MAX_THREAD_FACTOR);
         let placements = ctx.placements(&[Strategy::Compact, Strategy::Scatter]);
-        let duration_ns: u64 = ctx.profile.pick(30_000_000, 200_000_000, 1_000_000_000);
+        // One repetition; the runner repeats every case in rounds, all methods and
+        // placements of one thread count interleaved.
+        let duration_ns: u64 = ctx.profile.pick(10_000_000, 40_000_000, 200_000_000);
         let mut cases = Vec::new();
-        for method in Method::ALL {
-            for p in &placements {
-                for &threads in &counts {
-                    cases.push(Case::new(
-                        format!("{} {} ×{threads}", method.name(), p.name()),
-                        &CaseParams {
-                            method,
-                            placement: placement_arg(p),
-                            threads,
-                            duration_ns,
-                        },
-                    ));
+        for &threads in &counts {
+            let group = format!("atomics with {threads} threads");
+            for method in Method::ALL {
+                for p in &placements {
+                    let (_, config) = placement_config(&ctx.topo, p, threads)?;
+                    cases.push(
+                        Case::new(
+                            format!("{} {} ×{threads}", method.name(), p.name()),
+                            &CaseParams {
+                                method,
+                                placement: placement_arg(p),
+                                threads,
+                                duration_ns,
+                            },
+                        )
+                        .compared(
+                            &group,
+                            p.name(),
+                            format!("{} {config}", method.name()),
+                        ),
+                    );
                 }
             }
         }
@@ -173,8 +185,7 @@ impl Probe for Atomics {
         let c: CaseParams = case.decode()?;
         let strategy =
             Strategy::parse(&c.placement).map_err(|e| ProbeError::Failed(e.to_string()))?;
-        let cpus = placement::assign(&ctx.plan.topo, &strategy, c.threads)
-            .map_err(|e| ProbeError::Failed(e.to_string()))?;
+        let (cpus, _) = placement_config(&ctx.plan.topo, &strategy, c.threads)?;
         let shared = Box::<Shared>::default();
         let s = &*shared;
         let dur = c.duration_ns;
@@ -213,40 +224,66 @@ impl Probe for Atomics {
     }
 
     fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
-        let cpus = ctx.cpus() as f64;
-        // At the largest thread count: which method wins, and the CAS failure rate.
-        let at_max = |prefix: &str| -> Option<(f64, f64)> {
+        let cpus = ctx.cpus();
+        let unit = "increments_per_s";
+        for m in Method::ALL {
+            let found = analysis::placements(result, m.name(), unit, cpus as f64);
+            result.findings.extend(found);
+        }
+        // At the largest thread count: the fastest and the slowest method, each at its
+        // best placement, compared round by round.
+        let Some(x) = result
+            .series
+            .iter()
+            .flat_map(|s| s.x.iter().copied())
+            .reduce(f64::max)
+        else {
+            return;
+        };
+        let best_of = |m: Method| -> Option<(String, f64)> {
             result
                 .series
                 .iter()
-                .filter(|s| s.name.starts_with(prefix))
-                .filter_map(|s| s.x.last().copied().zip(s.y.last().copied()))
+                .filter(|s| s.name.starts_with(&format!("{}/", m.name())))
+                .filter_map(|s| Some((s.name.clone(), s.estimate_at(x)?.value)))
                 .max_by(|a, b| a.1.total_cmp(&b.1))
         };
-        let mut best: Vec<(String, f64, f64)> = Method::ALL
+        let mut ranked: Vec<(Method, String, f64)> = Method::ALL
             .iter()
-            .filter_map(|m| {
-                at_max(&format!("{}/", m.name())).map(|(x, y)| (m.name().to_string(), x, y))
-            })
+            .filter_map(|&m| best_of(m).map(|(s, y)| (m, s, y)))
             .collect();
-        best.sort_by(|a, b| b.2.total_cmp(&a.2));
-        if let (Some(first), Some(last)) = (best.first(), best.last()) {
-            result.findings.push(format!(
-                "with {} threads ({:.1}× the CPUs): {} is fastest ({}), {} slowest ({}, {:.1}× less)",
-                first.1,
-                first.1 / cpus,
-                first.0,
-                crate::render::fmt_value("increments_per_s", first.2),
-                last.0,
-                crate::render::fmt_value("increments_per_s", last.2),
-                first.2 / last.2.max(1e-9)
-            ));
+        ranked.sort_by(|a, b| b.2.total_cmp(&a.2));
+        if let (Some(first), Some(last)) = (ranked.first(), ranked.last()) {
+            if first.0 != last.0 {
+                let what = format!(
+                    "with {x} threads ({:.1}× the CPUs), fastest vs slowest method",
+                    x / cpus as f64
+                );
+                let found = analysis::compare(
+                    result,
+                    &what,
+                    unit,
+                    (first.0.name(), &first.1, x),
+                    (last.0.name(), &last.1, x),
+                    None,
+                );
+                result.findings.extend(found);
+            }
         }
         for m in ["cas", "cas-backoff"] {
-            if let Some((x, y)) = at_max(&format!("{m}-failures/")) {
-                result.findings.push(format!(
-                    "{m}: {y:.2} failed CAS per successful increment with {x} threads"
-                ));
+            let failures = result
+                .series
+                .iter()
+                .filter(|s| s.name.starts_with(&format!("{m}-failures/")))
+                .filter_map(|s| s.estimate_at(x))
+                .max_by(|a, b| a.value.total_cmp(&b.value));
+            if let Some(e) = failures {
+                result.findings.push(crate::model::Finding::Value {
+                    what: format!("{m}: failed CAS per successful increment with {x} threads"),
+                    unit: "failed_cas_per_success".into(),
+                    value: e,
+                    context: None,
+                });
             }
         }
     }

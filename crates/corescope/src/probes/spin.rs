@@ -3,8 +3,10 @@
 //!
 //! One *active* thread, pinned to the first allowed CPU, runs a benchmark while one
 //! *spinner* waits on a lock word that is never released during the measurement.
-//! Slowdown = median time with the spinner ÷ median time alone (measured in the same
-//! case, alternating). Responsiveness of each loop: the spinner's time between two
+//! Each benchmark runs alone and with the spinner back to back, in alternating order,
+//! `reps` times (the spinner blocks on a condition variable between its spins, so
+//! "alone" really is alone and both runs find the same cache state); the slowdown is
+//! the Hodges-Lehmann estimate of the paired ratios with its signed-rank interval. Responsiveness of each loop: the spinner's time between two
 //! reads of the lock word (spin time ÷ reads), and, in a separate hand-off run, the
 //! time from the release to the spinner returning.
 //!
@@ -14,12 +16,14 @@
 
 use super::pairs::{self, Relation};
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
-use crate::clock::ticks;
-use crate::model::{Measurement, Point, ProbeResult, Table};
+use crate::clock::{ticks, Clock};
+use crate::model::{Estimate, Finding, Measurement, Outcome, Point, ProbeResult, Table};
+use crate::stats;
 use hspc::wait::{ChaseBuffer, LockWord, SpinKind, Spinner, Woken};
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
 
 /// The active benchmarks of seed 003: single-behaviour, then multiple-behaviour.
 pub const BENCHES: [&str; 9] = [
@@ -213,6 +217,185 @@ impl Work {
     }
 }
 
+/// Columns after the per-benchmark slowdowns in a spin table: the slowdown over every
+/// benchmark (Hodges-Lehmann estimate of all paired ratios), its 95 % interval, and
+/// what the comparison shows (`different`, `equivalent`, `inconclusive`).
+pub const SUMMARY_COLUMNS: [&str; 4] = ["slowdown ×", "low ×", "high ×", "outcome"];
+
+fn outcome_name(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Different => "different",
+        Outcome::Equivalent => "equivalent",
+        Outcome::Inconclusive => "inconclusive",
+    }
+}
+
+/// Ticks (at most 5 s) the active thread waits for the spinners before giving up.
+const SPINNER_WAIT_S: f64 = 5.0;
+
+/// Per benchmark, the times with the spinner(s) and alone, one pair per repetition.
+type Paired = Vec<(Vec<f64>, Vec<f64>)>;
+
+/// Coordination of the slowdown measurement. Phase `p` is one benchmark run with the
+/// spinners spinning on `locks[p]`; between phases the spinners block on a condition
+/// variable, off the CPU, so the alone run of the same benchmark really runs alone.
+struct Phases {
+    locks: Vec<LockWord>,
+    /// Phases released to the spinners (`usize::MAX`: stop).
+    go: Mutex<usize>,
+    cv: Condvar,
+    /// Spinner-phases begun and ended (every spinner counts once per phase).
+    started: AtomicU64,
+    finished: AtomicU64,
+    spinners: u64,
+    /// Spin time and lock reads of the timed spinner, over all phases.
+    spin_ticks: AtomicU64,
+    reads: AtomicU64,
+}
+
+impl Phases {
+    fn new(phases: usize, spinners: usize) -> Self {
+        Self {
+            locks: (0..phases).map(|_| LockWord::new()).collect(),
+            go: Mutex::new(0),
+            cv: Condvar::new(),
+            started: AtomicU64::new(0),
+            finished: AtomicU64::new(0),
+            spinners: spinners as u64,
+            spin_ticks: AtomicU64::new(0),
+            reads: AtomicU64::new(0),
+        }
+    }
+
+    /// A spinner's life: for each phase, block until released, spin until stopped.
+    fn spinner(&self, timed: bool, make: impl Fn() -> Spinner) {
+        let mut s = make();
+        for p in 0..self.locks.len() {
+            {
+                let mut g = self.go.lock().unwrap_or_else(|e| e.into_inner());
+                while *g <= p {
+                    g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+                }
+                if *g == usize::MAX {
+                    return;
+                }
+            }
+            self.started.fetch_add(1, Ordering::AcqRel);
+            let t0 = ticks();
+            let (_, rep) = s.wait(&self.locks[p]);
+            if timed {
+                self.spin_ticks
+                    .fetch_add(ticks().wrapping_sub(t0), Ordering::AcqRel);
+                self.reads.fetch_add(rep.reads, Ordering::AcqRel);
+            }
+            self.finished.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    fn set_go(&self, v: usize) {
+        *self.go.lock().unwrap_or_else(|e| e.into_inner()) = v;
+        self.cv.notify_all();
+    }
+
+    /// Stop every spinner: the current phase's and every later one.
+    fn abort(&self) {
+        for l in &self.locks {
+            l.stop();
+        }
+        self.set_go(usize::MAX);
+    }
+
+    /// Wait until `counter` reaches the count of phase `p` done by every spinner.
+    fn wait_for(&self, clock: &Clock, counter: &AtomicU64, p: usize) -> bool {
+        let target = self.spinners * (p as u64 + 1);
+        pairs::wait_until(clock.ns_to_ticks(SPINNER_WAIT_S * 1e9) as u64, || {
+            counter.load(Ordering::Acquire) >= target
+        })
+    }
+
+    /// Benchmark `b` once with the spinners of phase `p` spinning; its time in ticks.
+    fn with_spinners(
+        &self,
+        work: &mut Work,
+        b: &str,
+        p: usize,
+        clock: &Clock,
+    ) -> Option<(u64, u64)> {
+        self.set_go(p + 1);
+        if !self.wait_for(clock, &self.started, p) {
+            return None;
+        }
+        let start_ticks = clock.ns_to_ticks(SPINNER_START_US * 1e3) as u64;
+        let t = ticks();
+        while ticks().wrapping_sub(t) < start_ticks {
+            std::hint::spin_loop();
+        }
+        let t0 = ticks();
+        let sum = black_box(work.run(b));
+        let dt = ticks().wrapping_sub(t0);
+        self.locks[p].stop();
+        self.wait_for(clock, &self.finished, p).then_some((dt, sum))
+    }
+
+    /// The active thread: every benchmark alone and with the spinners, in alternating
+    /// order, `reps` times (fewer if the deadline comes). `None` if a spinner did not
+    /// start or stop, or a deterministic benchmark's checksum changed.
+    fn active(
+        &self,
+        work: &mut Work,
+        clock: &Clock,
+        reps: usize,
+        deadline: std::time::Instant,
+    ) -> Option<Paired> {
+        let out = self.measure(work, clock, reps, deadline);
+        self.abort();
+        out
+    }
+
+    fn measure(
+        &self,
+        work: &mut Work,
+        clock: &Clock,
+        reps: usize,
+        deadline: std::time::Instant,
+    ) -> Option<Paired> {
+        let n = BENCHES.len();
+        let mut out: Paired = vec![(Vec::new(), Vec::new()); n];
+        let mut sums: Vec<Option<u64>> = vec![None; n];
+        for rep in 0..reps {
+            for k in 0..n {
+                let (i, p) = ((k + rep) % n, rep * n + k);
+                let b = BENCHES[i];
+                let alone = |work: &mut Work| {
+                    let t0 = ticks();
+                    let sum = black_box(work.run(b));
+                    (ticks().wrapping_sub(t0), sum)
+                };
+                let ((w, ws), (a, as_)) = if (rep + k) % 2 == 0 {
+                    let w = self.with_spinners(work, b, p, clock)?;
+                    (w, alone(work))
+                } else {
+                    let a = alone(work);
+                    (self.with_spinners(work, b, p, clock)?, a)
+                };
+                // Deterministic benchmarks give the same checksum every time.
+                if b != "hash" {
+                    let expect = *sums[i].get_or_insert(ws);
+                    if ws != expect || as_ != expect {
+                        return None;
+                    }
+                }
+                out[i].0.push(w as f64);
+                out[i].1.push(a as f64);
+            }
+            if std::time::Instant::now() >= deadline {
+                break;
+            }
+        }
+        Some(out)
+    }
+}
+
 fn spinner_for(kind: SpinKind, chase_bytes: usize) -> Spinner {
     if kind.needs_chase_buffer() {
         Spinner::with_chase(kind, ChaseBuffer::new(chase_bytes, 0x5EED))
@@ -334,88 +517,28 @@ impl Probe for Spin {
             .map_err(|e: hspc::wait::UnknownSpinKind| ProbeError::Failed(e.to_string()))?;
         let clock = ctx.plan.clock.clone();
         let start_ticks = clock.ns_to_ticks(SPINNER_START_US * 1e3) as u64;
-        let lock = LockWord::new();
-        let spinning = AtomicBool::new(false);
-        let spin_ticks = AtomicU64::new(0);
-        let reads = AtomicU64::new(0);
         let woke = AtomicU64::new(0);
         let armed = AtomicU64::new(0);
         let handoffs = c.handoffs;
         let deadline = ctx.deadline;
 
-        // Phase 1: slowdown. Worker 0 = active, worker 1 = spinner.
+        // Phase 1: slowdown, alone and with the spinner(s) alternating.
         let mut cpus = vec![c.active, c.spinner];
         cpus.extend(c.extra.iter().map(|&e| Some(e)));
+        let phases = Phases::new(c.reps * BENCHES.len(), cpus.len() - 1);
         let out = ctx.team(
             &cpus,
             1,
             |me| (me == 0).then(|| Work::new(c.l1_bytes, c.l2_bytes)),
-            |me, work| -> Option<Vec<(f64, f64, u64)>> {
-                if me >= 2 {
-                    // The other k − 1 spinners: same loop, same lock, not timed.
-                    let mut s = spinner_for(kind, c.chase_bytes);
-                    let _ = s.wait(&lock);
-                    return None;
+            |me, work| match work.as_mut() {
+                Some(work) if me == 0 => phases.active(work, &clock, c.reps, deadline),
+                _ => {
+                    phases.spinner(me == 1, || spinner_for(kind, c.chase_bytes));
+                    None
                 }
-                if me == 1 {
-                    let mut s = spinner_for(kind, c.chase_bytes);
-                    spinning.store(true, Ordering::Release);
-                    let t0 = ticks();
-                    let (_, rep) = s.wait(&lock);
-                    spin_ticks.store(ticks().wrapping_sub(t0), Ordering::Release);
-                    reads.store(rep.reads, Ordering::Release);
-                    return None;
-                }
-                let work = work.as_mut()?;
-                let mut rows = Vec::new();
-                // With the spinner first (it starts with the team), then alone once it
-                // has been stopped and has left its loop.
-                let mut with: Vec<Vec<u64>> = vec![Vec::new(); BENCHES.len()];
-                pairs::wait_until(clock.ns_to_ticks(1e9) as u64, || {
-                    spinning.load(Ordering::Acquire)
-                });
-                let t = ticks();
-                while ticks().wrapping_sub(t) < start_ticks {
-                    std::hint::spin_loop();
-                }
-                let mut sums = vec![0u64; BENCHES.len()];
-                for _ in 0..c.reps {
-                    for (i, b) in BENCHES.iter().enumerate() {
-                        let t0 = ticks();
-                        sums[i] = black_box(work.run(b));
-                        with[i].push(ticks().wrapping_sub(t0));
-                    }
-                    if std::time::Instant::now() >= deadline {
-                        break;
-                    }
-                }
-                lock.stop();
-                // Alone: the spinner has returned (stop); wait for it to leave the CPU.
-                pairs::wait_until(clock.ns_to_ticks(5e9) as u64, || {
-                    reads.load(Ordering::Acquire) != 0
-                });
-                for (i, b) in BENCHES.iter().enumerate() {
-                    let mut alone: Vec<u64> = (0..with[i].len())
-                        .map(|_| {
-                            let t0 = ticks();
-                            let s = black_box(work.run(b));
-                            let dt = ticks().wrapping_sub(t0);
-                            if s != sums[i] && !matches!(*b, "hash") {
-                                // Deterministic benchmarks must give the same checksum.
-                                return u64::MAX;
-                            }
-                            dt
-                        })
-                        .collect();
-                    if alone.contains(&u64::MAX) {
-                        return None;
-                    }
-                    rows.push((median(&mut with[i]), median(&mut alone), sums[i]));
-                }
-                Some(rows)
             },
         )?;
-        let rows = out
+        let paired = out
             .results
             .first()
             .and_then(|r| r.first())
@@ -423,7 +546,7 @@ impl Probe for Spin {
             .flatten()
             .ok_or_else(|| {
                 ProbeError::Failed(format!(
-                    "{}: a benchmark's checksum changed between runs",
+                    "{}: a benchmark's checksum changed between runs, or a spinner did not start",
                     kind.name()
                 ))
             })?;
@@ -484,45 +607,59 @@ impl Probe for Spin {
             .cloned()
             .unwrap_or_default();
         let handoff_ns = clock.ticks_to_ns(median(&mut lat) as u64);
-        let read_ns = clock.ticks_to_ns(spin_ticks.load(Ordering::Acquire))
-            / reads.load(Ordering::Acquire).max(1) as f64;
+        let read_ns = clock.ticks_to_ns(phases.spin_ticks.load(Ordering::Acquire))
+            / phases.reads.load(Ordering::Acquire).max(1) as f64;
 
         let rel = c
             .label
             .clone()
             .unwrap_or_else(|| c.relation.name().to_string());
         let mut m = Measurement::default();
-        let slowdowns: Vec<f64> = rows.iter().map(|r| r.0 / r.1).collect();
-        let mean = slowdowns.iter().sum::<f64>() / slowdowns.len().max(1) as f64;
+        // Per benchmark: the slowdown (HL estimate of with ÷ alone); over all of them:
+        // every (with, alone) pair of every benchmark, compared at once.
         let mut row = vec![
             serde_json::json!(kind.name()),
             serde_json::json!((read_ns * 10.0).round() / 10.0),
             serde_json::json!(handoff_ns.round()),
         ];
-        row.extend(
-            slowdowns
-                .iter()
-                .map(|s| serde_json::json!((s * 1000.0).round() / 1000.0)),
-        );
-        row.push(serde_json::json!((mean * 1000.0).round() / 1000.0));
+        let round3 = |v: f64| serde_json::json!((v * 1000.0).round() / 1000.0);
+        let (mut all_with, mut all_alone) = (Vec::new(), Vec::new());
+        for (with, alone) in &paired {
+            let r = stats::compare_paired(with, alone).map(|c| c.ratio.value);
+            row.push(r.map_or(serde_json::Value::Null, round3));
+            all_with.extend(with);
+            all_alone.extend(alone);
+        }
+        let all = stats::compare_paired(&all_with, &all_alone)
+            .ok_or_else(|| ProbeError::Failed("no benchmark time was measured".into()))?;
+        row.extend([
+            round3(all.ratio.value),
+            round3(all.ratio.lo),
+            round3(all.ratio.hi),
+            serde_json::json!(outcome_name(all.outcome)),
+        ]);
         let mut columns = vec![
             "loop".to_string(),
             "read_interval_ns".into(),
             "handoff_ns".into(),
         ];
         columns.extend(BENCHES.iter().map(|b| format!("{b} ×")));
-        columns.push("mean ×".into());
+        columns.extend(SUMMARY_COLUMNS.iter().map(|c| c.to_string()));
         m.tables.push(Table {
             name: format!("spin/{rel}"),
             columns,
             rows: vec![row],
         });
-        m.points.push(Point::new(
+        m.points.push(Point::samples(
             format!("mean-slowdown/{rel}"),
             "read_interval_ns",
             read_ns,
             "x_alone",
-            mean,
+            all_with
+                .iter()
+                .zip(&all_alone)
+                .map(|(w, a)| w / a.max(f64::MIN_POSITIVE))
+                .collect(),
         ));
         Ok(m)
     }
@@ -537,79 +674,121 @@ impl Probe for Spin {
                 None => merged.push(t),
             }
         }
-        let mut findings = Vec::new();
         for t in &merged {
-            let mean_col = t.columns.len() - 1;
-            let rows: Vec<(String, f64, f64, f64)> = t
-                .rows
-                .iter()
-                .filter_map(|r| {
-                    Some((
-                        r[0].as_str()?.to_string(),
-                        r[1].as_f64()?,
-                        r[2].as_f64()?,
-                        r[mean_col].as_f64()?,
-                    ))
-                })
-                .collect();
-            // Cheapest loop that still spins (futex blocks; yield leaves the CPU).
-            let spinning: Vec<_> = rows
-                .iter()
-                .filter(|r| r.0 != "futex" && r.0 != "yield")
-                .collect();
-            if let (Some(best), Some(plain)) = (
-                spinning.iter().min_by(|a, b| a.3.total_cmp(&b.3)),
-                rows.iter().find(|r| r.0 == "plain"),
-            ) {
-                findings.push(format!(
-                    "{}: the plain loop slows the active thread {:.2}× on average; the cheapest spinning loop is {} ({:.2}×, a lock read every {:.0} ns, hand-off {:.0} ns)",
-                    t.name, plain.3, best.0, best.3, best.1, best.2
-                ));
-            }
-            if let Some(f) = rows.iter().find(|r| r.0 == "futex") {
-                findings.push(format!(
-                    "{}: parking on a futex costs the neighbour {:.2}× but a hand-off takes {:.0} ns",
-                    t.name, f.3, f.2
-                ));
-            }
+            result.findings.extend(table_findings(t));
         }
-        let mean_plain = |rel: &str| {
-            merged
-                .iter()
-                .find(|t| t.name == format!("spin/{rel}"))
-                .and_then(|t| {
-                    let c = t.columns.len() - 1;
-                    t.rows
-                        .iter()
-                        .find(|r| r[0] == "plain")
-                        .and_then(|r| r[c].as_f64())
-                })
-        };
-        match (mean_plain("smt-sibling"), mean_plain("other-core")) {
-            (Some(s), Some(o)) => findings.push(format!(
-                "a plain spinner on the SMT sibling costs {s:.2}×, on another core {o:.2}×"
-            )),
-            (None, Some(o)) if !ctx.topo.has_smt() => findings.push(format!(
-                "no SMT here: spinners were measured on another core ({o:.2}× for the plain loop) and on the same CPU (time-sliced) instead of a sibling strand"
-            )),
-            _ => {}
-        }
-        if let (Some(k), Some(o)) = (mean_plain("all-others"), mean_plain("other-core")) {
-            let n = result
-                .params
-                .get("spinner_threads")
-                .and_then(|v| v.as_array())
-                .and_then(|a| a.last())
-                .and_then(|v| v.as_u64())
-                .unwrap_or(0);
-            findings.push(format!(
-                "{n} plain spinners on every other CPU cost the active thread {k:.2}×, one on another core {o:.2}×"
-            ));
+        if !ctx.topo.has_smt() {
+            result.findings.push(
+                "no SMT here: spinners were measured on another core and on the same CPU \
+                 (time-sliced) instead of a sibling strand",
+            );
         }
         // Shown transposed: a column per loop, a row per quantity (narrower).
         result.tables = merged.iter().map(transpose).collect();
-        result.findings.extend(findings);
     }
+}
+
+/// One loop's row of a spin table: name, read interval, hand-off, overall slowdown.
+struct LoopRow {
+    name: String,
+    read_ns: f64,
+    handoff_ns: f64,
+    slowdown: Estimate,
+    outcome: Outcome,
+}
+
+fn loop_rows(t: &Table) -> Vec<LoopRow> {
+    let col = |name: &str| t.columns.iter().position(|c| c == name);
+    let (Some(sd), Some(lo), Some(hi), Some(oc)) = (
+        col(SUMMARY_COLUMNS[0]),
+        col(SUMMARY_COLUMNS[1]),
+        col(SUMMARY_COLUMNS[2]),
+        col(SUMMARY_COLUMNS[3]),
+    ) else {
+        return Vec::new();
+    };
+    t.rows
+        .iter()
+        .filter_map(|r| {
+            Some(LoopRow {
+                name: r.first()?.as_str()?.to_string(),
+                read_ns: r.get(1)?.as_f64()?,
+                handoff_ns: r.get(2)?.as_f64()?,
+                slowdown: Estimate {
+                    value: r.get(sd)?.as_f64()?,
+                    lo: r.get(lo)?.as_f64()?,
+                    hi: r.get(hi)?.as_f64()?,
+                    n: 0,
+                },
+                outcome: match r.get(oc)?.as_str()? {
+                    "different" => Outcome::Different,
+                    "equivalent" => Outcome::Equivalent,
+                    _ => Outcome::Inconclusive,
+                },
+            })
+        })
+        .collect()
+}
+
+/// Per placement: what the plain loop and a futex-parked waiter cost the active
+/// thread, and the cheapest loop that still spins (by its interval: only a loop
+/// whose upper bound is below every other loop's central value is called cheapest).
+fn table_findings(t: &Table) -> Vec<Finding> {
+    let rows = loop_rows(t);
+    let rel = t.name.strip_prefix("spin/").unwrap_or(&t.name);
+    let what = format!("active thread, spinner {rel}");
+    let mut out = Vec::new();
+    for (loop_name, cause) in [
+        ("plain", "a plain spin loop"),
+        ("futex", "a waiter parked on a futex"),
+    ] {
+        if let Some(r) = rows.iter().find(|r| r.name == loop_name) {
+            out.push(Finding::Slowdown {
+                what: what.clone(),
+                cause: cause.into(),
+                ratio: r.slowdown,
+                outcome: r.outcome,
+                context: (loop_name == "futex")
+                    .then(|| format!("its hand-off takes {:.0} ns", r.handoff_ns)),
+            });
+        }
+    }
+    let spinning: Vec<&LoopRow> = rows
+        .iter()
+        .filter(|r| r.name != "futex" && r.name != "yield")
+        .collect();
+    if let Some(best) = spinning
+        .iter()
+        .min_by(|a, b| a.slowdown.value.total_cmp(&b.slowdown.value))
+    {
+        let clear = spinning
+            .iter()
+            .filter(|r| r.name != best.name)
+            .all(|r| best.slowdown.hi < r.slowdown.lo);
+        out.push(if clear {
+            Finding::Note {
+                text: format!(
+                    "{rel}: the cheapest spinning loop is {} ({:.2}× the active thread's time, \
+                     95 % CI {:.2}–{:.2}; a lock read every {:.0} ns, hand-off {:.0} ns)",
+                    best.name,
+                    best.slowdown.value,
+                    best.slowdown.lo,
+                    best.slowdown.hi,
+                    best.read_ns,
+                    best.handoff_ns
+                ),
+            }
+        } else {
+            Finding::Note {
+                text: format!(
+                    "{rel}: no spinning loop is clearly cheapest (their slowdown intervals \
+                     overlap); lowest estimate {} at {:.2}×",
+                    best.name, best.slowdown.value
+                ),
+            }
+        });
+    }
+    out
 }
 
 /// Rows ↔ columns, the first column becoming the header.

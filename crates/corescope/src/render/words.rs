@@ -104,6 +104,35 @@ pub fn finding(f: &Finding) -> String {
             }
             s
         }
+        Finding::Slowdown {
+            what,
+            cause,
+            ratio: r,
+            outcome,
+            context,
+        } => {
+            let mut s = match outcome {
+                Outcome::Different if r.value >= 1.0 => {
+                    format!("{what}: {cause} slows it {}", ratio(r))
+                }
+                Outcome::Different => format!("{what}: {cause} speeds it up, {}", ratio(r)),
+                Outcome::Equivalent => format!(
+                    "{what}: {cause} costs nothing measurable (ratio {}, within ±{:.0} %)",
+                    ratio(r),
+                    crate::stats::MIN_EFFECT * 100.0
+                ),
+                Outcome::Inconclusive => {
+                    format!(
+                        "{what}: no significant effect of {cause} (ratio {})",
+                        ratio(r)
+                    )
+                }
+            };
+            if let Some(c) = context {
+                s.push_str(&format!(" — {c}"));
+            }
+            s
+        }
         Finding::SameConfiguration {
             what,
             variants,
