@@ -12,10 +12,10 @@
 //! `other-package` (where there is one), and `same-cpu` (oversubscribed: the spinner
 //! shares the active thread's CPU and the scheduler time-slices them).
 
-use super::pairs::{self, Relation};
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::ticks;
 use crate::model::{Measurement, Point, ProbeResult, Table};
+use crate::placement::pairs::{self, Relation};
 use hspc::wait::{ChaseBuffer, LockWord, SpinKind, Spinner, Woken};
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;

@@ -14,6 +14,9 @@
 
 use crate::topology::{Pu, Topology};
 
+pub mod pairs;
+pub mod subset;
+
 /// Largest CPU index accepted in a list (far above any machine; guards `0-4000000000`).
 pub const MAX_CPU_INDEX: u32 = 1 << 20;
 
