@@ -101,6 +101,7 @@ fn machine(o: &mut String, run: &RunFile) {
         ("cpuset", e.cpuset.clone()),
         ("profile", run.profile.name().to_string()),
     ];
+
     for (k, v) in rows {
         let _ = write!(o, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
     }
@@ -117,7 +118,7 @@ fn machine(o: &mut String, run: &RunFile) {
             p.numa_node
                 .map(|n| n.to_string())
                 .unwrap_or_else(|| "-".into()),
-            p.core,
+            p.core_os_index.unwrap_or(p.core),
             p.slot,
             if p.allowed { "yes" } else { "no" }
         );
