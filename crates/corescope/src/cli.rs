@@ -33,6 +33,21 @@ pub enum Command {
     /// Show how OS CPU ids map onto packages, NUMA nodes, cores and hardware threads.
     Topo(TopoArgs),
     /// Print the CPUs a placement strategy gives N threads (comma-separated OS ids).
+    ///
+    /// Strategies: `linear` (OS id order), `compact` (fill a core, then the next;
+    /// NUMA node by NUMA node), `scatter` (each thread as far from the others as
+    /// the machine allows: a new NUMA node first, then a new Group, package, die,
+    /// shared cache, core), `unbound` (the OS decides), or a CPU list (`0,2,4-7`).
+    ///
+    /// Expressions: `N0:0-3` (the first 4 allowed CPUs of NUMA node 0), `S1:0-7`
+    /// (package 1), `kind:P` / `kind:E` (P- or E-cores), `N0` (all of node 0),
+    /// joined by `@` (`N0:0-1@N1:0-1`). Node and package numbers are the OS's, as
+    /// `corescope topo` shows them; indexes count a domain's allowed CPUs in
+    /// topology order.
+    ///
+    /// compact and scatter fill the most performant CPU kind first (P before E);
+    /// offline and disallowed CPUs are never chosen. More threads than CPUs wrap
+    /// around. See docs/placement.md.
     Place(PlaceArgs),
     /// Render a run file again: tables on the terminal, or an HTML report, CSV or Markdown.
     Report(ReportArgs),
@@ -60,8 +75,9 @@ pub struct RunArgs {
     /// Thread counts to measure, e.g. `1,2,4,8` (default: 1,2,3,4,6,8,12,... up to 4× CPUs).
     #[arg(long, value_name = "LIST")]
     pub threads: Option<String>,
-    /// Placements: `linear`, `compact`, `scatter`, `unbound` (comma-separated), or one
-    /// CPU list such as `0,2,4-7`; repeat the flag for several lists.
+    /// Placements: `linear`, `compact`, `scatter`, `unbound` (comma-separated), one
+    /// CPU list such as `0,2,4-7`, or one expression such as `N0:0-3`, `S1:0-7`,
+    /// `kind:P` (see `corescope place --help`); repeat the flag for several.
     #[arg(long, value_name = "LIST")]
     pub placement: Vec<String>,
     /// Run file to write (default: corescope-<host>-<UTC time>.json).
@@ -96,7 +112,8 @@ pub struct TopoArgs {
 /// Options of `place`.
 #[derive(Debug, Args)]
 pub struct PlaceArgs {
-    /// `linear`, `compact`, `scatter`, `unbound`, or a CPU list such as `0,2,4-7`.
+    /// `linear`, `compact`, `scatter`, `unbound`, a CPU list such as `0,2,4-7`, or an
+    /// expression such as `N0:0-3`, `S1:0-7`, `kind:P`.
     pub strategy: String,
     /// Number of threads to place.
     #[arg(long, short = 'n', value_name = "N")]
@@ -272,6 +289,11 @@ pub fn parse_thread_list(s: &str) -> Result<Vec<usize>, String> {
 pub fn parse_placements(values: &[String]) -> Result<Vec<Strategy>, String> {
     let mut out = Vec::new();
     for v in values {
+        // An expression may hold commas (`N0:0,2`): one per flag.
+        if v.contains(':') || v.contains('@') {
+            out.push(Strategy::parse(v).map_err(|e| e.to_string())?);
+            continue;
+        }
         let looks_like_list = v
             .chars()
             .all(|c| c.is_ascii_digit() || c == ',' || c == '-' || c == ' ');
@@ -336,6 +358,13 @@ mod tests {
         assert_eq!(p[0], Strategy::Scatter);
         assert_eq!(p[2], Strategy::List(vec![0, 2, 4, 5]));
         assert!(parse_placements(&["zigzag".into()]).is_err());
+        let p = parse_placements(&["N0:0,2".into(), "scatter,S1".into()]).unwrap();
+        assert_eq!(
+            p.iter().map(Strategy::name).collect::<Vec<_>>(),
+            ["N0:0,2", "scatter", "S1"]
+        );
+        let e = parse_placements(&["N0:3-1".into()]).unwrap_err();
+        assert!(e.contains("bad index list"), "{e}");
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! The memory guard: probes ask it before allocating large blocks, so that a run on a
 //! 2048-thread machine with 256 MiB per thread never gets the box OOM-killed.
 //!
-//! What is available is the smaller of `MemAvailable` (/proc/meminfo) and the cgroup's
-//! limit minus its usage (v2 `memory.max` − `memory.current`, v1
-//! `memory.limit_in_bytes` − `memory.usage_in_bytes`). A probe may use at most
+//! What is available is the smaller of `MemAvailable` (/proc/meminfo) and, for every
+//! cgroup from this process's own up to the root, its limit minus its usage (v2
+//! `memory.max` − `memory.current`, v1 `memory.limit_in_bytes` −
+//! `memory.usage_in_bytes`); `topology::host` reads them. A probe may use at most
 //! [`USABLE_FRACTION`] of it.
 
-use std::path::Path;
+use crate::topology::host;
 
 /// Share of the available memory one probe may allocate: the rest is headroom for
 /// the OS, page tables and whatever else runs.
@@ -120,58 +121,19 @@ pub fn fit(
 }
 
 /// What this process may allocate now; `None` if nothing can be read (then the
-/// caller should be conservative).
+/// caller should be conservative). The host facts come from
+/// [`crate::topology::host`]: `MemAvailable`, and what the cgroups on the path
+/// from this process's cgroup to the root still allow.
 pub fn available() -> Option<Available> {
-    let mut best: Option<Available> = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| meminfo_field(&m, "MemAvailable"))
-        .map(|bytes| Available {
-            bytes,
-            source: "MemAvailable".into(),
-        });
-    for (limit, usage, source) in [
-        (
-            "/sys/fs/cgroup/memory.max",
-            "/sys/fs/cgroup/memory.current",
-            "cgroup v2 memory.max",
-        ),
-        (
-            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
-            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
-            "cgroup v1 memory.limit_in_bytes",
-        ),
-    ] {
-        if let Some(left) = cgroup_left(Path::new(limit), Path::new(usage)) {
-            if best.as_ref().is_none_or(|b| left < b.bytes) {
-                best = Some(Available {
-                    bytes: left,
-                    source: source.into(),
-                });
-            }
-        }
+    let mem = host::mem_available_bytes().map(|bytes| Available {
+        bytes,
+        source: "MemAvailable".into(),
+    });
+    let cgroup = host::cgroup_memory_left().map(|(bytes, source)| Available { bytes, source });
+    match (mem, cgroup) {
+        (Some(m), Some(c)) => Some(if c.bytes < m.bytes { c } else { m }),
+        (m, c) => m.or(c),
     }
-    best
-}
-
-/// `limit − usage` of a cgroup, if it has a limit.
-fn cgroup_left(limit: &Path, usage: &Path) -> Option<u64> {
-    let limit = std::fs::read_to_string(limit).ok()?;
-    let limit: u64 = limit.trim().parse().ok()?; // "max" → no limit
-                                                 // cgroup v1 reports "no limit" as a huge number near i64::MAX.
-    if limit >= (1u64 << 60) {
-        return None;
-    }
-    let usage: u64 = std::fs::read_to_string(usage).ok()?.trim().parse().ok()?;
-    Some(limit.saturating_sub(usage))
-}
-
-/// A `kB` field of /proc/meminfo, in bytes.
-pub fn meminfo_field(meminfo: &str, key: &str) -> Option<u64> {
-    meminfo.lines().find_map(|l| {
-        let rest = l.strip_prefix(key)?.strip_prefix(':')?;
-        let kb: u64 = rest.split_whitespace().next()?.parse().ok()?;
-        Some(kb * 1024)
-    })
 }
 
 #[cfg(test)]
@@ -233,13 +195,6 @@ mod tests {
         // A forced size is never shrunk.
         let e = fit("memory", 256 * MIB, MIB, 8, MIB, true, &avail(1024 * MIB)).unwrap_err();
         assert!(e.to_string().contains("needs at least 2.000 GiB"), "{e}");
-    }
-
-    #[test]
-    fn meminfo_is_parsed_in_bytes() {
-        let m = "MemTotal:       24576000 kB\nMemAvailable:   20000000 kB\n";
-        assert_eq!(meminfo_field(m, "MemAvailable"), Some(20_000_000 * 1024));
-        assert_eq!(meminfo_field(m, "MemFree"), None);
     }
 
     #[test]

@@ -28,7 +28,7 @@
 //! Stage Two compares the profile with the single-thread one).
 
 use crate::model::{ProbeResult, Status, Table};
-use crate::probes::pairs::{self, PairCpus, Relation};
+use crate::placement::pairs::{self, PairCpus, Relation};
 use crate::topology::Topology;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement};
 use hspc::stack::{with_stack_offset, STACK_OFFSETS};

@@ -4,7 +4,8 @@
 
 use corescope::clock::Clock;
 use corescope::model::{Profile, Status};
-use corescope::probes::{self, pairs, Overrides, PlanCtx};
+use corescope::placement::pairs;
+use corescope::probes::{self, Overrides, PlanCtx};
 use std::time::Duration;
 
 fn ctx() -> PlanCtx {

@@ -8,12 +8,27 @@ use corescope::placement::{assign, order, PlacementError, Strategy};
 use corescope::render::topo::topo_table;
 use corescope::topology::{detect, from_synthetic, from_xml_file, Topology, TopologyError};
 
-const XML_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/topologies");
+/// The topology exports: `$CORESCOPE_TOPOLOGIES`, else `shared/topologies` beside the checkout.
+fn xml_dir() -> PathBuf {
+    std::env::var_os("CORESCOPE_TOPOLOGIES").map_or_else(
+        || {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../../shared/topologies"
+            ))
+        },
+        PathBuf::from,
+    )
+}
 
 /// Every XML export, or `None` (with a note) if the directory is absent.
 fn xml_files() -> Option<Vec<PathBuf>> {
-    let Ok(dir) = std::fs::read_dir(XML_DIR) else {
-        println!("note: {XML_DIR} not found; skipping the XML topology tests");
+    let dir_path = xml_dir();
+    let Ok(dir) = std::fs::read_dir(&dir_path) else {
+        println!(
+            "note: {} not found; skipping the XML topology tests",
+            dir_path.display()
+        );
         return None;
     };
     let mut files: Vec<PathBuf> = dir
@@ -26,7 +41,7 @@ fn xml_files() -> Option<Vec<PathBuf>> {
 
 /// One XML export by name, or `None` (with a note).
 fn xml(name: &str) -> Option<Topology> {
-    let path = Path::new(XML_DIR).join(name);
+    let path = xml_dir().join(name);
     if !path.exists() {
         println!("note: {} not found; skipping", path.display());
         return None;
@@ -59,10 +74,11 @@ fn check_invariants(t: &Topology, what: &str) {
             "{what}: path {:?} twice",
             p.path
         );
-        assert!((p.package as usize) < t.packages, "{what}");
         assert!((p.core as usize) < t.cores, "{what}");
         assert!(!t.unavailable.contains(&p.os_index), "{what}");
     }
+    let packages: HashSet<u32> = t.pus.iter().map(|p| p.package).collect();
+    assert!(packages.len() <= t.packages, "{what}: {packages:?}");
     assert!(
         t.levels[..t.levels.len() - 1].iter().all(|l| l.arity > 1),
         "{what}: {:?}",
@@ -188,6 +204,29 @@ fn disallowed_cpus_are_never_assigned_and_lists_naming_them_are_rejected() {
     let allowed = t.allowed_os_indices();
     assert_eq!(allowed, [0, 1, 2, 3, 5, 6, 12, 13, 14, 15]);
     assert_eq!(t.unavailable, [4, 7, 8, 9, 10, 11]);
+    // Every CPU shows its NUMA node, also where the node lies outside the allowed
+    // node set (1-5); packages keep their OS numbers (CPU 12 is package 6).
+    let where_: Vec<(u32, u32, Option<u32>)> = t
+        .pus
+        .iter()
+        .map(|p| (p.os_index, p.package, p.numa_node))
+        .collect();
+    assert_eq!(
+        where_,
+        [
+            (0, 0, Some(0)),
+            (1, 0, Some(0)),
+            (2, 1, Some(1)),
+            (3, 1, Some(1)),
+            (5, 2, Some(2)),
+            (6, 3, Some(3)),
+            (12, 6, Some(6)),
+            (13, 6, Some(6)),
+            (14, 7, Some(7)),
+            (15, 7, Some(7)),
+        ]
+    );
+    assert!(t.summary().contains("8 NUMA nodes"), "{}", t.summary());
     let forbidden: HashSet<u32> = [4, 7, 8, 9, 10, 11].into();
     for s in [Strategy::Linear, Strategy::Compact, Strategy::Scatter] {
         let got = assign(&t, &s, 64).unwrap();
@@ -274,6 +313,26 @@ fn hybrid_machine_kinds_and_levels() {
     assert_eq!(t.cores, 14);
     assert_eq!(t.pu(0).and_then(|p| p.kind.as_deref()), Some("P"));
     assert_eq!(t.pu(19).and_then(|p| p.kind.as_deref()), Some("E"));
+    // Not "1 package × 14 cores × 2 threads": the P- and E-cores each in their terms.
+    assert_eq!(
+        t.summary(),
+        "1 package × (6 P cores × 2 threads + 8 E cores × 1 thread) = 20 CPUs"
+    );
+    let kinds: Vec<(&str, String)> = t
+        .cpu_kinds
+        .iter()
+        .map(|k| (k.label.as_str(), Topology::format_cpu_list(&k.cpus)))
+        .collect();
+    assert_eq!(
+        kinds,
+        [("P", "0-11".to_string()), ("E", "12-19".to_string())]
+    );
+    let table = topo_table(&t);
+    assert!(
+        table.contains("CPU kinds, most performant first"),
+        "{table}"
+    );
+    assert!(table.contains("P 0-11 (FrequencyMaxMHz=5000)"), "{table}");
     // E-cores share an L2 by four.
     assert!(t
         .caches_of(12)
@@ -377,4 +436,122 @@ fn an_affinity_mask_restricts_the_allowed_cpus() {
     let mut u = corescope::topology::from_synthetic("pack:1 core:4 pu:2").unwrap();
     corescope::topology::restrict_to(&mut u, &[99]);
     assert_eq!(u.allowed_count(), 8);
+}
+
+/// hwloc-calc's answer (`--intersect LEVEL`) for each `pu:<OS index>`, one
+/// string per CPU (empty where hwloc-calc finds no object), or `None` when
+/// hwloc-calc cannot be run.
+fn hwloc_calc(file: &Path, level: &str, cpus: &[u32], physical: bool) -> Option<Vec<String>> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new("hwloc-calc");
+    cmd.arg("-i").arg(file).arg("--whole-system");
+    if physical {
+        cmd.arg("--physical");
+    } else {
+        cmd.args(["--pi", "--lo"]);
+    }
+    let mut child = cmd
+        .args(["--intersect", level])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let input: String = cpus.iter().map(|c| format!("pu:{c}\n")).collect();
+    child.stdin.take()?.write_all(input.as_bytes()).ok()?;
+    let out = child.wait_with_output().ok()?;
+    let lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        // In stdin mode hwloc-calc first says so on stdout.
+        .filter(|l| !l.starts_with("Waiting for locations"))
+        .map(|l| l.trim().to_string())
+        .collect();
+    assert_eq!(
+        lines.len(),
+        cpus.len(),
+        "hwloc-calc {level} on {}",
+        file.display()
+    );
+    Some(lines)
+}
+
+/// The first NUMA node in a PU's `complete_nodeset` in an hwloc XML export.
+fn xml_complete_node(xml: &str, cpu: u32) -> Option<u32> {
+    let tag = format!("type=\"PU\" os_index=\"{cpu}\"");
+    let at = xml.find(&tag)?;
+    let rest = &xml[at..];
+    let rest = &rest[..rest.find('>')?];
+    let v = rest
+        .split("complete_nodeset=\"")
+        .nth(1)?
+        .split('"')
+        .next()?;
+    // hwloc bitmaps: comma-separated 32-bit hex words, most significant first.
+    let words: Vec<u32> = v
+        .split(',')
+        .map(|w| u32::from_str_radix(w.trim_start_matches("0x"), 16).ok())
+        .collect::<Option<_>>()?;
+    words
+        .iter()
+        .rev()
+        .enumerate()
+        .find_map(|(i, &w)| (w != 0).then(|| i as u32 * 32 + w.trailing_zeros()))
+}
+
+#[test]
+fn one_numbering_convention_checked_against_hwloc_calc() {
+    let Some(files) = xml_files() else { return };
+    let have = std::process::Command::new("hwloc-calc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        println!("note: hwloc-calc not found (Debian package hwloc); skipping the numbering check");
+        return;
+    }
+    for f in &files {
+        let t = from_xml_file(f).unwrap();
+        let what = f.display().to_string();
+        let text = std::fs::read_to_string(f).unwrap();
+        let cpus: Vec<u32> = t.pus.iter().map(|p| p.os_index).collect();
+        let ours: [(&str, Vec<Option<u32>>); 3] = [
+            ("package", t.pus.iter().map(|p| Some(p.package)).collect()),
+            ("numa", t.pus.iter().map(|p| p.numa_node).collect()),
+            ("core", t.pus.iter().map(|p| p.core_os_index).collect()),
+        ];
+        for (level, mine) in ours {
+            let physical = hwloc_calc(f, level, &cpus, true).unwrap();
+            let logical = hwloc_calc(f, level, &cpus, false).unwrap();
+            let convention_logical = t.logical_levels.iter().any(|l| l == level);
+            for (i, &cpu) in cpus.iter().enumerate() {
+                let theirs = if convention_logical {
+                    &logical[i]
+                } else {
+                    &physical[i]
+                };
+                assert_ne!(theirs, "-1", "{what}: {level} of CPU {cpu} has no OS index");
+                let first = theirs.split(',').next().unwrap_or("");
+                match first.parse::<u32>() {
+                    Ok(n) => assert_eq!(mine[i], Some(n), "{what}: {level} of CPU {cpu}"),
+                    // hwloc-calc finds no node object (outside the allowed node
+                    // set, or offline): the PU's complete node set still says.
+                    Err(_) if level == "numa" => assert_eq!(
+                        mine[i],
+                        xml_complete_node(&text, cpu),
+                        "{what}: NUMA node of CPU {cpu}"
+                    ),
+                    Err(_) => panic!("{what}: hwloc-calc says {theirs:?} for {level} of CPU {cpu}"),
+                }
+            }
+        }
+        let table = topo_table(&t);
+        assert!(table.contains("numbering: the OS's (hwloc P#"), "{what}");
+        for level in &t.logical_levels {
+            assert!(
+                table.contains(&format!("{level}: hwloc logical (L#)")),
+                "{what}"
+            );
+        }
+    }
 }

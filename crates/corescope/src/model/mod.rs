@@ -202,6 +202,38 @@ pub struct EnvInfo {
     /// Rust compiler target features the binary was built with (e.g. `avx2`).
     #[serde(default)]
     pub target_features: Vec<String>,
+    /// CPU bandwidth limit of this process's cgroup (v2 `cpu.max`, v1
+    /// `cpu.cfs_quota_us`), the tightest along the path to the root; `None` = unlimited
+    /// or unknown.
+    #[serde(default)]
+    pub cgroup_cpu_max: Option<CpuMax>,
+    /// CPUs isolated from the scheduler (`isolcpus`), list syntax; `Some("")` = none.
+    #[serde(default)]
+    pub isolated_cpus: Option<String>,
+    /// CPUs whose scheduler tick stops when they run one task (`nohz_full`), list
+    /// syntax; `Some("")` = none.
+    #[serde(default)]
+    pub nohz_full_cpus: Option<String>,
+    /// `/proc/sys/kernel/numa_balancing`: 0 off, 1 automatic NUMA balancing
+    /// (pages migrate towards the CPUs touching them), 2 memory tiering, 3 both.
+    #[serde(default)]
+    pub numa_balancing: Option<u32>,
+}
+
+/// A cgroup CPU bandwidth limit: `quota_us` of CPU time per `period_us`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuMax {
+    /// CPU time the cgroup may use per period, in microseconds.
+    pub quota_us: u64,
+    /// The period, in microseconds.
+    pub period_us: u64,
+}
+
+impl CpuMax {
+    /// The limit in CPUs (`quota / period`, e.g. 1.5).
+    pub fn cpus(&self) -> f64 {
+        self.quota_us as f64 / self.period_us.max(1) as f64
+    }
 }
 
 /// Size profile.

@@ -8,9 +8,9 @@
 //! The lines are allocated fresh and first written by the first thread of each pair.
 //! On more than 64 CPUs a representative subset is measured (see `subset`).
 
-use super::subset;
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::model::{Matrix, Measurement, Point, ProbeResult};
+use crate::placement::subset;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

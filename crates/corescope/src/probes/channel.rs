@@ -21,10 +21,10 @@
 //! it): the consumer checks count, order and content, so a broken channel fails the
 //! case instead of producing a number.
 
-use super::pairs::{self, PairCpus, Relation};
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::{ticks, Clock};
 use crate::model::{Measurement, Point, ProbeResult, Table};
+use crate::placement::pairs::{self, PairCpus, Relation};
 use crate::render::fmt_value;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -10,10 +10,10 @@
 //! returns. So the wake-up latency is not inflated by the signaller holding the mutex.
 //! Waits are timed (100 ms slices), so a lost wake-up cannot hang the probe.
 
-use super::pairs::{self, PthreadCond, PthreadMutex, Relation};
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::ticks;
 use crate::model::{Measurement, ProbeResult};
+use crate::placement::pairs::{self, PthreadCond, PthreadMutex, Relation};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

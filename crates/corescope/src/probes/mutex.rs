@@ -7,10 +7,10 @@
 //!   takes, and the time from the start of the unlock until the waiter runs with the
 //!   lock. By where the waiter sits relative to the holder.
 
-use super::pairs::{self, PthreadMutex, Relation};
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::ticks;
 use crate::model::{Measurement, ProbeResult};
+use crate::placement::pairs::{self, PthreadMutex, Relation};
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -4,9 +4,9 @@
 //! a pipeline, ALU or FPU. On more than 64 CPUs a representative subset of pairs.
 
 use super::compute::{fp_kernel, int_kernel, INPUTS};
-use super::subset;
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::model::{Matrix, Measurement, ProbeResult};
+use crate::placement::subset;
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 

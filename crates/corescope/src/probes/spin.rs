@@ -14,10 +14,10 @@
 //! `other-package` (where there is one), and `same-cpu` (oversubscribed: the spinner
 //! shares the active thread's CPU and the scheduler time-slices them).
 
-use super::pairs::{self, Relation};
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::{ticks, Clock};
 use crate::model::{Estimate, Finding, Measurement, Outcome, Point, ProbeResult, Table};
+use crate::placement::pairs::{self, Relation};
 use crate::stats;
 use hspc::wait::{ChaseBuffer, LockWord, SpinKind, Spinner, Woken};
 use serde::{Deserialize, Serialize};

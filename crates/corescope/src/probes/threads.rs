@@ -9,10 +9,10 @@
 //! its own. Every joinable child is joined and every detached child has finished its
 //! work before the next sample: nothing is left behind.
 
-use super::pairs::{self, Relation};
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::ticks;
 use crate::model::{Measurement, ProbeResult};
+use crate::placement::pairs::{self, Relation};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;

@@ -69,7 +69,7 @@ fn machine(o: &mut String, run: &RunFile) {
     let e = &run.env;
     let c = &run.clock;
     o.push_str("<section id='machine'><h2>Machine</h2><table>");
-    let rows: Vec<(&str, String)> = vec![
+    let mut rows: Vec<(&str, String)> = vec![
         ("host", h.hostname.clone()),
         ("CPU", format!("{} ({})", h.cpu_model, h.arch)),
         (
@@ -101,6 +101,10 @@ fn machine(o: &mut String, run: &RunFile) {
         ("cpuset", e.cpuset.clone()),
         ("profile", run.profile.name().to_string()),
     ];
+    let extras = super::env_extras(e);
+    if !extras.is_empty() {
+        rows.push(("scheduling and memory", extras.join(", ")));
+    }
     for (k, v) in rows {
         let _ = write!(o, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
     }
@@ -117,7 +121,7 @@ fn machine(o: &mut String, run: &RunFile) {
             p.numa_node
                 .map(|n| n.to_string())
                 .unwrap_or_else(|| "-".into()),
-            p.core,
+            p.core_os_index.unwrap_or(p.core),
             p.slot,
             if p.allowed { "yes" } else { "no" }
         );

@@ -64,6 +64,9 @@ pub fn header(run: &RunFile) -> String {
     if let Some(st) = e.steal_fraction {
         s.push_str(&format!(", steal {:.1} %", st * 100.0));
     }
+    for extra in super::env_extras(e) {
+        s.push_str(&format!(", {extra}"));
+    }
     s.push('\n');
     s
 }

@@ -31,6 +31,8 @@ pub fn topo_table(t: &Topology) -> String {
             .collect();
         out.push_str(&format!("levels: {}\n", levels.join(" → ")));
     }
+    out.push_str(&numbering_line(t));
+    out.push_str(&kinds_line(t));
 
     let show_kind = t.pus.iter().any(|p| p.kind.is_some());
     let show_numa = t.pus.iter().any(|p| p.numa_node.is_some());
@@ -56,7 +58,7 @@ pub fn topo_table(t: &Topology) -> String {
         if show_numa {
             row.push(p.numa_node.map_or_else(|| "-".into(), |n| n.to_string()));
         }
-        row.push(p.core.to_string());
+        row.push(p.core_os_index.unwrap_or(p.core).to_string());
         row.push(p.slot.to_string());
         row.push(cache_list(t, p.os_index));
         row.push(if p.allowed { "yes" } else { "no" }.into());
@@ -95,6 +97,49 @@ pub fn topo_table(t: &Topology) -> String {
     }
     out.push_str(&cache_summary(t));
     out
+}
+
+/// Which numbers the table shows: one convention for every level.
+fn numbering_line(t: &Topology) -> String {
+    let mut s = String::from(
+        "numbering: the OS's (hwloc P#, `hwloc-calc --physical`); core ids repeat across packages",
+    );
+    if !t.logical_levels.is_empty() {
+        s.push_str(&format!(
+            "; {}: hwloc logical (L#), the OS gives none",
+            t.logical_levels.join(", ")
+        ));
+    }
+    s.push('\n');
+    s
+}
+
+/// `CPU kinds, most performant first: P 0-11 (FrequencyMaxMHz=5000), E 12-19 (...)`.
+fn kinds_line(t: &Topology) -> String {
+    if t.cpu_kinds.is_empty() {
+        return String::new();
+    }
+    let kinds: Vec<String> = t
+        .cpu_kinds
+        .iter()
+        .map(|k| {
+            let infos: Vec<String> = k
+                .infos
+                .iter()
+                .filter(|(n, _)| n == "CoreType" || n == "FrequencyMaxMHz")
+                .map(|(n, v)| format!("{n}={v}"))
+                .collect();
+            let mut s = format!("{} {}", k.label, Topology::format_cpu_list(&k.cpus));
+            if !infos.is_empty() {
+                s.push_str(&format!(" ({})", infos.join(", ")));
+            }
+            s
+        })
+        .collect();
+    format!(
+        "CPU kinds, most performant first (filled first): {}\n",
+        kinds.join("; ")
+    )
 }
 
 /// `L1d 48K ×1, L2 1M ×2, L3 32M ×16` for one CPU, or `-`.

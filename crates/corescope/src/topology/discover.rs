@@ -12,7 +12,7 @@ use hwlocality::object::types::{CacheType, ObjectType};
 use hwlocality::object::TopologyObject;
 use hwlocality::topology::builder::{BuildFlags, StringInputError, TopologyBuilder};
 
-use super::{Cache, Level, Pu, Topology};
+use super::{Cache, CpuKind, Level, Pu, Topology};
 
 /// What hwloc's synthetic syntax accepts, for error messages.
 const SYNTHETIC_HELP: &str = "expected hwloc synthetic syntax: levels from the outside in, \
@@ -287,9 +287,39 @@ fn convert(topo: &hwlocality::Topology, source: String) -> Result<Topology, Topo
 
     let package_count = topo.objects_with_type(ObjectType::Package).count();
     let core_count = topo.objects_with_type(ObjectType::Core).count();
-    let numa_count = topo.objects_with_type(ObjectType::NUMANode).count();
+    // Nodes outside the allowed node set or offline are missing from exports
+    // made without them; the complete node set still counts them.
+    let numa_count = topo
+        .objects_with_type(ObjectType::NUMANode)
+        .count()
+        .max(topo.complete_nodeset().weight().unwrap_or(0));
 
-    let kinds = cpu_kind_labels(topo);
+    let cpu_kinds = cpu_kinds(topo);
+    let kinds: HashMap<u32, String> = cpu_kinds
+        .iter()
+        .flat_map(|k| k.cpus.iter().map(|&c| (c, k.label.clone())))
+        .collect();
+    // One convention per level: the OS index, unless some object of the level
+    // has none (then the logical index for every object of that level).
+    let os_numbered = |ty: ObjectType| topo.objects_with_type(ty).all(|o| o.os_index().is_some());
+    let (package_os, core_os) = (
+        os_numbered(ObjectType::Package),
+        os_numbered(ObjectType::Core),
+    );
+    let number = |o: &TopologyObject, os: bool| {
+        if os {
+            o.os_index().map_or(u32::MAX, index_u32)
+        } else {
+            index_u32(o.logical_index())
+        }
+    };
+    let mut logical_levels = Vec::new();
+    if !package_os {
+        logical_levels.push("package".to_string());
+    }
+    if !core_os {
+        logical_levels.push("core".to_string());
+    }
 
     // Per-core slot counters: the slot is the PU's position among its core's PUs.
     let mut slots: HashMap<u32, u32> = HashMap::new();
@@ -298,7 +328,9 @@ fn convert(topo: &hwlocality::Topology, source: String) -> Result<Topology, Topo
         let package = r
             .obj
             .first_ancestor_with_type(ObjectType::Package)
-            .map_or(0, |p| index_u32(p.logical_index()));
+            .map_or(0, |p| number(p, package_os));
+        let core_obj = r.obj.first_ancestor_with_type(ObjectType::Core);
+        let core_os_index = core_obj.map(|c| number(c, core_os));
         // A PU without a core object is its own core; numbered after the real cores.
         let core = r
             .obj
@@ -310,16 +342,20 @@ fn convert(topo: &hwlocality::Topology, source: String) -> Result<Topology, Topo
         let slot_counter = slots.entry(core).or_insert(0);
         let slot = *slot_counter;
         *slot_counter += 1;
+        // The complete node set keeps nodes outside the allowed node set (and
+        // offline ones): where the PU's memory is, whether or not we may use it.
         let numa_node = r
             .obj
-            .nodeset()
+            .complete_nodeset()
             .and_then(|ns| ns.first_set())
+            .or_else(|| r.obj.nodeset().and_then(|ns| ns.first_set()))
             .and_then(|n| u32::try_from(usize::from(n)).ok());
         pus.push(Pu {
             os_index: r.os_index,
             package,
             numa_node,
             core,
+            core_os_index,
             slot,
             path: Vec::new(),
             allowed: allowed_set.is_set(r.os_index as usize),
@@ -356,6 +392,8 @@ fn convert(topo: &hwlocality::Topology, source: String) -> Result<Topology, Topo
         caches,
         levels,
         unavailable,
+        cpu_kinds,
+        logical_levels,
     })
 }
 
@@ -374,26 +412,36 @@ fn renumber_dense(pus: &mut [Pu], field: impl Fn(&mut Pu) -> &mut u32) {
     }
 }
 
-/// Labels of hwloc CPU kinds by OS index: `P`/`E` for Intel hybrids (hwloc's
-/// `CoreType`) and for any two kinds without a `CoreType` (`E` = the more
-/// power-efficient), hwloc's `CoreType` otherwise, else `kind<i>` in hwloc's
-/// order (most power-efficient first). Empty when hwloc knows one kind or none.
-fn cpu_kind_labels(topo: &hwlocality::Topology) -> HashMap<u32, String> {
-    let mut out = HashMap::new();
+/// hwloc's CPU kinds, the most performant first; empty when hwloc knows one
+/// kind or none. Labels: `P`/`E` for Intel hybrids (hwloc's `CoreType`) and for
+/// any two kinds without a `CoreType` (`E` = the more power-efficient), hwloc's
+/// `CoreType` otherwise, else `kind<i>` with `i` in hwloc's order (most
+/// power-efficient first).
+fn cpu_kinds(topo: &hwlocality::Topology) -> Vec<CpuKind> {
     let Ok(kinds) = topo.cpu_kinds() else {
-        return out;
+        return Vec::new();
     };
     let kinds: Vec<_> = kinds.collect();
     if kinds.len() < 2 {
-        return out;
+        return Vec::new();
     }
+    let mut out = Vec::with_capacity(kinds.len());
     for (i, kind) in kinds.iter().enumerate() {
-        let core_type = kind
+        let infos: Vec<(String, String)> = kind
             .infos
             .iter()
-            .find(|info| info.name().to_bytes() == b"CoreType")
-            .map(|info| info.value().to_string_lossy().into_owned());
-        let label = match core_type.as_deref() {
+            .map(|info| {
+                (
+                    info.name().to_string_lossy().into_owned(),
+                    info.value().to_string_lossy().into_owned(),
+                )
+            })
+            .collect();
+        let core_type = infos
+            .iter()
+            .find(|(name, _)| name == "CoreType")
+            .map(|(_, v)| v.as_str());
+        let label = match core_type {
             Some("IntelCore") => "P".to_string(),
             Some("IntelAtom") => "E".to_string(),
             Some(other) if !other.is_empty() => other.to_string(),
@@ -401,16 +449,21 @@ fn cpu_kind_labels(topo: &hwlocality::Topology) -> HashMap<u32, String> {
             _ if kinds.len() == 2 => if i == 0 { "E" } else { "P" }.to_string(),
             _ => format!("kind{i}"),
         };
-        for cpu in kind
+        let cpus = kind
             .cpuset
             .iter_set()
             .take_while(|i| usize::from(*i) < MAX_SET_INDEX)
-        {
-            if let Ok(cpu) = u32::try_from(usize::from(cpu)) {
-                out.insert(cpu, label.clone());
-            }
-        }
+            .filter_map(|cpu| u32::try_from(usize::from(cpu)).ok())
+            .collect();
+        out.push(CpuKind {
+            label,
+            efficiency: kind.efficiency.and_then(|e| u32::try_from(e).ok()),
+            cpus,
+            infos,
+        });
     }
+    // hwloc orders kinds by increasing efficiency rank (power-efficient first).
+    out.reverse();
     out
 }
 
@@ -466,11 +519,9 @@ fn collect_caches(topo: &hwlocality::Topology) -> Vec<Cache> {
 
 /// Compute [`Topology::levels`] and every PU's [`Pu::path`] (see their docs).
 fn compute_levels(topo: &hwlocality::Topology, raw: &[RawPu<'_>], pus: &mut [Pu]) -> Vec<Level> {
-    let top = topo
-        .objects_with_type(ObjectType::Package)
-        .next()
-        .and_then(normal_depth)
-        .unwrap_or(1);
+    // Every level below the machine: Groups above the packages count (they
+    // hold the memory controllers on POWER and on multi-board x86 exports).
+    let top = 1;
     let pu_depth = usize::from(topo.depth()).saturating_sub(1);
     // Candidate depths, outermost first, with their level names.
     let candidates: Vec<(usize, &'static str)> = (top..pu_depth)

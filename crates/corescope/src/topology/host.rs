@@ -7,12 +7,19 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::model::{EnvInfo, HostInfo};
+use crate::model::{CpuMax, EnvInfo, HostInfo};
 
 use super::Topology;
 
 /// How long [`env_info`] samples `/proc/stat` to estimate steal time.
 pub const STEAL_SAMPLE: Duration = Duration::from_millis(100);
+
+/// Where the cgroup file systems are mounted.
+const CGROUP_ROOT: &str = "/sys/fs/cgroup";
+
+/// The default CFS bandwidth period (100 ms; Documentation/scheduler/sched-bwc.rst),
+/// assumed when `cpu.max` gives a quota alone.
+const CPU_MAX_DEFAULT_PERIOD_US: u64 = 100_000;
 
 /// cgroup v1 reports "no limit" as a huge number (`PAGE_COUNTER_MAX` × page size,
 /// 9223372036854771712 on 4 KiB pages); anything at or above 2^60 means unlimited.
@@ -74,7 +81,90 @@ pub fn env_info() -> EnvInfo {
             .and_then(|m| meminfo_bytes(m, "MemAvailable")),
         cgroup_memory_limit_bytes: cgroup_memory_limit(),
         target_features: target_features(),
+        cgroup_cpu_max: cgroup_cpu_max(),
+        isolated_cpus: isolated_cpus("isolated", "isolcpus"),
+        nohz_full_cpus: isolated_cpus("nohz_full", "nohz_full"),
+        numa_balancing: read_trim("/proc/sys/kernel/numa_balancing").and_then(|s| s.parse().ok()),
     }
+}
+
+/// `MemAvailable` from /proc/meminfo, in bytes.
+pub fn mem_available_bytes() -> Option<u64> {
+    read("/proc/meminfo")
+        .as_deref()
+        .and_then(|m| meminfo_bytes(m, "MemAvailable"))
+}
+
+/// Memory this process's cgroups still allow (limit − usage), the least along
+/// the path from its cgroup to the root, with the file it came from; `None`
+/// when no cgroup on the path has a limit.
+pub fn cgroup_memory_left() -> Option<(u64, String)> {
+    let cgroup = read("/proc/self/cgroup")?;
+    let root = Path::new(CGROUP_ROOT);
+    let (v2, v1) = cgroup_paths(&cgroup, "memory");
+    let mut dirs: Vec<(PathBuf, &str, &str, &str)> = Vec::new();
+    if let Some(p) = v2 {
+        for d in ancestors_within(&v2_root(), &p) {
+            dirs.push((d, "memory.max", "memory.current", "cgroup v2 memory.max"));
+        }
+    }
+    if let Some(p) = v1 {
+        for d in ancestors_within(&root.join("memory"), &p) {
+            dirs.push((
+                d,
+                "memory.limit_in_bytes",
+                "memory.usage_in_bytes",
+                "cgroup v1 memory.limit_in_bytes",
+            ));
+        }
+    }
+    dirs.into_iter()
+        .filter_map(|(dir, limit, usage, what)| {
+            let limit = read_trim(dir.join(limit)).and_then(|s| parse_limit(&s))?;
+            let usage: u64 = read_trim(dir.join(usage))?.parse().ok()?;
+            Some((
+                limit.saturating_sub(usage),
+                format!("{what} of {}", dir.display()),
+            ))
+        })
+        .min_by_key(|(left, _)| *left)
+}
+
+/// The tightest CPU bandwidth limit on the path from this process's cgroup to
+/// the root (v2 `cpu.max`, v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`).
+fn cgroup_cpu_max() -> Option<CpuMax> {
+    let cgroup = read("/proc/self/cgroup")?;
+    let root = Path::new(CGROUP_ROOT);
+    let (v2, v1) = cgroup_paths(&cgroup, "cpu");
+    let mut limits = Vec::new();
+    if let Some(p) = v2 {
+        for dir in ancestors_within(&v2_root(), &p) {
+            limits.extend(read_trim(dir.join("cpu.max")).and_then(|s| parse_cpu_max(&s)));
+        }
+    }
+    if let Some(p) = v1 {
+        for base in ["cpu,cpuacct", "cpu"] {
+            for dir in ancestors_within(&root.join(base), &p) {
+                let quota = read_trim(dir.join("cpu.cfs_quota_us"));
+                let period = read_trim(dir.join("cpu.cfs_period_us"));
+                if let (Some(q), Some(p)) = (quota, period) {
+                    limits.extend(parse_cpu_max(&format!("{q} {p}")));
+                }
+            }
+        }
+    }
+    limits
+        .into_iter()
+        .min_by(|a, b| a.cpus().total_cmp(&b.cpus()))
+}
+
+/// Isolated CPUs from `/sys/devices/system/cpu/<sys_file>`, else from the kernel
+/// command line's `<param>=`; `Some("")` when the kernel says none.
+fn isolated_cpus(sys_file: &str, param: &str) -> Option<String> {
+    if let Some(s) = read(Path::new("/sys/devices/system/cpu").join(sys_file)) {
+        return Some(s.trim().to_string());
+    }
+    read("/proc/cmdline").map(|c| cmdline_cpus(&c, param).unwrap_or_default())
 }
 
 /// The CPUs this process may run on (`sched_getaffinity`), sorted.
@@ -258,11 +348,11 @@ fn steal_fraction(sample: Duration) -> Option<f64> {
 /// `memory.limit_in_bytes`), the smallest along the path to the root.
 fn cgroup_memory_limit() -> Option<u64> {
     let cgroup = read("/proc/self/cgroup")?;
-    let root = Path::new("/sys/fs/cgroup");
-    let (v2, v1) = cgroup_paths(&cgroup);
+    let root = Path::new(CGROUP_ROOT);
+    let (v2, v1) = cgroup_paths(&cgroup, "memory");
     let mut limits = Vec::new();
     if let Some(p) = v2 {
-        for dir in ancestors_within(root, &p) {
+        for dir in ancestors_within(&v2_root(), &p) {
             if let Some(l) = read_trim(dir.join("memory.max")).and_then(|s| parse_limit(&s)) {
                 limits.push(l);
             }
@@ -278,6 +368,18 @@ fn cgroup_memory_limit() -> Option<u64> {
         }
     }
     limits.into_iter().min()
+}
+
+/// Where the cgroup v2 hierarchy is mounted: `/sys/fs/cgroup`, or
+/// `/sys/fs/cgroup/unified` on hosts that mount v1 controllers beside it (systemd's
+/// hybrid mode).
+fn v2_root() -> PathBuf {
+    let hybrid = Path::new(CGROUP_ROOT).join("unified");
+    if hybrid.join("cgroup.controllers").exists() {
+        hybrid
+    } else {
+        PathBuf::from(CGROUP_ROOT)
+    }
 }
 
 /// `base/a/b/c`, `base/a/b`, `base/a`, `base` for cgroup path `/a/b/c`.
@@ -396,8 +498,36 @@ fn parse_limit(s: &str) -> Option<u64> {
     s.parse::<u64>().ok().filter(|&v| v < CGROUP_V1_UNLIMITED)
 }
 
-/// `/proc/self/cgroup` → (v2 path, v1 memory controller path).
-fn cgroup_paths(s: &str) -> (Option<String>, Option<String>) {
+/// `cpu.max` (`200000 100000`, `max 100000`) → the limit; `max` → `None`.
+/// A v1 quota of `-1` (no limit) is given as `-1 <period>` and also gives `None`.
+fn parse_cpu_max(s: &str) -> Option<CpuMax> {
+    let mut it = s.split_whitespace();
+    let quota_us: u64 = it.next()?.parse().ok()?;
+    let period_us: u64 = it
+        .next()
+        .map_or(Some(CPU_MAX_DEFAULT_PERIOD_US), |p| p.parse().ok())?;
+    (quota_us > 0 && period_us > 0).then_some(CpuMax {
+        quota_us,
+        period_us,
+    })
+}
+
+/// The CPU list of a kernel parameter such as `isolcpus=domain,managed_irq,2-5`
+/// or `nohz_full=2-5` (flags before the list are dropped).
+fn cmdline_cpus(cmdline: &str, param: &str) -> Option<String> {
+    let value = cmdline
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix(param)?.strip_prefix('='))
+        .next_back()?;
+    let cpus: Vec<&str> = value
+        .split(',')
+        .filter(|item| item.starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    Some(cpus.join(","))
+}
+
+/// `/proc/self/cgroup` → (v2 path, v1 path of `controller`).
+fn cgroup_paths(s: &str, controller: &str) -> (Option<String>, Option<String>) {
     let mut v2 = None;
     let mut v1 = None;
     for line in s.lines() {
@@ -407,7 +537,7 @@ fn cgroup_paths(s: &str) -> (Option<String>, Option<String>) {
         };
         if id == "0" && ctrls.is_empty() {
             v2 = Some(path.to_string());
-        } else if ctrls.split(',').any(|c| c == "memory") {
+        } else if ctrls.split(',').any(|c| c == controller) {
             v1 = Some(path.to_string());
         }
     }
@@ -455,7 +585,7 @@ mod tests {
 
     #[test]
     fn cgroups_and_limits() {
-        let (v2, v1) = cgroup_paths("4:memory:/a/b\n0::/user.slice\n");
+        let (v2, v1) = cgroup_paths("4:memory:/a/b\n0::/user.slice\n", "memory");
         assert_eq!(v2.as_deref(), Some("/user.slice"));
         assert_eq!(v1.as_deref(), Some("/a/b"));
         assert_eq!(parse_limit("max"), None);
@@ -465,6 +595,23 @@ mod tests {
         assert_eq!(dirs[0], Path::new("/sys/fs/cgroup/a/b"));
         assert_eq!(dirs[2], Path::new("/sys/fs/cgroup"));
         assert_eq!(ancestors_within(Path::new("/r"), "/../x").len(), 2);
+        let (_, v1) = cgroup_paths("5:cpu,cpuacct:/job\n4:memory:/a\n", "cpu");
+        assert_eq!(v1.as_deref(), Some("/job"));
+    }
+
+    #[test]
+    fn cpu_limits_and_isolated_cpus() {
+        let m = parse_cpu_max("150000 100000").unwrap();
+        assert_eq!((m.quota_us, m.period_us), (150_000, 100_000));
+        assert_eq!(m.cpus(), 1.5);
+        assert_eq!(parse_cpu_max("max 100000"), None);
+        assert_eq!(parse_cpu_max("-1 100000"), None);
+        assert_eq!(parse_cpu_max("50000").map(|m| m.period_us), Some(100_000));
+        let cmd = "BOOT_IMAGE=/vmlinuz ro isolcpus=domain,managed_irq,2-5,8 nohz_full=2-5 quiet";
+        assert_eq!(cmdline_cpus(cmd, "isolcpus").as_deref(), Some("2-5,8"));
+        assert_eq!(cmdline_cpus(cmd, "nohz_full").as_deref(), Some("2-5"));
+        assert_eq!(cmdline_cpus("ro quiet", "isolcpus"), None);
+        assert_eq!(cmdline_cpus("xisolcpus=3", "isolcpus"), None);
     }
 
     #[test]
@@ -480,6 +627,11 @@ mod tests {
         assert!(!h.arch.is_empty());
         let e = env_info();
         assert!(e.steal_fraction.is_none_or(|s| (0.0..=1.0).contains(&s)));
+        assert!(e.cgroup_cpu_max.is_none_or(|m| m.cpus() > 0.0));
+        assert!(mem_available_bytes().is_some_and(|b| b > 0));
+        if let Some((left, from)) = cgroup_memory_left() {
+            assert!(from.starts_with("cgroup v"), "{left} {from}");
+        }
         let cpus = affinity_cpus().unwrap_or_default();
         assert!(!cpus.is_empty());
     }

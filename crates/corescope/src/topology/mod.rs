@@ -18,7 +18,8 @@ pub struct Topology {
     pub source: String,
     /// Number of packages (sockets).
     pub packages: usize,
-    /// Number of NUMA nodes (at least 1).
+    /// Number of NUMA nodes (at least 1), counting nodes outside the allowed
+    /// node set and offline ones (hwloc's complete node set).
     pub numa_nodes: usize,
     /// Number of cores.
     pub cores: usize,
@@ -27,14 +28,14 @@ pub struct Topology {
     pub pus: Vec<Pu>,
     /// Data and unified caches (instruction caches are left out).
     pub caches: Vec<Cache>,
-    /// Names of the tree levels from the package down to the PU, each with its
+    /// Names of the tree levels from below the machine down to the PU, each with its
     /// arity (children per parent; for irregular machines the largest seen),
     /// e.g. `[("package", 4), ("core", 16), ("group", 2), ("pu", 4)]`.
     /// Levels with arity 1 everywhere are left out, except `pu`.
     ///
     /// Precisely, discovery builds the levels like this:
-    /// 1. Candidates are the hwloc tree levels from the package level (or the
-    ///    first level below the machine if there is no package) down to the
+    /// 1. Candidates are the hwloc tree levels from the first level below the
+    ///    machine (Groups above the packages included) down to the
     ///    cores, keeping packages, dies, groups, data/unified caches and cores
     ///    (NUMA nodes, instruction caches and I/O objects are not tree levels here).
     /// 2. Where a PU has no ancestor at a candidate level (a cache that exists in
@@ -58,6 +59,31 @@ pub struct Topology {
     /// tree they sit is unknown; they are never used for placement.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unavailable: Vec<u32>,
+    /// hwloc's CPU kinds (hybrid machines), the most performant first (the
+    /// order strategies fill them in); empty when hwloc knows one kind or none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_kinds: Vec<CpuKind>,
+    /// Levels numbered with hwloc's logical index (`L#`) because the OS gives
+    /// their objects no number (`package` on POWER exports, `core` where hwloc
+    /// finds no core id). Every other level uses the OS index (`P#`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub logical_levels: Vec<String>,
+}
+
+/// One kind of CPU core (hwloc cpukinds): P-cores and E-cores on Intel hybrids.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuKind {
+    /// `P`, `E`, hwloc's `CoreType`, or `kind<i>` (see [`Pu::kind`]).
+    pub label: String,
+    /// hwloc's efficiency rank (higher = more performant, less power-efficient),
+    /// if hwloc knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub efficiency: Option<u32>,
+    /// OS indices of the CPUs of this kind.
+    pub cpus: Vec<u32>,
+    /// hwloc's textual attributes of the kind (`CoreType`, `FrequencyMaxMHz`, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub infos: Vec<(String, String)>,
 }
 
 /// One level of the tree below the machine.
@@ -74,12 +100,23 @@ pub struct Level {
 pub struct Pu {
     /// OS index: the CPU id that `sched_setaffinity` and `taskset` take.
     pub os_index: u32,
-    /// Logical index of the package (0-based, topology order).
+    /// The package's OS index (hwloc `P#`, what `hwloc-calc --physical` and
+    /// `/sys/.../physical_package_id` say), or its logical index where the OS
+    /// gives packages none (then `package` is in [`Topology::logical_levels`]).
+    /// Run files written before issue 19 hold the logical index here.
     pub package: u32,
-    /// OS index of the NUMA node holding this PU's local memory, if known.
+    /// OS index of the NUMA node holding this PU's local memory, if known; taken
+    /// from the complete node set, so a node outside the allowed node set (a
+    /// cpuset restricting memory) or offline is still shown.
     pub numa_node: Option<u32>,
-    /// Logical index of the core, machine-wide (0-based, topology order).
+    /// Logical index of the core, machine-wide (0-based, topology order): a key
+    /// that tells cores apart. The OS's own core number, which repeats across
+    /// packages and dies, is [`Pu::core_os_index`].
     pub core: u32,
+    /// The core's OS index (hwloc `P#`, `/sys/.../core_id`), unique only within
+    /// its package (or die); `None` where the OS gives cores no number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_os_index: Option<u32>,
     /// Position of this PU within its core (0 = first hardware thread).
     pub slot: u32,
     /// Child index at each entry of [`Topology::levels`], outermost first:
@@ -176,22 +213,60 @@ impl Topology {
             .next()
     }
 
-    /// One-line summary: `4 packages × 16 cores × 8 threads = 512 CPUs (512 allowed)`.
+    /// Rank of a PU's CPU kind in [`Topology::cpu_kinds`] (0 = the most
+    /// performant, filled first); 0 where kinds are unknown.
+    pub fn kind_rank(&self, pu: &Pu) -> usize {
+        pu.kind
+            .as_deref()
+            .and_then(|k| self.cpu_kinds.iter().position(|c| c.label == k))
+            .unwrap_or(0)
+    }
+
+    /// One-line summary: `4 packages × 16 cores × 8 threads = 512 CPUs (512 allowed)`;
+    /// on hybrids one term per CPU kind:
+    /// `1 package × (6 P cores × 2 threads + 8 E cores × 1 thread) = 20 CPUs`.
     pub fn summary(&self) -> String {
         let pkgs = self.packages.max(1);
-        let cores_per_pkg = self.cores.max(1).div_ceil(pkgs);
-        let tpc = self.threads_per_core();
         let total = self.pus.len();
         let allowed = self.allowed_pus().count();
         let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        // (label, cores per package, threads per core, PUs) per kind, or one term.
+        let terms: Vec<(String, usize, usize)> = if self.cpu_kinds.len() > 1 {
+            self.cpu_kinds
+                .iter()
+                .map(|k| {
+                    let pus: Vec<&Pu> = self
+                        .pus
+                        .iter()
+                        .filter(|p| p.kind.as_deref() == Some(k.label.as_str()))
+                        .collect();
+                    let mut cores: Vec<u32> = pus.iter().map(|p| p.core).collect();
+                    cores.sort_unstable();
+                    cores.dedup();
+                    let tpc = pus.iter().map(|p| p.slot as usize + 1).max().unwrap_or(1);
+                    (format!("{} core", k.label), cores.len().div_ceil(pkgs), tpc)
+                })
+                .collect()
+        } else {
+            let cores_per_pkg = self.cores.max(1).div_ceil(pkgs);
+            vec![("core".into(), cores_per_pkg, self.threads_per_core())]
+        };
+        let regular = terms.iter().map(|(_, c, t)| pkgs * c * t).sum::<usize>() == total;
+        let words: Vec<String> = terms
+            .iter()
+            .map(|(w, c, t)| format!("{} × {}", plural(*c, w), plural(*t, "thread")))
+            .collect();
+        let body = if words.len() == 1 {
+            words[0].clone()
+        } else {
+            format!("({})", words.join(" + "))
+        };
         let mut s = format!(
-            "{} × {} × {} = {}",
+            "{} × {body} = {}",
             plural(pkgs, "package"),
-            plural(cores_per_pkg, "core"),
-            plural(tpc, "thread"),
             plural(total, "CPU")
         );
-        if pkgs * cores_per_pkg * tpc != total {
+        if !regular {
             s.push_str(" (irregular)");
         }
         if self.numa_nodes > 1 {

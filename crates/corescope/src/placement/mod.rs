@@ -1,18 +1,35 @@
-//! Placement strategies: strategy + thread count + topology → CPU list.
-//! Pure: no syscalls, no printing.
+//! Placement: strategy + thread count + topology → CPU list; placement
+//! expressions; the CPU pairs and subsets that pairwise probes measure.
+//! Pure: no syscalls, no printing (see `docs/placement.md`).
 //!
 //! | strategy  | thread `i` goes to |
 //! |-----------|--------------------|
 //! | `linear`  | the `i`-th allowed CPU in OS-index order (seed 000's "dumb") |
-//! | `compact` | the `i`-th allowed PU in topology order: every PU of a core, then the next core, then the next package |
-//! | `scatter` | the `i`-th allowed PU in digit-reversed tree order: one thread per package in turn, then per core, then per level below the core, then per PU (seed 000's "round robin") |
+//! | `compact` | the `i`-th allowed PU in topology order, NUMA node by NUMA node, the most performant CPU kind first within a node: every PU of a core, then the next core, ... |
+//! | `scatter` | the allowed PU farthest from those already taken: a new NUMA node first, then a new Group, package, die, shared cache, core (outermost first), the most performant CPU kind first (seed 000's "round robin" on regular machines) |
 //! | `unbound` | nowhere: the OS decides (seed 000's "auto") |
 //! | a list    | the `i`-th CPU of the list (`0,2,4-7`), in the order written |
+//! | an expression | `N0:0-3`, `S1:0-7`, `kind:P`, joined by `@`: see [`expr`] |
 //!
 //! More threads than CPUs wrap around: thread `i` takes the place of thread
 //! `i mod n`, where `n` is the number of allowed CPUs (or list entries).
 
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
 use crate::topology::{Pu, Topology};
+
+pub mod expr;
+pub mod pairs;
+pub mod subset;
+
+pub use expr::{Domain, Expr, Selection};
+
+/// Largest number of allowed CPUs that `scatter` orders greedily (the greedy
+/// order costs CPUs² × levels comparisons: 16384² × 8 ≈ 2·10^9, seconds). Larger
+/// (synthetic) machines get the digit-reversed tree order, which is the same on
+/// regular trees without NUMA levels of their own.
+pub const GREEDY_MAX_CPUS: usize = 16384;
 
 /// Largest CPU index accepted in a list (far above any machine; guards `0-4000000000`).
 pub const MAX_CPU_INDEX: u32 = 1 << 20;
@@ -30,14 +47,32 @@ pub enum Strategy {
     Unbound,
     /// An explicit list of OS CPU indices, used in order, wrapping around.
     List(Vec<u32>),
+    /// A placement expression (`N0:0-3`, `S1:0-7`, `kind:P`, `N0@N1`).
+    Expr(Expr),
 }
 
 /// Why a placement request is invalid.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PlacementError {
     /// Unknown strategy name or bad list syntax.
-    #[error("invalid placement '{0}': expected linear, compact, scatter, unbound or a CPU list like 0,2,4-7")]
+    #[error("invalid placement '{0}': expected linear, compact, scatter, unbound, a CPU list like 0,2,4-7 or an expression like N0:0-3, S1:0-7, kind:P")]
     Parse(String),
+    /// A placement expression that does not parse.
+    #[error("invalid placement expression '{expr}': {reason}")]
+    Expr {
+        /// The expression as given.
+        expr: String,
+        /// What is wrong, and what would be right.
+        reason: String,
+    },
+    /// A placement expression that names a domain or index this machine lacks.
+    #[error("placement '{expr}': {reason}")]
+    Domain {
+        /// The expression.
+        expr: String,
+        /// What is missing, and what there is.
+        reason: String,
+    },
     /// A CPU list names a CPU this machine does not have.
     #[error("CPU {cpu} does not exist on this machine; CPUs that may be used: {allowed}")]
     NoSuchCpu {
@@ -77,10 +112,12 @@ impl Strategy {
             Strategy::Scatter => "scatter".into(),
             Strategy::Unbound => "unbound".into(),
             Strategy::List(_) => "list".into(),
+            Strategy::Expr(e) => e.text.clone(),
         }
     }
 
-    /// Parse `linear`, `compact`, `scatter`, `unbound` or a CPU list.
+    /// Parse `linear`, `compact`, `scatter`, `unbound`, a CPU list or a
+    /// placement expression ([`expr`]).
     ///
     /// A list is comma-separated OS indices and inclusive ranges (`0,2,4-7`),
     /// spaces around items allowed, kept in the order written (duplicates too).
@@ -94,16 +131,22 @@ impl Strategy {
             "unbound" => return Ok(Strategy::Unbound),
             _ => {}
         }
+        if expr::looks_like_expr(t) {
+            return Expr::parse(t).map(Strategy::Expr);
+        }
         parse_cpu_list(t)
             .map(Strategy::List)
             .ok_or_else(|| PlacementError::Parse(s.into()))
     }
 
     /// Check a strategy against a topology: every CPU of a list must exist and
-    /// be allowed. Named strategies are always valid (they use allowed CPUs only).
+    /// be allowed; every domain and index of an expression must exist. Named
+    /// strategies are always valid (they use allowed CPUs only).
     pub fn validate(&self, topo: &Topology) -> Result<(), PlacementError> {
-        let Strategy::List(cpus) = self else {
-            return Ok(());
+        let cpus = match self {
+            Strategy::List(cpus) => cpus,
+            Strategy::Expr(e) => return e.resolve(topo).map(|_| ()),
+            _ => return Ok(()),
         };
         let allowed = || Topology::format_cpu_list(&topo.allowed_os_indices());
         for &cpu in cpus {
@@ -136,7 +179,7 @@ impl Strategy {
 }
 
 /// `0,2,4-7` → `[0, 2, 4, 5, 6, 7]`; `None` on any syntax error.
-fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
+pub(crate) fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
     let num = |x: &str| -> Option<u32> {
         let x = x.trim();
         if x.is_empty() || !x.bytes().all(|b| b.is_ascii_digit()) {
@@ -161,26 +204,145 @@ fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
 }
 
 /// Allowed PUs in the order a strategy hands them out (one round), as OS indices.
-/// `Unbound` yields an empty order; a list yields itself.
+/// `Unbound` yields an empty order; a list yields itself; an expression that
+/// does not fit the topology yields nothing (see [`Strategy::validate`]).
 pub fn order(topo: &Topology, strategy: &Strategy) -> Vec<u32> {
     match strategy {
         Strategy::Linear => topo.allowed_os_indices(),
-        Strategy::Compact => topo.allowed_pus().map(|p| p.os_index).collect(),
+        Strategy::Compact => compact_order(topo),
         Strategy::Scatter => scatter_order(topo),
         Strategy::Unbound => Vec::new(),
         Strategy::List(cpus) => cpus.clone(),
+        Strategy::Expr(e) => e.resolve(topo).unwrap_or_default(),
     }
 }
 
-/// Allowed PUs in scatter order.
+/// Allowed PUs in compact order: NUMA node by NUMA node (in order of first
+/// appearance in the topology), within a node the most performant CPU kind
+/// first, otherwise topology order (every PU of a core, then the next core, ...).
+fn compact_order(topo: &Topology) -> Vec<u32> {
+    let mut node_rank: HashMap<Option<u32>, usize> = HashMap::new();
+    let mut keyed: Vec<((usize, usize, usize), u32)> = topo
+        .allowed_pus()
+        .enumerate()
+        .map(|(i, p)| {
+            let next = node_rank.len();
+            let node = *node_rank.entry(p.numa_node).or_insert(next);
+            ((node, topo.kind_rank(p), i), p.os_index)
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, cpu)| cpu).collect()
+}
+
+/// Allowed PUs in scatter order: each next PU is the one farthest from those
+/// already taken.
+///
+/// Greedy: among the PUs not yet taken, take the smallest by
+/// 1. CPU kind rank (the most performant kind first: P before E);
+/// 2. for each spread level in turn — the NUMA node, then the tree levels of
+///    [`Topology::levels`] from the outermost (Group, package, die, shared
+///    cache, core) — whether that object already holds a taken PU (a new
+///    object first);
+/// 3. for each spread level in turn, how many taken PUs that object holds;
+/// 4. topology order.
+///
+/// The NUMA node comes first because spreading threads is for using every
+/// memory controller; the booleans of step 2 before the counts of step 3 make
+/// the first k threads touch min(k, nodes) NUMA nodes and, where the tree
+/// allows it, min(k, packages) packages. On a regular tree this is the
+/// digit-reversed order with the outermost level varying fastest (seed 000's
+/// round robin). More than [`GREEDY_MAX_CPUS`] CPUs, or PUs without a tree
+/// path (hand-made topologies): [`tree_order`].
+fn scatter_order(topo: &Topology) -> Vec<u32> {
+    let pus: Vec<&Pu> = topo.allowed_pus().collect();
+    let depth = topo.levels.len();
+    if pus.len() > GREEDY_MAX_CPUS || depth == 0 || pus.iter().any(|p| p.path.len() != depth) {
+        return tree_order(topo);
+    }
+    let groups = spread_groups(&pus, depth);
+    let ranks: Vec<usize> = pus.iter().map(|p| topo.kind_rank(p)).collect();
+    let mut counts: Vec<Vec<u32>> = groups
+        .iter()
+        .map(|g| vec![0; g.iter().max().map_or(0, |m| m + 1)])
+        .collect();
+    let mut taken = vec![false; pus.len()];
+    let mut out = Vec::with_capacity(pus.len());
+    for _ in 0..pus.len() {
+        let mut best: Option<usize> = None;
+        for i in (0..pus.len()).filter(|&i| !taken[i]) {
+            let better = best.is_none_or(|b| {
+                let used = |j: usize, l: usize| counts[l][groups[l][j]] > 0;
+                let count = |j: usize, l: usize| counts[l][groups[l][j]];
+                let levels = 0..groups.len();
+                ranks[i]
+                    .cmp(&ranks[b])
+                    .then_with(|| {
+                        levels
+                            .clone()
+                            .map(|l| used(i, l).cmp(&used(b, l)))
+                            .find(|o| o.is_ne())
+                            .unwrap_or(Ordering::Equal)
+                    })
+                    .then_with(|| {
+                        levels
+                            .map(|l| count(i, l).cmp(&count(b, l)))
+                            .find(|o| o.is_ne())
+                            .unwrap_or(Ordering::Equal)
+                    })
+                    .is_lt()
+            });
+            if better {
+                best = Some(i);
+            }
+        }
+        let Some(b) = best else { break };
+        taken[b] = true;
+        for (l, g) in groups.iter().enumerate() {
+            counts[l][g[b]] += 1;
+        }
+        out.push(pus[b].os_index);
+    }
+    out
+}
+
+/// `groups[l][i]`: a dense id of PU `i`'s object at spread level `l`: level 0 is
+/// the NUMA node, levels 1.. are [`Topology::levels`] without the last (`pu`),
+/// an object being identified by its path prefix.
+fn spread_groups(pus: &[&Pu], depth: usize) -> Vec<Vec<usize>> {
+    let mut groups = Vec::with_capacity(depth);
+    let mut ids: HashMap<Option<u32>, usize> = HashMap::new();
+    groups.push(
+        pus.iter()
+            .map(|p| {
+                let next = ids.len();
+                *ids.entry(p.numa_node).or_insert(next)
+            })
+            .collect(),
+    );
+    for k in 0..depth.saturating_sub(1) {
+        let mut ids: HashMap<&[u32], usize> = HashMap::new();
+        groups.push(
+            pus.iter()
+                .map(|p| {
+                    let next = ids.len();
+                    *ids.entry(&p.path[..=k]).or_insert(next)
+                })
+                .collect(),
+        );
+    }
+    groups
+}
+
+/// Allowed PUs in digit-reversed tree order (the fallback of [`scatter_order`]).
 ///
 /// A PU's [`Pu::path`] is a number in mixed radix over [`Topology::levels`];
-/// scatter reads it with the outermost digit (the package) varying fastest, i.e.
-/// it sorts PUs by their path read from the innermost (PU) digit to the outermost.
+/// this reads it with the outermost digit varying fastest, i.e. it sorts PUs
+/// by their path read from the innermost (PU) digit to the outermost.
 /// Positions that do not exist (irregular trees) or are disallowed are skipped, so
 /// each allowed PU appears exactly once. PUs without a path (hand-made
 /// topologies) come after, in topology order.
-fn scatter_order(topo: &Topology) -> Vec<u32> {
+pub fn tree_order(topo: &Topology) -> Vec<u32> {
     let depth = topo.levels.len();
     let mut pus: Vec<(usize, &Pu)> = topo.allowed_pus().enumerate().collect::<Vec<_>>();
     let key = |p: &Pu| -> Option<Vec<u32>> {
@@ -189,8 +351,8 @@ fn scatter_order(topo: &Topology) -> Vec<u32> {
     // Stable: equal keys (none in a well-formed topology) keep topology order.
     pus.sort_by(|(ia, a), (ib, b)| match (key(a), key(b)) {
         (Some(ka), Some(kb)) => ka.cmp(&kb).then(ia.cmp(ib)),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
         (None, None) => ia.cmp(ib),
     });
     pus.into_iter().map(|(_, p)| p.os_index).collect()
