@@ -192,6 +192,7 @@ impl Probe for Compute {
             },
         )
         .param("repetitions", REPS)
+        .param("per_cycle_clock", crate::clock::PER_CYCLE_RULE)
         .param("thread_counts", &counts)
         .param(
             "placements",
@@ -220,7 +221,7 @@ impl Probe for Compute {
         let ns = best.team_ns().max(1) as f64;
         let ops = c.threads as f64 * passes as f64 * INPUTS as f64 * OPS_PER_INPUT as f64;
         let ops_per_s = ops / (ns * 1e-9);
-        let hz = ctx.plan.clock.info.ticks_hz;
+        let hz = ctx.plan.clock.per_cycle_hz(c.threads).hz;
         let series = format!("{}/{}", c.kind.name(), strategy.name());
         let mut m = Measurement::points(vec![
             Point::new(&series, "threads", c.threads as f64, "ops_per_s", ops_per_s),
