@@ -12,6 +12,7 @@ pub mod app;
 pub mod cli;
 pub mod clock;
 pub mod compare;
+pub mod counters;
 pub mod kernels;
 pub mod memguard;
 pub mod model;
