@@ -22,6 +22,7 @@ pub mod matmul;
 pub mod memory;
 pub mod mutex;
 pub mod pairs;
+pub mod peak;
 pub mod pool;
 pub mod sharing;
 pub mod spin;
@@ -34,6 +35,7 @@ pub mod workload;
 pub fn registry() -> Vec<Box<dyn Probe>> {
     vec![
         Box::new(compute::Compute),
+        Box::new(peak::Peak),
         Box::new(memory::Memory),
         Box::new(workload::Workload),
         Box::new(threads::Threads),
