@@ -3,7 +3,7 @@
 //! writes results to stdout/stderr and files.
 
 use crate::cli::{self, Command, CompareArgs, PlaceArgs, ReportArgs, RunArgs, TopoArgs, TuneArgs};
-use crate::clock::Clock;
+use crate::clock::{self, Clock};
 use crate::model::{RunFile, ToolInfo, SCHEMA_VERSION};
 use crate::placement::{self, Strategy};
 use crate::probes::{self, Event, Overrides, PlanCtx, Probe};
@@ -278,6 +278,11 @@ fn run(a: RunArgs) -> Result<()> {
     let mut plan = validate_run(&a, topo)?;
     let calibration = plan.ctx.profile.pick(20, 100, 250);
     plan.ctx.clock = Clock::calibrate(Duration::from_millis(calibration));
+    let core = clock::CoreClockPlan::for_profile(plan.ctx.profile);
+    match clock::measure_core_clock(&plan.ctx.clock, &plan.ctx.topo.allowed_os_indices(), core) {
+        Ok(c) => c.record(&mut plan.ctx.clock.info),
+        Err(e) => plan.ctx.clock.info.core_hz_skipped = Some(e.to_string()),
+    }
     let mut run = RunFile {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo::current(),

@@ -30,6 +30,14 @@ fn quick_compute_run_writes_a_valid_run_file() {
     assert_eq!(run.schema_version, corescope::model::SCHEMA_VERSION);
     assert_eq!(run.tool.name, "corescope");
     assert!(run.clock.ticks_hz > 0.0);
+    // The measured core clock, or why not; plausibility only.
+    match (run.clock.core_hz_one, run.clock.core_hz_all) {
+        (Some(one), Some(all)) => {
+            assert!(one > 1e7 && all > 1e7, "{:?}", run.clock);
+            assert!(run.clock.core_hz_method.is_some());
+        }
+        _ => assert!(run.clock.core_hz_skipped.is_some(), "{:?}", run.clock),
+    }
     assert!(!run.topology.pus.is_empty());
     assert_eq!(run.probes.len(), 1);
     let p = &run.probes[0];
@@ -41,6 +49,7 @@ fn quick_compute_run_writes_a_valid_run_file() {
         p.reason
     );
     assert_eq!(p.cases_done, p.cases_planned);
+    assert!(p.params.contains_key("per_cycle_clock"));
     for kind in ["int", "fp"] {
         for placement in ["linear", "compact", "scatter", "unbound"] {
             let s = p

@@ -178,6 +178,34 @@ pub struct ClockInfo {
     pub monotonic_overhead_ns: f64,
     /// Whether the TSC is marked invariant (constant_tsc + nonstop_tsc).
     pub invariant: Option<bool>,
+    /// Measured core clock with one pinned thread busy: median over repetitions, Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_hz_one: Option<f64>,
+    /// `[min, max]` of the one-thread repetitions, Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_hz_one_range: Option<[f64; 2]>,
+    /// Measured core clock with every allowed CPU busy: median over threads and
+    /// repetitions, Hz (lower than `core_hz_one` where turbo drops with load).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_hz_all: Option<f64>,
+    /// `[min, max]` of the all-CPUs values, Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_hz_all_range: Option<[f64; 2]>,
+    /// CPUs busy in the all-CPUs measurement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_hz_all_cpus: Option<usize>,
+    /// Undisturbed one-thread repetitions the median is taken over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_hz_reps: Option<usize>,
+    /// Repetitions left out because the thread was preempted during them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_hz_preempted_reps: Option<usize>,
+    /// How the core clock was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_hz_method: Option<String>,
+    /// Why the core clock was not measured, when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_hz_skipped: Option<String>,
 }
 
 /// Conditions at the time of the run.

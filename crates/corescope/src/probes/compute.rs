@@ -195,6 +195,7 @@ impl Probe for Compute {
             },
         )
         .param("repetitions", "runner rounds (see rounds_min / rounds_max)")
+        .param("per_cycle_clock", crate::clock::PER_CYCLE_RULE)
         .param("thread_counts", &counts)
         .param(
             "placements",
@@ -225,7 +226,7 @@ impl Probe for Compute {
         if rates.is_empty() {
             return Err(ProbeError::Failed("no repetition ran".into()));
         }
-        let hz = ctx.plan.clock.info.ticks_hz;
+        let hz = ctx.plan.clock.per_cycle_hz(c.threads).hz;
         let per_cycle = rates.iter().map(|r| r / c.threads as f64 / hz).collect();
         Ok(Measurement::points(vec![
             Point::samples(

@@ -21,6 +21,7 @@ pub mod false_sharing;
 pub mod matmul;
 pub mod memory;
 pub mod mutex;
+pub mod peak;
 pub mod pool;
 pub mod sharing;
 pub mod spin;
@@ -32,6 +33,7 @@ pub mod workload;
 pub fn registry() -> Vec<Box<dyn Probe>> {
     vec![
         Box::new(compute::Compute),
+        Box::new(peak::Peak),
         Box::new(memory::Memory),
         Box::new(workload::Workload),
         Box::new(threads::Threads),

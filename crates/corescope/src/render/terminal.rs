@@ -19,6 +19,31 @@ fn new_table() -> Table {
     t
 }
 
+/// The measured core clock, one line; empty when the file has none (older files).
+fn core_clock_line(c: &crate::model::ClockInfo) -> String {
+    let ghz = |hz: f64| hz / 1e9;
+    match (c.core_hz_one, c.core_hz_all, &c.core_hz_skipped) {
+        (Some(one), Some(all), _) => {
+            let [o_lo, o_hi] = c.core_hz_one_range.unwrap_or([one, one]);
+            let [a_lo, a_hi] = c.core_hz_all_range.unwrap_or([all, all]);
+            format!(
+                "core clock: {:.3} GHz one thread ({:.3}–{:.3}), {:.3} GHz with {} CPUs busy ({:.3}–{:.3}); per-cycle figures use it\n",
+                ghz(one),
+                ghz(o_lo),
+                ghz(o_hi),
+                ghz(all),
+                c.core_hz_all_cpus.unwrap_or(0),
+                ghz(a_lo),
+                ghz(a_hi)
+            )
+        }
+        (_, _, Some(why)) => {
+            format!("core clock: not measured ({why}); per-cycle figures use the counter rate\n")
+        }
+        _ => String::new(),
+    }
+}
+
 /// The machine summary shown above the probes.
 pub fn header(run: &RunFile) -> String {
     let h = &run.host;
@@ -48,6 +73,7 @@ pub fn header(run: &RunFile) -> String {
         run.clock.monotonic_overhead_ns,
         run.clock.monotonic_step_ns
     ));
+    s.push_str(&core_clock_line(&run.clock));
     let e = &run.env;
     let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "unknown".into());
     s.push_str(&format!(

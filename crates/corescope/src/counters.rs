@@ -1,0 +1,665 @@
+//! Per-thread event counters through `perf_event_open` (the `perf-event2` crate).
+//!
+//! Two groups per thread, each optional:
+//! - software (the kernel's, present even in VMs without a PMU): task-clock,
+//!   context switches, CPU migrations, page faults;
+//! - hardware, where the machine has a PMU: cycles and instructions in one group
+//!   (so CPI covers exactly the same period), and cache misses and stalled cycles
+//!   (front end, back end) each on its own where offered (the kernel multiplexes
+//!   them if the PMU lacks counters; their values are scaled by enabled/running).
+//!
+//! [`Counters::open`] never fails: what could not be opened is recorded in
+//! [`CounterStatus`] ("skipped: no PMU (…)") and its readings are `None`.
+//! Counters observe the calling thread only (pid 0, no inheritance), so open them
+//! inside the worker that runs the kernel, after pinning.
+//!
+//! Derived figures (seed 001 §3, Tables 2, 4, 5): MIPS = instructions / wall
+//! seconds / 10⁶; CPI = cycles / instructions; IPC = 1 / CPI; efficiency = IPC ÷
+//! the core's issue width ([`issue_width_here`]). Measuring code never prints.
+
+use perf_event::events::{Event, Hardware, Software};
+use perf_event::{Builder, Counter, Group};
+use serde::{Deserialize, Serialize};
+use std::io;
+
+/// Why a counter operation failed after the counters were opened.
+#[derive(Debug, thiserror::Error)]
+#[error("perf counters: {op} the {group} group: {source}")]
+pub struct CounterError {
+    /// `enable`, `disable`, `reset` or `read`.
+    pub op: &'static str,
+    /// `software` or `hardware`.
+    pub group: &'static str,
+    /// The OS error.
+    pub source: io::Error,
+}
+
+/// Whether a group of counters is counted here, or why not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Availability {
+    /// Opened; its readings are present.
+    Counted,
+    /// Not opened: "no PMU (…)", "not permitted (…)", or the OS error.
+    Skipped(String),
+}
+
+impl std::fmt::Display for Availability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Availability::Counted => f.write_str("counted"),
+            Availability::Skipped(why) => write!(f, "skipped: {why}"),
+        }
+    }
+}
+
+/// What [`Counters::open`] managed to open.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterStatus {
+    /// task-clock, context switches, CPU migrations, page faults.
+    pub software: Availability,
+    /// cycles and instructions (cache misses and stalled cycles where offered).
+    pub hardware: Availability,
+    /// Whether kernel-mode events are counted too (false where
+    /// `perf_event_paranoid` allows user mode only: context switches then read 0).
+    pub kernel_counted: bool,
+}
+
+/// Counts of one thread over one measured interval; `None` where not counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CounterReading {
+    /// CPU time of the thread while enabled (software task-clock), ns.
+    pub task_clock_ns: Option<u64>,
+    /// Context switches of the thread.
+    pub context_switches: Option<u64>,
+    /// Moves of the thread to another CPU.
+    pub cpu_migrations: Option<u64>,
+    /// Page faults (minor and major).
+    pub page_faults: Option<u64>,
+    /// Retired instructions (user mode).
+    pub instructions: Option<u64>,
+    /// Core cycles (user mode).
+    pub cycles: Option<u64>,
+    /// Last-level cache misses, where the PMU offers the generic event.
+    pub cache_misses: Option<u64>,
+    /// Cycles the front end delivered nothing, where offered.
+    pub stalled_cycles_frontend: Option<u64>,
+    /// Cycles the back end retired nothing, where offered.
+    pub stalled_cycles_backend: Option<u64>,
+    /// Wall time the counters were enabled, ns.
+    pub enabled_ns: u64,
+}
+
+fn add_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x + y),
+        _ => None,
+    }
+}
+
+impl CounterReading {
+    /// Sum of several threads' readings (a value is present only if every thread
+    /// has it); `enabled_ns` is the longest.
+    pub fn sum<'a>(readings: impl IntoIterator<Item = &'a CounterReading>) -> Option<Self> {
+        let mut it = readings.into_iter();
+        let first = *it.next()?;
+        Some(it.fold(first, |a, b| CounterReading {
+            task_clock_ns: add_opt(a.task_clock_ns, b.task_clock_ns),
+            context_switches: add_opt(a.context_switches, b.context_switches),
+            cpu_migrations: add_opt(a.cpu_migrations, b.cpu_migrations),
+            page_faults: add_opt(a.page_faults, b.page_faults),
+            instructions: add_opt(a.instructions, b.instructions),
+            cycles: add_opt(a.cycles, b.cycles),
+            cache_misses: add_opt(a.cache_misses, b.cache_misses),
+            stalled_cycles_frontend: add_opt(a.stalled_cycles_frontend, b.stalled_cycles_frontend),
+            stalled_cycles_backend: add_opt(a.stalled_cycles_backend, b.stalled_cycles_backend),
+            enabled_ns: a.enabled_ns.max(b.enabled_ns),
+        }))
+    }
+
+    /// Derived figures over `wall_ns` of wall time (the team time for a team's
+    /// sum), with the core's issue width if known.
+    pub fn derived(&self, wall_ns: f64, issue_width: Option<u32>) -> Derived {
+        let instr = self.instructions.map(|i| i as f64);
+        let cycles = self.cycles.map(|c| c as f64);
+        let mips = instr
+            .filter(|_| wall_ns > 0.0)
+            .map(|i| i / (wall_ns * 1e-9) / 1e6);
+        let cpi = match (cycles, instr) {
+            (Some(c), Some(i)) if i > 0.0 => Some(c / i),
+            _ => None,
+        };
+        let ipc = match (cycles, instr) {
+            (Some(c), Some(i)) if c > 0.0 => Some(i / c),
+            _ => None,
+        };
+        let efficiency = match (ipc, issue_width) {
+            (Some(ipc), Some(w)) if w > 0 => Some(ipc / w as f64),
+            _ => None,
+        };
+        Derived {
+            mips,
+            cpi,
+            ipc,
+            efficiency,
+        }
+    }
+}
+
+/// Seed 001's efficiency of a whole machine: MIPS ÷ the machine's maximum MIPS,
+/// (core clock × cores × issue width) / 10⁶. Equal to the team's IPC ÷ width when
+/// every core runs one thread for the whole time.
+pub fn machine_efficiency(mips: f64, core_hz: f64, cores: usize, issue_width: u32) -> Option<f64> {
+    let max_mips = core_hz * cores as f64 * issue_width as f64 / 1e6;
+    (max_mips > 0.0).then(|| mips / max_mips)
+}
+
+/// Figures derived from a [`CounterReading`] (seed 001 §3).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Derived {
+    /// Millions of instructions per wall second.
+    pub mips: Option<f64>,
+    /// Cycles per instruction.
+    pub cpi: Option<f64>,
+    /// Instructions per cycle.
+    pub ipc: Option<f64>,
+    /// IPC ÷ issue width (0..1; slightly above 1 is possible where the width
+    /// counts fused macro-ops and two instructions fuse into one).
+    pub efficiency: Option<f64>,
+}
+
+struct SoftwareSet {
+    group: Group,
+    task_clock: Counter,
+    context_switches: Counter,
+    cpu_migrations: Counter,
+    page_faults: Counter,
+}
+
+struct HardwareSet {
+    group: Group,
+    cycles: Counter,
+    instructions: Counter,
+    /// Cache misses, stalled front end, stalled back end: each alone, if offered.
+    optional: [Option<Counter>; 3],
+}
+
+/// The counters of the calling thread.
+pub struct Counters {
+    software: Option<SoftwareSet>,
+    hardware: Option<HardwareSet>,
+    status: CounterStatus,
+}
+
+/// Why an event could not be opened, in the words of the report.
+fn skip_reason(event: &str, e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::EOPNOTSUPP) => {
+            format!("no PMU (perf_event_open({event}): {e})")
+        }
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+                .map(|s| s.trim().to_string())
+                .unwrap_or_else(|_| "unknown".into());
+            format!(
+                "not permitted (perf_event_open({event}): {e}; perf_event_paranoid = {paranoid})"
+            )
+        }
+        _ => format!("perf_event_open({event}): {e}"),
+    }
+}
+
+fn member(event: impl Event, kernel: bool) -> Builder<'static> {
+    let mut b = Builder::new(event);
+    b.exclude_kernel(!kernel);
+    b
+}
+
+fn open_software(kernel: bool) -> io::Result<SoftwareSet> {
+    let mut gb = Group::builder();
+    gb.exclude_kernel(!kernel);
+    let mut group = gb.build_group()?;
+    Ok(SoftwareSet {
+        task_clock: group.add(&member(Software::TASK_CLOCK, kernel))?,
+        context_switches: group.add(&member(Software::CONTEXT_SWITCHES, kernel))?,
+        cpu_migrations: group.add(&member(Software::CPU_MIGRATIONS, kernel))?,
+        page_faults: group.add(&member(Software::PAGE_FAULTS, kernel))?,
+        group,
+    })
+}
+
+fn open_hardware() -> Result<HardwareSet, String> {
+    // User mode only: what the kernel does for the thread is not the kernel's
+    // instructions, and user-mode counting needs no privilege.
+    let mut group = Group::new().map_err(|e| skip_reason("group", &e))?;
+    let cycles = group
+        .add(&member(Hardware::CPU_CYCLES, false))
+        .map_err(|e| skip_reason("cycles", &e))?;
+    let instructions = group
+        .add(&member(Hardware::INSTRUCTIONS, false))
+        .map_err(|e| skip_reason("instructions", &e))?;
+    let alone = |ev: Hardware| member(ev, false).build().ok();
+    Ok(HardwareSet {
+        group,
+        cycles,
+        instructions,
+        optional: [
+            alone(Hardware::CACHE_MISSES),
+            alone(Hardware::STALLED_CYCLES_FRONTEND),
+            alone(Hardware::STALLED_CYCLES_BACKEND),
+        ],
+    })
+}
+
+fn io_err(op: &'static str, group: &'static str) -> impl Fn(io::Error) -> CounterError {
+    move |source| CounterError { op, group, source }
+}
+
+/// A single counter's value scaled for multiplexing; `None` if it never ran.
+fn scaled(c: &mut Counter) -> Result<Option<u64>, CounterError> {
+    let r = c
+        .read_count_and_time()
+        .map_err(io_err("read", "hardware"))?;
+    Ok(match (r.time_running, r.time_enabled) {
+        (0, _) => None,
+        (run, en) if run >= en => Some(r.count),
+        (run, en) => Some((r.count as f64 * en as f64 / run as f64) as u64),
+    })
+}
+
+impl Counters {
+    /// Open the calling thread's counters (disabled). Never fails: what could not
+    /// be opened is in [`Counters::status`].
+    pub fn open() -> Self {
+        let (software, sw_status, kernel_counted) = match open_software(true) {
+            Ok(s) => (Some(s), Availability::Counted, true),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) => {
+                match open_software(false) {
+                    Ok(s) => (Some(s), Availability::Counted, false),
+                    Err(e) => (
+                        None,
+                        Availability::Skipped(skip_reason("software", &e)),
+                        false,
+                    ),
+                }
+            }
+            Err(e) => (
+                None,
+                Availability::Skipped(skip_reason("software", &e)),
+                false,
+            ),
+        };
+        let (hardware, hw_status) = match open_hardware() {
+            Ok(h) => (Some(h), Availability::Counted),
+            Err(why) => (None, Availability::Skipped(why)),
+        };
+        Self {
+            software,
+            hardware,
+            status: CounterStatus {
+                software: sw_status,
+                hardware: hw_status,
+                kernel_counted,
+            },
+        }
+    }
+
+    /// What is counted here.
+    pub fn status(&self) -> &CounterStatus {
+        &self.status
+    }
+
+    /// Zero and enable every counter.
+    pub fn start(&mut self) -> Result<(), CounterError> {
+        if let Some(h) = &mut self.hardware {
+            h.group.reset().map_err(io_err("reset", "hardware"))?;
+            for c in h.optional.iter_mut().flatten() {
+                c.reset().map_err(io_err("reset", "hardware"))?;
+                c.enable().map_err(io_err("enable", "hardware"))?;
+            }
+            h.group.enable().map_err(io_err("enable", "hardware"))?;
+        }
+        if let Some(s) = &mut self.software {
+            s.group.reset().map_err(io_err("reset", "software"))?;
+            s.group.enable().map_err(io_err("enable", "software"))?;
+        }
+        Ok(())
+    }
+
+    /// Disable every counter and read them.
+    pub fn stop(&mut self) -> Result<CounterReading, CounterError> {
+        let mut r = CounterReading::default();
+        if let Some(s) = &mut self.software {
+            s.group.disable().map_err(io_err("disable", "software"))?;
+            let d = s.group.read().map_err(io_err("read", "software"))?;
+            r.enabled_ns = d.time_enabled().map(|t| t.as_nanos() as u64).unwrap_or(0);
+            r.task_clock_ns = d.get(&s.task_clock).map(|e| e.value());
+            r.context_switches = d.get(&s.context_switches).map(|e| e.value());
+            r.cpu_migrations = d.get(&s.cpu_migrations).map(|e| e.value());
+            r.page_faults = d.get(&s.page_faults).map(|e| e.value());
+        }
+        if let Some(h) = &mut self.hardware {
+            h.group.disable().map_err(io_err("disable", "hardware"))?;
+            for c in h.optional.iter_mut().flatten() {
+                c.disable().map_err(io_err("disable", "hardware"))?;
+            }
+            let d = h.group.read().map_err(io_err("read", "hardware"))?;
+            // A group the PMU never scheduled (too few counters) reads zero: no value.
+            if d.time_running().is_some_and(|t| !t.is_zero()) {
+                r.cycles = d.get(&h.cycles).map(|e| e.value());
+                r.instructions = d.get(&h.instructions).map(|e| e.value());
+            }
+            if r.enabled_ns == 0 {
+                r.enabled_ns = d.time_enabled().map(|t| t.as_nanos() as u64).unwrap_or(0);
+            }
+            let [cm, sf, sb] = &mut h.optional;
+            r.cache_misses = cm.as_mut().map(scaled).transpose()?.flatten();
+            r.stalled_cycles_frontend = sf.as_mut().map(scaled).transpose()?.flatten();
+            r.stalled_cycles_backend = sb.as_mut().map(scaled).transpose()?.flatten();
+        }
+        Ok(r)
+    }
+}
+
+/// Instructions a core can issue per cycle, and where that number comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct IssueWidth {
+    /// Instructions (macro-ops) per cycle at rename/dispatch, per core.
+    pub width: u32,
+    /// Microarchitecture.
+    pub uarch: &'static str,
+    /// Where the width is stated.
+    pub source: &'static str,
+}
+
+const INTEL_ORM: &str = "Intel 64 and IA-32 Architectures Optimization Reference Manual";
+
+/// The issue (rename/dispatch) width of an x86 core from its CPUID vendor, family
+/// and model; `None` for cores not in the table (hybrid Intel parts have two
+/// widths and are left out on purpose).
+pub fn issue_width_for(vendor: &str, family: u32, model: u32) -> Option<IssueWidth> {
+    let w = |width, uarch, source| {
+        Some(IssueWidth {
+            width,
+            uarch,
+            source,
+        })
+    };
+    match (vendor, family, model) {
+        ("AuthenticAMD", 0x17, _) => w(
+            6,
+            "Zen / Zen+ / Zen 2",
+            "AMD, Zen core, Hot Chips 28 (2016): 6 micro-ops dispatched per cycle",
+        ),
+        ("AuthenticAMD", 0x19, _) => w(
+            6,
+            "Zen 3 / Zen 4",
+            "AMD Software Optimization Guide for Family 19h (pub. 56665): 6 macro-ops dispatched per cycle",
+        ),
+        ("AuthenticAMD", 0x1A, 0x00..=0x4F) => w(
+            8,
+            "Zen 5",
+            "AMD Software Optimization Guide for Family 1Ah (pub. 58455), Hot Chips 2024: 8 macro-ops dispatched per cycle",
+        ),
+        ("GenuineIntel", 6, 0x3C | 0x3F | 0x45 | 0x46 | 0x3D | 0x47 | 0x4F | 0x56) => {
+            w(4, "Haswell / Broadwell", INTEL_ORM)
+        }
+        ("GenuineIntel", 6, 0x4E | 0x5E | 0x55 | 0x8E | 0x9E | 0xA5 | 0xA6) => {
+            w(4, "Skylake family (Skylake to Comet Lake, Cascade Lake)", INTEL_ORM)
+        }
+        ("GenuineIntel", 6, 0x7D | 0x7E | 0x6A | 0x6C | 0x8C | 0x8D | 0xA7) => {
+            w(5, "Sunny / Willow / Cypress Cove (Ice, Tiger, Rocket Lake)", INTEL_ORM)
+        }
+        ("GenuineIntel", 6, 0x8F | 0xCF | 0xAD | 0xAE) => w(
+            6,
+            "Golden / Raptor / Redwood Cove (Sapphire, Emerald, Granite Rapids)",
+            INTEL_ORM,
+        ),
+        _ => None,
+    }
+}
+
+/// The issue width of this machine's cores, or why it is unknown.
+pub fn issue_width_here() -> Result<IssueWidth, String> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::__cpuid;
+        // SAFETY: CPUID exists on every x86_64 CPU; leaves 0 and 1 always exist.
+        // (`__cpuid` is a safe function in newer Rust; the block keeps older ones.)
+        #[allow(unused_unsafe)]
+        let (l0, l1) = unsafe { (__cpuid(0), __cpuid(1)) };
+        let mut v = Vec::with_capacity(12);
+        for r in [l0.ebx, l0.edx, l0.ecx] {
+            v.extend_from_slice(&r.to_le_bytes());
+        }
+        let vendor = String::from_utf8_lossy(&v).to_string();
+        let base_family = (l1.eax >> 8) & 0xF;
+        let family = if base_family == 0xF {
+            base_family + ((l1.eax >> 20) & 0xFF)
+        } else {
+            base_family
+        };
+        let model = if base_family == 0x6 || base_family == 0xF {
+            ((l1.eax >> 12) & 0xF0) | ((l1.eax >> 4) & 0xF)
+        } else {
+            (l1.eax >> 4) & 0xF
+        };
+        issue_width_for(&vendor, family, model).ok_or_else(|| {
+            format!("unknown for {vendor} family {family:#x} model {model:#x} (not in the table)")
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Err(format!(
+            "unknown on {} (no table yet)",
+            std::env::consts::ARCH
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Synthetic counts in the proportions of one thread of an integer kernel over
+    /// 0.1 s (this machine has no PMU to record real hardware counts from); the
+    /// seed's recorded figures are checked in `machine_efficiency_matches_seed_001`.
+    fn recorded() -> CounterReading {
+        CounterReading {
+            task_clock_ns: Some(100_200_000),
+            context_switches: Some(1),
+            cpu_migrations: Some(0),
+            page_faults: Some(3),
+            instructions: Some(1_020_000_000),
+            cycles: Some(480_000_000),
+            cache_misses: Some(1_200),
+            stalled_cycles_frontend: None,
+            stalled_cycles_backend: None,
+            enabled_ns: 100_000_000,
+        }
+    }
+
+    #[test]
+    fn derived_figures_follow_seed_001() {
+        let d = recorded().derived(100_000_000.0, Some(6));
+        assert!((d.mips.unwrap() - 10_200.0).abs() < 1e-6, "{d:?}");
+        assert!((d.cpi.unwrap() - 480.0 / 1020.0).abs() < 1e-12);
+        assert!((d.ipc.unwrap() - 1020.0 / 480.0).abs() < 1e-12);
+        assert!((d.efficiency.unwrap() - 1020.0 / 480.0 / 6.0).abs() < 1e-12);
+        // 8 threads, each with its own core, at IPC 0.5 on 4-wide cores: 12.5 %.
+        let team = CounterReading {
+            instructions: Some(8 * 600_000_000),
+            cycles: Some(8 * 1_200_000_000),
+            ..CounterReading::default()
+        };
+        let d = team.derived(1e9, Some(4));
+        assert_eq!(d.ipc, Some(0.5));
+        assert_eq!(d.efficiency, Some(0.125));
+        assert_eq!(d.mips, Some(4800.0));
+    }
+
+    /// Seed 001, Table 2 (US-IV, 8 cores, 4 instructions per cycle, 1.2 GHz):
+    /// MIPS 1597.5 → 4.16 %, 3183.5 → 8.29 %, 4180.11 → 10.89 %, 12761.94 → 33.23 %.
+    #[test]
+    fn machine_efficiency_matches_seed_001() {
+        for (mips, percent) in [
+            (1597.5, 4.16),
+            (3183.5, 8.29),
+            (4180.11, 10.89),
+            (12761.94, 33.23),
+        ] {
+            let e = machine_efficiency(mips, 1.2e9, 8, 4).unwrap();
+            assert!((e * 100.0 - percent).abs() < 0.01, "{mips}: {e}");
+        }
+        assert_eq!(machine_efficiency(100.0, 0.0, 8, 4), None);
+    }
+
+    #[test]
+    fn missing_counts_give_missing_figures() {
+        let sw_only = CounterReading {
+            instructions: None,
+            cycles: None,
+            ..recorded()
+        };
+        assert_eq!(sw_only.derived(1e8, Some(4)), Derived::default());
+        let d = recorded().derived(1e8, None);
+        assert!(d.ipc.is_some() && d.efficiency.is_none());
+        let zero = CounterReading {
+            instructions: Some(0),
+            cycles: Some(0),
+            ..recorded()
+        };
+        let d = zero.derived(0.0, Some(4));
+        assert_eq!((d.mips, d.cpi, d.ipc), (None, None, None));
+    }
+
+    #[test]
+    fn sums_keep_only_what_every_thread_has() {
+        let a = recorded();
+        let b = CounterReading {
+            cache_misses: None,
+            enabled_ns: 120_000_000,
+            ..recorded()
+        };
+        let s = CounterReading::sum([&a, &b]).unwrap();
+        assert_eq!(s.instructions, Some(2_040_000_000));
+        assert_eq!(s.cache_misses, None);
+        assert_eq!(s.enabled_ns, 120_000_000);
+        assert!(CounterReading::sum([]).is_none());
+    }
+
+    #[test]
+    fn issue_width_table() {
+        assert_eq!(
+            issue_width_for("AuthenticAMD", 0x1A, 0x02).unwrap().width,
+            8
+        );
+        assert_eq!(
+            issue_width_for("AuthenticAMD", 0x19, 0x11).unwrap().width,
+            6
+        );
+        assert_eq!(issue_width_for("GenuineIntel", 6, 0x55).unwrap().width, 4);
+        assert_eq!(issue_width_for("GenuineIntel", 6, 0x8F).unwrap().width, 6);
+        // Hybrid Alder Lake: two widths, so none.
+        assert!(issue_width_for("GenuineIntel", 6, 0x97).is_none());
+        match issue_width_here() {
+            Ok(w) => assert!(w.width >= 1 && !w.source.is_empty()),
+            Err(why) => assert!(why.contains("unknown"), "{why}"),
+        }
+    }
+
+    fn page_bytes() -> usize {
+        // SAFETY: sysconf has no preconditions.
+        let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        usize::try_from(p).unwrap_or(4096)
+    }
+
+    /// Touching N fresh pages faults about N times (deterministic: the mapping is
+    /// new and huge pages are turned off for it).
+    #[test]
+    fn touching_fresh_pages_counts_page_faults() {
+        let mut c = Counters::open();
+        if c.status().software != Availability::Counted {
+            eprintln!("software counters: {}", c.status().software);
+            return;
+        }
+        const PAGES: usize = 256;
+        let page = page_bytes();
+        let len = PAGES * page;
+        // SAFETY: anonymous private mapping of `len` bytes; checked for MAP_FAILED.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        // SAFETY: `p` is our mapping of `len` bytes. Failure only means THP stays
+        // as configured, which the upper slack below would then reveal.
+        unsafe { libc::madvise(p, len, libc::MADV_NOHUGEPAGE) };
+        let base = p.cast::<u8>();
+        c.start().unwrap();
+        for i in 0..PAGES {
+            // SAFETY: i * page < len: inside the mapping.
+            unsafe { base.add(i * page).write_volatile(1) };
+        }
+        let r = c.stop().unwrap();
+        // SAFETY: unmapping our own mapping once.
+        unsafe { libc::munmap(p, len) };
+        let faults = r.page_faults.unwrap();
+        assert!(
+            (PAGES as u64..=PAGES as u64 + 16).contains(&faults),
+            "{faults} page faults for {PAGES} fresh pages: {r:?}"
+        );
+    }
+
+    #[test]
+    fn a_pinned_thread_does_not_migrate() {
+        let cpus = crate::affinity::allowed_current().unwrap();
+        let cpu = *cpus.last().unwrap();
+        std::thread::spawn(move || {
+            crate::affinity::pin_checked(cpu).unwrap();
+            let mut c = Counters::open();
+            if c.status().software != Availability::Counted {
+                return;
+            }
+            c.start().unwrap();
+            let mut x = 0u64;
+            for i in 0..2_000_000u64 {
+                x = std::hint::black_box(x.wrapping_add(i));
+                if i % 500_000 == 0 {
+                    std::thread::yield_now();
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+            let r = c.stop().unwrap();
+            assert_eq!(r.cpu_migrations, Some(0), "{r:?}");
+            assert!(r.task_clock_ns.unwrap() > 0);
+            // It slept four times: four context switches where kernel events count.
+            if c.status().kernel_counted {
+                assert!(r.context_switches.unwrap() >= 4, "{r:?}");
+            }
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn hardware_part_is_counted_or_says_why_not() {
+        let mut c = Counters::open();
+        let status = c.status().clone();
+        c.start().unwrap();
+        let r = c.stop().unwrap();
+        match status.hardware {
+            Availability::Counted => assert!(r.cycles.is_some() || r.instructions.is_none()),
+            Availability::Skipped(why) => {
+                assert!(r.instructions.is_none() && r.cycles.is_none());
+                assert!(why.contains("perf_event_open"), "{why}");
+            }
+        }
+    }
+}
