@@ -12,6 +12,7 @@ pub mod app;
 pub mod cli;
 pub mod clock;
 pub mod compare;
+pub mod interrupt;
 pub mod memguard;
 pub mod model;
 pub mod mpi;

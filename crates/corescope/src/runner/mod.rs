@@ -39,6 +39,15 @@ pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Even
         warnings: Vec::new(),
     };
     for (index, case) in plan.cases.iter().enumerate() {
+        if let Some(sig) = crate::interrupt::requested() {
+            result.status = Status::Interrupted;
+            result.reason = Some(format!(
+                "{} after {index} of {} cases",
+                crate::interrupt::name(sig),
+                plan.cases.len()
+            ));
+            break;
+        }
         if Instant::now() >= deadline {
             result.status = Status::GaveUp;
             result.reason = Some(format!(
@@ -110,8 +119,12 @@ pub fn run_suite<E>(
 ) -> Result<(), E> {
     for probe in probes {
         let result = run_probe(probe.as_ref(), ctx, on_event);
+        let interrupted = result.status == Status::Interrupted;
         run.probes.push(result);
         after_each(run)?;
+        if interrupted {
+            break;
+        }
     }
     Ok(())
 }
