@@ -327,6 +327,9 @@ fn cpu_list_problem(t: &str) -> Option<String> {
         if x.is_empty() {
             return Err("an empty item or range end; write ids like 0,2,4-7".into());
         }
+        if !x.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!("'{x}' is not a CPU id; write ids like 0,2,4-7"));
+        }
         match x.parse::<u64>() {
             Ok(n) if n > u64::from(max) => Err(format!(
                 "CPU {n} is above the largest CPU id corescope accepts ({max})"

@@ -11,6 +11,8 @@ use std::process::ExitCode;
 
 /// What a shell reports for a program that SIGPIPE ended (128 + 13).
 const EXIT_BROKEN_PIPE: u8 = 141;
+/// Longest error message printed (a quoted 1 MB name is cut).
+const MAX_MESSAGE_CHARS: usize = 4000;
 
 fn main() -> ExitCode {
     let cli = corescope::cli::Cli::parse();
@@ -36,6 +38,10 @@ fn main() -> ExitCode {
                     msg.push_str(&c);
                 }
             }
+            // Messages quote input (a CPU list, a series name from a run file):
+            // control characters escaped (newlines of multi-line help kept),
+            // length bounded.
+            let msg = corescope::render::clean(&msg, MAX_MESSAGE_CHARS, true);
             // stderr may be closed too: nothing more to say then.
             let _ = writeln!(std::io::stderr(), "corescope: error: {msg}");
             ExitCode::FAILURE
