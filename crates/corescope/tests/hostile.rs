@@ -1246,6 +1246,37 @@ fn signal_cases(dir: &Path) -> usize {
     n
 }
 
+/// A Markdown row: what, the command line (temporary paths shortened), outcome.
+fn table_row(dir: &Path, c: &Case) -> String {
+    let d = dir.to_string_lossy();
+    let fixtures = fixture("");
+    let fx = fixtures.to_string_lossy();
+    let args: Vec<String> = c
+        .args
+        .iter()
+        .map(|a| {
+            let a = a.replace(fx.as_ref(), "").replace(d.as_ref(), "TMP");
+            let a = corescope::render::clean(&a, 40, false);
+            if a.is_empty() || a.contains(' ') {
+                format!("'{a}'")
+            } else {
+                a
+            }
+        })
+        .collect();
+    let cmd = args.join(" ").replace('|', "\\|").replace('`', "'");
+    let outcome = match c.expect {
+        Expect::Fail(code, needle) => {
+            format!("exit {code}: “{}”", corescope::render::html::md(needle))
+        }
+        Expect::Ok(_) => "exit 0, rendered safely".to_string(),
+    };
+    format!(
+        "| {} | `{cmd}` | {outcome} |",
+        corescope::render::html::md(&c.what)
+    )
+}
+
 #[test]
 fn hostile_inputs_have_their_expected_outcomes() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1256,8 +1287,10 @@ fn hostile_inputs_have_their_expected_outcomes() {
     table.extend(option_cases(dir));
     table.extend(topology_cases(dir));
     table.extend(bad_run_file_cases(dir));
+    let mut rows: Vec<String> = Vec::new();
     for c in &table {
         check(dir, c);
+        rows.push(table_row(dir, c));
         count += 1;
     }
     assert!(
@@ -1267,7 +1300,13 @@ fn hostile_inputs_have_their_expected_outcomes() {
     for (c, extra) in hostile_run_file_cases(dir) {
         let out = check(dir, &c);
         extra(&out, dir);
+        rows.push(table_row(dir, &c));
         count += 1;
+    }
+    // `HOSTILE_TABLE=FILE cargo test --test hostile` writes the table that
+    // docs/safety.md quotes.
+    if let Some(path) = std::env::var_os("HOSTILE_TABLE") {
+        std::fs::write(path, rows.join("\n") + "\n").unwrap();
     }
     count += output_cases(dir);
     count += signal_cases(dir);
