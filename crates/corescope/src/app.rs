@@ -5,10 +5,10 @@
 use crate::cli::{self, Command, CompareArgs, PlaceArgs, ReportArgs, RunArgs, TopoArgs, TuneArgs};
 use crate::clock::{self, Clock};
 use crate::model::{RunFile, ToolInfo, SCHEMA_VERSION};
-use crate::placement::{self, Strategy};
+use crate::placement;
 use crate::probes::{self, Event, Overrides, PlanCtx, Probe};
 use crate::render::{csv as csv_out, html, terminal, topo};
-use crate::{compare, runner, store, topology, tune};
+use crate::{compare, interrupt, runner, store, topology, tune};
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -28,6 +28,15 @@ pub fn main_with(cli: cli::Cli) -> Result<()> {
         Some(Command::Tune(a)) => tune_cmd(a),
         Some(Command::Mpi(a)) => crate::mpi::main(a),
     }
+}
+
+/// Write text to stdout and flush, so that a closed pipe or a full disk
+/// (`> /dev/full`) is an error `main` reports, never a panic.
+fn out_text(text: &str) -> Result<()> {
+    let mut so = std::io::stdout().lock();
+    so.write_all(text.as_bytes())
+        .and_then(|()| so.flush())
+        .context("writing to stdout")
 }
 
 fn list() -> Result<()> {
@@ -61,18 +70,17 @@ fn topo_cmd(a: TopoArgs) -> Result<()> {
 fn place(a: PlaceArgs) -> Result<()> {
     let threads = cli::parse_thread_count(&a.threads).map_err(|e| anyhow!("--threads: {e}"))?;
     let t = load_topology(a.synthetic.as_deref(), a.xml.as_ref())?;
-    let strategy = Strategy::parse(&a.strategy)?;
+    let strategy = cli::parse_strategy(&a.strategy).map_err(|e| anyhow!(e))?;
     strategy.validate(&t)?;
     let cpus = placement::assign(&t, &strategy, threads)?;
-    println!("{}", placement::format_assignment(&cpus));
-    Ok(())
+    out_text(&format!("{}\n", placement::format_assignment(&cpus)))
 }
 
 fn report(a: ReportArgs) -> Result<()> {
     let run = store::load(&a.run)?;
     let mut wrote = false;
     if let Some(out) = &a.html {
-        store::write_atomic(out, html::render_run(&run).as_bytes())
+        store::write_output(out, html::render_run(&run).as_bytes())
             .with_context(|| format!("writing {}", out.display()))?;
         eprintln!("report: {}", out.display());
         wrote = true;
@@ -84,9 +92,9 @@ fn report(a: ReportArgs) -> Result<()> {
         wrote = true;
     }
     if a.markdown {
-        print!("{}", html::markdown(&run));
+        out_text(&html::markdown(&run))?;
     } else if !wrote {
-        print!("{}", terminal::render_run(&run));
+        out_text(&terminal::render_run(&run))?;
     }
     Ok(())
 }
@@ -121,12 +129,11 @@ fn compare(a: CompareArgs) -> Result<()> {
         }
     }
     if let Some(out) = &a.html {
-        store::write_atomic(out, compare::render_html(&runs, only.as_deref()).as_bytes())
+        store::write_output(out, compare::render_html(&runs, only.as_deref()).as_bytes())
             .with_context(|| format!("writing {}", out.display()))?;
         eprintln!("comparison: {}", out.display());
     }
-    print!("{}", compare::render_text(&runs, only.as_deref()));
-    Ok(())
+    out_text(&compare::render_text(&runs, only.as_deref()))
 }
 
 /// The HTML report's path for a run file: `x.json` → `x.html`.
@@ -178,10 +185,10 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
     let t0 = std::time::Instant::now();
     let report = tune::tune_channel(&opts, &topo, &mut |line| eprintln!("tune: {line}"))
         .map_err(|e| anyhow!("tune channel: {e}"))?;
-    print!("{}", tune::render(&report));
-    store::write_atomic(&out, tune::config_json(&report.best).as_bytes())
+    out_text(&tune::render(&report))?;
+    store::write_output(&out, tune::config_json(&report.best).as_bytes())
         .with_context(|| format!("writing {}", out.display()))?;
-    println!("config: {}", out.display());
+    out_text(&format!("config: {}\n", out.display()))?;
     if let Some(rf) = &a.run_file {
         let elapsed = t0.elapsed().as_secs_f64();
         let clock = Clock::calibrate(Duration::from_millis(20));
@@ -199,9 +206,21 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
             statistics: Some(Default::default()),
         };
         store::save(&run, rf).with_context(|| format!("saving {}", rf.display()))?;
-        println!("run file: {}", rf.display());
+        out_text(&format!("run file: {}\n", rf.display()))?;
     }
     Ok(())
+}
+
+/// "unknown probe" with a suggestion: a command when the word is a misspelt
+/// one (`corescope reprot` means `report`), else the closest probe.
+fn unknown_probe(id: &str, known: &[&str]) -> String {
+    if let Some(cmd) = cli::suggest(id, &cli::COMMANDS) {
+        return format!("'{id}' is neither a command nor a probe; did you mean `corescope {cmd}`?");
+    }
+    match cli::suggest(id, known) {
+        Some(p) => format!("unknown probe '{id}'; did you mean '{p}'? (see `corescope list`)"),
+        None => format!("unknown probe '{id}'; known probes: {}", known.join(", ")),
+    }
 }
 
 /// Validated options of `run`.
@@ -224,7 +243,7 @@ fn validate_run(a: &RunArgs, topo: topology::Topology) -> Result<RunPlan> {
         for id in &a.probes {
             match probes::find(id) {
                 Some(p) => v.push(p),
-                None => bail!("unknown probe '{id}'; known probes: {}", known.join(", ")),
+                None => bail!("{}", unknown_probe(id, &known)),
             }
         }
         v
@@ -235,6 +254,15 @@ fn validate_run(a: &RunArgs, topo: topology::Topology) -> Result<RunPlan> {
         .map(cli::parse_thread_list)
         .transpose()
         .map_err(|e| anyhow!(e))?;
+    if let Some(&most) = threads.as_ref().and_then(|t| t.last()) {
+        let (cap, why) = runner::team::thread_capacity();
+        if most > cap {
+            bail!(
+                "--threads {most}: this system can create about {cap} more threads \
+                 (the limit is {why}); ask for at most {cap}"
+            );
+        }
+    }
     let placements = if a.placement.is_empty() {
         None
     } else {
@@ -276,6 +304,9 @@ fn validate_run(a: &RunArgs, topo: topology::Topology) -> Result<RunPlan> {
 fn run(a: RunArgs) -> Result<()> {
     let topo = topology::detect().context("could not read this machine's topology")?;
     let mut plan = validate_run(&a, topo)?;
+    // Held until the run ends: a second run with the same --out refuses.
+    let _lock = store::OutputLock::acquire(&plan.out)?;
+    interrupt::install().context("installing the SIGINT/SIGTERM handlers")?;
     let calibration = plan.ctx.profile.pick(20, 100, 250);
     plan.ctx.clock = Clock::calibrate(Duration::from_millis(calibration));
     let core = clock::CoreClockPlan::for_profile(plan.ctx.profile);
@@ -296,11 +327,9 @@ fn run(a: RunArgs) -> Result<()> {
         probes: Vec::new(),
         statistics: Some(Default::default()),
     };
-    let mut stdout = std::io::stdout();
-    write!(stdout, "{}", terminal::header(&run))?;
-    stdout.flush()?;
     // Save the header at once: a run file exists from the first second.
     store::save(&run, &plan.out)?;
+    out_text(&terminal::header(&run))?;
 
     let bar = if plan.progress {
         ProgressBar::new(0)
@@ -340,25 +369,46 @@ fn run(a: RunArgs) -> Result<()> {
         &mut run,
         &mut on_event,
         |r| -> Result<()> {
+            // Saved before printing: a closed stdout loses nothing measured.
+            store::save(r, &out).with_context(|| format!("saving {}", out.display()))?;
             bar.suspend(|| -> Result<()> {
-                let p = r.probes.last().expect("a probe was just added");
-                let mut so = std::io::stdout().lock();
-                write!(so, "\n{}", terminal::render_probe(p))?;
-                so.flush()?;
-                Ok(())
-            })?;
-            store::save(r, &out).with_context(|| format!("saving {}", out.display()))
+                match r.probes.last() {
+                    Some(p) => out_text(&format!("\n{}", terminal::render_probe(p))),
+                    None => Ok(()),
+                }
+            })
         },
     )?;
     bar.finish_and_clear();
-    println!("\nrun file: {}", plan.out.display());
-    if !a.no_html {
-        let path = html_path_for(&plan.out);
-        store::write_atomic(&path, html::render_run(&run).as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
-        println!("report:   {} (open in a browser)", path.display());
+    // Written even when a signal stopped the run: the HTML shows what was measured.
+    let html_note = write_run_html(&run, &plan.out, a.no_html)?;
+    out_text(&format!("\nrun file: {}\n{html_note}", plan.out.display()))?;
+    match interrupt::requested() {
+        Some(sig) => Err(interrupt::Interrupted(sig).into()),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The HTML report next to the run file (`x.json` → `x.html`), unless asked not
+/// to or the run file is a device, FIFO or symlink (no sibling to write then).
+/// Returns the line to print about it.
+fn write_run_html(run: &RunFile, out: &std::path::Path, no_html: bool) -> Result<String> {
+    if no_html {
+        return Ok(String::new());
+    }
+    if store::output_kind(out) == store::OutputKind::WriteThrough {
+        return Ok(format!(
+            "report:   none ({} is not a regular file; use `corescope report --html`)\n",
+            out.display()
+        ));
+    }
+    let path = html_path_for(out);
+    store::write_output(&path, html::render_run(run).as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(format!(
+        "report:   {} (open in a browser)\n",
+        path.display()
+    ))
 }
 
 /// Host name made safe for a file name.

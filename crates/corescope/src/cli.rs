@@ -73,19 +73,20 @@ pub struct RunArgs {
     #[arg(long)]
     pub full: bool,
     /// Thread counts to measure, e.g. `1,2,4,8` (default: 1,2,3,4,6,8,12,... up to 4× CPUs).
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub threads: Option<String>,
     /// Placements: `linear`, `compact`, `scatter`, `unbound` (comma-separated), one
     /// CPU list such as `0,2,4-7`, or one expression such as `N0:0-3`, `S1:0-7`,
-    /// `kind:P` (see `corescope place --help`); repeat the flag for several.
-    #[arg(long, value_name = "LIST")]
+    /// `kind:P` (see `corescope place --help`); repeat the flag for several lists
+    /// (one series each, named `list:0,2,4-7`).
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     pub placement: Vec<String>,
     /// Run file to write (default: corescope-<host>-<UTC time>.json).
     #[arg(long, short, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Seconds each probe may take before it stops and records "gave up"
     /// (default: 30 quick, 300 default, 3600 full).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     pub budget: Option<String>,
     /// No progress bar on stderr.
     #[arg(long)]
@@ -114,9 +115,10 @@ pub struct TopoArgs {
 pub struct PlaceArgs {
     /// `linear`, `compact`, `scatter`, `unbound`, a CPU list such as `0,2,4-7`, or an
     /// expression such as `N0:0-3`, `S1:0-7`, `kind:P`.
+    #[arg(allow_hyphen_values = true)]
     pub strategy: String,
     /// Number of threads to place.
-    #[arg(long, short = 'n', value_name = "N")]
+    #[arg(long, short = 'n', value_name = "N", allow_hyphen_values = true)]
     pub threads: String,
     /// An hwloc synthetic machine instead of this one.
     #[arg(long, value_name = "SPEC", conflicts_with = "xml")]
@@ -165,11 +167,11 @@ pub struct TuneArgs {
     pub target: String,
     /// Bytes per event of Stage One, 1 to 1024 (default 24, the seed's shrunk
     /// profiling event); other sizes round up to 1, 2, 4, 8, 16, 24, 32, 64, 128, ...
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub event_bytes: Option<String>,
     /// Seconds the whole tuning may take (default 60); steps that run out of time
     /// say how many configurations they measured.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     pub budget: Option<String>,
     /// File for the best configuration, JSON that `hspc::Config` reads
     /// (default: hspc-<host>.json).
@@ -263,12 +265,20 @@ pub const MAX_THREADS: usize = 1 << 16;
 /// Parse a thread count: a positive integer.
 pub fn parse_thread_count(s: &str) -> Result<usize, String> {
     let t = s.trim();
+    if t.starts_with('-') && t[1..].bytes().all(|b| b.is_ascii_digit()) && t.len() > 1 {
+        return Err(format!(
+            "thread count {t} is negative: give a positive integer"
+        ));
+    }
     match t.parse::<usize>() {
         Ok(0) => Err("thread count 0: give at least 1".into()),
         Ok(n) if n > MAX_THREADS => Err(format!(
             "thread count {n} is above the limit of {MAX_THREADS}"
         )),
         Ok(n) => Ok(n),
+        Err(_) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => Err(format!(
+            "thread count {t} is above the limit of {MAX_THREADS}"
+        )),
         Err(_) => Err(format!("thread count '{t}' is not a positive integer")),
     }
 }
@@ -298,15 +308,98 @@ pub fn parse_placements(values: &[String]) -> Result<Vec<Strategy>, String> {
             .chars()
             .all(|c| c.is_ascii_digit() || c == ',' || c == '-' || c == ' ');
         if looks_like_list {
-            out.push(Strategy::parse(v).map_err(|e| e.to_string())?);
+            out.push(parse_strategy(v)?);
         } else {
             for name in v.split(',').map(str::trim) {
-                out.push(Strategy::parse(name).map_err(|e| e.to_string())?);
+                out.push(parse_strategy(name)?);
             }
         }
     }
     Ok(out)
 }
+
+/// Names a placement may have (for suggestions).
+const STRATEGY_NAMES: [&str; 4] = ["linear", "compact", "scatter", "unbound"];
+
+/// Parse one strategy or CPU list; when it is invalid, say exactly why
+/// (a reversed range, a CPU id too large, a negative id, an empty item, a
+/// misspelt name) instead of the generic message.
+pub fn parse_strategy(v: &str) -> Result<Strategy, String> {
+    Strategy::parse(v).map_err(|e| {
+        let t = v.trim();
+        let list_like = !t.is_empty()
+            && t.chars()
+                .all(|c| c.is_ascii_digit() || c == ',' || c == '-' || c == ' ');
+        if list_like {
+            if let Some(why) = cpu_list_problem(t) {
+                return format!("CPU list '{t}': {why}");
+            }
+        } else if let Some(name) = suggest(t, &STRATEGY_NAMES) {
+            return format!("{e}; did you mean '{name}'?");
+        }
+        e.to_string()
+    })
+}
+
+/// What is wrong with a CPU list that did not parse, if it can be said.
+fn cpu_list_problem(t: &str) -> Option<String> {
+    let max = crate::placement::MAX_CPU_INDEX;
+    let id = |x: &str| -> Result<u64, String> {
+        let x = x.trim();
+        if x.is_empty() {
+            return Err("an empty item or range end; write ids like 0,2,4-7".into());
+        }
+        if !x.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!("'{x}' is not a CPU id; write ids like 0,2,4-7"));
+        }
+        match x.parse::<u64>() {
+            Ok(n) if n > u64::from(max) => Err(format!(
+                "CPU {n} is above the largest CPU id corescope accepts ({max})"
+            )),
+            Ok(n) => Ok(n),
+            Err(_) => Err(format!(
+                "CPU {x} is above the largest CPU id corescope accepts ({max})"
+            )),
+        }
+    };
+    for item in t.split(',') {
+        let item = item.trim();
+        if item.starts_with('-') {
+            return Some(format!("negative CPU id {item}: CPU ids are 0 or more"));
+        }
+        let r = match item.split_once('-') {
+            Some((a, b)) => match (id(a), id(b)) {
+                (Ok(a), Ok(b)) if a > b => {
+                    return Some(format!("range {item} is reversed; write {b}-{a}"))
+                }
+                (Err(e), _) | (_, Err(e)) => Err(e),
+                _ => Ok(0),
+            },
+            None => id(item),
+        };
+        if let Err(e) = r {
+            return Some(e);
+        }
+    }
+    None
+}
+
+/// The candidate closest to `word` when it is a likely misspelling
+/// (Damerau–Levenshtein distance at most 2, and less than the word's length).
+pub fn suggest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let w = word.to_ascii_lowercase();
+    candidates
+        .iter()
+        .map(|c| (strsim::damerau_levenshtein(&w, c), *c))
+        .filter(|&(d, _)| d <= 2 && d < w.len())
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+/// The subcommands, for "did you mean" when a word is taken for a probe.
+pub const COMMANDS: [&str; 8] = [
+    "run", "list", "topo", "place", "report", "compare", "tune", "mpi",
+];
 
 /// Parse `--budget`: seconds, a positive number.
 pub fn parse_budget(s: &str) -> Result<f64, String> {
@@ -349,6 +442,10 @@ mod tests {
             .contains("not a positive integer"));
         assert!(parse_thread_list("1,,2").is_err());
         assert!(parse_thread_count("99999999").is_err());
+        assert!(parse_thread_count("-1").unwrap_err().contains("negative"));
+        assert!(parse_thread_count("99999999999999999999999")
+            .unwrap_err()
+            .contains("above the limit"));
     }
 
     #[test]
@@ -365,6 +462,15 @@ mod tests {
         );
         let e = parse_placements(&["N0:3-1".into()]).unwrap_err();
         assert!(e.contains("bad index list"), "{e}");
+        let e = |v: &str| parse_placements(&[v.into()]).unwrap_err();
+        assert!(e("1-0").contains("reversed; write 0-1"), "{}", e("1-0"));
+        assert!(e("0-4000000000").contains("4000000000 is above"));
+        assert!(e("4294967295").contains("4294967295 is above"));
+        assert!(e("-1").contains("0 or more"));
+        assert!(e("0,,1").contains("empty item"));
+        assert!(e("scater").contains("did you mean 'scatter'"));
+        assert_eq!(suggest("reprot", &COMMANDS), Some("report"));
+        assert_eq!(suggest("xyzzy", &COMMANDS), None);
     }
 
     #[test]

@@ -13,6 +13,9 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArra
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+/// Longest machine label (column header) of a comparison.
+pub const MAX_LABEL_CHARS: usize = 40;
+
 /// One machine in a comparison.
 #[derive(Debug, Clone)]
 pub struct Machine<'a> {
@@ -33,10 +36,12 @@ pub fn machines(runs: &[RunFile]) -> Vec<Machine<'_>> {
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     runs.iter()
         .map(|run| {
+            // A column label: short whatever the host name (a 1 MB name would
+            // be repeated in every table of the comparison).
             let base = if run.host.hostname.is_empty() {
                 "host".to_string()
             } else {
-                run.host.hostname.clone()
+                crate::render::clean(&run.host.hostname, MAX_LABEL_CHARS, false)
             };
             let n = seen.entry(base.clone()).or_insert(0);
             *n += 1;
@@ -58,10 +63,11 @@ pub fn machines(runs: &[RunFile]) -> Vec<Machine<'_>> {
 
 /// Probe ids in order of first appearance across the runs, filtered.
 fn probe_ids(runs: &[RunFile], only: Option<&[String]>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
     let mut ids: Vec<String> = Vec::new();
     for r in runs {
         for p in &r.probes {
-            if !ids.contains(&p.id) && only.is_none_or(|o| o.contains(&p.id)) {
+            if only.is_none_or(|o| o.contains(&p.id)) && seen.insert(p.id.as_str()) {
                 ids.push(p.id.clone());
             }
         }
@@ -106,10 +112,11 @@ fn names_across<F>(probes: &[Option<&ProbeResult>], names_of: F) -> Vec<String>
 where
     F: Fn(&ProbeResult) -> Vec<&str>,
 {
+    let mut seen = std::collections::HashSet::new();
     let mut names: Vec<String> = Vec::new();
     for p in probes.iter().flatten() {
         for n in names_of(p) {
-            if !names.iter().any(|x| x == n) {
+            if seen.insert(n) {
                 names.push(n.to_string());
             }
         }
@@ -129,12 +136,35 @@ fn dist_names(probes: &[Option<&ProbeResult>]) -> Vec<String> {
     })
 }
 
-fn series_of<'a>(p: Option<&'a ProbeResult>, name: &str) -> Option<&'a Series> {
-    p.and_then(|p| p.series.iter().find(|s| s.name == name))
+/// The series of each name in each run, looked up by map (linear, where a
+/// search per name was quadratic in the number of series).
+fn series_index<'a>(probes: &[Option<&'a ProbeResult>]) -> Vec<BTreeMap<&'a str, &'a Series>> {
+    probes
+        .iter()
+        .map(|p| {
+            let mut m = BTreeMap::new();
+            for s in p.map(|p| p.series.as_slice()).unwrap_or_default() {
+                m.entry(s.name.as_str()).or_insert(s);
+            }
+            m
+        })
+        .collect()
 }
 
-fn y_at(s: &Series, x: f64) -> Option<f64> {
-    s.x.iter().position(|&v| v == x).map(|i| s.y[i])
+/// [`series_index`] for distributions.
+fn dist_index<'a>(
+    probes: &[Option<&'a ProbeResult>],
+) -> Vec<BTreeMap<&'a str, &'a crate::model::Distribution>> {
+    probes
+        .iter()
+        .map(|p| {
+            let mut m = BTreeMap::new();
+            for d in p.map(|p| p.distributions.as_slice()).unwrap_or_default() {
+                m.entry(d.name.as_str()).or_insert(d);
+            }
+            m
+        })
+        .collect()
 }
 
 fn is_rate(unit: &str) -> bool {
@@ -175,6 +205,14 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> String {
 
 /// The comparison as terminal tables.
 pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
+    let shown: Vec<RunFile> = runs.iter().map(crate::render::for_display).collect();
+    let runs = shown.as_slice();
+    let only = only.map(|o| {
+        o.iter()
+            .map(|id| crate::render::clean(id, crate::render::MAX_NAME_CHARS, false))
+            .collect::<Vec<_>>()
+    });
+    let only = only.as_deref();
     let ms = machines(runs);
     let mut o = String::new();
     let mut t = new_table();
@@ -229,8 +267,12 @@ pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
             }
             let _ = writeln!(o, "{t}");
         }
+        let index = series_index(&probes);
         for name in series_names(&probes) {
-            let ss: Vec<Option<&Series>> = probes.iter().map(|p| series_of(*p, &name)).collect();
+            let ss: Vec<Option<&Series>> = index
+                .iter()
+                .map(|m| m.get(name.as_str()).copied())
+                .collect();
             let Some(first) = ss.iter().flatten().next() else {
                 continue;
             };
@@ -245,9 +287,13 @@ pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
                     .map(|m| Cell::new(format!("{}/{}", m.label, ms[0].label))),
             );
             t.set_header(head);
+            let lookups: Vec<_> = ss.iter().map(|s| s.map(crate::render::y_by_x)).collect();
             for &x in &xs {
-                let vals: Vec<Option<f64>> =
-                    ss.iter().map(|s| s.and_then(|s| y_at(s, x))).collect();
+                let key = crate::render::x_key(x);
+                let vals: Vec<Option<f64>> = lookups
+                    .iter()
+                    .map(|m| m.as_ref().and_then(|m| m.get(&key).copied()))
+                    .collect();
                 let xl = fmt_x(&first.x_name, x);
                 let mut row = vec![Cell::new(xl)];
                 row.extend(vals.iter().map(|v| {
@@ -267,6 +313,7 @@ pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
             }
         }
         let dn = dist_names(&probes);
+        let dindex = dist_index(&probes);
         if !dn.is_empty() {
             let mut t = new_table();
             let mut head = vec![Cell::new("distribution (p50 / p99)")];
@@ -276,9 +323,9 @@ pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
             }
             t.set_header(head);
             for name in dn {
-                let ds: Vec<_> = probes
+                let ds: Vec<_> = dindex
                     .iter()
-                    .map(|p| p.and_then(|p| p.distributions.iter().find(|d| d.name == name)))
+                    .map(|m| m.get(name.as_str()).copied())
                     .collect();
                 let mut row = vec![Cell::new(&name)];
                 for (d, m) in ds.iter().zip(&ms) {
@@ -365,6 +412,14 @@ fn peak_line(ss: &[Option<&Series>], ms: &[Machine], unit: &str) -> Option<Strin
 /// probe the differing parameters, overlaid curves (one colour per machine,
 /// raw and normalised) with their tables, and distribution percentiles.
 pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
+    let shown: Vec<RunFile> = runs.iter().map(crate::render::for_display).collect();
+    let runs = shown.as_slice();
+    let only = only.map(|o| {
+        o.iter()
+            .map(|id| crate::render::clean(id, crate::render::MAX_NAME_CHARS, false))
+            .collect::<Vec<_>>()
+    });
+    let only = only.as_deref();
     let ms = machines(runs);
     let names: Vec<&str> = ms.iter().map(|m| m.label.as_str()).collect();
     let title = format!("corescope comparison — {}", names.join(" vs "));
@@ -427,8 +482,12 @@ pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
             }
             o.push_str("</table>");
         }
+        let index = series_index(&probes);
         for name in series_names(&probes) {
-            let ss: Vec<Option<&Series>> = probes.iter().map(|p| series_of(*p, &name)).collect();
+            let ss: Vec<Option<&Series>> = index
+                .iter()
+                .map(|m| m.get(name.as_str()).copied())
+                .collect();
             let Some(first) = ss.iter().flatten().next() else {
                 continue;
             };
@@ -479,9 +538,13 @@ pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
                 let _ = write!(o, "<th>{}/{}</th>", esc(&m.label), esc(&ms[0].label));
             }
             o.push_str("</tr>");
+            let lookups: Vec<_> = ss.iter().map(|s| s.map(crate::render::y_by_x)).collect();
             for &x in &xs {
-                let vals: Vec<Option<f64>> =
-                    ss.iter().map(|s| s.and_then(|s| y_at(s, x))).collect();
+                let key = crate::render::x_key(x);
+                let vals: Vec<Option<f64>> = lookups
+                    .iter()
+                    .map(|m| m.as_ref().and_then(|m| m.get(&key).copied()))
+                    .collect();
                 let _ = write!(o, "<tr><td>{}</td>", esc(&fmt_x(&first.x_name, x)));
                 for v in &vals {
                     let _ = write!(
@@ -498,6 +561,7 @@ pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
             o.push_str("</table></details>");
         }
         let dn = dist_names(&probes);
+        let dindex = dist_index(&probes);
         if !dn.is_empty() {
             o.push_str("<table><tr><th>distribution</th>");
             for m in &ms {
@@ -512,8 +576,8 @@ pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
             o.push_str("</tr>");
             for name in dn {
                 let _ = write!(o, "<tr><td>{}</td>", esc(&name));
-                for (p, m) in probes.iter().zip(&ms) {
-                    match p.and_then(|p| p.distributions.iter().find(|d| d.name == name)) {
+                for (d, m) in dindex.iter().zip(&ms) {
+                    match d.get(name.as_str()) {
                         Some(d) => {
                             let cyc = cycles(&d.unit, d.summary.p50, m)
                                 .map(fmt_num)

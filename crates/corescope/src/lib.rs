@@ -18,6 +18,7 @@ pub mod cli;
 pub mod clock;
 pub mod compare;
 pub mod counters;
+pub mod interrupt;
 pub mod kernels;
 pub mod memguard;
 pub mod model;

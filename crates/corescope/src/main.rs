@@ -1,12 +1,31 @@
 //! The `corescope` binary: parse the command line, call the library, print errors.
+//!
+//! Exit status: 0 success; 1 an error (one line on stderr); 2 a command line clap
+//! rejects; 130 / 143 a run stopped by SIGINT / SIGTERM (the run file and the HTML
+//! hold what was measured); 141 stdout was a pipe that closed (quietly, as a
+//! program killed by SIGPIPE would report in a shell).
 
 use clap::Parser;
+use std::io::Write;
+use std::process::ExitCode;
 
-fn main() -> std::process::ExitCode {
+/// What a shell reports for a program that SIGPIPE ended (128 + 13).
+const EXIT_BROKEN_PIPE: u8 = 141;
+/// Longest error message printed (a quoted 1 MB name is cut).
+const MAX_MESSAGE_CHARS: usize = 4000;
+
+fn main() -> ExitCode {
     let cli = corescope::cli::Cli::parse();
     match corescope::app::main_with(cli) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::from(EXIT_BROKEN_PIPE);
+            }
+            if let Some(i) = e.downcast_ref::<corescope::interrupt::Interrupted>() {
+                let _ = writeln!(std::io::stderr(), "corescope: {i}");
+                return ExitCode::from(corescope::interrupt::exit_code(i.0));
+            }
             // The chain of causes, leaving out a cause whose text an outer
             // message already quotes (one clear line, no repetition).
             let mut msg = String::new();
@@ -19,8 +38,21 @@ fn main() -> std::process::ExitCode {
                     msg.push_str(&c);
                 }
             }
-            eprintln!("corescope: error: {msg}");
-            std::process::ExitCode::FAILURE
+            // Messages quote input (a CPU list, a series name from a run file):
+            // control characters escaped (newlines of multi-line help kept),
+            // length bounded.
+            let msg = corescope::render::clean(&msg, MAX_MESSAGE_CHARS, true);
+            // stderr may be closed too: nothing more to say then.
+            let _ = writeln!(std::io::stderr(), "corescope: error: {msg}");
+            ExitCode::FAILURE
         }
     }
+}
+
+/// Whether the error is a write to a pipe whose reader went away.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

@@ -23,6 +23,15 @@ pub enum StoreError {
         /// What is wrong.
         detail: String,
     },
+    /// Another corescope process is writing this run file.
+    #[error(
+        "{path} is being written by another corescope run (its lock is held); \
+         choose another --out or wait for that run to finish"
+    )]
+    Locked {
+        /// The run file.
+        path: PathBuf,
+    },
     /// Written by a newer corescope.
     #[error(
         "{path}: written with run-file schema version {found}, but this corescope reads up to \
@@ -72,34 +81,239 @@ pub fn parse(text: &str, path: &Path) -> Result<RunFile, StoreError> {
         .get("schema_version")
         .and_then(|v| v.as_u64())
         .ok_or_else(|| invalid("missing or non-integer \"schema_version\"".into()))?;
+    if version == 0 {
+        return Err(invalid(
+            "schema_version 0 was never written by corescope (the first version is 1)".into(),
+        ));
+    }
     if version > u64::from(SCHEMA_VERSION) {
         return Err(StoreError::TooNew {
             path: path.into(),
             found: version,
         });
     }
-    serde_json::from_value(value).map_err(|e| invalid(e.to_string()))
+    let run: RunFile = serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
+    validate(&run).map_err(invalid)?;
+    Ok(run)
 }
 
-/// Write a run file atomically: a temporary file in the same directory, flushed
-/// to disk, then renamed over `path`. Readers never see a half-written file.
+/// Check every shape of a run file once, so renderers can trust the model:
+/// parallel vectors of equal length, rectangular matrices whose labels match,
+/// histogram edges one more than the counts and increasing, finite numbers.
+/// The message names the probe and the series (or distribution, matrix, ...).
+pub fn validate(run: &RunFile) -> Result<(), String> {
+    let finite = |what: &str, v: f64| -> Result<(), String> {
+        if v.is_finite() {
+            Ok(())
+        } else {
+            Err(format!("{what} is {v}, not a finite number"))
+        }
+    };
+    for p in &run.probes {
+        let at = |kind: &str, name: &str, detail: String| {
+            format!("probe '{}', {kind} '{name}': {detail}", p.id)
+        };
+        finite(&format!("probe '{}': elapsed_s", p.id), p.elapsed_s)?;
+        for s in &p.series {
+            let e = |d: String| at("series", &s.name, d);
+            if s.x.len() != s.y.len() {
+                return Err(e(format!(
+                    "x has {} values but y has {}",
+                    s.x.len(),
+                    s.y.len()
+                )));
+            }
+            if let Some(i) = s.x.iter().chain(&s.y).position(|v| !v.is_finite()) {
+                return Err(e(format!("value {i} is not a finite number")));
+            }
+            // Intervals, counts and repetitions (version 2) are absent or one per x.
+            for (what, len) in [
+                ("y_lo", s.y_lo.len()),
+                ("y_hi", s.y_hi.len()),
+                ("n", s.n.len()),
+                ("samples", s.samples.len()),
+            ] {
+                if len != 0 && len != s.x.len() {
+                    return Err(e(format!(
+                        "x has {} values but {what} has {len}",
+                        s.x.len()
+                    )));
+                }
+            }
+            let bounds = s.y_lo.iter().chain(&s.y_hi);
+            let reps = s.samples.iter().flatten();
+            if let Some(i) = bounds.chain(reps).position(|v| !v.is_finite()) {
+                return Err(e(format!(
+                    "interval or repetition {i} is not a finite number"
+                )));
+            }
+        }
+        for d in &p.distributions {
+            validate_distribution(d).map_err(|m| at("distribution", &d.name, m))?;
+        }
+        for m in &p.matrices {
+            validate_matrix(m).map_err(|d| at("matrix", &m.name, d))?;
+        }
+        for t in &p.timelines {
+            for l in &t.lanes {
+                for sp in &l.spans {
+                    if !sp.start_ns.is_finite() || !sp.end_ns.is_finite() {
+                        return Err(at(
+                            "timeline",
+                            &t.name,
+                            format!("lane '{}' has a span that is not finite", l.label),
+                        ));
+                    }
+                }
+            }
+        }
+        for t in &p.tables {
+            if let Some((i, r)) = t
+                .rows
+                .iter()
+                .enumerate()
+                .find(|(_, r)| r.len() > t.columns.len())
+            {
+                return Err(at(
+                    "table",
+                    &t.name,
+                    format!(
+                        "row {i} has {} cells but there are {} columns",
+                        r.len(),
+                        t.columns.len()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn validate_distribution(d: &crate::model::Distribution) -> Result<(), String> {
+    let s = &d.summary;
+    for (k, v) in [
+        ("min", s.min),
+        ("p50", s.p50),
+        ("p90", s.p90),
+        ("p99", s.p99),
+        ("p999", s.p999),
+        ("max", s.max),
+        ("mean", s.mean),
+        ("stddev", s.stddev),
+    ] {
+        if !v.is_finite() {
+            return Err(format!("summary {k} is not a finite number"));
+        }
+    }
+    let h = &d.histogram;
+    if !(h.edges.is_empty() && h.counts.is_empty()) && h.edges.len() != h.counts.len() + 1 {
+        return Err(format!(
+            "histogram has {} edges for {} bins (edges must be one more than counts)",
+            h.edges.len(),
+            h.counts.len()
+        ));
+    }
+    if h.edges.iter().any(|v| !v.is_finite()) {
+        return Err("histogram edge is not a finite number".into());
+    }
+    // Equal edges occur when every sample is equal (one bin [v, v]).
+    if let Some(i) = h.edges.windows(2).position(|w| w[1] < w[0]) {
+        return Err(format!("histogram edges decrease at edge {}", i + 1));
+    }
+    if let Some(m) = &d.mode_range {
+        if !(m.fraction.is_finite() && m.low.is_finite() && m.high.is_finite()) {
+            return Err("mode range is not finite".into());
+        }
+    }
+    if d.pairs.iter().flatten().any(|v| !v.is_finite()) {
+        return Err("a pair is not a finite number".into());
+    }
+    Ok(())
+}
+
+fn validate_matrix(m: &crate::model::Matrix) -> Result<(), String> {
+    if m.values.len() != m.rows.len() {
+        return Err(format!(
+            "{} rows of values but {} row labels",
+            m.values.len(),
+            m.rows.len()
+        ));
+    }
+    if let Some((r, row)) = m
+        .values
+        .iter()
+        .enumerate()
+        .find(|(_, row)| row.len() != m.cols.len())
+    {
+        return Err(format!(
+            "row {r} has {} values but there are {} column labels (not rectangular)",
+            row.len(),
+            m.cols.len()
+        ));
+    }
+    if m.values.iter().flatten().flatten().any(|v| !v.is_finite()) {
+        return Err("a value is not a finite number".into());
+    }
+    Ok(())
+}
+
+/// Write a run file: atomically where `path` is (or will be) a regular file,
+/// written through where it is a device, a FIFO or a symlink (see [`write_output`]).
 pub fn save(run: &RunFile, path: &Path) -> Result<(), StoreError> {
     let io = |source| StoreError::Io {
         path: path.into(),
         source,
     };
     let bytes = serde_json::to_vec_pretty(run).map_err(|e| io(std::io::Error::other(e)))?;
-    write_atomic(path, &bytes).map_err(io)
+    write_output(path, &bytes).map_err(io)
 }
 
-/// Write bytes to `path` atomically (temporary file + rename).
+/// How an output path is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputKind {
+    /// No file there yet, or a regular file: temporary file + rename.
+    Replace,
+    /// A character or block device, a FIFO, a socket or a symlink (`/dev/null`,
+    /// `/dev/stdout`, `/proc/self/fd/1`): opened and written as `>` would, so the
+    /// device or link stays what it is.
+    WriteThrough,
+}
+
+/// What kind of output `path` is (no file, a regular file, or something else).
+pub fn output_kind(path: &Path) -> OutputKind {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() => OutputKind::WriteThrough,
+        _ => OutputKind::Replace,
+    }
+}
+
+/// Write an output file the safe way for what it is: a regular file (or a new
+/// path) atomically with [`write_atomic`]; a device, FIFO or symlink opened and
+/// written through, never replaced (`corescope report r.json --html /dev/null`
+/// leaves `/dev/null` a device).
+pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    match output_kind(path) {
+        OutputKind::Replace => write_atomic(path, bytes),
+        OutputKind::WriteThrough => {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(path)?;
+            f.write_all(bytes)?;
+            f.flush()
+        }
+    }
+}
+
+/// Write bytes to `path` atomically (temporary file + rename). Only for regular
+/// files: use [`write_output`] for paths the user names.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("run");
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let tmp = dir.join(format!(".{}.tmp.{}", short_name(name), std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -112,9 +326,102 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
+/// A file name cut to a length that leaves room for a prefix and a suffix
+/// within the 255 bytes a path component may have.
+fn short_name(name: &str) -> &str {
+    const KEEP_BYTES: usize = 200;
+    if name.len() <= KEEP_BYTES {
+        return name;
+    }
+    let mut end = KEEP_BYTES;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
+/// An advisory lock (`flock`) held while a run writes its run file, so that a
+/// second run with the same `--out` refuses instead of silently overwriting.
+/// The lock is on a hidden file next to the run file (`.NAME.lock`), because the
+/// run file itself is replaced by every save; it is removed when dropped.
+/// Devices, FIFOs and symlinks are written through and not locked.
+#[derive(Debug)]
+pub struct OutputLock {
+    file: Option<(std::fs::File, PathBuf)>,
+}
+
+impl OutputLock {
+    /// Take the lock for `path`; fails with a clear message when another
+    /// process holds it.
+    pub fn acquire(path: &Path) -> Result<Self, StoreError> {
+        if output_kind(path) == OutputKind::WriteThrough {
+            return Ok(Self { file: None });
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("run");
+        let lock_path = dir.join(format!(".{}.lock", short_name(name)));
+        let io = |source| StoreError::Io {
+            path: lock_path.clone(),
+            source,
+        };
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io)?;
+        use std::os::fd::AsRawFd;
+        // SAFETY: flock on a descriptor this function owns (`file` is open for
+        // the whole call); it touches no memory of ours.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                return Err(StoreError::Locked { path: path.into() });
+            }
+            return Err(io(e));
+        }
+        Ok(Self {
+            file: Some((file, lock_path)),
+        })
+    }
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        if let Some((file, lock_path)) = self.file.take() {
+            // Remove the name first, then let the lock go with the descriptor.
+            let _ = std::fs::remove_file(&lock_path);
+            drop(file);
+        }
+    }
+}
+
 /// Check that a file can be created at `path` (its directory exists and is
 /// writable) without leaving anything behind.
 pub fn check_writable(path: &Path) -> Result<(), String> {
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        if t.is_fifo() {
+            // Opening a FIFO for writing waits for a reader: check nothing now.
+            return Ok(());
+        }
+        if !t.is_file() && !t.is_dir() {
+            // A device or a symlink: it is written through, so try exactly that
+            // (without truncating, and without waiting).
+            use std::os::unix::fs::OpenOptionsExt;
+            return std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)
+                .map(drop)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()));
+        }
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

@@ -309,6 +309,8 @@ pub enum Status {
     Skipped,
     /// An error stopped the probe; `reason` says which.
     Failed,
+    /// SIGINT or SIGTERM stopped the probe; what was measured is kept.
+    Interrupted,
 }
 
 impl Status {
@@ -319,6 +321,7 @@ impl Status {
             Status::GaveUp => "gave_up",
             Status::Skipped => "skipped",
             Status::Failed => "failed",
+            Status::Interrupted => "interrupted",
         }
     }
 }

@@ -587,7 +587,7 @@ fn jacobi_bench(
             lanes: lanes(plan.iterations),
         };
         let bytes = serde_json::to_vec(&super::chrome_trace(&tl))?;
-        store::write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+        store::write_output(path, &bytes).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

@@ -104,14 +104,15 @@ pub enum PlacementError {
 }
 
 impl Strategy {
-    /// Name as used in series names (`scatter`, or `list` for explicit lists).
+    /// Name as used in series names: `scatter`, or for an explicit list `list:`
+    /// and the list (`list:0,2,4-7`), so that several lists give several series.
     pub fn name(&self) -> String {
         match self {
             Strategy::Linear => "linear".into(),
             Strategy::Compact => "compact".into(),
             Strategy::Scatter => "scatter".into(),
             Strategy::Unbound => "unbound".into(),
-            Strategy::List(_) => "list".into(),
+            Strategy::List(cpus) => format!("list:{}", list_text(cpus)),
             Strategy::Expr(e) => e.text.clone(),
         }
     }
@@ -179,6 +180,27 @@ impl Strategy {
 }
 
 /// `0,2,4-7` → `[0, 2, 4, 5, 6, 7]`; `None` on any syntax error.
+/// A CPU list as written back, in its order: ascending runs as ranges (`0,2,4-7`).
+fn list_text(cpus: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j].wrapping_add(1) {
+            j += 1;
+        }
+        parts.push(if j > i + 1 {
+            format!("{}-{}", cpus[i], cpus[j])
+        } else if j == i + 1 {
+            format!("{},{}", cpus[i], cpus[j])
+        } else {
+            cpus[i].to_string()
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
 pub(crate) fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
     let num = |x: &str| -> Option<u32> {
         let x = x.trim();

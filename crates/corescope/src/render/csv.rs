@@ -1,163 +1,214 @@
 //! Tidy CSV export (one row per observation, pandas-friendly): every series,
 //! distribution summary, histogram bin, pair, matrix cell, timeline span and
 //! free table, plus one small file per series.
+//!
+//! Written with the `csv` crate (quoting of commas, quotes, CR and LF done by a
+//! maintained writer, not by hand). Text cells that a spreadsheet would run as
+//! a formula (starting with `=`, `+`, `-`, `@`, a tab or CR) get a leading `'`
+//! (the OWASP rule); numbers are written as they are. Strings are kept whole.
 
 use crate::model::RunFile;
-use std::fmt::Write;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-/// Tidy CSV of every series: `probe,series,x_name,x,y_name,y`.
-pub fn series_csv(run: &RunFile) -> String {
-    let mut o = String::from("probe,series,x_name,x,y_name,y\n");
-    for p in &run.probes {
-        for s in &p.series {
-            for (x, y) in s.x.iter().zip(&s.y) {
-                let _ = writeln!(
-                    o,
-                    "{},{},{},{x},{},{y}",
-                    csv(&p.id),
-                    csv(&s.name),
-                    csv(&s.x_name),
-                    csv(&s.y_name)
-                );
-            }
-        }
+/// One CSV document being built in memory.
+struct Sheet(csv::Writer<Vec<u8>>);
+
+impl Sheet {
+    fn new(header: &[&str]) -> Self {
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .flexible(true)
+            .from_writer(Vec::new());
+        // Writing into a Vec cannot fail.
+        let _ = w.write_record(header);
+        Self(w)
     }
-    o
+
+    fn row<I, S>(&mut self, cells: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<[u8]>,
+    {
+        let _ = self.0.write_record(cells);
+    }
+
+    fn finish(self) -> String {
+        let bytes = self.0.into_inner().unwrap_or_default();
+        String::from_utf8(bytes).unwrap_or_default()
+    }
 }
 
-/// Tidy CSV of every distribution's summary.
-pub fn distributions_csv(run: &RunFile) -> String {
-    let mut o =
-        String::from("probe,distribution,unit,count,min,p50,p90,p99,p999,max,mean,stddev\n");
-    for p in &run.probes {
-        for d in &p.distributions {
-            let s = &d.summary;
-            let _ = writeln!(
-                o,
-                "{},{},{},{},{},{},{},{},{},{},{},{}",
-                csv(&p.id),
-                csv(&d.name),
-                csv(&d.unit),
-                s.count,
-                s.min,
-                s.p50,
-                s.p90,
-                s.p99,
-                s.p999,
-                s.max,
-                s.mean,
-                s.stddev
-            );
-        }
-    }
-    o
-}
-
-/// A CSV field, quoted when needed.
-pub fn csv(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
+/// A text cell made safe for spreadsheets: a leading `'` when it would start
+/// a formula. Text that is a plain number (`-1.5`) is left alone.
+pub fn cell(s: &str) -> String {
+    let risky = s.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    if risky && s.trim().parse::<f64>().is_err() {
+        format!("'{s}")
     } else {
         s.to_string()
     }
 }
 
-/// Tidy CSV of every histogram bin.
-pub fn histograms_csv(run: &RunFile) -> String {
-    let mut o = String::from("probe,distribution,unit,bin_low,bin_high,count\n");
+/// Tidy CSV of every series: `probe,series,x_name,x,y_name,y`.
+pub fn series_csv(run: &RunFile) -> String {
+    let mut o = Sheet::new(&["probe", "series", "x_name", "x", "y_name", "y"]);
     for p in &run.probes {
-        for d in &p.distributions {
-            let h = &d.histogram;
-            for (i, c) in h.counts.iter().enumerate() {
-                if let (Some(a), Some(b)) = (h.edges.get(i), h.edges.get(i + 1)) {
-                    let _ = writeln!(
-                        o,
-                        "{},{},{},{a},{b},{c}",
-                        csv(&p.id),
-                        csv(&d.name),
-                        csv(&d.unit)
-                    );
-                }
+        for s in &p.series {
+            let (id, name, xn, yn) = (cell(&p.id), cell(&s.name), cell(&s.x_name), cell(&s.y_name));
+            for (x, y) in s.x.iter().zip(&s.y) {
+                o.row([&id, &name, &xn, &x.to_string(), &yn, &y.to_string()]);
             }
         }
     }
-    o
+    o.finish()
+}
+
+/// Tidy CSV of every distribution's summary.
+pub fn distributions_csv(run: &RunFile) -> String {
+    let mut o = Sheet::new(&[
+        "probe",
+        "distribution",
+        "unit",
+        "count",
+        "min",
+        "p50",
+        "p90",
+        "p99",
+        "p999",
+        "max",
+        "mean",
+        "stddev",
+    ]);
+    for p in &run.probes {
+        for d in &p.distributions {
+            let s = &d.summary;
+            let mut r = vec![
+                cell(&p.id),
+                cell(&d.name),
+                cell(&d.unit),
+                s.count.to_string(),
+            ];
+            r.extend(
+                [s.min, s.p50, s.p90, s.p99, s.p999, s.max, s.mean, s.stddev]
+                    .map(|v| v.to_string()),
+            );
+            o.row(r);
+        }
+    }
+    o.finish()
+}
+
+/// Tidy CSV of every histogram bin.
+pub fn histograms_csv(run: &RunFile) -> String {
+    let mut o = Sheet::new(&[
+        "probe",
+        "distribution",
+        "unit",
+        "bin_low",
+        "bin_high",
+        "count",
+    ]);
+    for p in &run.probes {
+        for d in &p.distributions {
+            let h = &d.histogram;
+            let (id, name, unit) = (cell(&p.id), cell(&d.name), cell(&d.unit));
+            for (c, e) in h.counts.iter().zip(h.edges.windows(2)) {
+                o.row([
+                    &id,
+                    &name,
+                    &unit,
+                    &e[0].to_string(),
+                    &e[1].to_string(),
+                    &c.to_string(),
+                ]);
+            }
+        }
+    }
+    o.finish()
 }
 
 /// Tidy CSV of the paired samples (A, B) of distributions that have them.
 pub fn pairs_csv(run: &RunFile) -> String {
-    let mut o = String::from("probe,distribution,paired_with,unit,index,a,b\n");
+    let mut o = Sheet::new(&[
+        "probe",
+        "distribution",
+        "paired_with",
+        "unit",
+        "index",
+        "a",
+        "b",
+    ]);
     for p in &run.probes {
         for d in &p.distributions {
-            let with = d.paired_with.as_deref().unwrap_or("");
+            let with = cell(d.paired_with.as_deref().unwrap_or(""));
+            let (id, name, unit) = (cell(&p.id), cell(&d.name), cell(&d.unit));
             for (i, [a, b]) in d.pairs.iter().enumerate() {
-                let _ = writeln!(
-                    o,
-                    "{},{},{},{},{i},{a},{b}",
-                    csv(&p.id),
-                    csv(&d.name),
-                    csv(with),
-                    csv(&d.unit)
-                );
+                o.row([
+                    &id,
+                    &name,
+                    &with,
+                    &unit,
+                    &i.to_string(),
+                    &a.to_string(),
+                    &b.to_string(),
+                ]);
             }
         }
     }
-    o
+    o.finish()
 }
 
 /// Tidy CSV of every matrix cell (unmeasured cells are left out).
 pub fn matrices_csv(run: &RunFile) -> String {
-    let mut o = String::from("probe,matrix,unit,row,col,value\n");
+    let mut o = Sheet::new(&["probe", "matrix", "unit", "row", "col", "value"]);
     for p in &run.probes {
         for m in &p.matrices {
+            let (id, name, unit) = (cell(&p.id), cell(&m.name), cell(&m.unit));
             for (r, row) in m.values.iter().enumerate() {
+                let rl = cell(m.rows.get(r).map(String::as_str).unwrap_or(""));
                 for (c, v) in row.iter().enumerate() {
                     if let Some(v) = v {
-                        let rl = m.rows.get(r).map(String::as_str).unwrap_or("");
-                        let cl = m.cols.get(c).map(String::as_str).unwrap_or("");
-                        let _ = writeln!(
-                            o,
-                            "{},{},{},{},{},{v}",
-                            csv(&p.id),
-                            csv(&m.name),
-                            csv(&m.unit),
-                            csv(rl),
-                            csv(cl)
-                        );
+                        let cl = cell(m.cols.get(c).map(String::as_str).unwrap_or(""));
+                        o.row([&id, &name, &unit, &rl, &cl, &v.to_string()]);
                     }
                 }
             }
         }
     }
-    o
+    o.finish()
 }
 
 /// Tidy CSV of every timeline span.
 pub fn timelines_csv(run: &RunFile) -> String {
-    let mut o = String::from("probe,timeline,lane,start_ns,end_ns,kind\n");
+    let mut o = Sheet::new(&["probe", "timeline", "lane", "start_ns", "end_ns", "kind"]);
     for p in &run.probes {
         for t in &p.timelines {
+            let (id, name) = (cell(&p.id), cell(&t.name));
             for l in &t.lanes {
+                let label = cell(&l.label);
                 for s in &l.spans {
-                    let _ = writeln!(
-                        o,
-                        "{},{},{},{},{},{}",
-                        csv(&p.id),
-                        csv(&t.name),
-                        csv(&l.label),
-                        s.start_ns,
-                        s.end_ns,
-                        csv(&s.kind)
-                    );
+                    o.row([
+                        &id,
+                        &name,
+                        &label,
+                        &s.start_ns.to_string(),
+                        &s.end_ns.to_string(),
+                        &cell(&s.kind),
+                    ]);
                 }
             }
         }
     }
-    o
+    o.finish()
 }
 
-/// A name made safe as one path component.
+/// Longest part of a file name taken from a name in the run file, in bytes
+/// (two of them and a suffix stay under the 255 bytes a file name may have).
+const MAX_NAME_PART_BYTES: usize = 100;
+
+/// A name made safe as one path component, at most [`MAX_NAME_PART_BYTES`]
+/// long (a cut name ends in a hash of the whole, so names stay distinct).
 pub fn file_name(s: &str) -> String {
     let out: String = s
         .chars()
@@ -169,61 +220,70 @@ pub fn file_name(s: &str) -> String {
             }
         })
         .collect();
-    if out.is_empty() || out.starts_with('.') {
+    let out = if out.is_empty() || out.starts_with('.') {
         format!("_{out}")
     } else {
         out
+    };
+    if out.len() <= MAX_NAME_PART_BYTES {
+        return out;
     }
+    // FNV-1a of the original name: stable across runs and platforms.
+    let hash = s.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{}~{hash:016x}", &out[..MAX_NAME_PART_BYTES - 17])
 }
 
 /// Write every CSV into `dir` (created if missing); returns the files written.
+/// Names that would collide after [`file_name`] get a `-2`, `-3`, ... suffix.
 pub fn write_dir(run: &RunFile, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
     let mut written = Vec::new();
-    let mut put = |name: String, text: String| -> std::io::Result<()> {
+    let mut used: HashSet<String> = HashSet::new();
+    let mut put = |stem: String, text: String| -> std::io::Result<()> {
+        let mut name = format!("{stem}.csv");
+        let mut k = 2;
+        while !used.insert(name.clone()) {
+            name = format!("{stem}-{k}.csv");
+            k += 1;
+        }
         let path = dir.join(name);
         std::fs::write(&path, text)?;
         written.push(path);
         Ok(())
     };
-    put("series.csv".into(), series_csv(run))?;
-    put("distributions.csv".into(), distributions_csv(run))?;
-    put("histograms.csv".into(), histograms_csv(run))?;
-    put("pairs.csv".into(), pairs_csv(run))?;
-    put("matrices.csv".into(), matrices_csv(run))?;
-    put("timelines.csv".into(), timelines_csv(run))?;
+    put("series".into(), series_csv(run))?;
+    put("distributions".into(), distributions_csv(run))?;
+    put("histograms".into(), histograms_csv(run))?;
+    put("pairs".into(), pairs_csv(run))?;
+    put("matrices".into(), matrices_csv(run))?;
+    put("timelines".into(), timelines_csv(run))?;
     for p in &run.probes {
         for s in &p.series {
-            let mut t = format!("{},{}\n", csv(&s.x_name), csv(&s.y_name));
+            let mut t = Sheet::new(&[cell(&s.x_name).as_str(), cell(&s.y_name).as_str()]);
             for (x, y) in s.x.iter().zip(&s.y) {
-                let _ = writeln!(t, "{x},{y}");
+                t.row([x.to_string(), y.to_string()]);
             }
             put(
-                format!("{}--{}.csv", file_name(&p.id), file_name(&s.name)),
-                t,
+                format!("{}--{}", file_name(&p.id), file_name(&s.name)),
+                t.finish(),
             )?;
         }
         for tb in &p.tables {
-            let mut t = tb
-                .columns
-                .iter()
-                .map(|c| csv(c))
-                .collect::<Vec<_>>()
-                .join(",");
-            t.push('\n');
+            let cols: Vec<String> = tb.columns.iter().map(|c| cell(c)).collect();
+            let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
+            let mut t = Sheet::new(&cols);
             for r in &tb.rows {
-                let cells: Vec<String> = r
-                    .iter()
-                    .map(|v| match v {
-                        serde_json::Value::String(s) => csv(s),
-                        other => csv(&other.to_string()),
-                    })
-                    .collect();
-                let _ = writeln!(t, "{}", cells.join(","));
+                t.row(r.iter().map(|v| match v {
+                    serde_json::Value::String(s) => cell(s),
+                    serde_json::Value::Null => String::new(),
+                    other => cell(&other.to_string()),
+                }));
             }
             put(
-                format!("{}--table-{}.csv", file_name(&p.id), file_name(&tb.name)),
-                t,
+                format!("{}--table-{}", file_name(&p.id), file_name(&tb.name)),
+                t.finish(),
             )?;
         }
     }
@@ -234,13 +294,32 @@ pub fn write_dir(run: &RunFile, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 mod tests {
     use super::*;
 
+    fn one(cells: &[&str]) -> String {
+        let mut s = Sheet::new(&["h"]);
+        s.row(cells);
+        s.finish()
+    }
+
     #[test]
     fn fields_are_quoted_and_names_are_safe() {
-        assert_eq!(csv("a,b"), "\"a,b\"");
-        assert_eq!(csv("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv("plain"), "plain");
+        assert_eq!(one(&["a,b"]), "h\n\"a,b\"\n");
+        assert_eq!(one(&["say \"hi\""]), "h\n\"say \"\"hi\"\"\"\n");
+        assert_eq!(one(&["plain"]), "h\nplain\n");
+        assert_eq!(one(&["a\rb"]), "h\n\"a\rb\"\n");
         assert_eq!(file_name("int/linear"), "int_linear");
         assert_eq!(file_name("../x"), "_.._x");
         assert_eq!(file_name(""), "_");
+        let long = file_name(&"s".repeat(300));
+        assert!(long.len() <= MAX_NAME_PART_BYTES, "{}", long.len());
+        assert_ne!(long, file_name(&format!("{}t", "s".repeat(300))));
+    }
+
+    #[test]
+    fn formulas_are_neutralised_and_numbers_kept() {
+        for f in ["=1+1", "+cmd", "-2+3", "@SUM(A1)", "\tx", "\rx"] {
+            assert!(cell(f).starts_with('\''), "{f:?}");
+        }
+        assert_eq!(cell("-1.5"), "-1.5");
+        assert_eq!(cell("plain"), "plain");
     }
 }

@@ -16,13 +16,14 @@ h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-to
 table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ddd;padding:2px 8px;text-align:right}\
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}\
 .badge{font-size:.75em;padding:2px 8px;border-radius:8px;color:#fff;vertical-align:middle}\
-.completed{background:#2a7}.gave_up{background:#d80}.skipped{background:#888}.failed{background:#c33}\
+.completed{background:#2a7}.gave_up{background:#d80}.skipped{background:#888}.failed{background:#c33}.interrupted{background:#a3a}\
 .warn{color:#a50}.findings li{margin:.2em 0}figure{margin:1em 0}figcaption{font-size:.9em;color:#555}\
 svg{max-width:100%;height:auto;font-family:system-ui,sans-serif}details{margin:.5em 0}\
 @media print{details{display:block}h2{page-break-before:always}}";
 
 /// The whole report.
 pub fn render_run(run: &RunFile) -> String {
+    let run = &super::for_display(run);
     let mut o = String::new();
     let title = format!("corescope — {} — {}", run.host.hostname, run.started_utc);
     let _ = write!(
@@ -143,6 +144,7 @@ fn probe(o: &mut String, p: &ProbeResult) {
             Status::Skipped => "Skipped",
             Status::GaveUp => "Gave up",
             Status::Failed => "Failed",
+            Status::Interrupted => "Interrupted",
             Status::Completed => "Note",
         };
         let _ = write!(o, "<p class='warn'><strong>{what}:</strong> {}</p>", esc(r));
@@ -267,15 +269,15 @@ fn series_table(o: &mut String, group: &[&crate::model::Series]) {
         );
     }
     o.push_str("</tr>");
+    let lookups: Vec<_> = group.iter().map(|s| super::y_by_x(s)).collect();
     for x in xs {
         let xl = fmt_x(&first.x_name, x);
         let _ = write!(o, "<tr><td>{}</td>", esc(&xl));
-        for s in group {
-            let v =
-                s.x.iter()
-                    .position(|&sx| sx == x)
-                    .map(|i| fmt_num(s.y[i] / scale))
-                    .unwrap_or_default();
+        for m in &lookups {
+            let v = m
+                .get(&super::x_key(x))
+                .map(|y| fmt_num(y / scale))
+                .unwrap_or_default();
             let _ = write!(o, "<td>{v}</td>");
         }
         o.push_str("</tr>");
@@ -352,48 +354,77 @@ fn histogram(o: &mut String, d: &Distribution) {
     );
 }
 
+/// Text for a Markdown table cell or line: `|`, `\\`, the characters that
+/// start emphasis, code, links or headings, and raw HTML (`<`, `>`, `&`) are
+/// escaped; newlines become spaces.
+pub fn md(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '&' => o.push_str("&amp;"),
+            '\n' | '\r' => o.push(' '),
+            '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '~' => {
+                o.push('\\');
+                o.push(c);
+            }
+            c => o.push(c),
+        }
+    }
+    o
+}
+
 /// Markdown: findings and series tables per probe.
 pub fn markdown(run: &RunFile) -> String {
+    let run = &super::for_display(run);
     let mut o = format!(
         "# corescope — {}\n\n{} · {} · {}\n",
-        run.host.hostname,
-        run.host.cpu_model,
-        run.topology.summary(),
-        run.started_utc
+        md(&run.host.hostname),
+        md(&run.host.cpu_model),
+        md(&run.topology.summary()),
+        md(&run.started_utc)
     );
     for p in &run.probes {
-        let _ = write!(o, "\n## {} ({})\n\n{}\n\n", p.id, p.status.name(), p.title);
+        let _ = write!(
+            o,
+            "\n## {} ({})\n\n{}\n\n",
+            md(&p.id),
+            p.status.name(),
+            md(&p.title)
+        );
         if let Some(r) = &p.reason {
-            let _ = writeln!(o, "> {r}\n");
+            let _ = writeln!(o, "> {}\n", md(r));
         }
         for f in &p.findings {
-            let _ = writeln!(o, "- {}", super::words::finding(f));
+            let _ = writeln!(o, "- {}", md(&super::words::finding(f)));
         }
         for group in series_groups(&p.series) {
             let first = group[0];
             let (xs, scale, label) = super::table_axes(&group);
             let _ = write!(
                 o,
-                "\n{} ({label})\n\n| {} |",
-                first.name.split('/').next().unwrap_or(""),
-                first.x_name
+                "\n{} ({})\n\n| {} |",
+                md(first.name.split('/').next().unwrap_or("")),
+                md(&label),
+                md(&first.x_name)
             );
             for s in &group {
                 let _ = write!(
                     o,
                     " {} |",
-                    s.name.split_once('/').map(|(_, v)| v).unwrap_or(&s.name)
+                    md(s.name.split_once('/').map(|(_, v)| v).unwrap_or(&s.name))
                 );
             }
             let _ = write!(o, "\n|---|{}\n", "---:|".repeat(group.len()));
+            let lookups: Vec<_> = group.iter().map(|s| super::y_by_x(s)).collect();
             for x in xs {
-                let _ = write!(o, "| {} |", fmt_x(&first.x_name, x));
-                for s in &group {
-                    let v =
-                        s.x.iter()
-                            .position(|&sx| sx == x)
-                            .map(|i| fmt_num(s.y[i] / scale))
-                            .unwrap_or_default();
+                let _ = write!(o, "| {} |", md(&fmt_x(&first.x_name, x)));
+                for m in &lookups {
+                    let v = m
+                        .get(&super::x_key(x))
+                        .map(|y| fmt_num(y / scale))
+                        .unwrap_or_default();
                     let _ = write!(o, " {v} |");
                 }
                 o.push('\n');

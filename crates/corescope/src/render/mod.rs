@@ -59,6 +59,208 @@ pub fn env_extras(e: &crate::model::EnvInfo) -> Vec<String> {
     out
 }
 
+/// Longest name (probe, series, unit, label, host) shown in the terminal and
+/// HTML; longer ones are cut with an ellipsis (JSON and CSV keep them whole).
+pub const MAX_NAME_CHARS: usize = 120;
+/// Longest sentence (reason, finding, warning, table cell, command) shown.
+pub const MAX_TEXT_CHARS: usize = 2000;
+
+/// Text made safe to show: control characters (ESC, BEL, CR, C1 controls ...)
+/// written as visible escapes (`\u{1b}`), bidirectional overrides dropped, and
+/// cut to `max` characters with an ellipsis. Linear in `max`, not in `s`.
+/// A newline is kept only when `keep_newlines`.
+pub fn clean(s: &str, max: usize, keep_newlines: bool) -> String {
+    let mut o = String::with_capacity(s.len().min(max + 8));
+    for (n, c) in s.chars().enumerate() {
+        if n >= max {
+            o.push('…');
+            break;
+        }
+        match c {
+            '\n' if keep_newlines => o.push(c),
+            '\t' => o.push(' '),
+            // Bidirectional embeddings, overrides and isolates reorder what a
+            // terminal shows (CVE-2021-42574, "Trojan Source").
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {}
+            c if c.is_control() => o.extend(c.escape_default()),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+fn name(s: &mut String) {
+    *s = clean(s, MAX_NAME_CHARS, false);
+}
+
+fn text(s: &mut String) {
+    *s = clean(s, MAX_TEXT_CHARS, false);
+}
+
+/// A typed finding or warning with every string in it cleaned (through its JSON
+/// form, so no field is forgotten); unchanged if the round trip fails.
+fn cleaned<T: serde::Serialize + serde::de::DeserializeOwned + Clone>(t: &T) -> T {
+    serde_json::to_value(t)
+        .ok()
+        .map(clean_json)
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_else(|| t.clone())
+}
+
+/// A copy of a run for the terminal and HTML: every string cleaned and cut
+/// (see [`clean`]); numbers untouched.
+pub fn for_display(run: &crate::model::RunFile) -> crate::model::RunFile {
+    let mut r = header_for_display(run);
+    r.probes = run.probes.iter().map(probe_for_display).collect();
+    r
+}
+
+/// [`for_display`] without the probes (for the machine summary).
+pub fn header_for_display(run: &crate::model::RunFile) -> crate::model::RunFile {
+    let mut r = crate::model::RunFile {
+        schema_version: run.schema_version,
+        tool: run.tool.clone(),
+        host: run.host.clone(),
+        topology: run.topology.clone(),
+        clock: run.clock.clone(),
+        env: run.env.clone(),
+        profile: run.profile,
+        started_utc: run.started_utc.clone(),
+        command: run.command.clone(),
+        probes: Vec::new(),
+        statistics: run.statistics.clone(),
+    };
+    let h = &mut r.host;
+    for s in [
+        &mut h.hostname,
+        &mut h.cpu_model,
+        &mut h.arch,
+        &mut h.os,
+        &mut h.kernel,
+    ] {
+        name(s);
+    }
+    h.virtualized.as_mut().map(name);
+    let e = &mut r.env;
+    for o in [&mut e.governor, &mut e.smt, &mut e.thp] {
+        o.as_mut().map(name);
+    }
+    text(&mut e.cpuset);
+    name(&mut r.clock.source);
+    name(&mut r.tool.name);
+    name(&mut r.tool.version);
+    name(&mut r.started_utc);
+    let t = &mut r.topology;
+    name(&mut t.source);
+    t.pus.iter_mut().for_each(|p| {
+        p.kind.as_mut().map(name);
+    });
+    t.levels.iter_mut().for_each(|l| name(&mut l.name));
+    t.caches.iter_mut().for_each(|c| name(&mut c.kind));
+    r.command.iter_mut().for_each(text);
+    r
+}
+
+/// One probe made safe to show (see [`for_display`]).
+pub fn probe_for_display(p: &crate::model::ProbeResult) -> crate::model::ProbeResult {
+    let mut p = p.clone();
+    name(&mut p.id);
+    text(&mut p.title);
+    p.reason.as_mut().map(text);
+    for f in p.findings.as_mut_vec() {
+        *f = cleaned(f);
+    }
+    for w in p.warnings.as_mut_vec() {
+        *w = cleaned(w);
+    }
+    for a in &mut p.aliases {
+        for t in [&mut a.series, &mut a.same_as, &mut a.config] {
+            name(t);
+        }
+    }
+    p.params = std::mem::take(&mut p.params)
+        .into_iter()
+        .map(|(k, v)| (clean(&k, MAX_NAME_CHARS, false), clean_json(v)))
+        .collect();
+    for s in &mut p.series {
+        for t in [&mut s.name, &mut s.x_name, &mut s.y_name] {
+            name(t);
+        }
+    }
+    for d in &mut p.distributions {
+        name(&mut d.name);
+        name(&mut d.unit);
+        d.paired_with.as_mut().map(name);
+    }
+    for m in &mut p.matrices {
+        name(&mut m.name);
+        name(&mut m.unit);
+        m.rows.iter_mut().chain(&mut m.cols).for_each(name);
+    }
+    for t in &mut p.timelines {
+        name(&mut t.name);
+        for l in &mut t.lanes {
+            name(&mut l.label);
+            l.spans.iter_mut().for_each(|s| name(&mut s.kind));
+        }
+    }
+    for t in &mut p.tables {
+        name(&mut t.name);
+        t.columns.iter_mut().for_each(name);
+        for row in &mut t.rows {
+            for v in row.iter_mut() {
+                *v = clean_json(std::mem::take(v));
+            }
+        }
+    }
+    p
+}
+
+/// A JSON value with its strings (and keys) cleaned; an array or object whose
+/// text is longer than [`MAX_TEXT_CHARS`] becomes that text, cut.
+fn clean_json(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => Value::String(clean(&s, MAX_TEXT_CHARS, false)),
+        Value::Array(_) | Value::Object(_) => {
+            let text = v.to_string();
+            if text.len() > MAX_TEXT_CHARS {
+                return Value::String(clean(&text, MAX_TEXT_CHARS, false));
+            }
+            match v {
+                Value::Array(a) => Value::Array(a.into_iter().map(clean_json).collect()),
+                Value::Object(o) => Value::Object(
+                    o.into_iter()
+                        .map(|(k, v)| (clean(&k, MAX_NAME_CHARS, false), clean_json(v)))
+                        .collect(),
+                ),
+                other => other,
+            }
+        }
+        other => other,
+    }
+}
+
+/// The y of each x of a series, for look-ups in tables that line series up by
+/// x (linear in the data, where `position()` per row was quadratic). The first
+/// y wins when an x repeats; `-0.0` and `0.0` are one key.
+pub fn y_by_x(s: &crate::model::Series) -> std::collections::HashMap<u64, f64> {
+    let mut m = std::collections::HashMap::with_capacity(s.x.len());
+    for (&x, &y) in s.x.iter().zip(&s.y) {
+        m.entry(x_key(x)).or_insert(y);
+    }
+    m
+}
+
+/// The key of an x value in [`y_by_x`].
+pub fn x_key(x: f64) -> u64 {
+    if x == 0.0 {
+        0
+    } else {
+        x.to_bits()
+    }
+}
+
 #[cfg(test)]
 mod env_tests {
     use super::*;
@@ -85,5 +287,15 @@ mod env_tests {
                 "NUMA balancing on"
             ]
         );
+    }
+
+    #[test]
+    fn text_is_cleaned_and_cut() {
+        assert_eq!(clean("a\u{1b}[31mb\u{7}", 50, false), "a\\u{1b}[31mb\\u{7}");
+        assert_eq!(clean("x\ry\nz", 50, false), "x\\ry\\nz");
+        assert_eq!(clean("x\nz", 50, true), "x\nz");
+        assert_eq!(clean("ab\u{202e}c", 50, false), "abc");
+        assert_eq!(clean(&"h".repeat(1_000_000), 5, false), "hhhhh…");
+        assert_eq!(clean("\u{9b}", 5, false), "\\u{9b}");
     }
 }

@@ -73,9 +73,14 @@ impl Axis {
             }
         } else {
             let lo = if from_zero { lo.min(0.0) } else { lo };
-            let hi = if hi == lo { lo + 1.0 } else { hi };
-            // Round the ends out to a nice step (1, 2, 2.5 or 5 × 10^k).
-            let step = nice_step((hi - lo) / 4.0);
+            let hi = if hi == lo {
+                lo + 1.0_f64.max(lo.abs() * 1e-9)
+            } else {
+                hi
+            };
+            // Round the ends out to a nice step (1, 2, 2.5 or 5 × 10^k); the
+            // span in halves, so that ±1e308 does not overflow to infinity.
+            let step = nice_step((hi / 2.0 - lo / 2.0) / 2.0);
             Axis {
                 lo: (lo / step).floor() * step,
                 hi: (hi / step).ceil() * step,
@@ -85,11 +90,18 @@ impl Axis {
             }
         }
     }
+    /// Position of `v` on the axis, 0 at `lo` and 1 at `hi`; always finite
+    /// (computed in halves so that spans near `f64::MAX` do not overflow).
     fn t(&self, v: f64) -> f64 {
-        if self.log {
+        let t = if self.log {
             (v.max(self.lo).ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
         } else {
-            (v - self.lo) / (self.hi - self.lo)
+            (v / 2.0 - self.lo / 2.0) / (self.hi / 2.0 - self.lo / 2.0)
+        };
+        if t.is_finite() {
+            t.clamp(-0.05, 1.05)
+        } else {
+            0.0
         }
     }
     fn ticks(&self) -> Vec<f64> {
@@ -115,7 +127,9 @@ impl Axis {
             }
             t
         } else {
-            let n = ((self.hi - self.lo) / self.step).round().clamp(1.0, 10.0) as usize;
+            let n = ((self.hi / 2.0 - self.lo / 2.0) / self.step * 2.0)
+                .round()
+                .clamp(1.0, 10.0) as usize;
             (0..=n).map(|i| self.lo + self.step * i as f64).collect()
         }
     }
@@ -251,7 +265,12 @@ pub fn lines(
     let mut out = String::new();
     frame(&mut out, &x, &y, x_name, y_name, title);
     let (x0, x1, y0, y1) = (ML, W - MR, H - MB, MT);
-    for (i, (name, xs, ys)) in curves.iter().enumerate() {
+    // Bounded drawing: at most MAX_CURVES curves and MAX_LINE_POINTS points in
+    // all; the tables and the CSV keep every value.
+    let shown = curves.len().min(MAX_CURVES);
+    let per_curve = (MAX_LINE_POINTS / shown.max(1)).max(2);
+    let mut thinned = false;
+    for (i, (name, xs, ys)) in curves.iter().take(shown).enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         let mut pts: Vec<(f64, f64, f64, f64)> = xs
             .iter()
@@ -260,6 +279,10 @@ pub fn lines(
             .map(|(&a, &b)| (x0 + x.t(a) * (x1 - x0), y0 - y.t(b) * (y0 - y1), a, b))
             .collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if pts.len() > per_curve {
+            pts = thin(&pts, per_curve);
+            thinned = true;
+        }
         let path: Vec<String> = pts
             .iter()
             .map(|p| format!("{:.1},{:.1}", p.0, p.1))
@@ -288,8 +311,39 @@ pub fn lines(
             esc(name)
         );
     }
+    let mut notes = Vec::new();
+    if thinned {
+        notes.push("points thinned for drawing; the table has every value".to_string());
+    }
+    if curves.len() > shown {
+        notes.push(format!("first {shown} of {} curves drawn", curves.len()));
+    }
+    if !notes.is_empty() {
+        let _ = write!(
+            out,
+            "<text x='{x0}' y='{:.1}' font-size='9' fill='#555'>{}</text>",
+            H - 22.0,
+            esc(&notes.join("; "))
+        );
+    }
     out.push_str("</svg>");
     out
+}
+
+/// Most curves one line chart draws.
+pub const MAX_CURVES: usize = 32;
+/// Most points one line chart draws, over all its curves.
+pub const MAX_LINE_POINTS: usize = 4000;
+
+/// `n` points of a curve sorted by x, evenly spaced by index, keeping the first
+/// and the last.
+fn thin<T: Copy>(pts: &[T], n: usize) -> Vec<T> {
+    let n = n.max(2);
+    if pts.len() <= n {
+        return pts.to_vec();
+    }
+    let last = pts.len() - 1;
+    (0..n).map(|k| pts[k * last / (n - 1)]).collect()
 }
 
 /// Most points a scatter plot draws; beyond this the samples are thinned by a
@@ -429,13 +483,28 @@ pub fn paired(title: &str, a_name: &str, b_name: &str, unit: &str, pairs: &[[f64
 
 /// A histogram from bin edges and counts.
 pub fn histogram(title: &str, unit: &str, edges: &[f64], counts: &[u64], log: bool) -> String {
+    // Bounded drawing: more bins than MAX_BARS are merged k at a time.
+    let merged;
+    let (edges, counts) = if counts.len() > MAX_BARS && edges.len() == counts.len() + 1 {
+        let k = counts.len().div_ceil(MAX_BARS);
+        let c: Vec<u64> = counts.chunks(k).map(|c| c.iter().sum()).collect();
+        let mut e: Vec<f64> = edges.iter().step_by(k).copied().collect();
+        if e.len() < c.len() + 1 {
+            e.push(edges[edges.len() - 1]);
+        }
+        e.truncate(c.len() + 1);
+        merged = (e, c);
+        (merged.0.as_slice(), merged.1.as_slice())
+    } else {
+        (edges, counts)
+    };
     let x = Axis::over(edges.iter().copied(), log, false);
     let y = Axis::over(counts.iter().map(|&c| c as f64).chain([0.0]), false, true);
     let mut out = String::new();
     frame(&mut out, &x, &y, unit, "samples", title);
     let (x0, x1, y0, y1) = (ML, W - MR, H - MB, MT);
-    for (i, &c) in counts.iter().enumerate() {
-        let (a, b) = (edges[i], edges[i + 1]);
+    for (&c, e) in counts.iter().zip(edges.windows(2)) {
+        let (a, b) = (e[0], e[1]);
         let (pa, pb) = (x0 + x.t(a) * (x1 - x0), x0 + x.t(b) * (x1 - x0));
         let py = y0 - y.t(c as f64) * (y0 - y1);
         let _ = write!(
@@ -451,6 +520,11 @@ pub fn histogram(title: &str, unit: &str, edges: &[f64], counts: &[u64], log: bo
     out
 }
 
+/// Most bars a histogram draws.
+pub const MAX_BARS: usize = 2000;
+/// Most rows (and columns) a heat map draws; larger matrices are sampled.
+pub const MAX_HEATMAP_SIDE: usize = 128;
+
 /// A heat map of a matrix with labelled rows and columns.
 pub fn heatmap(
     title: &str,
@@ -459,6 +533,23 @@ pub fn heatmap(
     cols: &[String],
     values: &[Vec<Option<f64>>],
 ) -> String {
+    // Bounded drawing: every k-th row and column of a large matrix.
+    let (rk, ck) = (
+        rows.len()
+            .max(values.len())
+            .div_ceil(MAX_HEATMAP_SIDE)
+            .max(1),
+        cols.len().div_ceil(MAX_HEATMAP_SIDE).max(1),
+    );
+    let sampled: Vec<Vec<Option<f64>>> = values
+        .iter()
+        .step_by(rk)
+        .map(|r| r.iter().step_by(ck).copied().collect())
+        .collect();
+    let rows: Vec<String> = rows.iter().step_by(rk).cloned().collect();
+    let cols: Vec<String> = cols.iter().step_by(ck).cloned().collect();
+    let values = sampled.as_slice();
+    let (rows, cols) = (rows.as_slice(), cols.as_slice());
     let n = rows.len().max(1) as f64;
     let m = cols.len().max(1) as f64;
     let cell = (420.0 / n.max(m)).clamp(4.0, 40.0);
@@ -476,7 +567,11 @@ pub fn heatmap(
             let (px, py) = (80.0 + c as f64 * cell, 40.0 + r as f64 * cell);
             let (fill, tip) = match v {
                 Some(v) => {
-                    let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+                    let t = if hi > lo {
+                        ((v / 2.0 - lo / 2.0) / (hi / 2.0 - lo / 2.0)).clamp(0.0, 1.0)
+                    } else {
+                        0.5
+                    };
                     let l = 95.0 - 60.0 * t;
                     (format!("hsl(210,70%,{l:.0}%)"), fmt_value(unit, *v))
                 }
@@ -495,7 +590,7 @@ pub fn heatmap(
                 out,
                 "<text x='76' y='{:.1}' font-size='9' text-anchor='end'>{}</text>",
                 40.0 + (r as f64 + 0.7) * cell,
-                esc(&rows[r])
+                esc(rows.get(r).map(String::as_str).unwrap_or(""))
             );
         }
     }
@@ -508,6 +603,15 @@ pub fn heatmap(
                 esc(l)
             );
         }
+    }
+    if rk > 1 || ck > 1 {
+        let _ = write!(
+            out,
+            "<text x='4' y='12' font-size='9' fill='#555'>{}</text>",
+            esc(&format!(
+                "every {rk}th row and {ck}th column drawn; the CSV has every cell"
+            ))
+        );
     }
     if lo.is_finite() {
         let lx = 80.0 + cell * m + 12.0;
@@ -524,8 +628,16 @@ pub fn heatmap(
     out
 }
 
+/// Most lanes a timeline draws.
+pub const MAX_LANES: usize = 256;
+/// Most spans a timeline draws, over all lanes.
+pub const MAX_SPANS: usize = 20_000;
+
 /// Gantt lanes: one row per lane, spans as bars.
 pub fn gantt(title: &str, lanes: &[(String, Vec<(f64, f64)>)]) -> String {
+    // Bounded drawing: at most MAX_LANES lanes and MAX_SPANS spans in all.
+    let lanes = &lanes[..lanes.len().min(MAX_LANES)];
+    let per_lane = (MAX_SPANS / lanes.len().max(1)).max(2);
     let end = lanes
         .iter()
         .flat_map(|l| l.1.iter().map(|s| s.1))
@@ -547,8 +659,12 @@ pub fn gantt(title: &str, lanes: &[(String, Vec<(f64, f64)>)]) -> String {
             y + 10.0,
             esc(label)
         );
-        for (k, &(a, b)) in spans.iter().enumerate() {
-            let (pa, pb) = (x0 + a / end * (x1 - x0), x0 + b / end * (x1 - x0));
+        let step = spans.len().div_ceil(per_lane).max(1);
+        for (k, &(a, b)) in spans.iter().enumerate().step_by(step) {
+            let (pa, pb) = (
+                x0 + (a / end).clamp(0.0, 1.0) * (x1 - x0),
+                x0 + (b / end).clamp(0.0, 1.0) * (x1 - x0),
+            );
             let _ = write!(
                 out,
                 "<rect x='{pa:.2}' y='{y:.1}' width='{:.2}' height='{:.1}' fill='{}'/>",
@@ -571,10 +687,22 @@ pub fn gantt(title: &str, lanes: &[(String, Vec<(f64, f64)>)]) -> String {
     out
 }
 
+/// Most hardware threads the machine drawing shows.
+pub const MAX_TOPOLOGY_PUS: usize = 16_384;
+
 /// A drawing of the machine: one box per package, one per core inside it, one
 /// cell per hardware thread (PU) labelled with its OS index; CPUs this process
 /// may not use are hatched grey. Scales to thousands of PUs by shrinking cells.
 pub fn topology(t: &crate::topology::Topology) -> String {
+    if t.pus.len() > MAX_TOPOLOGY_PUS {
+        return format!(
+            "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 640 30' width='640' height='30' role='img'><text x='4' y='18' font-size='11'>{}</text></svg>",
+            esc(&format!(
+                "{} CPUs: too many to draw (more than {MAX_TOPOLOGY_PUS}); see the CPU table",
+                t.pus.len()
+            ))
+        );
+    }
     use std::collections::BTreeMap;
     let mut packages: BTreeMap<u32, BTreeMap<u32, Vec<&crate::topology::Pu>>> = BTreeMap::new();
     for p in &t.pus {

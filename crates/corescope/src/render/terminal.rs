@@ -46,6 +46,7 @@ fn core_clock_line(c: &crate::model::ClockInfo) -> String {
 
 /// The machine summary shown above the probes.
 pub fn header(run: &RunFile) -> String {
+    let run = &super::header_for_display(run);
     let h = &run.host;
     let mut s = format!(
         "corescope {} · {} · {} profile · {}\n",
@@ -115,14 +116,19 @@ pub fn render_run(run: &RunFile) -> String {
     out
 }
 
-/// One probe's section.
+/// One probe's section (strings cleaned and cut for the terminal).
 pub fn render_probe(p: &ProbeResult) -> String {
+    probe_section(&super::probe_for_display(p))
+}
+
+fn probe_section(p: &ProbeResult) -> String {
     let mut out = format!("== {} — {} [{}]\n", p.id, p.title, p.status.name());
     if let Some(r) = &p.reason {
         let what = match p.status {
             Status::Skipped => "skipped",
             Status::GaveUp => "gave up",
             Status::Failed => "failed",
+            Status::Interrupted => "interrupted",
             Status::Completed => "note",
         };
         out.push_str(&format!("   {what}: {r}\n"));
@@ -163,15 +169,19 @@ pub fn render_probe(p: &ProbeResult) -> String {
 /// Series grouped by the part of their name before the first `/` (`int/scatter`
 /// and `int/linear` form group `int`), keeping first-seen order.
 pub fn series_groups(series: &[Series]) -> Vec<Vec<&Series>> {
-    let mut groups: Vec<(String, Vec<&Series>)> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut groups: Vec<Vec<&Series>> = Vec::new();
     for s in series {
-        let key = s.name.split('/').next().unwrap_or(&s.name).to_string();
-        match groups.iter_mut().find(|g| g.0 == key) {
-            Some(g) => g.1.push(s),
-            None => groups.push((key, vec![s])),
+        let key = s.name.split('/').next().unwrap_or(&s.name);
+        match index.get(key) {
+            Some(&g) => groups[g].push(s),
+            None => {
+                index.insert(key, groups.len());
+                groups.push(vec![s]);
+            }
         }
     }
-    groups.into_iter().map(|g| g.1).collect()
+    groups
 }
 
 fn series_table(group: &[&Series]) -> String {
@@ -187,6 +197,7 @@ fn series_table(group: &[&Series]) -> String {
             .map(|s| Cell::new(s.name.split_once('/').map(|(_, v)| v).unwrap_or(&s.name))),
     );
     t.set_header(head);
+    let lookups: Vec<_> = group.iter().map(|s| super::y_by_x(s)).collect();
     for x in xs {
         let xcell = if x_is_bytes {
             super::fmt_value("bytes", x)
@@ -194,8 +205,8 @@ fn series_table(group: &[&Series]) -> String {
             fmt_num_compact(x)
         };
         let mut row = vec![Cell::new(xcell).set_alignment(CellAlignment::Right)];
-        for s in group {
-            let v = s.x.iter().position(|&sx| sx == x).map(|i| s.y[i]);
+        for m in &lookups {
+            let v = m.get(&super::x_key(x)).copied();
             row.push(
                 Cell::new(v.map(|v| fmt_num(v / scale)).unwrap_or_else(|| "".into()))
                     .set_alignment(CellAlignment::Right),

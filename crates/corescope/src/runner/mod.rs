@@ -62,6 +62,16 @@ pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Even
     let mut rounds_run = Vec::new();
     for (g, members) in groups.iter().enumerate() {
         let first = &plan.cases[members[0]];
+        if let Some(sig) = crate::interrupt::requested() {
+            result.status = Status::Interrupted;
+            result.reason = Some(format!(
+                "{} after {} of {} cases",
+                crate::interrupt::name(sig),
+                result.cases_done,
+                plan.cases.len()
+            ));
+            break;
+        }
         if Instant::now() >= deadline {
             result.status = Status::GaveUp;
             result.reason = Some(format!(
@@ -358,8 +368,12 @@ pub fn run_suite<E>(
 ) -> Result<(), E> {
     for probe in probes {
         let result = run_probe(probe.as_ref(), ctx, on_event);
+        let interrupted = result.status == Status::Interrupted;
         run.probes.push(result);
         after_each(run)?;
+        if interrupted {
+            break;
+        }
     }
     Ok(())
 }

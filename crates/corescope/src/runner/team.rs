@@ -26,6 +26,81 @@ pub const WORKER_STACK_BYTES: usize = 256 * 1024;
 /// oversubscribed team from burning the CPUs the running workers need.
 const GATE_SPINS: u32 = 20_000;
 
+/// Memory maps one thread costs: its stack and guard page, and the signal stack
+/// and guard page the Rust runtime gives every thread (std `stack_overflow`).
+const MAPS_PER_THREAD: usize = 4;
+
+/// Threads kept in reserve for the process itself (main, progress, runtime).
+const RESERVED_THREADS: usize = 16;
+
+/// About how many more threads this process can create now, and the limit that
+/// decides it (`vm.max_map_count`, `kernel.threads-max`, `kernel.pid_max`,
+/// `RLIMIT_NPROC`, `RLIMIT_AS` or available memory for
+/// [`WORKER_STACK_BYTES`] stacks). Asking for more makes thread creation fail,
+/// or the runtime abort when it cannot map a thread's guard page, so callers
+/// refuse such counts up front.
+pub fn thread_capacity() -> (usize, &'static str) {
+    let read = |p: &str| -> Option<usize> { std::fs::read_to_string(p).ok()?.trim().parse().ok() };
+    // Scheduling entities that exist now: "running/total" in /proc/loadavg.
+    let existing = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().nth(3)?.split('/').nth(1)?.parse().ok())
+        .unwrap_or(0usize);
+    let maps_now = std::fs::read_to_string("/proc/self/maps")
+        .map(|m| m.lines().count())
+        .unwrap_or(0);
+    let mut limits: Vec<(usize, &'static str)> = Vec::new();
+    if let Some(m) = read("/proc/sys/vm/max_map_count") {
+        limits.push((
+            m.saturating_sub(maps_now) / MAPS_PER_THREAD,
+            "vm.max_map_count",
+        ));
+    }
+    if let Some(t) = read("/proc/sys/kernel/threads-max") {
+        limits.push((t.saturating_sub(existing), "kernel.threads-max"));
+    }
+    if let Some(t) = read("/proc/sys/kernel/pid_max") {
+        limits.push((t.saturating_sub(existing), "kernel.pid_max"));
+    }
+    let rlimit = |res| {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes one rlimit into the struct we own.
+        let ok = unsafe { libc::getrlimit(res, &mut r) } == 0;
+        (ok && r.rlim_cur != libc::RLIM_INFINITY)
+            .then(|| usize::try_from(r.rlim_cur).unwrap_or(usize::MAX))
+    };
+    if let Some(n) = rlimit(libc::RLIMIT_NPROC) {
+        limits.push((n, "RLIMIT_NPROC (ulimit -u)"));
+    }
+    if let Some(bytes) = rlimit(libc::RLIMIT_AS) {
+        limits.push((
+            bytes / WORKER_STACK_BYTES,
+            "RLIMIT_AS (ulimit -v) for thread stacks",
+        ));
+    }
+    if let Some(kib) = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find(|l| l.starts_with("MemAvailable:"))?
+            .split_whitespace()
+            .nth(1)?
+            .parse::<usize>()
+            .ok()
+    }) {
+        limits.push((
+            kib.saturating_mul(1024) / WORKER_STACK_BYTES,
+            "available memory for thread stacks",
+        ));
+    }
+    limits
+        .into_iter()
+        .min_by_key(|l| l.0)
+        .map(|(n, why)| (n.saturating_sub(RESERVED_THREADS), why))
+        .unwrap_or((usize::MAX, "no known limit"))
+}
+
 /// Start and end stamps (`CLOCK_MONOTONIC` ns) of every worker in one repetition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RepStamps {
@@ -365,6 +440,12 @@ mod tests {
         }
         assert!(!out.stopped_early);
         assert!(out.best().is_some());
+    }
+
+    #[test]
+    fn thread_capacity_is_plausible() {
+        let (n, why) = thread_capacity();
+        assert!(n >= 32, "{n} ({why})");
     }
 
     #[test]

@@ -140,6 +140,17 @@ pub fn from_synthetic(spec: &str) -> Result<Topology, TopologyError> {
 /// dropped from the export because they were disallowed) are listed in
 /// [`Topology::unavailable`].
 pub fn from_xml_file(path: &Path) -> Result<Topology, TopologyError> {
+    // hwloc seeks in the file; on a pipe (`--xml <(lstopo -)`) hwlocality
+    // panics on the unexpected ESPIPE, and opening a FIFO waits for a writer:
+    // only regular files go further.
+    if path.metadata().is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return Err(TopologyError::XmlRead {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(
+                "not a regular file (hwloc cannot read a pipe or a device); save the XML to a file",
+            ),
+        });
+    }
     // hwloc reports a missing file as "invalid"; say what is really wrong first.
     if let Err(source) = std::fs::File::open(path) {
         return Err(TopologyError::XmlRead {

@@ -1,0 +1,1492 @@
+//! Hostile inputs (issue 15): bad command lines, CPU lists, synthetic specs,
+//! XML, run files, outputs and signals, each with its expected outcome (exit
+//! code and a message fragment). None may panic, hang past 10 s, or succeed
+//! wrongly. `docs/safety.md` has the table of outcomes.
+//!
+//! No real measurement runs here: runs use `--quick` with the `timers` probe,
+//! which takes well under a second.
+
+use assert_cmd::Command;
+use corescope::model::RunFile;
+use corescope::render::{csv, html, svg, terminal};
+use corescope::{compare, store};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// No case may take longer than this.
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+fn corescope() -> Command {
+    let mut c = Command::cargo_bin("corescope").expect("binary built");
+    c.timeout(TIMEOUT);
+    c
+}
+
+/// What a case must end with.
+#[derive(Debug, Clone, Copy)]
+enum Expect {
+    /// Exit status and a fragment of stderr (one clear line).
+    Fail(i32, &'static str),
+    /// Exit 0 and a fragment of stdout.
+    Ok(&'static str),
+}
+
+/// One hostile input: the arguments and what must happen.
+struct Case {
+    what: String,
+    args: Vec<String>,
+    expect: Expect,
+}
+
+fn case(what: impl Into<String>, args: &[&str], expect: Expect) -> Case {
+    Case {
+        what: what.into(),
+        args: args.iter().map(|s| s.to_string()).collect(),
+        expect,
+    }
+}
+
+/// Run one case in `dir`; returns stdout for further checks.
+fn check(dir: &Path, c: &Case) -> String {
+    let started = Instant::now();
+    let out = corescope()
+        .current_dir(dir)
+        .args(&c.args)
+        .output()
+        .unwrap_or_else(|e| panic!("{}: could not run: {e}", c.what));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    let code = out.status.code();
+    assert!(
+        started.elapsed() < TIMEOUT,
+        "{}: hung ({:?})",
+        c.what,
+        started.elapsed()
+    );
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
+        "{}: panicked: {stderr}",
+        c.what
+    );
+    assert!(
+        !stderr.contains('\u{1b}') && !stdout.contains('\u{1b}'),
+        "{}: an ESC byte reached the terminal",
+        c.what
+    );
+    match c.expect {
+        Expect::Fail(want, needle) => {
+            assert_eq!(code, Some(want), "{}: stderr: {stderr}", c.what);
+            assert!(
+                stderr.contains(needle),
+                "{}: expected '{needle}' in stderr: {stderr}",
+                c.what
+            );
+            let lines = stderr.trim().lines().count();
+            // clap adds a usage line and a hint; ours are one line.
+            // clap and the MPI build hint say more; ours are one line.
+            let most = match want {
+                2 => 8,
+                _ if c.what.starts_with("mpi") => 8,
+                _ => 1,
+            };
+            assert!(lines <= most, "{}: not one clear line: {stderr}", c.what);
+        }
+        Expect::Ok(needle) => {
+            assert_eq!(code, Some(0), "{}: stderr: {stderr}", c.what);
+            assert!(
+                stdout.contains(needle),
+                "{}: expected '{needle}' in stdout",
+                c.what
+            );
+        }
+    }
+    stdout
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn quick_value() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(fixture("quick.json")).unwrap()).unwrap()
+}
+
+/// Write `quick.json` changed by `f` to `dir/name`; returns the path as a string.
+fn variant(dir: &Path, name: &str, f: impl FnOnce(&mut Value)) -> String {
+    let mut v = quick_value();
+    f(&mut v);
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+fn raw(dir: &Path, name: &str, text: &[u8]) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+fn command_line_cases() -> Vec<Case> {
+    use Expect::*;
+    vec![
+        case(
+            "misspelt command",
+            &["reprot"],
+            Fail(1, "did you mean `corescope report`"),
+        ),
+        case(
+            "swapped letters",
+            &["rpeort", "x.json"],
+            Fail(1, "`corescope report`"),
+        ),
+        case(
+            "misspelt compare",
+            &["comapre", "a", "b"],
+            Fail(1, "`corescope compare`"),
+        ),
+        case("misspelt list", &["lsit"], Fail(1, "`corescope list`")),
+        case("misspelt topo", &["tpoo"], Fail(1, "`corescope topo`")),
+        case(
+            "misspelt probe",
+            &["run", "computee", "--quick"],
+            Fail(1, "did you mean 'compute'"),
+        ),
+        case(
+            "unknown probe",
+            &["run", "nosuchprobe", "--quick"],
+            Fail(1, "unknown probe 'nosuchprobe'"),
+        ),
+        case(
+            "unknown probe after a good one",
+            &["run", "timers", "zzzzzz", "--quick"],
+            Fail(1, "unknown probe 'zzzzzz'"),
+        ),
+        case(
+            "control characters in a probe name",
+            &["run", "\u{1b}[2J\u{7}", "--quick"],
+            Fail(1, "unknown probe"),
+        ),
+        case(
+            "quick and full",
+            &["run", "timers", "--quick", "--full"],
+            Fail(2, "cannot be used with"),
+        ),
+        case(
+            "unknown flag",
+            &["--bogus-flag"],
+            Fail(2, "unexpected argument"),
+        ),
+        case("report without a file", &["report"], Fail(2, "required")),
+        case(
+            "compare with one file",
+            &["compare", "a.json"],
+            Fail(2, "required"),
+        ),
+        case(
+            "unknown tuning target",
+            &["tune", "nothing"],
+            Fail(1, "unknown tuning target"),
+        ),
+        case(
+            "event bytes 0",
+            &["tune", "channel", "--event-bytes", "0"],
+            Fail(1, "at least 1 byte"),
+        ),
+        case(
+            "event bytes too large",
+            &["tune", "channel", "--event-bytes", "5000"],
+            Fail(1, "at most 1024"),
+        ),
+        case(
+            "event bytes negative",
+            &["tune", "channel", "--event-bytes", "-5"],
+            Fail(1, "--event-bytes -5"),
+        ),
+        case(
+            "tune budget 0",
+            &["tune", "channel", "--budget", "0"],
+            Fail(1, "--budget"),
+        ),
+        case(
+            "tune out into /proc",
+            &["tune", "channel", "--out", "/proc/corescope-h.json"],
+            Fail(1, "cannot write"),
+        ),
+        case(
+            "mpi without the feature or mpirun",
+            &["mpi", "pingpong", "--quick"],
+            Fail(1, "without MPI support"),
+        ),
+    ]
+}
+
+/// Bad values of `place` and `run --threads/--placement/--budget/--out`.
+fn option_cases(dir: &Path) -> Vec<Case> {
+    use Expect::*;
+    let mut v = Vec::new();
+    let out = dir.join("never.json");
+    let o = out.to_str().unwrap().to_string();
+    for (t, needle) in [
+        ("0", "thread count 0"),
+        ("-1", "negative"),
+        ("-0", "negative"),
+        ("65537", "above the limit of 65536"),
+        ("4294967296", "above the limit"),
+        ("99999999999999999999999", "above the limit"),
+        ("abc", "not a positive integer"),
+        ("", "not a positive integer"),
+        ("1.5", "not a positive integer"),
+        ("1e3", "not a positive integer"),
+        ("0x10", "not a positive integer"),
+    ] {
+        v.push(case(
+            format!("place -n {t:?}"),
+            &["place", "scatter", "-n", t],
+            Fail(1, needle),
+        ));
+    }
+    for (t, needle) in [
+        ("0", "thread count 0"),
+        ("-1", "negative"),
+        ("1,,2", "not a positive integer"),
+        ("1,-2", "negative"),
+        ("two", "not a positive integer"),
+        ("65537", "above the limit"),
+        ("65536", "this system can create about"),
+        ("1,2,99999", "above the limit"),
+    ] {
+        v.push(case(
+            format!("run --threads {t:?}"),
+            &["run", "compute", "--quick", "--threads", t, "--out", &o],
+            Fail(1, needle),
+        ));
+    }
+    let cpu_lists = [
+        ("1-0", "range 1-0 is reversed; write 0-1"),
+        ("7-4", "write 4-7"),
+        ("0-4000000000", "4000000000 is above the largest CPU id"),
+        ("4294967295", "4294967295 is above the largest CPU id"),
+        ("4294967296", "is above the largest CPU id"),
+        ("99999999999999999999999", "is above the largest CPU id"),
+        ("0-1048577", "1048577 is above"),
+        ("-1", "negative CPU id -1"),
+        ("0,-1", "negative CPU id"),
+        ("0,,1", "empty item"),
+        (",", "empty item"),
+        ("0-", "empty item"),
+        ("-", "negative CPU id"),
+        ("0-1-2", "'1-2' is not a CPU id"),
+        ("zigzag", "invalid placement 'zigzag'"),
+        ("scater", "did you mean 'scatter'"),
+        ("lineer", "did you mean 'linear'"),
+        ("0x1", "invalid placement"),
+        ("1.5", "invalid placement"),
+        ("", "invalid placement"),
+    ];
+    for (p, needle) in cpu_lists {
+        v.push(case(
+            format!("place {p:?}"),
+            &["place", p, "-n", "2"],
+            Fail(1, needle),
+        ));
+    }
+    for (p, needle) in [
+        ("1-0", "reversed"),
+        ("0-4000000000", "4000000000 is above"),
+        ("4294967295", "4294967295 is above"),
+        ("-1", "negative CPU id"),
+        ("4096", "CPU 4096 does not exist"),
+        ("scatter,zigzag", "zigzag"),
+    ] {
+        v.push(case(
+            format!("run --placement {p:?}"),
+            &["run", "timers", "--quick", "--placement", p, "--out", &o],
+            Fail(1, needle),
+        ));
+    }
+    v.push(case(
+        "place on a CPU the synthetic machine lacks",
+        &[
+            "place",
+            "99",
+            "-n",
+            "1",
+            "--synthetic",
+            "pack:1 core:2 pu:1",
+        ],
+        Fail(1, "CPU 99 does not exist"),
+    ));
+    for b in ["0", "-1", "nan", "inf", "abc", "1e400", ""] {
+        v.push(case(
+            format!("run --budget {b:?}"),
+            &["run", "timers", "--quick", "--budget", b, "--out", &o],
+            Fail(1, "--budget"),
+        ));
+    }
+    let d = dir.to_str().unwrap();
+    for (out, needle) in [
+        ("/nonexistent-dir/r.json", "does not exist"),
+        ("/proc/corescope-r.json", "cannot write"),
+        (d, "it is a directory"),
+        ("/dev/full", "No space left on device"),
+    ] {
+        v.push(case(
+            format!("run --out {out}"),
+            &["run", "timers", "--quick", "--no-progress", "--out", out],
+            Fail(1, needle),
+        ));
+    }
+    v
+}
+
+fn topology_cases(dir: &Path) -> Vec<Case> {
+    use Expect::*;
+    let mut v = Vec::new();
+    for (spec, needle) in [
+        ("", "the spec is empty"),
+        ("   ", "the spec is empty"),
+        ("bogus:3 pu:x", "bogus"),
+        ("pack:0 pu:1", "hwloc rejected it"),
+        ("pack:-1 pu:2", "hwloc rejected it"),
+        ("pu:0", "hwloc rejected it"),
+        ("pack:2 core:2 pu:2 extra", "hwloc rejected it"),
+        ("\u{1b}[31mred", "hwloc rejected it"),
+        ("pack:99999999 core:99999 pu:9999", "more than 1048576 PUs"),
+        (
+            "pack:18446744073709551615 pu:2",
+            "invalid synthetic topology",
+        ),
+    ] {
+        v.push(case(
+            format!("synthetic {spec:?}"),
+            &["topo", "--synthetic", spec],
+            Fail(1, needle),
+        ));
+    }
+    let long = "pack:2 ".repeat(2000);
+    v.push(case(
+        "a 14 KB synthetic spec",
+        &["topo", "--synthetic", &long],
+        Fail(1, "invalid synthetic topology"),
+    ));
+    v.push(case(
+        "synthetic with place and a bad list",
+        &[
+            "place",
+            "0,9",
+            "-n",
+            "2",
+            "--synthetic",
+            "pack:1 core:4 pu:1",
+        ],
+        Fail(1, "CPU 9 does not exist"),
+    ));
+    v.push(case(
+        "synthetic and xml together",
+        &["topo", "--synthetic", "pu:2", "--xml", "x.xml"],
+        Fail(2, "cannot be used with"),
+    ));
+    let bomb = "<?xml version=\"1.0\"?><!DOCTYPE l [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\"><!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\"><!ENTITY d \"&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;\"><!ENTITY e \"&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;\"><!ENTITY f \"&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;\"><!ENTITY g \"&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;\">]><topology version=\"2.0\"><object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" name=\"&g;\"><object type=\"PU\" os_index=\"0\" cpuset=\"0x1\"/></object></topology>";
+    let mut garbage = vec![0u8; 4096];
+    for (i, b) in garbage.iter_mut().enumerate() {
+        *b = (i * 7919 % 251) as u8;
+    }
+    let xmls: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("empty.xml", vec![], "not an hwloc XML topology"),
+        ("hello.xml", b"hello".to_vec(), "not an hwloc XML topology"),
+        (
+            "trunc.xml",
+            b"<topology>".to_vec(),
+            "not an hwloc XML topology",
+        ),
+        (
+            "html.xml",
+            b"<html><body/></html>".to_vec(),
+            "not an hwloc XML topology",
+        ),
+        ("bin.xml", garbage, "not an hwloc XML topology"),
+        (
+            "bomb.xml",
+            bomb.as_bytes().to_vec(),
+            "not an hwloc XML topology",
+        ),
+        (
+            "nopu.xml",
+            b"<?xml version=\"1.0\"?><topology version=\"2.0\"></topology>".to_vec(),
+            "",
+        ),
+    ];
+    for (name, bytes, needle) in xmls {
+        let p = raw(dir, name, &bytes);
+        v.push(case(
+            format!("xml {name}"),
+            &["topo", "--xml", &p],
+            Fail(1, needle),
+        ));
+    }
+    v.push(case(
+        "xml that does not exist",
+        &["topo", "--xml", "/nonexistent/t.xml"],
+        Fail(1, "No such file"),
+    ));
+    v.push(case(
+        "xml is a directory",
+        &["topo", "--xml", dir.to_str().unwrap()],
+        Fail(1, "is a directory"),
+    ));
+    v.push(case(
+        "xml from stdin (a device here)",
+        &["topo", "--xml", "/proc/self/fd/0"],
+        Fail(1, "not a regular file"),
+    ));
+    let fifo = dir.join("xml.fifo");
+    let c_fifo = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o644) }, 0);
+    v.push(case(
+        "xml from a FIFO (hwlocality panicked on ESPIPE; open waited for a writer)",
+        &["topo", "--xml", fifo.to_str().unwrap()],
+        Fail(1, "not a regular file"),
+    ));
+    v.push(case(
+        "xml is /dev/null",
+        &["topo", "--xml", "/dev/null"],
+        Fail(1, "not a regular file"),
+    ));
+    v.push(case(
+        "place with an xml that does not exist",
+        &["place", "scatter", "-n", "2", "--xml", "/nonexistent/t.xml"],
+        Fail(1, "No such file"),
+    ));
+    v
+}
+
+/// Run files that must be refused by `report` with a message naming the fault.
+fn bad_run_file_cases(dir: &Path) -> Vec<Case> {
+    use Expect::*;
+    let mut files: Vec<(String, String, &str)> = Vec::new();
+    let mut add = |what: &str, path: String, needle: &'static str| {
+        files.push((what.to_string(), path, needle));
+    };
+    add(
+        "missing",
+        dir.join("missing.json").to_string_lossy().into(),
+        "missing.json",
+    );
+    add(
+        "a directory",
+        dir.to_string_lossy().into(),
+        "Is a directory",
+    );
+    add("empty", raw(dir, "empty.json", b""), "JSON error");
+    add(
+        "null",
+        raw(dir, "null.json", b"null"),
+        "top level is not an object",
+    );
+    add(
+        "array",
+        raw(dir, "arr.json", b"[]"),
+        "top level is not an object",
+    );
+    add("empty object", raw(dir, "obj.json", b"{}"), "no \"tool\"");
+    add(
+        "another tool",
+        raw(dir, "other.json", b"{\"tool\":{\"name\":\"x\"}}"),
+        "no \"tool\"",
+    );
+    add(
+        "truncated",
+        raw(
+            dir,
+            "trunc.json",
+            b"{\"schema_version\": 1, \"tool\": {\"name\": \"corescope\"",
+        ),
+        "JSON error",
+    );
+    add(
+        "binary",
+        raw(dir, "bin.json", &[0xff, 0xfe, 0x00, 0x81, 0x7b]),
+        "valid UTF-8",
+    );
+    add(
+        "nested 10 000 deep",
+        raw(dir, "deep.json", "[".repeat(10_000).as_bytes()),
+        "recursion limit",
+    );
+    add(
+        "NaN literal",
+        raw(dir, "nan.json", b"{\"schema_version\": NaN}"),
+        "JSON error",
+    );
+    add(
+        "schema 999",
+        variant(dir, "s999.json", |v| v["schema_version"] = json!(999)),
+        "schema version 999",
+    );
+    add(
+        "schema 0",
+        variant(dir, "s0.json", |v| v["schema_version"] = json!(0)),
+        "schema_version 0",
+    );
+    add(
+        "schema -1",
+        variant(dir, "sneg.json", |v| v["schema_version"] = json!(-1)),
+        "non-integer \"schema_version\"",
+    );
+    add(
+        "schema as a string",
+        variant(dir, "sstr.json", |v| v["schema_version"] = json!("1")),
+        "non-integer \"schema_version\"",
+    );
+    add(
+        "schema 1.5",
+        variant(dir, "sfrac.json", |v| v["schema_version"] = json!(1.5)),
+        "non-integer \"schema_version\"",
+    );
+    add(
+        "no probes field",
+        variant(dir, "noprobes.json", |v| {
+            v.as_object_mut().unwrap().remove("probes");
+        }),
+        "missing field `probes`",
+    );
+    add(
+        "unknown status",
+        variant(dir, "status.json", |v| {
+            v["probes"][0]["status"] = json!("exploded")
+        }),
+        "unknown variant",
+    );
+    add(
+        "series x longer than y",
+        variant(dir, "xy.json", |v| {
+            v["probes"][0]["series"][0]["x"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!(99.0))
+        }),
+        "probe 'compute', series 'int/linear': x has",
+    );
+    add(
+        "series y longer than x",
+        variant(dir, "yx.json", |v| {
+            v["probes"][0]["series"][1]["y"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!(1.0))
+        }),
+        "y has",
+    );
+    add(
+        "series with a string value",
+        variant(dir, "xstr.json", |v| {
+            v["probes"][0]["series"][0]["x"][0] = json!("one")
+        }),
+        "invalid type",
+    );
+    add(
+        "series value 1e400",
+        raw(
+            dir,
+            "big.json",
+            quick_value()
+                .to_string()
+                .replacen("\"x\":[", "\"x\":[1e400,", 1)
+                .as_bytes(),
+        ),
+        "JSON error",
+    );
+    add(
+        "jagged matrix",
+        variant(dir, "jag.json", |v| {
+            v["probes"][3]["matrices"][0]["values"][0]
+                .as_array_mut()
+                .unwrap()
+                .pop();
+        }),
+        "not rectangular",
+    );
+    add(
+        "matrix with a missing row label",
+        variant(dir, "rows.json", |v| {
+            v["probes"][3]["matrices"][0]["rows"]
+                .as_array_mut()
+                .unwrap()
+                .pop();
+        }),
+        "row labels",
+    );
+    add(
+        "matrix with an extra column label",
+        variant(dir, "cols.json", |v| {
+            v["probes"][3]["matrices"][0]["cols"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("x"));
+        }),
+        "not rectangular",
+    );
+    add(
+        "histogram edges = counts",
+        variant(dir, "edges.json", |v| {
+            v["probes"][1]["distributions"][0]["histogram"]["edges"]
+                .as_array_mut()
+                .unwrap()
+                .pop();
+        }),
+        "probe 'threads', distribution",
+    );
+    add(
+        "histogram edges decreasing",
+        variant(dir, "dec.json", |v| {
+            let e = v["probes"][1]["distributions"][0]["histogram"]["edges"]
+                .as_array_mut()
+                .unwrap();
+            e.reverse();
+        }),
+        "histogram edges decrease",
+    );
+    add(
+        "histogram counts without edges",
+        variant(dir, "noedges.json", |v| {
+            v["probes"][1]["distributions"][0]["histogram"]["edges"] = json!([]);
+        }),
+        "edges for",
+    );
+    add(
+        "negative histogram count",
+        variant(dir, "negcount.json", |v| {
+            v["probes"][1]["distributions"][0]["histogram"]["counts"][0] = json!(-1);
+        }),
+        "invalid value",
+    );
+    add(
+        "table row wider than the columns",
+        variant(dir, "table.json", |v| {
+            v["probes"][2]["tables"][0]["rows"][0]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("extra"));
+        }),
+        "row 0 has",
+    );
+    add(
+        "a pair with three values",
+        variant(dir, "pair.json", |v| {
+            let d = &mut v["probes"][1]["distributions"][0];
+            d["pairs"] = json!([[1.0, 2.0, 3.0]]);
+        }),
+        "invalid length",
+    );
+    let mut cases: Vec<Case> = files
+        .into_iter()
+        .map(|(what, path, needle)| {
+            case(
+                format!("run file: {what}"),
+                &["report", &path],
+                Fail(1, needle),
+            )
+        })
+        .collect();
+    let good = fixture("quick.json").to_string_lossy().into_owned();
+    let bad = variant(dir, "xy2.json", |v| {
+        v["probes"][0]["series"][0]["y"] = json!([]);
+    });
+    cases.push(case(
+        "compare with one bad file",
+        &["compare", &good, &bad],
+        Fail(1, "xy2.json"),
+    ));
+    let s0 = dir.join("s0.json").to_string_lossy().into_owned();
+    cases.push(case(
+        "compare with schema 0",
+        &["compare", &good, &s0],
+        Fail(1, "schema_version 0"),
+    ));
+    cases.push(case(
+        "compare --probes naming no probe",
+        &["compare", &good, &good, "--probes", "nosuch"],
+        Fail(1, "in none of the run files"),
+    ));
+    cases
+}
+
+/// Run files that are valid but hostile: they must render, safely.
+/// A further check of a case's stdout and output files.
+type After = fn(&str, &Path);
+
+fn hostile_run_file_cases(dir: &Path) -> Vec<(Case, After)> {
+    use Expect::*;
+    let mut v: Vec<(Case, After)> = Vec::new();
+    let none = |_: &str, _: &Path| {};
+    let esc = variant(dir, "esc.json", |v| {
+        v["host"]["hostname"] = json!("evil\u{1b}]0;pwned\u{7}\u{1b}[2J\r");
+        v["probes"][0]["title"] = json!("\u{9b}31m c1 control \u{202e}reversed");
+        v["probes"][0]["series"][0]["name"] = json!("int/\u{1b}[31mred");
+    });
+    v.push((
+        case(
+            "ESC and BEL in names (terminal)",
+            &["report", &esc],
+            Ok("evil"),
+        ),
+        |out, _| {
+            assert!(!out.contains('\u{7}') && !out.contains('\u{9b}') && !out.contains('\u{202e}'))
+        },
+    ));
+    v.push((
+        case(
+            "ESC and BEL in names (compare)",
+            &["compare", &esc, &esc],
+            Ok("evil"),
+        ),
+        |out, _| assert!(!out.contains('\u{7}') && !out.contains('\r')),
+    ));
+    v.push((
+        case(
+            "ESC and BEL in names (markdown)",
+            &["report", &esc, "--markdown"],
+            Ok("evil"),
+        ),
+        |out, _| assert!(!out.contains('\u{7}')),
+    ));
+    let md = variant(dir, "md.json", |v| {
+        v["probes"][0]["title"] = json!("a | b <script>alert(1)</script>\n# heading");
+        v["probes"][0]["series"][0]["name"] = json!("int/x|y");
+    });
+    v.push((
+        case(
+            "Markdown special characters",
+            &["report", &md, "--markdown"],
+            Ok("a \\| b &lt;script&gt;"),
+        ),
+        |out, _| {
+            assert!(!out.contains("<script>"));
+            assert!(!out.contains("\n# heading"));
+            assert!(out.contains("x\\|y"));
+        },
+    ));
+    let csvf = variant(dir, "csv.json", |v| {
+        v["probes"][0]["series"][0]["name"] = json!("=HYPERLINK(\"http://x\")");
+        v["probes"][0]["series"][1]["name"] = json!("int/a\rb");
+        v["probes"][0]["series"][2]["name"] = json!("@SUM(A1)");
+        v["probes"][0]["series"][3]["name"] = json!(format!("int/{}", "n".repeat(300)));
+        v["probes"][0]["series"][4]["name"] = json!("int/linear");
+        v["probes"][0]["series"][5]["name"] = json!("int_linear");
+    });
+    let csv_dir = dir.join("csvout");
+    v.push((
+        case(
+            "CSV formulas, CR and a 300-byte series name",
+            &[
+                "report",
+                &csvf,
+                "--csv",
+                csv_dir.to_str().unwrap(),
+                "--markdown",
+            ],
+            Ok(""),
+        ),
+        |_, dir| {
+            let s = std::fs::read_to_string(dir.join("csvout/series.csv")).unwrap();
+            assert!(
+                s.contains("\"'=HYPERLINK(\"\"http://x\"\")\""),
+                "formula kept"
+            );
+            assert!(s.contains("'@SUM(A1)"));
+            assert!(s.contains("\"int/a\rb\""), "CR not quoted");
+            assert!(s.contains(&"n".repeat(300)), "long names kept whole in CSV");
+            let n = std::fs::read_dir(dir.join("csvout")).unwrap().count();
+            assert!(n >= 22, "a file per series, collisions renamed: {n}");
+        },
+    ));
+    let huge_host = variant(dir, "host1m.json", |v| {
+        v["host"]["hostname"] = json!("h".repeat(1 << 20));
+    });
+    v.push((
+        case(
+            "1 MB host name (terminal)",
+            &["report", &huge_host],
+            Ok("hhh…"),
+        ),
+        |out, _| assert!(out.len() < 200_000, "{} bytes", out.len()),
+    ));
+    let html_out = dir.join("huge.html");
+    v.push((
+        case(
+            "1 MB host name (compare --html)",
+            &[
+                "compare",
+                &huge_host,
+                &huge_host,
+                "--html",
+                html_out.to_str().unwrap(),
+            ],
+            Ok("hhh…"),
+        ),
+        |_, dir| {
+            let n = std::fs::metadata(dir.join("huge.html")).unwrap().len();
+            assert!(n < 2_000_000, "comparison of {n} bytes");
+        },
+    ));
+    let extreme = variant(dir, "extreme.json", |v| {
+        v["probes"][0]["series"][0]["y"] =
+            json!([1e308, -1e308, 5e-324, 0.0, 1e308, -1e308, 1.0, 2.0]);
+        v["probes"][0]["series"][0]["x"] = json!([1e308, -1e308, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        v["probes"][1]["distributions"][0]["histogram"] =
+            json!({"edges": [-1e308, 0.0, 1e308], "counts": [1, 2], "log": false});
+        v["probes"][1]["distributions"][0]["pairs"] = json!([[1e308, -1e308], [0.0, 1e308]]);
+        v["probes"][3]["matrices"][0]["values"][0][0] = json!(1e308);
+        v["probes"][3]["matrices"][0]["values"][1][1] = json!(-1e308);
+    });
+    let ex_html = dir.join("extreme.html");
+    v.push((
+        case(
+            "values of ±1e308 (HTML)",
+            &[
+                "report",
+                &extreme,
+                "--html",
+                ex_html.to_str().unwrap(),
+                "--markdown",
+            ],
+            Ok(""),
+        ),
+        |_, dir| {
+            let page = std::fs::read_to_string(dir.join("extreme.html")).unwrap();
+            assert!(
+                !page.contains("NaN") && !page.contains("inf"),
+                "non-finite coordinate"
+            );
+        },
+    ));
+    v.push((
+        case(
+            "values of ±1e308 (terminal)",
+            &["report", &extreme],
+            Ok("compute"),
+        ),
+        none,
+    ));
+    v.push((
+        case(
+            "values of ±1e308 (compare)",
+            &["compare", &extreme, &extreme],
+            Ok("compute"),
+        ),
+        none,
+    ));
+    let dup = variant(dir, "dup.json", |v| {
+        v["probes"][0]["series"][0]["x"] = json!([1.0, 1.0, -0.0, 0.0]);
+        v["probes"][0]["series"][0]["y"] = json!([1.0, 2.0, 3.0, 4.0]);
+    });
+    v.push((
+        case(
+            "repeated and signed-zero x",
+            &["report", &dup],
+            Ok("compute"),
+        ),
+        none,
+    ));
+    let empty = variant(dir, "noprobe.json", |v| v["probes"] = json!([]));
+    v.push((
+        case("no probes at all", &["report", &empty], Ok("corescope")),
+        none,
+    ));
+    let statuses = variant(dir, "int.json", |v| {
+        v["probes"][0]["status"] = json!("interrupted");
+        v["probes"][0]["reason"] = json!("SIGINT after 3 of 9 cases");
+    });
+    v.push((
+        case(
+            "an interrupted probe",
+            &["report", &statuses],
+            Ok("interrupted: SIGINT"),
+        ),
+        none,
+    ));
+    let extra = variant(dir, "extra.json", |v| {
+        v["future_field"] = json!({"a": 1});
+        v["probes"][0]["future"] = json!([1, 2]);
+    });
+    v.push((
+        case(
+            "unknown fields from a newer minor version",
+            &["report", &extra],
+            Ok("compute"),
+        ),
+        none,
+    ));
+    let empty_shapes = variant(dir, "emptyshapes.json", |v| {
+        v["probes"][0]["series"] =
+            json!([{"name": "", "x_name": "", "x": [], "y_name": "", "y": []}]);
+        v["probes"][3]["matrices"] =
+            json!([{"name": "m", "unit": "ns", "rows": [], "cols": [], "values": []}]);
+        v["probes"][1]["distributions"][0]["histogram"] =
+            json!({"edges": [], "counts": [], "log": true});
+        v["probes"][4]["timelines"] =
+            json!([{"name": "t", "lanes": [{"label": "l", "spans": []}]}]);
+        v["probes"][2]["tables"] = json!([{"name": "t", "columns": [], "rows": [[]]}]);
+    });
+    let es_html = dir.join("es.html");
+    v.push((
+        case(
+            "empty series, matrix, histogram, timeline, table",
+            &[
+                "report",
+                &empty_shapes,
+                "--html",
+                es_html.to_str().unwrap(),
+                "--markdown",
+            ],
+            Ok(""),
+        ),
+        none,
+    ));
+    v.push((
+        case(
+            "empty shapes (terminal)",
+            &["report", &empty_shapes],
+            Ok("compute"),
+        ),
+        none,
+    ));
+    let many = variant(dir, "many.json", |v| {
+        let n = 100_000;
+        let x: Vec<f64> = (0..n).map(f64::from).collect();
+        let y: Vec<f64> = (0..n).map(|i| f64::from(i).sin()).collect();
+        v["probes"][0]["series"][0]["x"] = json!(x);
+        v["probes"][0]["series"][0]["y"] = json!(y);
+    });
+    let many_html = dir.join("many.html");
+    v.push((
+        case(
+            "a 100k-point series (HTML, was quadratic)",
+            &[
+                "report",
+                &many,
+                "--html",
+                many_html.to_str().unwrap(),
+                "--markdown",
+            ],
+            Ok(""),
+        ),
+        |_, dir| {
+            let page = std::fs::read_to_string(dir.join("many.html")).unwrap();
+            assert!(page.matches("<circle").count() <= 4 * svg::MAX_LINE_POINTS);
+        },
+    ));
+    v.push((
+        case(
+            "a 100k-point series (compare)",
+            &["compare", &many, &many],
+            Ok("compute"),
+        ),
+        none,
+    ));
+    v
+}
+
+/// Output targets: devices, FIFOs, symlinks, full disks, closed pipes.
+fn output_cases(dir: &Path) -> usize {
+    use std::os::unix::fs::FileTypeExt;
+    let run = fixture("quick.json").to_string_lossy().into_owned();
+    let mut n = 0;
+    let ok = |args: &[&str]| {
+        let out = corescope().current_dir(dir).args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            stderr,
+        )
+    };
+
+    // A character device (as root: mknod t c 1 3, i.e. /dev/null) stays a device.
+    let dev = dir.join("t");
+    let c_dev = std::ffi::CString::new(dev.to_str().unwrap()).unwrap();
+    // SAFETY: mknod with a valid NUL-terminated path; it only creates a node.
+    let made =
+        unsafe { libc::mknod(c_dev.as_ptr(), libc::S_IFCHR | 0o644, libc::makedev(1, 3)) } == 0;
+    let target = if made {
+        dev.clone()
+    } else {
+        PathBuf::from("/dev/null")
+    };
+    let (code, _, err) = ok(&["report", &run, "--html", target.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        std::fs::symlink_metadata(&target)
+            .unwrap()
+            .file_type()
+            .is_char_device(),
+        "device replaced"
+    );
+    n += 1;
+    let (code, _, err) = ok(&[
+        "report",
+        &run,
+        "--csv",
+        dir.join("c").to_str().unwrap(),
+        "--html",
+        "/dev/null",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(std::fs::symlink_metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    n += 1;
+
+    // /dev/stdout and /proc/self/fd/1: the report arrives on stdout.
+    for t in ["/dev/stdout", "/proc/self/fd/1"] {
+        let (code, out, err) = ok(&["report", &run, "--html", t]);
+        assert_eq!(code, Some(0), "{t}: {err}");
+        assert!(out.contains("<!DOCTYPE html>"), "{t}");
+        n += 1;
+    }
+
+    // A FIFO with a reader gets the report; it stays a FIFO.
+    let fifo = dir.join("fifo");
+    let c_fifo = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o644) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            std::fs::File::open(fifo)
+                .unwrap()
+                .read_to_string(&mut s)
+                .unwrap();
+            s
+        })
+    };
+    let (code, _, err) = ok(&["report", &run, "--html", fifo.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(reader.join().unwrap().starts_with("<!DOCTYPE html>"));
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    n += 1;
+
+    // A symlink stays a symlink; its target gets the report.
+    let real = dir.join("real.html");
+    std::fs::write(&real, "old").unwrap();
+    let link = dir.join("link.html");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let (code, _, err) = ok(&["report", &run, "--html", link.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&real)
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+    n += 1;
+
+    // A full disk: one line, status 1.
+    let (code, _, err) = ok(&["report", &run, "--html", "/dev/full"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("No space left on device") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    n += 1;
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescope"))
+        .args(["report", &run])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("writing to stdout: No space left on device"),
+        "{err}"
+    );
+    n += 1;
+
+    // Other bad targets.
+    for (args, needle) in [
+        (
+            vec!["report", &run, "--html", "/nonexistent/r.html"],
+            "No such file",
+        ),
+        (
+            vec!["report", &run, "--html", dir.to_str().unwrap()],
+            "Is a directory",
+        ),
+        (
+            vec!["report", &run, "--csv", real.to_str().unwrap()],
+            "writing CSV files",
+        ),
+    ] {
+        let (code, _, err) = ok(&args);
+        assert_eq!(code, Some(1), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        n += 1;
+    }
+
+    // A pipe whose reader has gone before the first write: quiet, status 141.
+    // (The reader is closed before the child starts, so a small output cannot
+    // slip into the pipe's buffer first.)
+    for args in [
+        vec!["compare", &run, &run],
+        vec!["report", &run],
+        vec!["report", &run, "--markdown"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescope"))
+            .args(&args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(141), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+        n += 1;
+    }
+
+    // A run to /dev/null: the device stays, no HTML is made next to it.
+    let (code, out, err) = ok(&[
+        "run",
+        "timers",
+        "--quick",
+        "--no-progress",
+        "--out",
+        "/dev/null",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("not a regular file"), "{out}");
+    assert!(std::fs::symlink_metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    n += 1;
+    n
+}
+
+/// A run in the background whose run file exists (the signal handlers are in).
+fn background_run(dir: &Path, name: &str) -> (std::process::Child, PathBuf) {
+    let out = dir.join(name);
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescope"))
+        .current_dir(dir)
+        .args([
+            "run", "timers", "timers", "timers", "timers", "timers", "timers", "timers", "timers",
+        ])
+        .args(["--quick", "--no-progress", "--out", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !out.exists() {
+        assert!(t0.elapsed() < TIMEOUT, "run file never appeared");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (child, out)
+}
+
+fn signal_cases(dir: &Path) -> usize {
+    let mut n = 0;
+    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let (child, out) = background_run(dir, &format!("sig{sig}.json"));
+        // A second run with the same --out refuses while the first holds the lock.
+        let second = corescope()
+            .current_dir(dir)
+            .args([
+                "run",
+                "timers",
+                "--quick",
+                "--no-progress",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&second.stderr);
+        assert_eq!(second.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("being written by another corescope run"),
+            "{err}"
+        );
+        n += 1;
+        let pid = i32::try_from(child.id()).unwrap();
+        // SAFETY: kill() to a child this test spawned and has not reaped yet.
+        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+        let result = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&result.stderr);
+        assert_eq!(result.status.code(), Some(code), "{err}");
+        assert!(err.contains("stopped by SIG"), "{err}");
+        let run = store::load(&out).expect("the run file is valid after a signal");
+        let last = run.probes.last().expect("a probe was recorded");
+        assert_eq!(last.status, corescope::model::Status::Interrupted);
+        assert!(out.with_extension("html").exists(), "the HTML was written");
+        assert!(
+            !dir.join(format!(".sig{sig}.json.lock")).exists(),
+            "lock file removed"
+        );
+        n += 1;
+    }
+    n
+}
+
+/// A Markdown row: what, the command line (temporary paths shortened), outcome.
+fn table_row(dir: &Path, c: &Case) -> String {
+    let d = dir.to_string_lossy();
+    let fixtures = fixture("");
+    let fx = fixtures.to_string_lossy();
+    let args: Vec<String> = c
+        .args
+        .iter()
+        .map(|a| {
+            let a = a.replace(fx.as_ref(), "").replace(d.as_ref(), "TMP");
+            let a = corescope::render::clean(&a, 40, false);
+            if a.is_empty() || a.contains(' ') {
+                format!("'{a}'")
+            } else {
+                a
+            }
+        })
+        .collect();
+    let cmd = args.join(" ").replace('|', "\\|").replace('`', "'");
+    let outcome = match c.expect {
+        Expect::Fail(code, needle) => {
+            format!("exit {code}: “{}”", corescope::render::html::md(needle))
+        }
+        Expect::Ok(_) => "exit 0, rendered safely".to_string(),
+    };
+    format!(
+        "| {} | `{cmd}` | {outcome} |",
+        corescope::render::html::md(&c.what)
+    )
+}
+
+#[test]
+fn hostile_inputs_have_their_expected_outcomes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut count = 0;
+    let mut table: Vec<Case> = Vec::new();
+    table.extend(command_line_cases());
+    table.extend(option_cases(dir));
+    table.extend(topology_cases(dir));
+    table.extend(bad_run_file_cases(dir));
+    let mut rows: Vec<String> = Vec::new();
+    for c in &table {
+        check(dir, c);
+        rows.push(table_row(dir, c));
+        count += 1;
+    }
+    assert!(
+        !dir.join("never.json").exists(),
+        "a refused run left a file"
+    );
+    for (c, extra) in hostile_run_file_cases(dir) {
+        let out = check(dir, &c);
+        extra(&out, dir);
+        rows.push(table_row(dir, &c));
+        count += 1;
+    }
+    // `HOSTILE_TABLE=FILE cargo test --test hostile` writes the table that
+    // docs/safety.md quotes.
+    if let Some(path) = std::env::var_os("HOSTILE_TABLE") {
+        std::fs::write(path, rows.join("\n") + "\n").unwrap();
+    }
+    count += output_cases(dir);
+    count += signal_cases(dir);
+    eprintln!("{count} hostile inputs checked");
+    assert!(count >= 120, "only {count} cases");
+}
+
+#[test]
+fn repeated_placement_lists_give_one_series_each() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r.json");
+    corescope()
+        .args([
+            "run",
+            "compute",
+            "--quick",
+            "--no-progress",
+            "--no-html",
+            "--threads",
+            "1",
+        ])
+        .args(["--placement", "0", "--placement", "1", "--budget", "5"])
+        .args(["--out", out.to_str().unwrap()])
+        .assert()
+        .success();
+    let run = store::load(&out).unwrap();
+    let names: Vec<&str> = run.probes[0]
+        .series
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    assert!(
+        names.contains(&"int/list:0") && names.contains(&"int/list:1"),
+        "{names:?}"
+    );
+}
+
+/// A 2 M-point series renders with a bounded chart: the SVG draws at most
+/// `MAX_LINE_POINTS` points while the table keeps every value.
+#[test]
+fn two_million_points_render_bounded() {
+    let mut run: RunFile = store::load(&fixture("quick.json")).unwrap();
+    let n = 2_000_000;
+    let s = &mut run.probes[0].series[0];
+    s.x = (0..n).map(f64::from).collect();
+    s.y = (0..n).map(|i| f64::from(i % 1000)).collect();
+    store::validate(&run).unwrap();
+    let page = html::render_run(&run);
+    let section = &page[page.find("<section id='compute'>").unwrap()..];
+    let chart = &section[section.find("<svg").unwrap()..];
+    let chart = &chart[..chart.find("</svg>").unwrap()];
+    assert!(chart.matches("<circle").count() <= svg::MAX_LINE_POINTS);
+    assert!(chart.contains("points thinned for drawing"));
+    assert!(page.len() < 400_000_000);
+    let csv_text = csv::series_csv(&run);
+    assert!(
+        csv_text.lines().count() > n as usize,
+        "CSV keeps every value"
+    );
+    let md = html::markdown(&run);
+    assert!(
+        md.lines().count() > n as usize,
+        "Markdown table keeps every value"
+    );
+}
+
+fn arb_f64() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        Just(0.0),
+        Just(-0.0),
+        Just(1e308),
+        Just(-1e308),
+        Just(5e-324),
+        -1e6..1e6f64,
+        any::<f64>().prop_filter("finite", |v| v.is_finite()),
+    ]
+}
+
+fn arb_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z/_]{0,12}",
+        "[\\x00-\\x1f\\x7f<>&|=+@\"',\\r\\n]{0,8}",
+        Just("int/linear".to_string()),
+        Just("\u{202e}\u{9b}x".to_string()),
+    ]
+}
+
+/// Arbitrary (often inconsistent) probes as JSON.
+fn arb_probe() -> impl Strategy<Value = Value> {
+    let series = (arb_text(), prop::collection::vec(arb_f64(), 0..6), prop::collection::vec(arb_f64(), 0..6), arb_text())
+        .prop_map(|(name, x, y, unit)| json!({"name": name, "x_name": unit, "x": x, "y_name": unit, "y": y}));
+    let hist = (
+        prop::collection::vec(arb_f64(), 0..5),
+        prop::collection::vec(0u64..1000, 0..5),
+        any::<bool>(),
+    )
+        .prop_map(|(edges, counts, log)| json!({"edges": edges, "counts": counts, "log": log}));
+    let dist = (arb_text(), hist, prop::collection::vec((arb_f64(), arb_f64()), 0..5), arb_f64())
+        .prop_map(|(name, histogram, pairs, v)| {
+            let pairs: Vec<[f64; 2]> = pairs.into_iter().map(|(a, b)| [a, b]).collect();
+            json!({"name": name, "unit": "ns", "summary": {"count": 3, "min": v, "p50": v, "p90": v, "p99": v, "p999": v, "max": v, "mean": v, "stddev": 0.0},
+                   "histogram": histogram, "pairs": pairs, "paired_with": "b",
+                   "mode_range": {"fraction": 0.8, "low": v, "high": v}})
+        });
+    let matrix = (
+        prop::collection::vec(arb_text(), 0..4),
+        prop::collection::vec(arb_text(), 0..4),
+        prop::collection::vec(prop::collection::vec(prop::option::of(arb_f64()), 0..4), 0..4),
+    )
+        .prop_map(|(rows, cols, values)| json!({"name": "m", "unit": "ns", "rows": rows, "cols": cols, "values": values}));
+    let timeline = prop::collection::vec((arb_f64(), arb_f64()), 0..5).prop_map(|spans| {
+        let spans: Vec<Value> = spans
+            .into_iter()
+            .map(|(a, b)| json!({"start_ns": a, "end_ns": b, "kind": "work"}))
+            .collect();
+        json!({"name": "t", "lanes": [{"label": "l", "spans": spans}]})
+    });
+    let table = (
+        prop::collection::vec(arb_text(), 0..3),
+        prop::collection::vec(prop::collection::vec(arb_text(), 0..4), 0..3),
+    )
+        .prop_map(|(columns, rows)| json!({"name": "t", "columns": columns, "rows": rows}));
+    let status = prop_oneof![
+        Just("completed"),
+        Just("gave_up"),
+        Just("skipped"),
+        Just("failed"),
+        Just("interrupted")
+    ];
+    (
+        arb_text(),
+        status,
+        prop::collection::vec(series, 0..4),
+        prop::collection::vec(dist, 0..3),
+        prop::collection::vec(matrix, 0..2),
+        prop::collection::vec(timeline, 0..2),
+        prop::collection::vec(table, 0..2),
+        prop::collection::vec(arb_text(), 0..2),
+    )
+        .prop_map(|(id, status, series, distributions, matrices, timelines, tables, notes)| {
+            json!({"id": id, "title": notes.first().cloned().unwrap_or_default(), "status": status,
+                   "reason": notes.last(), "params": {"k": notes}, "series": series,
+                   "distributions": distributions, "matrices": matrices, "timelines": timelines,
+                   "tables": tables, "warnings": notes, "findings": notes})
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// The loader and every renderer on arbitrary run files: no panic, ever;
+    /// no NaN or infinity in an SVG coordinate; no control byte on the terminal.
+    #[test]
+    fn arbitrary_run_files_never_panic(probes in prop::collection::vec(arb_probe(), 0..4),
+                                       host in arb_text(), version in 0u64..3) {
+        let mut v = quick_value();
+        v["probes"] = Value::Array(probes);
+        v["host"]["hostname"] = json!(host);
+        v["schema_version"] = json!(version);
+        let text = v.to_string();
+        let Ok(run) = store::parse(&text, Path::new("p.json")) else {
+            return Ok(());
+        };
+        let term = terminal::render_run(&run);
+        prop_assert!(!term.chars().any(|c| c.is_control() && c != '\n'), "control char in terminal output");
+        let page = html::render_run(&run);
+        prop_assert!(!page.contains("NaN") && !page.contains("inf'"));
+        let _ = html::markdown(&run);
+        for f in [csv::series_csv, csv::distributions_csv, csv::histograms_csv, csv::pairs_csv,
+                  csv::matrices_csv, csv::timelines_csv] {
+            let _ = f(&run);
+        }
+        let runs = vec![run.clone(), run];
+        let text = compare::render_text(&runs, None);
+        prop_assert!(!text.chars().any(|c| c.is_control() && c != '\n'));
+        let _ = compare::render_html(&runs, None);
+        let tmp = tempfile::tempdir().unwrap();
+        prop_assert!(csv::write_dir(&runs[0], tmp.path()).is_ok());
+    }
+}
