@@ -9,14 +9,21 @@
 //! worker threads are loom's (src/sync.rs), so these tests run the code that
 //! ships. The closures track their environment with loom's `UnsafeCell`:
 //! loom fails a test when two accesses to one cell are not ordered by
-//! happens-before, so a closure called after `run`/`sync` returned, or freed
-//! while a worker may still call it, is a reported data race, and an index
-//! run twice or a result the creator cannot see yet is one too.
+//! happens-before, so a closure called after `run`/`sync` returned, or its
+//! owned values dropped while a call may still run, is a reported data race,
+//! and an index run twice or a result the creator cannot see yet is one too.
 //!
-//! Checked to bite (each change below fails at least one test): the
-//! worker's `attached.fetch_sub` made `Relaxed`; `wait_detached`'s loads
-//! made `Relaxed`; the worker not re-checking its mailbox before it sleeps;
-//! `try_sync` freeing the closure before `finish`.
+//! Checked to bite (each change fails at least one test at bound 2):
+//! - the last worker's `attached.fetch_sub` made `Relaxed`, or the acquire
+//!   load of `sync`'s polling made `Relaxed`: a causality violation on the
+//!   creator's read of the results;
+//! - the last worker reading the creator's "I sleep" flag before its
+//!   decrement, or a hirer reading the worker's `sleeping` before it posts
+//!   the job: a lost wake-up, reported as a deadlock;
+//! - `FamilyHandle::try_sync` or the scope freeing a closure before its
+//!   family finished: the worker then calls freed memory, and the test
+//!   process dies with SIGSEGV rather than a loom report (Miri reports such
+//!   a use after free by name when its schedule hits it; tests/miri.rs).
 #![cfg(loom)]
 
 use loom::cell::UnsafeCell;
