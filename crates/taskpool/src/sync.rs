@@ -60,6 +60,10 @@ pub(crate) mod thread {
     /// Starts a thread with a stack of `stack_size_bytes` that runs `main(arg)`;
     /// returns the error number of `pthread_create` if it fails.
     ///
+    /// Under Miri, which runs `pthread_create` but not the attribute calls
+    /// outside std (and has no stack size to set), the thread gets the
+    /// default attributes.
+    ///
     /// # Safety
     /// `arg` must be fit to be handed to `main` on another thread; `main` owns
     /// it only if this returns `Ok`.
@@ -69,26 +73,53 @@ pub(crate) mod thread {
         main: Main,
         arg: *mut libc::c_void,
     ) -> Result<Handle, i32> {
-        use std::mem::MaybeUninit;
-        let mut attr = MaybeUninit::<libc::pthread_attr_t>::uninit();
-        // SAFETY: pthread_attr_init initialises the object `attr` points to.
-        let rc = unsafe { libc::pthread_attr_init(attr.as_mut_ptr()) };
-        if rc != 0 {
-            return Err(rc);
+        #[cfg(miri)]
+        {
+            let _ = stack_size_bytes;
+            // SAFETY: null attributes are the defaults; `arg` as promised by
+            // the caller.
+            unsafe { create(std::ptr::null(), main, arg) }
         }
-        // SAFETY: `attr` was initialised above; the pool passes a size rounded
-        // to pages and at least PTHREAD_STACK_MIN (`PoolConfig::validate`).
-        let mut rc =
-            unsafe { libc::pthread_attr_setstacksize(attr.as_mut_ptr(), stack_size_bytes) };
-        let mut thread = MaybeUninit::<libc::pthread_t>::uninit();
-        if rc == 0 {
-            // SAFETY: `attr` is initialised, `thread` is writable, and `arg`
-            // may go to `main` on another thread (this function's contract).
-            rc = unsafe { libc::pthread_create(thread.as_mut_ptr(), attr.as_ptr(), main, arg) };
+        #[cfg(not(miri))]
+        {
+            let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
+            // SAFETY: pthread_attr_init initialises the object `attr` points to.
+            let rc = unsafe { libc::pthread_attr_init(attr.as_mut_ptr()) };
+            if rc != 0 {
+                return Err(rc);
+            }
+            // SAFETY: `attr` was initialised above; the pool passes a size
+            // rounded to pages and at least PTHREAD_STACK_MIN
+            // (`PoolConfig::validate`).
+            let rc =
+                unsafe { libc::pthread_attr_setstacksize(attr.as_mut_ptr(), stack_size_bytes) };
+            let created = if rc == 0 {
+                // SAFETY: `attr` is initialised; `arg` as promised by the caller.
+                unsafe { create(attr.as_ptr(), main, arg) }
+            } else {
+                Err(rc)
+            };
+            // SAFETY: `attr` is initialised and no longer needed
+            // (pthread_create copies what it needs).
+            unsafe { libc::pthread_attr_destroy(attr.as_mut_ptr()) };
+            created
         }
-        // SAFETY: `attr` is initialised and no longer needed (pthread_create
-        // copies what it needs).
-        unsafe { libc::pthread_attr_destroy(attr.as_mut_ptr()) };
+    }
+
+    /// `pthread_create` with the attributes `attr` (null = defaults).
+    ///
+    /// # Safety
+    /// `attr` is null or initialised; `arg` as for [`spawn`].
+    #[cfg(not(loom))]
+    unsafe fn create(
+        attr: *const libc::pthread_attr_t,
+        main: Main,
+        arg: *mut libc::c_void,
+    ) -> Result<Handle, i32> {
+        let mut thread = std::mem::MaybeUninit::<libc::pthread_t>::uninit();
+        // SAFETY: `thread` is writable, `attr` is null or initialised, and
+        // `arg` may go to `main` on another thread (the caller's contract).
+        let rc = unsafe { libc::pthread_create(thread.as_mut_ptr(), attr, main, arg) };
         if rc != 0 {
             return Err(rc);
         }
@@ -152,10 +183,16 @@ pub(crate) mod thread {
 
     /// Whether `thread` is the calling thread.
     pub(crate) fn is_current(thread: &Handle) -> bool {
-        #[cfg(not(loom))]
+        #[cfg(all(not(loom), not(miri)))]
         {
             // SAFETY: pthread_self has no preconditions; both are valid ids.
             unsafe { libc::pthread_equal(*thread, libc::pthread_self()) != 0 }
+        }
+        // Miri has no `pthread_equal`; its thread ids are plain integers.
+        #[cfg(all(not(loom), miri))]
+        {
+            // SAFETY: pthread_self has no preconditions.
+            *thread == unsafe { libc::pthread_self() }
         }
         #[cfg(loom)]
         {
