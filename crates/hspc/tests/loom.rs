@@ -3,7 +3,8 @@
 //!
 //! Run with:
 //! `RUSTFLAGS="--cfg loom" cargo test -p hspc --test loom --release`
-//! (use a separate `CARGO_TARGET_DIR` to keep the normal build cached).
+//! (use a separate `CARGO_TARGET_DIR` to keep the normal build cached), or
+//! `bash .ci/steps/loom.sh`, which CI runs. See docs/verification.md.
 //!
 //! Checked to bite: making the producer's `tail` store `Relaxed` fails every
 //! model (loom sees the unsynchronised slot access), and dropping the

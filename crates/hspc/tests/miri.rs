@@ -1,7 +1,8 @@
 //! Small transfers meant for Miri (`cargo +nightly miri test -p hspc --test miri`):
 //! a few hundred events through the ring and the n-buffer, with the slice APIs
 //! and a dropped producer, so Miri checks every `unsafe` copy, index and
-//! hand-off on a real interleaving. They run in the normal test suite too.
+//! hand-off on a real interleaving. They run in the normal test suite too;
+//! CI runs them under Miri in `.ci/steps/miri.sh` when Miri is installed.
 #![cfg(not(loom))]
 
 use hspc::{channel, Config, PopError, WaitStrategy};

@@ -366,6 +366,47 @@ mod loom_tests {
         });
     }
 
+    /// Two threads race to pop the only slot: exactly one gets it.
+    #[test]
+    fn the_last_slot_is_popped_once() {
+        loom::model(|| {
+            let stack = Arc::new(TreiberStack::new(1));
+            stack.push(0);
+            let other = Arc::clone(&stack);
+            let t = thread::spawn(move || other.pop());
+            let mine = stack.pop();
+            let theirs = t.join().unwrap();
+            assert_eq!(mine.xor(theirs), Some(0), "{mine:?} / {theirs:?}");
+            assert_eq!(stack.pop(), None);
+        });
+    }
+
+    /// The mutex stack under the same pop/push race, through `SlotStack`:
+    /// nothing lost, and a contention is counted only when `try_lock` failed.
+    #[test]
+    fn mutex_stack_pop_push_races_lose_nothing() {
+        loom::model(|| {
+            let stack = Arc::new(SlotStack::new(FreeList::Mutex, 2));
+            stack.push(0);
+            stack.push(1);
+            let other = Arc::clone(&stack);
+            let t = thread::spawn(move || {
+                if let Some(slot) = other.pop() {
+                    other.push(slot);
+                }
+            });
+            if let Some(slot) = stack.pop() {
+                stack.push(slot);
+            }
+            t.join().unwrap();
+            // At most one per concurrent pop or push.
+            assert!(stack.lock_contentions() <= 4);
+            let mut rest: Vec<u32> = std::iter::from_fn(|| stack.pop()).collect();
+            rest.sort_unstable();
+            assert_eq!(rest, vec![0, 1]);
+        });
+    }
+
     /// Concurrent pushes of distinct slots all land.
     #[test]
     fn concurrent_pushes_all_land() {

@@ -20,14 +20,13 @@
 
 use std::any::Any;
 use std::marker::PhantomData;
-use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use crate::error::PoolError;
 use crate::free_list::{FreeList, SlotStack};
 use crate::sync::{
-    lock, spin_loop, wait, yield_now, Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex,
-    Ordering, Padded,
+    lock, spin_loop, thread, wait, yield_now, Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar,
+    Mutex, Ordering, Padded,
 };
 
 /// Default stack size of a worker thread: 1 MiB.
@@ -61,15 +60,32 @@ const CHUNKS_PER_PLACE: usize = 4;
 /// Polls of a family's completion before `sync` blocks on a condition
 /// variable. The first [`SYNC_PAUSES`] use the CPU's pause hint, the others
 /// yield the CPU (on a 2-CPU machine the worker may need ours).
+#[cfg(not(loom))]
 const SYNC_POLLS: u32 = 48;
 /// See [`SYNC_POLLS`].
+#[cfg(not(loom))]
 const SYNC_PAUSES: u32 = 32;
+
+// Under loom every poll is a yield, and a yielded loom thread runs again
+// only when the others block or are preempted: `sync` keeps one pause and
+// one yield, so both its polling and its sleeping paths are explored.
+#[cfg(loom)]
+const SYNC_POLLS: u32 = 2;
+#[cfg(loom)]
+const SYNC_PAUSES: u32 = 1;
 
 /// Polls of its mailbox by an idle worker before it sleeps; the first
 /// [`WORKER_PAUSES`] use the CPU's pause hint, the others yield. Kept short:
 /// hundreds of idle workers may poll at once on a machine with few CPUs.
+///
+/// Under loom a worker does not poll: the polls only shorten its way to the
+/// mailbox lock (the job itself always moves under the lock), and as loom
+/// yields they would keep the worker from racing the creator within a small
+/// preemption bound.
+#[cfg(not(loom))]
 const WORKER_POLLS: u32 = 96;
 /// See [`WORKER_POLLS`].
+#[cfg(not(loom))]
 const WORKER_PAUSES: u32 = 64;
 
 /// A family of SVP threads: the indices `start, start + step, …` below `limit`.
@@ -528,7 +544,7 @@ struct SlotTable {
     /// Slots whose thread exited (or is exiting) and awaits `pthread_join`.
     zombies: Vec<u32>,
     /// The joinable thread of each slot.
-    handles: Vec<Option<libc::pthread_t>>,
+    handles: Vec<Option<thread::Handle>>,
 }
 
 /// What the pool and its workers share.
@@ -644,55 +660,26 @@ impl Inner {
     /// Joins the threads that retired, making their slots reusable.
     fn reap(table: &mut SlotTable) {
         while let Some(slot) = table.zombies.pop() {
-            if let Some(thread) = table.handles[slot as usize].take() {
-                // SAFETY: `thread` is a joinable thread of this pool, taken out
-                // of the table so it is joined once; it has pushed itself to
-                // `zombies` and needs no lock to finish, so this returns.
-                let rc = unsafe { libc::pthread_join(thread, std::ptr::null_mut()) };
-                debug_assert_eq!(rc, 0, "pthread_join of a retired worker");
+            if let Some(handle) = table.handles[slot as usize].take() {
+                // Taken out of the table, so joined once; the thread has
+                // pushed itself to `zombies` and needs no lock to finish, so
+                // this returns.
+                thread::join(handle);
             }
             table.empty.push(slot);
         }
     }
 
     /// `pthread_create` with the configured stack size.
-    fn create_pthread(&self, start: *mut WorkerStart) -> Result<libc::pthread_t, i32> {
+    fn create_pthread(&self, start: *mut WorkerStart) -> Result<thread::Handle, i32> {
         #[cfg(test)]
         if self.fail_spawns.load(Ordering::Relaxed) {
             return Err(libc::EAGAIN);
         }
-        let mut attr = MaybeUninit::<libc::pthread_attr_t>::uninit();
-        // SAFETY: pthread_attr_init initialises the object `attr` points to.
-        let rc = unsafe { libc::pthread_attr_init(attr.as_mut_ptr()) };
-        if rc != 0 {
-            return Err(rc);
-        }
-        // SAFETY: `attr` was initialised above; the size is page-rounded and
-        // at least PTHREAD_STACK_MIN (checked by `PoolConfig::validate`).
-        let mut rc =
-            unsafe { libc::pthread_attr_setstacksize(attr.as_mut_ptr(), self.stack_size_bytes) };
-        let mut thread = MaybeUninit::<libc::pthread_t>::uninit();
-        if rc == 0 {
-            // SAFETY: `attr` is initialised, `thread` is writable, and
-            // `worker_main` takes ownership of `start` (a leaked Box) only if
-            // the thread is created.
-            rc = unsafe {
-                libc::pthread_create(
-                    thread.as_mut_ptr(),
-                    attr.as_ptr(),
-                    worker_main,
-                    start.cast(),
-                )
-            };
-        }
-        // SAFETY: `attr` is initialised and no longer needed (pthread_create
-        // copies what it needs).
-        unsafe { libc::pthread_attr_destroy(attr.as_mut_ptr()) };
-        if rc != 0 {
-            return Err(rc);
-        }
-        // SAFETY: pthread_create returned 0, so it wrote the thread id.
-        Ok(unsafe { thread.assume_init() })
+        // SAFETY: `worker_main` takes ownership of `start` (a leaked Box,
+        // whose `Arc` and slot number may move to another thread) only if
+        // the thread is created.
+        unsafe { thread::spawn(self.stack_size_bytes, worker_main, start.cast()) }
     }
 
     /// Puts a worker back in the free list, or returns false if `max_idle`
@@ -710,6 +697,7 @@ impl Inner {
     fn worker_loop(&self, slot: u32) {
         let mailbox = &self.slots[slot as usize];
         loop {
+            #[cfg(not(loom))] // See `WORKER_POLLS`.
             for poll in 0..WORKER_POLLS {
                 if mailbox.posted.load(Ordering::Acquire) {
                     break;
@@ -816,7 +804,7 @@ impl Pool {
                 table: Mutex::new(SlotTable {
                     empty: (0..capacity).rev().collect(),
                     zombies: Vec::new(),
-                    handles: vec![None; max_threads],
+                    handles: (0..max_threads).map(|_| None).collect(),
                 }),
                 idle: Padded(AtomicUsize::new(0)),
                 live: AtomicUsize::new(0),
@@ -1034,25 +1022,19 @@ impl Drop for Pool {
             lock(&mailbox.state).exit = true;
             mailbox.wake.notify_all();
         }
-        let threads: Vec<libc::pthread_t> = lock(&inner.table)
+        let threads: Vec<thread::Handle> = lock(&inner.table)
             .handles
             .iter_mut()
             .filter_map(Option::take)
             .collect();
-        // SAFETY: pthread_self has no preconditions.
-        let me = unsafe { libc::pthread_self() };
-        for thread in threads {
-            // SAFETY: both are valid thread ids.
-            if unsafe { libc::pthread_equal(thread, me) } != 0 {
-                // SAFETY: `thread` is joinable and was taken out of the table,
-                // so it is detached once and never joined.
-                unsafe { libc::pthread_detach(thread) };
-                continue;
+        // Each was taken out of the table, so it is joined or detached once;
+        // every worker has been told to exit.
+        for handle in threads {
+            if thread::is_current(&handle) {
+                thread::detach(handle);
+            } else {
+                thread::join(handle);
             }
-            // SAFETY: `thread` is a joinable thread of this pool, taken out
-            // of the table so it is joined once; it has been told to exit.
-            let rc = unsafe { libc::pthread_join(thread, std::ptr::null_mut()) };
-            debug_assert_eq!(rc, 0, "pthread_join of a worker");
         }
     }
 }
