@@ -1232,9 +1232,9 @@ pub fn render(r: &Report) -> String {
                 cells.push(Cell::new(row.pinned.map(affinity_name).unwrap_or_default()));
             }
             cells.extend([
-                Cell::new(crate::render::fmt_value("s", row.secs))
+                Cell::new(crate::units::fmt_value("s", row.secs))
                     .set_alignment(CellAlignment::Right),
-                Cell::new(crate::render::fmt_value(
+                Cell::new(crate::units::fmt_value(
                     "events_per_s",
                     row.events as f64 / row.secs.max(1e-12),
                 ))

@@ -252,7 +252,7 @@ fn findings(results: &[PairResult], summaries: &[Summary], first: i32, out: &mut
                 "{} peaks at {:.2} GB/s with {} messages",
                 mode.mpi_name(),
                 bw / 1e9,
-                crate::render::fmt_value("bytes", bytes as f64)
+                crate::units::fmt_value("bytes", bytes as f64)
             ));
         }
     }

@@ -138,9 +138,9 @@ pub fn mode_finding(d: &Distribution, clock: &Clock) -> Option<String> {
         m.fraction * 100.0,
         kc(m.low),
         kc(m.high),
-        crate::render::fmt_value("ns", m.low),
-        crate::render::fmt_value("ns", m.high),
-        crate::render::fmt_value("ns", d.summary.p50),
+        crate::units::fmt_value("ns", m.low),
+        crate::units::fmt_value("ns", m.high),
+        crate::units::fmt_value("ns", d.summary.p50),
     ))
 }
 
@@ -151,8 +151,8 @@ pub fn resolution_warning(d: &Distribution, clock: &Clock) -> Option<String> {
         format!(
             "{}: median {} is shorter than 100× the timer step ({}): read it as an upper bound",
             d.name,
-            crate::render::fmt_value("ns", d.summary.p50),
-            crate::render::fmt_value("ns", step)
+            crate::units::fmt_value("ns", d.summary.p50),
+            crate::units::fmt_value("ns", step)
         )
     })
 }
@@ -212,8 +212,8 @@ pub fn relation_findings(ds: &[Distribution], what: &str, suffix: &str) -> Vec<S
         if same > 0.0 {
             out.push(format!(
                 "{what}: other core {} vs same CPU {} median ({:.1}×)",
-                crate::render::fmt_value("ns", other),
-                crate::render::fmt_value("ns", same),
+                crate::units::fmt_value("ns", other),
+                crate::units::fmt_value("ns", same),
                 other / same
             ));
         }

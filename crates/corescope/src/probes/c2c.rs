@@ -244,7 +244,7 @@ impl Probe for C2c {
                 rels.dedup();
                 result.findings.push(format!(
                     "{name}: {} between {} CPU pairs ({}): {}",
-                    crate::render::fmt_value("ns", lat),
+                    crate::units::fmt_value("ns", lat),
                     ps.len(),
                     rels.join(" / "),
                     subset::pair_list(&ps, 6)

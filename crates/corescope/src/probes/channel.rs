@@ -25,7 +25,7 @@ use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::{ticks, Clock};
 use crate::model::{Measurement, Point, ProbeResult, Table};
 use crate::placement::pairs::{self, PairCpus, Relation};
-use crate::render::fmt_value;
+use crate::units::fmt_value;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};

@@ -233,8 +233,8 @@ impl Probe for Condvar {
             ) {
                 result.findings.push(format!(
                     "signal call {} vs broadcast call {} median with one waiter on {rel}",
-                    crate::render::fmt_value("ns", s),
-                    crate::render::fmt_value("ns", b)
+                    crate::units::fmt_value("ns", s),
+                    crate::units::fmt_value("ns", b)
                 ));
                 break;
             }

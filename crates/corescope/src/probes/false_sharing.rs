@@ -218,8 +218,8 @@ impl Probe for FalseSharing {
             result.findings.push(format!(
                 "packed counters are {:.1}× slower than padded ones ({} vs {} per increment)",
                 packed / padded,
-                crate::render::fmt_value("ns", packed),
-                crate::render::fmt_value("ns", padded)
+                crate::units::fmt_value("ns", packed),
+                crate::units::fmt_value("ns", padded)
             ));
             if packed / padded < NO_SLOWDOWN {
                 result.findings.push(format!(

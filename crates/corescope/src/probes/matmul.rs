@@ -221,16 +221,16 @@ impl Probe for Matmul {
             result.findings.push(format!(
                 "at n = {n}: best loop order {} ({}), worst {} ({}): {:.1}× apart",
                 b.0,
-                crate::render::fmt_value("flops_per_s", b.1),
+                crate::units::fmt_value("flops_per_s", b.1),
                 w.0,
-                crate::render::fmt_value("flops_per_s", w.1),
+                crate::units::fmt_value("flops_per_s", w.1),
                 b.1 / w.1
             ));
             if let Some(lib) = result.series("library/matrixmultiply") {
                 if let Some(i) = lib.x.iter().position(|&x| x == n) {
                     result.findings.push(format!(
                         "the library reaches {} at n = {n}: {:.1}× the best loop order",
-                        crate::render::fmt_value("flops_per_s", lib.y[i]),
+                        crate::units::fmt_value("flops_per_s", lib.y[i]),
                         lib.y[i] / b.1
                     ));
                 }

@@ -309,14 +309,14 @@ impl Probe for MutexProbe {
         if let Some(p) = med("uncontended/pthread") {
             let mut line = format!(
                 "uncontended lock+unlock: pthread {}",
-                crate::render::fmt_value("ns", p)
+                crate::units::fmt_value("ns", p)
             );
             for (label, name) in [
                 ("std", "uncontended/std"),
                 ("parking_lot", "uncontended/parking_lot"),
             ] {
                 if let Some(v) = med(name) {
-                    line.push_str(&format!(", {label} {}", crate::render::fmt_value("ns", v)));
+                    line.push_str(&format!(", {label} {}", crate::units::fmt_value("ns", v)));
                 }
             }
             line.push_str(" (median per pair)");
@@ -330,8 +330,8 @@ impl Probe for MutexProbe {
                 if sp > 0.0 {
                     result.findings.push(format!(
                         "waking a sleeping waiter on {rel} costs {} median vs {} for a spinning one ({:.0}×)",
-                        crate::render::fmt_value("ns", sl),
-                        crate::render::fmt_value("ns", sp),
+                        crate::units::fmt_value("ns", sl),
+                        crate::units::fmt_value("ns", sp),
                         sl / sp
                     ));
                 }

@@ -384,9 +384,9 @@ impl Probe for PoolProbe {
             if let (Some(mu), Some(lf), Some(ra)) = (mu, lf, ra) {
                 out.push(format!(
                     "fft size {common}: mutex free list {}, lock-free {}, rayon {} ({:.1}× and {:.1}× rayon's time)",
-                    crate::render::fmt_value("s", mu),
-                    crate::render::fmt_value("s", lf),
-                    crate::render::fmt_value("s", ra),
+                    crate::units::fmt_value("s", mu),
+                    crate::units::fmt_value("s", lf),
+                    crate::units::fmt_value("s", ra),
                     mu / ra,
                     lf / ra
                 ));
@@ -419,18 +419,18 @@ impl Probe for PoolProbe {
                 .map(|r2| {
                     format!(
                         "; at cutoff {ct} rayon takes {} ({:.2}×)",
-                        crate::render::fmt_value("s", r2),
+                        crate::units::fmt_value("s", r2),
                         t / r2
                     )
                 })
                 .unwrap_or_default();
             let seq = y_at(&format!("fft-sequential/{size}"), size as f64)
-                .map(|q| format!("; one thread alone {}", crate::render::fmt_value("s", q)))
+                .map(|q| format!("; one thread alone {}", crate::units::fmt_value("s", q)))
                 .unwrap_or_default();
             out.push(format!(
                 "fft size {size} with a sequential cutoff: taskpool (mutex free list, block = CPUs) best {} at cutoff {ct}, rayon best {} at cutoff {cr}: taskpool/rayon {:.2}×{same}{seq}",
-                crate::render::fmt_value("s", t),
-                crate::render::fmt_value("s", r),
+                crate::units::fmt_value("s", t),
+                crate::units::fmt_value("s", r),
                 t / r
             ));
         }
@@ -458,8 +458,8 @@ impl Probe for PoolProbe {
                 out.push(format!(
                     "rmatmul N = {order}: taskpool best at k = {kt} (8^k = {} tasks on {cpus} CPUs, {}), rayon best at k = {kr} ({}); taskpool/rayon at k = {kt}: {}",
                     8u64.pow(kt as u32),
-                    crate::render::fmt_value("s", tt),
-                    crate::render::fmt_value("s", tr),
+                    crate::units::fmt_value("s", tt),
+                    crate::units::fmt_value("s", tr),
                     same_k.map(|r| format!("{:.2}×", tt / r)).unwrap_or_else(|| "-".into())
                 ));
             }

@@ -247,8 +247,8 @@ impl Probe for Threads {
                     result.findings.push(format!(
                         "a detached create returns {:.2}× as fast as a joinable one here ({} vs {} median, child on {rel})",
                         j / d,
-                        crate::render::fmt_value("ns", d),
-                        crate::render::fmt_value("ns", j)
+                        crate::units::fmt_value("ns", d),
+                        crate::units::fmt_value("ns", j)
                     ));
                 }
                 break;

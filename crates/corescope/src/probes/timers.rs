@@ -222,15 +222,15 @@ impl Probe for Timers {
         {
             result.findings.push(format!(
                 "cheapest fine clock: {name} ({} per read, step {})",
-                crate::render::fmt_value("ns", *o),
-                crate::render::fmt_value("ns", *step)
+                crate::units::fmt_value("ns", *o),
+                crate::units::fmt_value("ns", *step)
             ));
         }
         if let Some((_, s, _)) = rows.iter().find(|r| r.0 == "CLOCK_MONOTONIC_COARSE") {
             result.findings.push(format!(
                 "CLOCK_MONOTONIC_COARSE moves in steps of {}: too coarse for anything shorter than {}",
-                crate::render::fmt_value("ns", *s),
-                crate::render::fmt_value("ns", 100.0 * s)
+                crate::units::fmt_value("ns", *s),
+                crate::units::fmt_value("ns", 100.0 * s)
             ));
         }
     }
