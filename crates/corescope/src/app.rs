@@ -204,6 +204,7 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
             command: std::env::args().collect(),
             probes: vec![tune::to_probe_result(&report, &opts, elapsed)],
             statistics: Some(Default::default()),
+            drift: Vec::new(),
         };
         store::save(&run, rf).with_context(|| format!("saving {}", rf.display()))?;
         out_text(&format!("run file: {}\n", rf.display()))?;
@@ -326,6 +327,7 @@ fn run(a: RunArgs) -> Result<()> {
         command: std::env::args().collect(),
         probes: Vec::new(),
         statistics: Some(Default::default()),
+        drift: Vec::new(),
     };
     // Save the header at once: a run file exists from the first second.
     store::save(&run, &plan.out)?;
@@ -363,11 +365,15 @@ fn run(a: RunArgs) -> Result<()> {
         }
     };
     let out = plan.out.clone();
+    let started_ns = clock::now_ns();
+    let topo = plan.ctx.topo.clone();
+    let mut check = |at: &str| crate::drift::check(at, &topo, started_ns);
     runner::run_suite(
         &plan.probes,
         &plan.ctx,
         &mut run,
         &mut on_event,
+        &mut check,
         |r| -> Result<()> {
             // Saved before printing: a closed stdout loses nothing measured.
             store::save(r, &out).with_context(|| format!("saving {}", out.display()))?;

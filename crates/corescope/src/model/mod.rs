@@ -58,6 +58,23 @@ impl Estimate {
     }
 }
 
+/// One check of the machine's state (see `drift.rs`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DriftCheck {
+    /// When: `start`, `after <probe>`, `end`.
+    pub at: String,
+    /// Seconds since the run started.
+    pub t_s: f64,
+    /// Time of the reference kernel (ns per repetition: median, interval, count).
+    pub reference_ns: Option<Estimate>,
+    /// Steal and total jiffies since boot, from /proc/stat.
+    pub cpu_jiffies: Option<(u64, u64)>,
+    /// 1-minute load average.
+    pub loadavg_1m: Option<f64>,
+    /// Median round trip of a cache line between the first two allowed CPUs, ns.
+    pub round_trip_ns: Option<f64>,
+}
+
 /// How intervals and significance were computed for a run (recorded in the run file
 /// so a reader knows what `y_lo`/`y_hi` mean).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -116,6 +133,10 @@ pub struct RunFile {
     pub command: Vec<String>,
     /// One entry per probe, in the order run.
     pub probes: Vec<ProbeResult>,
+    /// The machine checked at the start, between probes and at the end (reference
+    /// kernel, steal, load, the first two CPUs' round trip); absent in version 1 files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drift: Vec<DriftCheck>,
     /// How intervals and significance were computed (absent in version 1 files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub statistics: Option<StatisticsInfo>,

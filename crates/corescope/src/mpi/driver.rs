@@ -211,6 +211,7 @@ fn run(world: &SimpleCommunicator, a: &MpiArgs) -> Result<()> {
             command: std::env::args().collect(),
             probes: Vec::new(),
             statistics: Some(Default::default()),
+            drift: Vec::new(),
         });
         for r in 1..world.size() {
             world.process_at_rank(r).send_with_tag(&[1u8][..], TAG_CTRL);

@@ -129,6 +129,7 @@ pub fn header_for_display(run: &crate::model::RunFile) -> crate::model::RunFile 
         command: run.command.clone(),
         probes: Vec::new(),
         statistics: run.statistics.clone(),
+        drift: run.drift.clone(),
     };
     let h = &mut r.host;
     for s in [

@@ -11,7 +11,9 @@
 
 pub mod team;
 
-use crate::model::{Alias, Finding, Measurement, ProbeResult, RunFile, Status, Warning};
+use crate::model::{
+    Alias, DriftCheck, Finding, Measurement, ProbeResult, RunFile, Status, Warning,
+};
 use crate::probes::{Case, Event, PlanCtx, Probe, ProbeError, RunCtx};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -168,9 +170,41 @@ struct GroupRun<'a, 'c> {
 impl GroupRun<'_, '_> {
     /// Measure the group; the number of rounds run, or the failing case and its error.
     fn run(&mut self, allowance: Duration) -> Result<usize, (usize, ProbeError)> {
+        let rounds = self.cases[self.members[0]].rounds;
+        // The watched CPUs' round trip before and after a comparison: a VM whose vCPUs
+        // moved between host cores in between gets the group flagged.
+        let pair = (rounds.max > 1)
+            .then(|| crate::drift::watched_pair(&self.ctx.plan.topo))
+            .flatten();
+        let trip = || pair.and_then(|(a, b)| crate::drift::round_trip(a, b));
+        let before = trip();
+        let done = self.rounds(allowance, rounds)?;
+        let after = trip();
+        let group = self.cases[self.members[0]].group.clone().unwrap_or_default();
+        if let Some(w) = crate::drift::round_trip_moved(before, after, &group) {
+            self.result.warnings.push_unique(w);
+        }
+        for t in [before, after].into_iter().flatten() {
+            let seen = self
+                .result
+                .params
+                .entry("cpu_round_trip_ns_seen".into())
+                .or_insert_with(|| serde_json::json!([]));
+            if let Some(v) = seen.as_array_mut() {
+                v.push(serde_json::json!(t.round()));
+            }
+        }
+        Ok(done)
+    }
+
+    /// The warm-up and the rounds of the group.
+    fn rounds(
+        &mut self,
+        allowance: Duration,
+        rounds: crate::probes::Rounds,
+    ) -> Result<usize, (usize, ProbeError)> {
         let started = Instant::now();
         let (measured, aliases) = self.split_aliases();
-        let rounds = self.cases[self.members[0]].rounds;
         if rounds.warmup {
             for &i in &measured {
                 self.probe
@@ -359,16 +393,29 @@ fn status_of(e: &ProbeError) -> (Status, String) {
 
 /// Run probes in order, appending each result to `run` and calling `after_each`
 /// (which saves the file) after every probe.
+///
+/// `check` looks at the machine (`drift::check`) before the first probe and after
+/// every probe; what changed while a probe ran becomes its warnings
+/// (`drift::noise_between`), and every check is kept in `run.drift`.
 pub fn run_suite<E>(
     probes: &[Box<dyn Probe>],
     ctx: &PlanCtx,
     run: &mut RunFile,
     on_event: &mut dyn FnMut(Event),
+    check: &mut dyn FnMut(&str) -> DriftCheck,
     mut after_each: impl FnMut(&RunFile) -> Result<(), E>,
 ) -> Result<(), E> {
+    run.drift.push(check("start"));
     for probe in probes {
-        let result = run_probe(probe.as_ref(), ctx, on_event);
+        let mut result = run_probe(probe.as_ref(), ctx, on_event);
         let interrupted = result.status == Status::Interrupted;
+        let after = check(&format!("after {}", probe.id()));
+        if let Some(before) = run.drift.last() {
+            for w in crate::drift::noise_between(before, &after, ctx.cpus()) {
+                result.warnings.push_unique(w);
+            }
+        }
+        run.drift.push(after);
         run.probes.push(result);
         after_each(run)?;
         if interrupted {

@@ -336,6 +336,17 @@ fn hypervisor_name(sig: &[u8]) -> String {
     }
 }
 
+/// Steal and total jiffies since boot (the aggregate `cpu` line of `/proc/stat`):
+/// two readings give the steal share between them.
+pub fn cpu_jiffies() -> Option<(u64, u64)> {
+    read("/proc/stat").as_deref().and_then(stat_steal_total)
+}
+
+/// The 1, 5 and 15-minute load averages now.
+pub fn loadavg_now() -> Option<[f64; 3]> {
+    read("/proc/loadavg").as_deref().and_then(loadavg)
+}
+
 /// `/proc/stat` aggregate `cpu` line: (steal, total) jiffies.
 fn steal_fraction(sample: Duration) -> Option<f64> {
     let a = read("/proc/stat").as_deref().and_then(stat_steal_total)?;
