@@ -183,9 +183,7 @@ impl Probe for Atomics {
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         let c: CaseParams = case.decode()?;
-        let strategy =
-            Strategy::parse(&c.placement).map_err(|e| ProbeError::Failed(e.to_string()))?;
-        let (cpus, _) = placement_config(&ctx.plan.topo, &strategy, c.threads)?;
+        let (strategy, cpus) = super::placed(&ctx.plan.topo, &c.placement, c.threads)?;
         let shared = Box::<Shared>::default();
         let s = &*shared;
         let dur = c.duration_ns;

@@ -205,9 +205,7 @@ impl Probe for Compute {
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         let c: CaseParams = case.decode()?;
-        let strategy =
-            Strategy::parse(&c.placement).map_err(|e| ProbeError::Failed(e.to_string()))?;
-        let (cpus, _) = placement_config(&ctx.plan.topo, &strategy, c.threads)?;
+        let (strategy, cpus) = super::placed(&ctx.plan.topo, &c.placement, c.threads)?;
         let passes = c.passes;
         let out = match c.kind {
             Kind::Int => ctx.team(&cpus, 1, int_inputs, |t, inputs| {

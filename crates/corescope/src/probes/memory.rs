@@ -951,8 +951,7 @@ fn run_bandwidth(
     threads: usize,
     block_bytes: u64,
 ) -> Result<Measurement, ProbeError> {
-    let strategy = Strategy::parse(placement_s).map_err(|e| ProbeError::Failed(e.to_string()))?;
-    let (cpus, _) = placement_config(&ctx.plan.topo, &strategy, threads)?;
+    let (strategy, cpus) = super::placed(&ctx.plan.topo, placement_s, threads)?;
     // First touch by the main thread: allocate and write every block here, then hand
     // each to its owner.
     let premade: Mutex<Vec<Option<Arrays>>> = Mutex::new(if kernel == Kernel::ReadMainInit {

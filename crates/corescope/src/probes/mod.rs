@@ -74,6 +74,18 @@ pub fn placement_config(
     Ok((cpus, config))
 }
 
+/// A case's placement as written in its parameters (`scatter`, `0,2,4-7`), parsed
+/// again, and the CPUs it gives `threads` threads.
+pub fn placed(
+    topo: &Topology,
+    placement: &str,
+    threads: usize,
+) -> Result<(Strategy, Vec<Option<u32>>), ProbeError> {
+    let strategy = Strategy::parse(placement).map_err(|e| ProbeError::Failed(e.to_string()))?;
+    let (cpus, _) = placement_config(topo, &strategy, threads)?;
+    Ok((strategy, cpus))
+}
+
 /// Copy the plan's `skipped` parameter (placements that do not exist here,
 /// each "name: skipped: why") into the findings, so the report says what was
 /// not measured and why.

@@ -515,9 +515,7 @@ impl Probe for Peak {
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         let c: CaseParams = case.decode()?;
-        let strategy =
-            Strategy::parse(&c.placement).map_err(|e| ProbeError::Failed(e.to_string()))?;
-        let (cpus, _) = placement_config(&ctx.plan.topo, &strategy, c.threads)?;
+        let (strategy, cpus) = super::placed(&ctx.plan.topo, &c.placement, c.threads)?;
         let (level, precision, iters) = (c.level, c.precision, c.iters);
         let out = ctx.team(
             &cpus,

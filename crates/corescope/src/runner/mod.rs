@@ -180,7 +180,10 @@ impl GroupRun<'_, '_> {
         let before = trip();
         let done = self.rounds(allowance, rounds)?;
         let after = trip();
-        let group = self.cases[self.members[0]].group.clone().unwrap_or_default();
+        let group = self.cases[self.members[0]]
+            .group
+            .clone()
+            .unwrap_or_default();
         if let Some(w) = crate::drift::round_trip_moved(before, after, &group) {
             self.result.warnings.push_unique(w);
         }
