@@ -3,7 +3,7 @@
 //! table, and no thread left behind. No timing thresholds.
 
 use corescope::clock::Clock;
-use corescope::model::{Profile, Status};
+use corescope::model::{Finding, Profile, Status};
 use corescope::placement::pairs;
 use corescope::probes::{self, Overrides, PlanCtx};
 use std::time::Duration;
@@ -51,6 +51,32 @@ fn primitive_probes_yield_complete_distributions_and_leave_no_thread() {
             }
         }
         assert!(!r.findings.is_empty(), "{id}");
+        // Medians are typed values with their interval around them.
+        let values: Vec<_> = r
+            .findings
+            .iter()
+            .filter_map(|f| match f {
+                Finding::Value { value, .. } => Some(value),
+                _ => None,
+            })
+            .collect();
+        assert!(!values.is_empty(), "{id}: {:?}", r.findings);
+        for v in values {
+            assert!(v.lo <= v.value && v.value <= v.hi, "{id}: {v:?}");
+        }
+        // Comparisons carry a ratio with its interval, larger value first.
+        for f in &r.findings {
+            if let Finding::Comparison {
+                ratio,
+                a_value,
+                b_value,
+                ..
+            } = f
+            {
+                assert!(ratio.lo <= ratio.value && ratio.value <= ratio.hi, "{f:?}");
+                assert!(a_value.value >= b_value.value, "{f:?}");
+            }
+        }
     }
     // Every joinable child joined, every detached child finished, every partner gone.
     let mut after = pairs::thread_count().unwrap();
@@ -87,6 +113,15 @@ fn the_mutex_probe_measures_all_three_locks_and_each_pair() {
             .iter()
             .any(|d| d.name == "handoff/spinning/other-core/wake"));
     }
+    // The three locks were compared (typed), whatever the outcome.
+    let compared = r
+        .findings
+        .iter()
+        .filter(
+            |f| matches!(f, Finding::Comparison { what, .. } if what.starts_with("uncontended")),
+        )
+        .count();
+    assert_eq!(compared, 3, "{:?}", r.findings);
     if !ctx.topo.has_smt() {
         assert!(r
             .findings
@@ -115,6 +150,15 @@ fn the_timer_table_lists_every_clock() {
     for row in &t.rows {
         let step = row[1].as_f64().unwrap();
         let overhead = row[2].as_f64().unwrap();
+        let (lo, hi) = (row[3].as_f64().unwrap(), row[4].as_f64().unwrap());
         assert!(step > 0.0 && overhead > 0.0, "{row:?}");
+        assert!(lo <= overhead && overhead <= hi, "{row:?}");
     }
+    // A typed read overhead for every clock.
+    let overheads = r
+        .findings
+        .iter()
+        .filter(|f| matches!(f, Finding::Value { what, .. } if what.ends_with("read overhead")))
+        .count();
+    assert_eq!(overheads, t.rows.len());
 }

@@ -3,7 +3,7 @@
 //! paired samples, findings in the seeds' words, and bounded waiting.
 
 use crate::clock::{ticks, Clock};
-use crate::model::{Distribution, Measurement};
+use crate::model::{Distribution, Estimate, Finding, Measurement};
 use crate::stats;
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
@@ -128,22 +128,6 @@ pub fn paired(
     [da, db]
 }
 
-/// "80 % of samples lie within 38–44 kcycles (15.5–18.0 µs)".
-pub fn mode_finding(d: &Distribution, clock: &Clock) -> Option<String> {
-    let m = d.mode_range.as_ref()?;
-    let kc = |ns: f64| clock.ns_to_ticks(ns) / 1000.0;
-    Some(format!(
-        "{}: {:.0} % of samples within {:.1}–{:.1} kcycles ({}–{}), median {}",
-        d.name,
-        m.fraction * 100.0,
-        kc(m.low),
-        kc(m.high),
-        crate::units::fmt_value("ns", m.low),
-        crate::units::fmt_value("ns", m.high),
-        crate::units::fmt_value("ns", d.summary.p50),
-    ))
-}
-
 /// Warn when the median sample is shorter than 100 timer steps.
 pub fn resolution_warning(d: &Distribution, clock: &Clock) -> Option<String> {
     let step = clock.info.step_ns;
@@ -199,26 +183,151 @@ pub fn thread_count() -> Option<usize> {
         .ok()
 }
 
-/// Findings comparing relations of one measured quantity: "wake-up on other-core costs
-/// 12× same-cpu (28 µs vs 2.3 µs median)".
-pub fn relation_findings(ds: &[Distribution], what: &str, suffix: &str) -> Vec<String> {
-    let pick = |rel: &str| {
-        ds.iter()
-            .find(|d| d.name.contains(&format!("/{rel}/")) && d.name.ends_with(suffix))
-            .map(|d| d.summary.p50)
-    };
-    let mut out = Vec::new();
-    if let (Some(same), Some(other)) = (pick("same-cpu"), pick("other-core")) {
-        if same > 0.0 {
-            out.push(format!(
-                "{what}: other core {} vs same CPU {} median ({:.1}×)",
-                crate::units::fmt_value("ns", other),
-                crate::units::fmt_value("ns", same),
-                other / same
-            ));
+/// Chunks in which a primitive probe's variants take turns: each variant's samples
+/// are taken in this many chunks, the variants alternating in an order rotated by one
+/// per round, so drift during the case hits every variant alike (never one block
+/// after another).
+pub const CHUNKS: usize = 8;
+
+/// The order in which `variants` variants run in `rounds` rotated rounds: round `r`
+/// runs variant `(k + r) % variants` for `k = 0, 1, ...`.
+pub fn rotation(variants: usize, rounds: usize) -> Vec<usize> {
+    (0..rounds)
+        .flat_map(|r| (0..variants).map(move |k| (k + r) % variants))
+        .collect()
+}
+
+/// One chunk of a paired measurement: (A, B) tick pairs, and why it stopped early.
+pub type PairChunk = (Vec<(u64, u64)>, Option<String>);
+
+/// Samples of chunk `round` (of [`CHUNKS`]) when the chunks together take `samples`.
+pub fn chunk_len(samples: usize, round: usize) -> usize {
+    samples * (round + 1) / CHUNKS - samples * round / CHUNKS
+}
+
+/// Run `variants` in [`CHUNKS`] rotated rounds; `run(v, n)` takes a chunk of `n` of
+/// variant `v`'s samples (all chunks together: `samples`) and returns them with the
+/// reason it stopped early, if it did. The first stop ends all rounds (the budget or
+/// a partner that did not answer): every variant then has the rounds it completed.
+/// Returns the samples per variant and the stop reason.
+pub fn interleaved<T, E>(
+    variants: usize,
+    samples: usize,
+    mut run: impl FnMut(usize, usize) -> Result<(Vec<T>, Option<String>), E>,
+) -> Result<(Vec<Vec<T>>, Option<String>), E> {
+    let mut out: Vec<Vec<T>> = (0..variants).map(|_| Vec::new()).collect();
+    for (i, v) in rotation(variants, CHUNKS).into_iter().enumerate() {
+        let n = chunk_len(samples, i / variants.max(1));
+        if n == 0 {
+            continue;
+        }
+        let (chunk, stop) = run(v, n)?;
+        out[v].extend(chunk);
+        if stop.is_some() {
+            return Ok((out, stop));
         }
     }
-    out
+    Ok((out, None))
+}
+
+/// The median of the distribution named `name`, with its interval.
+pub fn median_of(ds: &[Distribution], name: &str) -> Option<Estimate> {
+    ds.iter()
+        .find(|d| d.name == name)
+        .map(|d| d.summary.median())
+}
+
+/// Compare the medians of two distributions (a time or a cost in ns), through their
+/// 95 % intervals (`stats::compare_estimates`, conservative: a difference is stated
+/// only when the intervals are disjoint and the ratio is beyond the minimum effect).
+/// The larger median is named first. `None` when either is missing or not positive.
+pub fn compare_dists(
+    ds: &[Distribution],
+    what: &str,
+    a: (&str, &str),
+    b: (&str, &str),
+    context: Option<String>,
+) -> Option<Finding> {
+    let (ea, eb) = (median_of(ds, a.1)?, median_of(ds, b.1)?);
+    let c = stats::compare_estimates(ea, eb)?;
+    let flip = c.ratio.value < 1.0;
+    let ratio = if flip {
+        Estimate {
+            value: 1.0 / c.ratio.value,
+            lo: 1.0 / c.ratio.hi,
+            hi: 1.0 / c.ratio.lo,
+            n: c.ratio.n,
+        }
+    } else {
+        c.ratio
+    };
+    let ((a, a_value), (b, b_value)) = if flip {
+        ((b.0, eb), (a.0, ea))
+    } else {
+        ((a.0, ea), (b.0, eb))
+    };
+    Some(Finding::Comparison {
+        what: what.into(),
+        unit: "ns".into(),
+        a: a.into(),
+        a_value,
+        b: b.into(),
+        b_value,
+        ratio,
+        significant: c.significant,
+        outcome: c.outcome,
+        context,
+    })
+}
+
+/// The median of a distribution as a typed value, its mode range (in cycles and ns)
+/// as context: "80 % of samples within 38–44 kcycles (15.5–18.0 µs)".
+pub fn median_finding(d: &Distribution, clock: &Clock) -> Finding {
+    let context = d.mode_range.as_ref().map(|m| {
+        let kc = |ns: f64| clock.ns_to_ticks(ns) / 1000.0;
+        format!(
+            "{:.0} % of samples within {:.1}–{:.1} kcycles ({}–{})",
+            m.fraction * 100.0,
+            kc(m.low),
+            kc(m.high),
+            crate::units::fmt_value("ns", m.low),
+            crate::units::fmt_value("ns", m.high),
+        )
+    });
+    Finding::Value {
+        what: format!("{} (median)", d.name),
+        unit: "ns".into(),
+        value: d.summary.median(),
+        context,
+    }
+}
+
+/// Compare the relations of one measured quantity: the distributions
+/// `{prefix}/{relation}{suffix}` of same CPU and other core, and of other core and
+/// SMT sibling or other package where those exist.
+pub fn relation_findings(
+    ds: &[Distribution],
+    what: &str,
+    prefix: &str,
+    suffix: &str,
+) -> Vec<Finding> {
+    let name = |rel: Relation| format!("{prefix}/{}{suffix}", rel.name());
+    [
+        (Relation::OtherCore, Relation::SameCpu),
+        (Relation::OtherCore, Relation::SmtSibling),
+        (Relation::OtherPackage, Relation::OtherCore),
+    ]
+    .iter()
+    .filter_map(|&(a, b)| {
+        compare_dists(
+            ds,
+            &format!("{what}, by where the partner runs"),
+            (a.name(), &name(a)),
+            (b.name(), &name(b)),
+            None,
+        )
+    })
+    .collect()
 }
 
 /// A `pthread_mutex_t` (default kind) in a stable place, shared by reference.
@@ -341,6 +450,57 @@ mod tests {
             .unwrap_err()
             .contains("one package"));
         assert!(get(Relation::OtherCore).is_ok());
+    }
+
+    #[test]
+    fn variants_take_turns_in_rotated_rounds() {
+        assert_eq!(rotation(3, 2), vec![0, 1, 2, 1, 2, 0]);
+        let mut order = Vec::new();
+        let (out, stop) = interleaved::<usize, ()>(2, 300, |v, n| {
+            order.push(v);
+            Ok((vec![v; n], None))
+        })
+        .unwrap();
+        assert!(stop.is_none());
+        assert_eq!(order.len(), 2 * CHUNKS);
+        assert!(order.chunks(2).all(|r| r[0] != r[1]));
+        assert_eq!((out[0].len(), out[1].len()), (300, 300));
+        let (out, stop) = interleaved::<usize, ()>(2, 300, |v, _| {
+            Ok((vec![v], (v == 1).then(|| "late".into())))
+        })
+        .unwrap();
+        assert_eq!(
+            (out[0].len(), out[1].len(), stop.as_deref()),
+            (1, 1, Some("late"))
+        );
+        assert_eq!((0..CHUNKS).map(|r| chunk_len(5, r)).sum::<usize>(), 5);
+    }
+
+    #[test]
+    fn relations_differ_only_when_their_intervals_separate() {
+        let d = |name: &str, base: f64| {
+            stats::distribution(
+                name,
+                "ns",
+                &(0..200).map(|i| base + (i % 10) as f64).collect::<Vec<_>>(),
+            )
+        };
+        let ds = vec![
+            d("w/same-cpu/wake", 1000.0),
+            d("w/other-core/wake", 3000.0),
+            d("w/other-package/wake", 3001.0),
+        ];
+        let f = relation_findings(&ds, "wake-up", "w", "/wake");
+        assert_eq!(f.len(), 2);
+        let Finding::Comparison { a, b, outcome, .. } = &f[0] else {
+            panic!("{f:?}")
+        };
+        assert_eq!((a.as_str(), b.as_str()), ("other-core", "same-cpu"));
+        assert_eq!(*outcome, crate::model::Outcome::Different);
+        let Finding::Comparison { outcome, .. } = &f[1] else {
+            panic!("{f:?}")
+        };
+        assert_ne!(*outcome, crate::model::Outcome::Different);
     }
 
     #[test]

@@ -7,14 +7,20 @@
 //!
 //! The lines are allocated fresh and first written by the first thread of each pair.
 //! On more than 64 CPUs a representative subset is measured (see `subset`).
+//!
+//! Repetition: each pair runs [`REPS`] times; a cell holds the median of its
+//! repetitions, and a second matrix (`c2c/cas/spread`, `c2c/rw/spread`) their spread
+//! (largest − smallest). Classes of pairs (same core, other core, ...) are stated only
+//! when their ranges (each cell ± its spread) separate; otherwise the report says they
+//! do not.
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
-use crate::model::{Matrix, Measurement, Point, ProbeResult};
+use crate::model::{Estimate, Finding, Matrix, Measurement, ProbeResult};
 use crate::placement::subset;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// Repetitions per pair; the best is kept.
+/// Repetitions per pair; the median is kept, and the spread recorded.
 pub const REPS: usize = 3;
 /// Padding of each line: 128 bytes, because adjacent-line prefetch on x86 pairs lines.
 pub const LINE_PAD: usize = 128;
@@ -141,9 +147,9 @@ impl Probe for C2c {
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         let c: CaseParams = case.decode()?;
         let clock = ctx.plan.clock.clone();
-        let mut best = (u64::MAX, u64::MAX);
+        let (mut cas_t, mut rw_t) = (Vec::new(), Vec::new());
         for _ in 0..REPS {
-            if ctx.expired() && best.0 != u64::MAX {
+            if ctx.expired() && !cas_t.is_empty() {
                 break;
             }
             // Fresh lines per repetition; the first thread writes them first (setup).
@@ -184,23 +190,28 @@ impl Probe for C2c {
                     c.a, c.b
                 )));
             };
-            best = (best.0.min(cas), best.1.min(rw));
+            cas_t.push(cas);
+            rw_t.push(rw);
         }
-        let per = |t: u64| clock.ticks_to_ns(t) / (2 * c.round_trips) as f64;
-        let (cas_ns, rw_ns) = (per(best.0), per(best.1));
-        let mut m = Measurement::points(vec![
-            Point::new("pairs/cas", "pair", 0.0, "ns", cas_ns),
-            Point::new("pairs/rw", "pair", 0.0, "ns", rw_ns),
-        ]);
-        // One 1×1 matrix per pair; `finish` assembles the full matrices.
-        for (name, v) in [("c2c/cas", cas_ns), ("c2c/rw", rw_ns)] {
-            m.matrices.push(Matrix {
-                name: name.into(),
-                unit: "ns".into(),
-                rows: vec![c.a.to_string()],
-                cols: vec![c.b.to_string()],
-                values: vec![vec![Some(v)]],
-            });
+        let per = |t: &u64| clock.ticks_to_ns(*t) / (2 * c.round_trips) as f64;
+        let cas_ns: Vec<f64> = cas_t.iter().map(per).collect();
+        let rw_ns: Vec<f64> = rw_t.iter().map(per).collect();
+        let mut m = Measurement::default();
+        // One 1×1 matrix per pair and quantity; `finish` assembles the full matrices.
+        for (name, v) in [("c2c/cas", &cas_ns), ("c2c/rw", &rw_ns)] {
+            let (median, spread) = median_spread(v);
+            for (name, value) in [
+                (name.to_string(), median),
+                (format!("{name}/spread"), spread),
+            ] {
+                m.matrices.push(Matrix {
+                    name,
+                    unit: "ns".into(),
+                    rows: vec![c.a.to_string()],
+                    cols: vec![c.b.to_string()],
+                    values: vec![vec![Some(value)]],
+                });
+            }
         }
         Ok(m)
     }
@@ -211,52 +222,130 @@ impl Probe for C2c {
             .get("cpus")
             .and_then(|v| serde_json::from_value(v.clone()).ok())
             .unwrap_or_default();
-        let labels: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
-        let idx = |s: &str| labels.iter().position(|l| l == s);
         let mut full = Vec::new();
         for name in ["c2c/cas", "c2c/rw"] {
-            let mut values = vec![vec![None; cpus.len()]; cpus.len()];
-            let mut pairs = Vec::new();
-            for m in result.matrices.iter().filter(|m| m.name == name) {
-                if let (Some(r), Some(c), Some(Some(v))) = (
-                    idx(&m.rows[0]),
-                    idx(&m.cols[0]),
-                    m.values.first().and_then(|r| r.first()),
-                ) {
-                    values[r][c] = Some(*v);
-                    values[c][r] = Some(*v);
-                    pairs.push(((cpus[r], cpus[c]), *v));
-                }
-            }
-            full.push(Matrix {
-                name: name.into(),
-                unit: "ns".into(),
-                rows: labels.clone(),
-                cols: labels.clone(),
-                values,
-            });
-            for (lat, ps) in subset::classes(pairs, 0.25) {
-                let mut rels: Vec<&str> = ps
+            let spread_name = format!("{name}/spread");
+            let (values, cells) = assemble(&result.matrices, name, "ns", &cpus);
+            let (spreads, _) = assemble(&result.matrices, &spread_name, "ns", &cpus);
+            let spread_of = |a: u32, b: u32| {
+                let i = cpus.iter().position(|&c| c == a)?;
+                let j = cpus.iter().position(|&c| c == b)?;
+                spreads.values[i][j]
+            };
+            let mut classes = Vec::new();
+            for (lat, ps) in subset::classes(cells.clone(), 0.25) {
+                let range = ps
                     .iter()
-                    .map(|&(a, b)| subset::relation(&ctx.topo, a, b))
-                    .collect();
-                rels.sort_unstable();
-                rels.dedup();
-                result.findings.push(format!(
-                    "{name}: {} between {} CPU pairs ({}): {}",
-                    crate::units::fmt_value("ns", lat),
-                    ps.len(),
-                    rels.join(" / "),
-                    subset::pair_list(&ps, 6)
-                ));
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |r, &(a, b)| {
+                        let v = cells.iter().find(|c| c.0 == (a, b)).map_or(lat, |c| c.1);
+                        let s = spread_of(a, b).unwrap_or(0.0);
+                        (r.0.min(v - s), r.1.max(v + s))
+                    });
+                classes.push((lat, range, ps));
             }
+            result
+                .findings
+                .extend(class_findings(name, &classes, &ctx.topo));
+            full.push(values);
+            full.push(spreads);
         }
         result.matrices = full;
-        result.series.retain(|s| !s.name.starts_with("pairs/"));
         if let Some(n) = result.params.get("subset").and_then(|v| v.as_str()) {
             result.warnings.push(n.to_string());
         }
     }
+}
+
+/// Median and spread (largest − smallest) of a pair's repetitions.
+fn median_spread(v: &[f64]) -> (f64, f64) {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (crate::stats::median(v), hi - lo)
+}
+
+/// Cells of a pair matrix: ((first CPU, second CPU), value).
+pub(crate) type Cells = Vec<((u32, u32), f64)>;
+
+/// The full symmetric matrix `name` over `cpus` from the cases' 1×1 matrices, and
+/// its cells (shared with `sharing`).
+pub(crate) fn assemble(parts: &[Matrix], name: &str, unit: &str, cpus: &[u32]) -> (Matrix, Cells) {
+    let labels: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
+    let idx = |s: &str| labels.iter().position(|l| l == s);
+    let mut values = vec![vec![None; cpus.len()]; cpus.len()];
+    let mut cells = Vec::new();
+    for m in parts.iter().filter(|m| m.name == name) {
+        if let (Some(r), Some(c), Some(Some(v))) = (
+            idx(&m.rows[0]),
+            idx(&m.cols[0]),
+            m.values.first().and_then(|r| r.first()),
+        ) {
+            values[r][c] = Some(*v);
+            values[c][r] = Some(*v);
+            cells.push(((cpus[r], cpus[c]), *v));
+        }
+    }
+    let matrix = Matrix {
+        name: name.into(),
+        unit: unit.into(),
+        rows: labels.clone(),
+        cols: labels,
+        values,
+    };
+    (matrix, cells)
+}
+
+/// A class of CPU pairs: its central latency, its range (every cell ± its spread) and
+/// its pairs.
+type Class = (f64, (f64, f64), Vec<(u32, u32)>);
+
+/// One finding per class of pairs when the classes' ranges separate (sorted by
+/// latency, each range ends below the next one's start); otherwise one saying they
+/// do not, so no class is stated from noise.
+fn class_findings(name: &str, classes: &[Class], topo: &crate::topology::Topology) -> Vec<Finding> {
+    if classes.is_empty() {
+        return Vec::new();
+    }
+    let separate = classes.windows(2).all(|w| w[0].1 .1 < w[1].1 .0);
+    if !separate {
+        let lo = classes.iter().map(|c| c.1 .0).fold(f64::INFINITY, f64::min);
+        let hi = classes
+            .iter()
+            .map(|c| c.1 .1)
+            .fold(f64::NEG_INFINITY, f64::max);
+        return vec![Finding::Note {
+            text: format!(
+                "{name}: no classes of CPU pairs separate beyond the spread of repetitions \
+                 (all pairs within {}–{})",
+                crate::units::fmt_value("ns", lo.max(0.0)),
+                crate::units::fmt_value("ns", hi)
+            ),
+        }];
+    }
+    classes
+        .iter()
+        .map(|(lat, (lo, hi), ps)| {
+            let mut rels: Vec<&str> = ps
+                .iter()
+                .map(|&(a, b)| subset::relation(topo, a, b))
+                .collect();
+            rels.sort_unstable();
+            rels.dedup();
+            Finding::Value {
+                what: format!("{name}: {} CPU pairs ({})", ps.len(), rels.join(" / ")),
+                unit: "ns".into(),
+                value: Estimate {
+                    value: *lat,
+                    lo: lo.max(0.0),
+                    hi: *hi,
+                    n: ps.len(),
+                },
+                context: Some(format!(
+                    "{}; range: every pair ± its repetitions' spread",
+                    subset::pair_list(ps, 6)
+                )),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -275,6 +364,25 @@ mod tests {
         assert!(r.0.is_some() && r.1.is_some());
         assert_eq!(l.cas.0.load(Ordering::Relaxed), 2 * n);
         assert_eq!(l.pong.0.load(Ordering::Relaxed), n);
+    }
+
+    #[test]
+    fn classes_are_stated_only_when_their_ranges_separate() {
+        let topo = crate::topology::from_synthetic("core:2 pu:2").unwrap();
+        let apart: Vec<Class> = vec![
+            (20.0, (18.0, 22.0), vec![(0, 1)]),
+            (60.0, (55.0, 70.0), vec![(0, 2), (1, 3)]),
+        ];
+        let f = class_findings("c2c/cas", &apart, &topo);
+        assert_eq!(f.len(), 2);
+        assert!(matches!(&f[1], Finding::Value { value, .. } if value.n == 2));
+        let overlapping: Vec<Class> = vec![
+            (20.0, (10.0, 40.0), vec![(0, 1)]),
+            (60.0, (35.0, 70.0), vec![(0, 2)]),
+        ];
+        let f = class_findings("c2c/cas", &overlapping, &topo);
+        assert!(matches!(&f[..], [Finding::Note { text }] if text.contains("no classes")));
+        assert_eq!(median_spread(&[3.0, 1.0, 2.0]), (2.0, 2.0));
     }
 
     #[test]

@@ -9,6 +9,12 @@
 //! stamps, signals (or broadcasts), stamps. The waiter stamps as soon as the wait
 //! returns. So the wake-up latency is not inflated by the signaller holding the mutex.
 //! Waits are timed (100 ms slices), so a lost wake-up cannot hang the probe.
+//!
+//! Repetition and comparison: one case measures every variant (signal and broadcast,
+//! each relation) in [`pairs::CHUNKS`] chunks taken in rotated order, so drift hits
+//! all variants alike. Findings compare medians through their 95 % intervals (signal
+//! vs broadcast; other core vs same CPU) and state a difference only when it is
+//! significant.
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::ticks;
@@ -26,11 +32,28 @@ pub const WAIT_SLICE_MS: u64 = 100;
 pub struct Condvar;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct CaseParams {
+struct Variant {
     broadcast: bool,
     relation: Relation,
     signaller: Option<u32>,
     waiter: Option<u32>,
+}
+
+impl Variant {
+    fn name(&self) -> String {
+        let kind = if self.broadcast {
+            "broadcast"
+        } else {
+            "signal"
+        };
+        format!("{kind}/{}", self.relation.name())
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct CaseParams {
+    variants: Vec<Variant>,
+    /// Samples per variant (taken in chunks).
     samples: usize,
 }
 
@@ -132,117 +155,132 @@ impl Probe for Condvar {
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         let n = pairs::samples(ctx.profile);
-        let mut cases = Vec::new();
+        let mut variants = Vec::new();
         let mut skipped = Vec::new();
         for (relation, pair) in pairs::pairs(&ctx.topo) {
             match pair {
                 Ok((signaller, waiter)) => {
                     for broadcast in [false, true] {
-                        let kind = if broadcast { "broadcast" } else { "signal" };
-                        cases.push(Case::new(
-                            format!("{kind} {}", relation.name()),
-                            &CaseParams {
-                                broadcast,
-                                relation,
-                                signaller,
-                                waiter,
-                                samples: n,
-                            },
-                        ));
+                        variants.push(Variant {
+                            broadcast,
+                            relation,
+                            signaller,
+                            waiter,
+                        });
                     }
                 }
                 Err(why) => skipped.push(format!("{}: skipped: {why}", relation.name())),
             }
         }
+        let cases = vec![Case::new(
+            format!("signal/broadcast ×{} variants", variants.len()),
+            &CaseParams {
+                variants,
+                samples: n,
+            },
+        )];
         Ok(Plan {
             cases,
             ..Plan::default()
         }
         .param("samples", n)
+        .param("chunks", pairs::CHUNKS)
         .param("skipped", skipped))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         let c: CaseParams = case.decode()?;
         let clock = ctx.plan.clock.clone();
-        let sh = Shared {
-            m: PthreadMutex::new(),
-            c: PthreadCond::new(),
-            flag: AtomicU64::new(0),
-            ready: AtomicU64::new(0),
-            woke: AtomicU64::new(0),
-            abort: AtomicBool::new(false),
-        };
-        let limit = clock.ns_to_ticks(PARTNER_TIMEOUT_S * 1e9) as u64;
-        let settle = clock.ns_to_ticks(super::mutex::SETTLE_US * 1e3) as u64;
-        let deadline = ctx.deadline;
-        let out = ctx.team(
-            &[c.signaller, c.waiter],
-            1,
-            |_| (),
-            |me, _| run_pair(&sh, me, c.broadcast, c.samples, settle, limit, deadline),
-        )?;
-        let (call, wake, stop) = out
-            .results
-            .into_iter()
-            .next()
-            .and_then(|r| r.into_iter().next())
-            .ok_or_else(|| ProbeError::Failed("the signaller did not run".into()))?;
-        let kind = if c.broadcast { "broadcast" } else { "signal" };
-        let base = format!("{kind}/{}", c.relation.name());
+        let (per_variant, stop) = pairs::interleaved(c.variants.len(), c.samples, |v, n| {
+            chunk_of(ctx, &c.variants[v], n)
+        })?;
         let mut m = Measurement::default();
         if let Some(why) = stop {
-            m.warnings.push(format!("{base}: {why}"));
+            m.warnings.push(why);
         }
-        if call.is_empty() {
-            return Err(ProbeError::GaveUp(format!("{base}: no sample")));
+        for (var, cw) in c.variants.iter().zip(per_variant) {
+            if cw.is_empty() {
+                continue;
+            }
+            let base = var.name();
+            let (call, wake): (Vec<u64>, Vec<u64>) = cw.into_iter().unzip();
+            let ds = pairs::paired(
+                &format!("{base}/call"),
+                &format!("{base}/wake"),
+                &clock,
+                &call,
+                &wake,
+            );
+            pairs::push_dists(&mut m, &clock, ds);
         }
-        let ds = pairs::paired(
-            &format!("{base}/call"),
-            &format!("{base}/wake"),
-            &clock,
-            &call,
-            &wake,
-        );
-        pairs::push_dists(&mut m, &clock, ds);
+        if m.distributions.is_empty() {
+            return Err(ProbeError::GaveUp("condvar: no sample".into()));
+        }
         Ok(m)
     }
 
     fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
         super::skipped_as_findings(result);
-        let wakes: Vec<_> = result
-            .distributions
-            .iter()
-            .filter(|d| d.name.starts_with("signal/") && d.name.ends_with("/wake"))
-            .cloned()
-            .collect();
-        result
-            .findings
-            .extend(pairs::relation_findings(&wakes, "signal wake-up", "/wake"));
-        let med = |name: &str| {
-            result
-                .distributions
-                .iter()
-                .find(|d| d.name == name)
-                .map(|d| d.summary.p50)
-        };
+        let ds = &result.distributions;
+        let mut found = pairs::relation_findings(ds, "signal wake-up", "signal", "/wake");
         for rel in ["other-core", "same-cpu", "unpinned"] {
-            if let (Some(s), Some(b)) = (
-                med(&format!("signal/{rel}/call")),
-                med(&format!("broadcast/{rel}/call")),
+            let (s, b) = (
+                format!("signal/{rel}/call"),
+                format!("broadcast/{rel}/call"),
+            );
+            if let Some(f) = pairs::compare_dists(
+                ds,
+                &format!("the call with one waiter on {rel}"),
+                ("signal", &s),
+                ("broadcast", &b),
+                None,
             ) {
-                result.findings.push(format!(
-                    "signal call {} vs broadcast call {} median with one waiter on {rel}",
-                    crate::units::fmt_value("ns", s),
-                    crate::units::fmt_value("ns", b)
-                ));
+                found.push(f);
                 break;
             }
         }
-        for d in &wakes {
-            if let Some(f) = pairs::mode_finding(d, &ctx.clock) {
-                result.findings.push(f);
-            }
-        }
+        found.extend(
+            ds.iter()
+                .filter(|d| d.name.starts_with("signal/") && d.name.ends_with("/wake"))
+                .map(|d| pairs::median_finding(d, &ctx.clock)),
+        );
+        result.findings.extend(found);
     }
+}
+
+/// One chunk of one variant: (call, wake) tick pairs and why it stopped early, if it did.
+fn chunk_of(
+    ctx: &mut RunCtx,
+    var: &Variant,
+    samples: usize,
+) -> Result<pairs::PairChunk, ProbeError> {
+    let clock = ctx.plan.clock.clone();
+    let sh = Shared {
+        m: PthreadMutex::new(),
+        c: PthreadCond::new(),
+        flag: AtomicU64::new(0),
+        ready: AtomicU64::new(0),
+        woke: AtomicU64::new(0),
+        abort: AtomicBool::new(false),
+    };
+    let limit = clock.ns_to_ticks(PARTNER_TIMEOUT_S * 1e9) as u64;
+    let settle = clock.ns_to_ticks(super::mutex::SETTLE_US * 1e3) as u64;
+    let deadline = ctx.deadline;
+    let broadcast = var.broadcast;
+    let out = ctx.team(
+        &[var.signaller, var.waiter],
+        1,
+        |_| (),
+        |me, _| run_pair(&sh, me, broadcast, samples, settle, limit, deadline),
+    )?;
+    let (call, wake, stop) = out
+        .results
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next())
+        .ok_or_else(|| ProbeError::Failed("the signaller did not run".into()))?;
+    let stop = stop
+        .or_else(|| ctx.expired().then(|| "budget reached".to_string()))
+        .map(|why| format!("{}: {why}", var.name()));
+    Ok((call.into_iter().zip(wake).collect(), stop))
 }

@@ -6,6 +6,12 @@
 //!   (asleep in the kernel) or spinning on `trylock`. Per sample: how long the unlock
 //!   takes, and the time from the start of the unlock until the waiter runs with the
 //!   lock. By where the waiter sits relative to the holder.
+//!
+//! Repetition and comparison: two cases, uncontended and hand-off; each measures all
+//! its variants (the three implementations; sleeping and spinning waiters at each
+//! relation) in [`pairs::CHUNKS`] chunks taken in rotated order, so drift hits all
+//! variants alike. Findings compare medians through their 95 % intervals and state a
+//! difference only when it is significant.
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::ticks;
@@ -34,18 +40,44 @@ enum Impl {
     ParkingLot,
 }
 
+impl Impl {
+    fn name(self) -> &'static str {
+        match self {
+            Impl::Pthread => "pthread",
+            Impl::Std => "std",
+            Impl::ParkingLot => "parking_lot",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct HandoffVariant {
+    spinning: bool,
+    relation: Relation,
+    holder: Option<u32>,
+    waiter: Option<u32>,
+}
+
+impl HandoffVariant {
+    fn name(&self) -> String {
+        let kind = if self.spinning {
+            "spinning"
+        } else {
+            "sleeping"
+        };
+        format!("handoff/{kind}/{}", self.relation.name())
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 enum CaseParams {
     Uncontended {
-        imp: Impl,
+        imps: Vec<Impl>,
         cpu: Option<u32>,
         samples: usize,
     },
     Handoff {
-        spinning: bool,
-        relation: Relation,
-        holder: Option<u32>,
-        waiter: Option<u32>,
+        variants: Vec<HandoffVariant>,
         samples: usize,
     },
 }
@@ -180,18 +212,17 @@ impl Probe for MutexProbe {
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         let n = pairs::samples(ctx.profile);
         let first = ctx.topo.allowed_pus().next().map(|p| p.os_index);
-        let mut cases = Vec::new();
-        for imp in [Impl::Pthread, Impl::Std, Impl::ParkingLot] {
-            cases.push(Case::new(
-                format!("uncontended {imp:?}"),
-                &CaseParams::Uncontended {
-                    imp,
-                    cpu: first,
-                    samples: n,
-                },
-            ));
-        }
+        let imps = vec![Impl::Pthread, Impl::Std, Impl::ParkingLot];
+        let mut cases = vec![Case::new(
+            "uncontended ×3 implementations",
+            &CaseParams::Uncontended {
+                imps,
+                cpu: first,
+                samples: n,
+            },
+        )];
         let mut skipped = Vec::new();
+        let mut variants = Vec::new();
         for (relation, pair) in pairs::pairs(&ctx.topo) {
             match pair {
                 Ok((holder, waiter)) => {
@@ -202,27 +233,30 @@ impl Probe for MutexProbe {
                             );
                             continue;
                         }
-                        let kind = if spinning { "spinning" } else { "sleeping" };
-                        cases.push(Case::new(
-                            format!("handoff {kind} {}", relation.name()),
-                            &CaseParams::Handoff {
-                                spinning,
-                                relation,
-                                holder,
-                                waiter,
-                                samples: n,
-                            },
-                        ));
+                        variants.push(HandoffVariant {
+                            spinning,
+                            relation,
+                            holder,
+                            waiter,
+                        });
                     }
                 }
                 Err(why) => skipped.push(format!("handoff/{}: skipped: {why}", relation.name())),
             }
         }
+        cases.push(Case::new(
+            format!("handoff ×{} variants", variants.len()),
+            &CaseParams::Handoff {
+                variants,
+                samples: n,
+            },
+        ));
         Ok(Plan {
             cases,
             ..Plan::default()
         }
         .param("samples", n)
+        .param("chunks", pairs::CHUNKS)
         .param("pairs_per_uncontended_sample", PAIRS_PER_SAMPLE)
         .param("settle_us", SETTLE_US)
         .param("skipped", skipped))
@@ -232,126 +266,144 @@ impl Probe for MutexProbe {
         let clock = ctx.plan.clock.clone();
         let mut m = Measurement::default();
         match case.decode()? {
-            CaseParams::Uncontended { imp, cpu, samples } => {
-                let out = ctx.team(&[cpu], 1, |_| (), |_, _| uncontended(imp, samples))?;
-                let t: Vec<u64> = out.results.into_iter().flatten().flatten().collect();
-                let ns: Vec<f64> = t
-                    .iter()
-                    .map(|&x| clock.ticks_to_ns(x) / PAIRS_PER_SAMPLE as f64)
-                    .collect();
-                let name = match imp {
-                    Impl::Pthread => "uncontended/pthread",
-                    Impl::Std => "uncontended/std",
-                    Impl::ParkingLot => "uncontended/parking_lot",
-                };
-                m.distributions
-                    .push(crate::stats::distribution(name, "ns", &ns));
+            CaseParams::Uncontended { imps, cpu, samples } => {
+                let (per_imp, _) = pairs::interleaved(imps.len(), samples, |v, chunk| {
+                    let imp = imps[v];
+                    let out = ctx.team(&[cpu], 1, |_| (), |_, _| uncontended(imp, chunk))?;
+                    let t: Vec<u64> = out.results.into_iter().flatten().flatten().collect();
+                    let stop = ctx.expired().then(|| "budget reached".to_string());
+                    Ok::<_, ProbeError>((t, stop))
+                })?;
+                for (imp, t) in imps.iter().zip(per_imp) {
+                    if t.is_empty() {
+                        continue;
+                    }
+                    let ns: Vec<f64> = t
+                        .iter()
+                        .map(|&x| clock.ticks_to_ns(x) / PAIRS_PER_SAMPLE as f64)
+                        .collect();
+                    m.distributions.push(crate::stats::distribution(
+                        format!("uncontended/{}", imp.name()),
+                        "ns",
+                        &ns,
+                    ));
+                }
             }
-            CaseParams::Handoff {
-                spinning,
-                relation,
-                holder,
-                waiter,
-                samples,
-            } => {
-                let sh = Shared {
-                    m: PthreadMutex::new(),
-                    go: AtomicU64::new(0),
-                    ready: AtomicU64::new(0),
-                    woke: AtomicU64::new(0),
-                    abort: AtomicBool::new(false),
-                };
-                let settle = clock.ns_to_ticks(SETTLE_US * 1e3) as u64;
-                let limit = clock.ns_to_ticks(PARTNER_TIMEOUT_S * 1e9) as u64;
-                let deadline = ctx.deadline;
-                let out = ctx.team(
-                    &[holder, waiter],
-                    1,
-                    |_| (),
-                    |me, _| handoff(&sh, me, spinning, samples, settle, limit, deadline),
-                )?;
-                let (unlock, wake, stop) = out
-                    .results
-                    .into_iter()
-                    .next()
-                    .and_then(|r| r.into_iter().next())
-                    .ok_or_else(|| ProbeError::Failed("the holder did not run".into()))?;
-                let kind = if spinning { "spinning" } else { "sleeping" };
-                let base = format!("handoff/{kind}/{}", relation.name());
+            CaseParams::Handoff { variants, samples } => {
+                let (per_variant, stop) =
+                    pairs::interleaved(variants.len(), samples, |v, chunk| {
+                        handoff_chunk(ctx, &variants[v], chunk)
+                    })?;
                 if let Some(why) = stop {
-                    m.warnings.push(format!("{base}: {why}"));
+                    m.warnings.push(why);
                 }
-                if unlock.is_empty() {
-                    return Err(ProbeError::GaveUp(format!("{base}: no sample")));
+                for (var, uw) in variants.iter().zip(per_variant) {
+                    if uw.is_empty() {
+                        continue;
+                    }
+                    let base = var.name();
+                    let (unlock, wake): (Vec<u64>, Vec<u64>) = uw.into_iter().unzip();
+                    let ds = pairs::paired(
+                        &format!("{base}/unlock"),
+                        &format!("{base}/wake"),
+                        &clock,
+                        &unlock,
+                        &wake,
+                    );
+                    pairs::push_dists(&mut m, &clock, ds);
                 }
-                let ds = pairs::paired(
-                    &format!("{base}/unlock"),
-                    &format!("{base}/wake"),
-                    &clock,
-                    &unlock,
-                    &wake,
-                );
-                pairs::push_dists(&mut m, &clock, ds);
             }
+        }
+        if m.distributions.is_empty() {
+            return Err(ProbeError::GaveUp(format!("{}: no sample", case.label)));
         }
         Ok(m)
     }
 
     fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
         super::skipped_as_findings(result);
-        let med = |name: &str| {
-            result
-                .distributions
-                .iter()
-                .find(|d| d.name == name)
-                .map(|d| d.summary.p50)
-        };
-        if let Some(p) = med("uncontended/pthread") {
-            let mut line = format!(
-                "uncontended lock+unlock: pthread {}",
-                crate::units::fmt_value("ns", p)
-            );
-            for (label, name) in [
-                ("std", "uncontended/std"),
-                ("parking_lot", "uncontended/parking_lot"),
-            ] {
-                if let Some(v) = med(name) {
-                    line.push_str(&format!(", {label} {}", crate::units::fmt_value("ns", v)));
-                }
-            }
-            line.push_str(" (median per pair)");
-            result.findings.push(line);
+        let ds = &result.distributions;
+        let mut found = Vec::new();
+        found.extend(
+            ds.iter()
+                .filter(|d| d.name.starts_with("uncontended/"))
+                .map(|d| pairs::median_finding(d, &ctx.clock)),
+        );
+        for (a, b) in [
+            ("pthread", "std"),
+            ("pthread", "parking_lot"),
+            ("std", "parking_lot"),
+        ] {
+            let (na, nb) = (format!("uncontended/{a}"), format!("uncontended/{b}"));
+            found.extend(pairs::compare_dists(
+                ds,
+                "uncontended lock+unlock (per pair)",
+                (a, &na),
+                (b, &nb),
+                None,
+            ));
         }
         for rel in ["other-core", "smt-sibling", "other-package"] {
-            if let (Some(sl), Some(sp)) = (
-                med(&format!("handoff/sleeping/{rel}/wake")),
-                med(&format!("handoff/spinning/{rel}/wake")),
-            ) {
-                if sp > 0.0 {
-                    result.findings.push(format!(
-                        "waking a sleeping waiter on {rel} costs {} median vs {} for a spinning one ({:.0}×)",
-                        crate::units::fmt_value("ns", sl),
-                        crate::units::fmt_value("ns", sp),
-                        sl / sp
-                    ));
-                }
-            }
+            let (sl, sp) = (
+                format!("handoff/sleeping/{rel}/wake"),
+                format!("handoff/spinning/{rel}/wake"),
+            );
+            found.extend(pairs::compare_dists(
+                ds,
+                &format!("waking the waiter on {rel}"),
+                ("sleeping", &sl),
+                ("spinning", &sp),
+                None,
+            ));
         }
-        let wakes: Vec<_> = result
-            .distributions
-            .iter()
-            .filter(|d| d.name.starts_with("handoff/sleeping/") && d.name.ends_with("/wake"))
-            .cloned()
-            .collect();
-        result.findings.extend(pairs::relation_findings(
-            &wakes,
+        found.extend(pairs::relation_findings(
+            ds,
             "sleeping waiter wake-up",
+            "handoff/sleeping",
             "/wake",
         ));
-        for d in &wakes {
-            if let Some(f) = pairs::mode_finding(d, &ctx.clock) {
-                result.findings.push(f);
-            }
-        }
+        found.extend(
+            ds.iter()
+                .filter(|d| d.name.starts_with("handoff/sleeping/") && d.name.ends_with("/wake"))
+                .map(|d| pairs::median_finding(d, &ctx.clock)),
+        );
+        result.findings.extend(found);
     }
+}
+
+/// One chunk of hand-offs of one variant: (unlock, wake) tick pairs and why it
+/// stopped early, if it did.
+fn handoff_chunk(
+    ctx: &mut RunCtx,
+    var: &HandoffVariant,
+    samples: usize,
+) -> Result<pairs::PairChunk, ProbeError> {
+    let clock = ctx.plan.clock.clone();
+    let sh = Shared {
+        m: PthreadMutex::new(),
+        go: AtomicU64::new(0),
+        ready: AtomicU64::new(0),
+        woke: AtomicU64::new(0),
+        abort: AtomicBool::new(false),
+    };
+    let settle = clock.ns_to_ticks(SETTLE_US * 1e3) as u64;
+    let limit = clock.ns_to_ticks(PARTNER_TIMEOUT_S * 1e9) as u64;
+    let deadline = ctx.deadline;
+    let spinning = var.spinning;
+    let out = ctx.team(
+        &[var.holder, var.waiter],
+        1,
+        |_| (),
+        |me, _| handoff(&sh, me, spinning, samples, settle, limit, deadline),
+    )?;
+    let (unlock, wake, stop) = out
+        .results
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next())
+        .ok_or_else(|| ProbeError::Failed("the holder did not run".into()))?;
+    let stop = stop
+        .or_else(|| ctx.expired().then(|| "budget reached".to_string()))
+        .map(|why| format!("{}: {why}", var.name()));
+    Ok((unlock.into_iter().zip(wake).collect(), stop))
 }

@@ -2,16 +2,26 @@
 //! strands the OS did not report). For pairs of CPUs, the compute kernel (int and fp)
 //! runs on the first alone, then on both at once; the slowdown says whether they share
 //! a pipeline, ALU or FPU. On more than 64 CPUs a representative subset of pairs.
+//!
+//! Repetition: per pair and kernel, [`ROUNDS`] rounds each run the kernel alone and
+//! together once, in an order alternating round by round (alone first, then together
+//! first), so drift hits both alike. The slowdown is the paired ratio of the rounds
+//! (`stats::compare_paired`: Hodges-Lehmann centre, signed-rank 95 % interval); the
+//! matrix holds its centre and `…/spread` the width of its interval. Two CPUs are said
+//! to share a unit only when the slowdown is at least [`SHARED_SLOWDOWN`] and
+//! significant.
 
+use super::c2c::assemble;
 use super::compute::{fp_kernel, int_kernel, INPUTS};
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
-use crate::model::{Matrix, Measurement, ProbeResult};
+use crate::model::{Finding, Matrix, Measurement, ProbeResult};
 use crate::placement::subset;
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 
-/// Repetitions; the best is kept.
-pub const REPS: usize = 3;
+/// Rounds of (alone, together) per pair and kernel: 6 is the fewest with which the
+/// signed-rank interval can exclude 1 at 95 %.
+pub const ROUNDS: usize = 6;
 /// Two CPUs "slow each other" when running together takes this much longer.
 pub const SHARED_SLOWDOWN: f64 = 1.3;
 
@@ -84,7 +94,9 @@ impl Probe for Sharing {
         if cpus.len() < 2 {
             return Err(ProbeError::Skipped("fewer than 2 CPUs allowed".into()));
         }
-        let passes: u64 = ctx.profile.pick(20_000, 100_000, 1_000_000);
+        // Half the passes of the former 3 + 3 best-of runs: 6 + 6 rounds in about the
+        // same time.
+        let passes: u64 = ctx.profile.pick(10_000, 50_000, 500_000);
         let mut cases = Vec::new();
         for (i, &a) in cpus.iter().enumerate() {
             for &b in &cpus[i + 1..] {
@@ -97,7 +109,7 @@ impl Probe for Sharing {
         }
         .param("cpus", &cpus)
         .param("passes", passes)
-        .param("repetitions", REPS)
+        .param("rounds", ROUNDS)
         .param("shared_slowdown", SHARED_SLOWDOWN);
         if let Some(n) = note {
             plan = plan.param("subset", n);
@@ -109,24 +121,46 @@ impl Probe for Sharing {
         let c: CaseParams = case.decode()?;
         let mut m = Measurement::default();
         for (fp, name) in [(false, "sharing/int"), (true, "sharing/fp")] {
-            let alone = ctx.team(&[Some(c.a)], REPS, |_| (), |t, _| kernel(fp, t, c.passes))?;
-            let both = ctx.team(
-                &[Some(c.a), Some(c.b)],
-                REPS,
-                |_| (),
-                |t, _| kernel(fp, t, c.passes),
-            )?;
-            let (Some(a), Some(b)) = (alone.best(), both.best()) else {
-                return Err(ProbeError::GaveUp("no repetition ran".into()));
-            };
-            let slowdown = b.team_ns() as f64 / a.team_ns().max(1) as f64;
-            m.matrices.push(Matrix {
-                name: name.into(),
-                unit: "x_alone".into(),
-                rows: vec![c.a.to_string()],
-                cols: vec![c.b.to_string()],
-                values: vec![vec![Some(slowdown)]],
-            });
+            let (mut alone, mut both) = (Vec::new(), Vec::new());
+            for round in 0..ROUNDS {
+                if ctx.expired() && alone.len() >= 2 {
+                    break;
+                }
+                for together in [round % 2 == 1, round % 2 == 0] {
+                    let cpus: &[Option<u32>] = if together {
+                        &[Some(c.a), Some(c.b)]
+                    } else {
+                        &[Some(c.a)]
+                    };
+                    let out = ctx.team(cpus, 1, |_| (), |t, _| kernel(fp, t, c.passes))?;
+                    let t = out
+                        .best()
+                        .ok_or_else(|| ProbeError::GaveUp("no repetition ran".into()))?
+                        .team_ns()
+                        .max(1) as f64;
+                    if together {
+                        both.push(t);
+                    } else {
+                        alone.push(t);
+                    }
+                }
+            }
+            let slowdown = crate::stats::compare_paired(&both, &alone)
+                .ok_or_else(|| ProbeError::GaveUp(format!("{name}: fewer than 2 rounds ran")))?
+                .ratio;
+            for (suffix, v) in [
+                ("", slowdown.value),
+                ("/lo", slowdown.lo),
+                ("/spread", slowdown.hi - slowdown.lo),
+            ] {
+                m.matrices.push(Matrix {
+                    name: format!("{name}{suffix}"),
+                    unit: "x_alone".into(),
+                    rows: vec![c.a.to_string()],
+                    cols: vec![c.b.to_string()],
+                    values: vec![vec![Some(v)]],
+                });
+            }
         }
         Ok(m)
     }
@@ -137,63 +171,77 @@ impl Probe for Sharing {
             .get("cpus")
             .and_then(|v| serde_json::from_value(v.clone()).ok())
             .unwrap_or_default();
-        let labels: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
-        let idx = |s: &str| labels.iter().position(|l| l == s);
         let mut full = Vec::new();
         for (name, unit) in [
             ("sharing/int", "integer pipeline"),
             ("sharing/fp", "FP unit"),
         ] {
-            let mut values = vec![vec![None; cpus.len()]; cpus.len()];
-            let mut pairs = Vec::new();
-            for m in result.matrices.iter().filter(|m| m.name == name) {
-                if let (Some(r), Some(c), Some(Some(v))) = (
-                    idx(&m.rows[0]),
-                    idx(&m.cols[0]),
-                    m.values.first().and_then(|r| r.first()),
-                ) {
-                    values[r][c] = Some(*v);
-                    values[c][r] = Some(*v);
-                    pairs.push(((cpus[r], cpus[c]), *v));
-                }
-            }
-            let sets = groups(&pairs);
-            if sets.is_empty() && !pairs.is_empty() {
-                let worst = pairs.iter().map(|p| p.1).fold(0.0, f64::max);
-                result.findings.push(format!(
-                    "{name}: no two CPUs slow each other by {:.0} % or more (worst {worst:.2}× among {} pairs): no shared {unit} seen{}",
-                    (SHARED_SLOWDOWN - 1.0) * 100.0,
-                    pairs.len(),
-                    if ctx.topo.has_smt() { "" } else { "; the topology reports no SMT either" }
-                ));
-            }
-            for (set, v) in sets {
-                let all_siblings = set
-                    .windows(2)
-                    .all(|w| subset::relation(&ctx.topo, w[0], w[1]) == "SMT siblings");
-                result.findings.push(format!(
-                    "{name}: CPUs {} slow each other (up to {v:.2}×): they share an {unit}; {}",
-                    set.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", "),
-                    if all_siblings {
-                        "SMT siblings, as the topology says"
-                    } else {
-                        "not all SMT siblings per the topology: a shared unit the OS does not report"
-                    }
-                ));
-            }
-            full.push(Matrix {
-                name: name.into(),
-                unit: "x_alone".into(),
-                rows: labels.clone(),
-                cols: labels.clone(),
-                values,
-            });
+            let (values, pairs) = assemble(&result.matrices, name, "x_alone", &cpus);
+            let (_, lo) = assemble(&result.matrices, &format!("{name}/lo"), "x_alone", &cpus);
+            let (spread, _) = assemble(
+                &result.matrices,
+                &format!("{name}/spread"),
+                "x_alone",
+                &cpus,
+            );
+            // Only a significant slowdown (interval above 1) links two CPUs.
+            let linked: Vec<((u32, u32), f64)> = pairs
+                .iter()
+                .filter(|p| lo.iter().any(|l| l.0 == p.0 && l.1 > 1.0))
+                .copied()
+                .collect();
+            result
+                .findings
+                .extend(share_findings(name, unit, &pairs, &linked, &ctx.topo));
+            full.push(values);
+            full.push(spread);
         }
         result.matrices = full;
         if let Some(n) = result.params.get("subset").and_then(|v| v.as_str()) {
             result.warnings.push(n.to_string());
         }
     }
+}
+
+/// Findings of one kernel's map: the sets of CPUs whose significant slowdown reaches
+/// [`SHARED_SLOWDOWN`], or that none does.
+fn share_findings(
+    name: &str,
+    unit: &str,
+    pairs: &[((u32, u32), f64)],
+    linked: &[((u32, u32), f64)],
+    topo: &crate::topology::Topology,
+) -> Vec<Finding> {
+    let sets = groups(linked);
+    let mut out = Vec::new();
+    if sets.is_empty() && !pairs.is_empty() {
+        let worst = pairs.iter().map(|p| p.1).fold(0.0, f64::max);
+        out.push(Finding::Note {
+            text: format!(
+                "{name}: no two CPUs significantly slow each other by {:.0} % or more (worst {worst:.2}× among {} pairs): no shared {unit} seen{}",
+                (SHARED_SLOWDOWN - 1.0) * 100.0,
+                pairs.len(),
+                if topo.has_smt() { "" } else { "; the topology reports no SMT either" }
+            ),
+        });
+    }
+    for (set, v) in sets {
+        let all_siblings = set
+            .windows(2)
+            .all(|w| subset::relation(topo, w[0], w[1]) == "SMT siblings");
+        out.push(Finding::Note {
+            text: format!(
+                "{name}: CPUs {} slow each other (up to {v:.2}×, significant): they share an {unit}; {}",
+                set.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", "),
+                if all_siblings {
+                    "SMT siblings, as the topology says"
+                } else {
+                    "not all SMT siblings per the topology: a shared unit the OS does not report"
+                }
+            ),
+        });
+    }
+    out
 }
 
 #[cfg(test)]

@@ -8,6 +8,12 @@
 //! `pthread_attr_setaffinity_np`, so it starts on its CPU without a system call of
 //! its own. Every joinable child is joined and every detached child has finished its
 //! work before the next sample: nothing is left behind.
+//!
+//! Repetition and comparison: one case measures every variant (joinable and detached,
+//! each relation), in [`pairs::CHUNKS`] chunks taken in rotated order, so drift hits
+//! all variants alike. Findings compare medians through their 95 % intervals
+//! (joinable vs detached; other core vs same CPU) and state a difference only when
+//! it is significant.
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::ticks;
@@ -24,11 +30,28 @@ pub struct Threads;
 pub const CHILD_TIMEOUT_S: f64 = 5.0;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct CaseParams {
+struct Variant {
     detached: bool,
     relation: Relation,
     parent: Option<u32>,
     child: Option<u32>,
+}
+
+impl Variant {
+    fn name(&self) -> String {
+        let kind = if self.detached {
+            "detached"
+        } else {
+            "joinable"
+        };
+        format!("create/{kind}/{}", self.relation.name())
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct CaseParams {
+    variants: Vec<Variant>,
+    /// Samples per variant (taken in chunks).
     samples: usize,
 }
 
@@ -101,13 +124,13 @@ impl Drop for Attr {
 /// What the parent saw: (A, B) tick pairs, and why it stopped early, if it did.
 type Samples = (Vec<u64>, Vec<u64>, Option<String>);
 
-fn sample(c: &CaseParams, limit_ticks: u64, deadline: std::time::Instant) -> Samples {
-    let (mut a, mut b) = (Vec::with_capacity(c.samples), Vec::with_capacity(c.samples));
+fn sample(c: &Variant, samples: usize, limit_ticks: u64, deadline: std::time::Instant) -> Samples {
+    let (mut a, mut b) = (Vec::with_capacity(samples), Vec::with_capacity(samples));
     let attr = match Attr::new(c.detached, c.child) {
         Ok(x) => x,
         Err(e) => return (a, b, Some(e)),
     };
-    for i in 0..c.samples {
+    for i in 0..samples {
         if i % 64 == 0 && std::time::Instant::now() >= deadline {
             return (a, b, Some(format!("budget reached after {i} samples")));
         }
@@ -163,33 +186,36 @@ impl Probe for Threads {
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         let n = pairs::samples(ctx.profile);
-        let mut cases = Vec::new();
+        let mut variants = Vec::new();
         let mut skipped = Vec::new();
         for (relation, pair) in pairs::pairs(&ctx.topo) {
             match pair {
                 Ok((parent, child)) => {
                     for detached in [false, true] {
-                        let kind = if detached { "detached" } else { "joinable" };
-                        cases.push(Case::new(
-                            format!("{kind} {}", relation.name()),
-                            &CaseParams {
-                                detached,
-                                relation,
-                                parent,
-                                child,
-                                samples: n,
-                            },
-                        ));
+                        variants.push(Variant {
+                            detached,
+                            relation,
+                            parent,
+                            child,
+                        });
                     }
                 }
                 Err(why) => skipped.push(format!("{}: skipped: {why}", relation.name())),
             }
         }
+        let cases = vec![Case::new(
+            format!("create ×{} variants", variants.len()),
+            &CaseParams {
+                variants,
+                samples: n,
+            },
+        )];
         Ok(Plan {
             cases,
             ..Plan::default()
         }
         .param("samples", n)
+        .param("chunks", pairs::CHUNKS)
         .param("skipped", skipped)
         .param(
             "clock",
@@ -202,71 +228,77 @@ impl Probe for Threads {
         let clock = ctx.plan.clock.clone();
         let limit = clock.ns_to_ticks(CHILD_TIMEOUT_S * 1e9) as u64;
         let deadline = ctx.deadline;
-        let out = ctx.team(&[c.parent], 1, |_| (), |_, _| sample(&c, limit, deadline))?;
-        let (a, b, stop) = out
-            .results
-            .into_iter()
-            .flatten()
-            .next()
-            .ok_or_else(|| ProbeError::Failed("the parent thread did not run".into()))?;
-        let kind = if c.detached { "detached" } else { "joinable" };
-        let base = format!("create/{kind}/{}", c.relation.name());
+        let (per_variant, stop) =
+            pairs::interleaved(c.variants.len(), c.samples, |v, chunk| {
+                let var = &c.variants[v];
+                let out = ctx.team(
+                    &[var.parent],
+                    1,
+                    |_| (),
+                    |_, _| sample(var, chunk, limit, deadline),
+                )?;
+                let (a, b, stop) =
+                    out.results.into_iter().flatten().next().ok_or_else(|| {
+                        ProbeError::Failed("the parent thread did not run".into())
+                    })?;
+                let stop = stop.map(|why| format!("{}: {why}", var.name()));
+                Ok::<_, ProbeError>((a.into_iter().zip(b).collect::<Vec<_>>(), stop))
+            })?;
         let mut m = Measurement::default();
         if let Some(why) = stop {
-            m.warnings.push(format!("{base}: {why}"));
+            m.warnings.push(why);
         }
-        if a.is_empty() {
-            return Err(ProbeError::GaveUp(format!("{base}: no sample")));
+        for (var, ab) in c.variants.iter().zip(per_variant) {
+            if ab.is_empty() {
+                continue;
+            }
+            let base = var.name();
+            let (a, b): (Vec<u64>, Vec<u64>) = ab.into_iter().unzip();
+            let ds = pairs::paired(
+                &format!("{base}/call"),
+                &format!("{base}/start"),
+                &clock,
+                &a,
+                &b,
+            );
+            pairs::push_dists(&mut m, &clock, ds);
         }
-        let ds = pairs::paired(
-            &format!("{base}/call"),
-            &format!("{base}/start"),
-            &clock,
-            &a,
-            &b,
-        );
-        pairs::push_dists(&mut m, &clock, ds);
+        if m.distributions.is_empty() {
+            return Err(ProbeError::GaveUp("create: no sample".into()));
+        }
         Ok(m)
     }
 
     fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
         super::skipped_as_findings(result);
-        let med = |name: &str| {
-            result
-                .distributions
-                .iter()
-                .find(|d| d.name == name)
-                .map(|d| d.summary.p50)
-        };
+        let ds = &result.distributions;
         for rel in ["other-core", "same-cpu", "unpinned"] {
-            if let (Some(j), Some(d)) = (
-                med(&format!("create/joinable/{rel}/call")),
-                med(&format!("create/detached/{rel}/call")),
+            let (j, d) = (
+                format!("create/joinable/{rel}/call"),
+                format!("create/detached/{rel}/call"),
+            );
+            if let Some(f) = pairs::compare_dists(
+                ds,
+                &format!("pthread_create call, child on {rel}"),
+                ("joinable", &j),
+                ("detached", &d),
+                None,
             ) {
-                if d > 0.0 {
-                    result.findings.push(format!(
-                        "a detached create returns {:.2}× as fast as a joinable one here ({} vs {} median, child on {rel})",
-                        j / d,
-                        crate::units::fmt_value("ns", d),
-                        crate::units::fmt_value("ns", j)
-                    ));
-                }
+                result.findings.push(f);
                 break;
             }
         }
-        let starts: Vec<_> = result
-            .distributions
-            .iter()
-            .filter(|d| d.name.starts_with("create/joinable/") && d.name.ends_with("/start"))
-            .cloned()
-            .collect();
-        for d in &starts {
-            if let Some(f) = pairs::mode_finding(d, &ctx.clock) {
-                result.findings.push(f);
-            }
-        }
-        result
-            .findings
-            .extend(pairs::relation_findings(&starts, "child start", "/start"));
+        let mut found = pairs::relation_findings(
+            ds,
+            "time until the child runs (joinable)",
+            "create/joinable",
+            "/start",
+        );
+        found.extend(
+            ds.iter()
+                .filter(|d| d.name.starts_with("create/joinable/") && d.name.ends_with("/start"))
+                .map(|d| pairs::median_finding(d, &ctx.clock)),
+        );
+        result.findings.extend(found);
     }
 }

@@ -1,10 +1,15 @@
 //! `timers`: every clock the machine offers — its step (smallest non-zero difference
 //! between two reads), its read overhead, and whether it stays monotonic when a
 //! thread moves between CPUs (seed 002 Table 1).
+//!
+//! Repetition: the read overhead is sampled [`OVERHEAD_SAMPLES`] times per clock, the
+//! clocks taking turns in rotated order (so drift hits all alike); its median and 95 %
+//! interval become a typed value per clock, as does the step (the smallest change
+//! seen: exact, no interval).
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::{clock_ns, ticks};
-use crate::model::{Measurement, ProbeResult, Table};
+use crate::model::{Estimate, Finding, Measurement, ProbeResult, Table};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -19,20 +24,28 @@ pub const STEP_WAIT_MS: u64 = 200;
 /// The probe.
 pub struct Timers;
 
-/// Counter ticks for [`READS`] reads of `read` (best of 5): timed with the counter,
-/// not with the clock itself, so a coarse clock's overhead is not read as zero.
+/// Overhead samples per clock (each of [`READS`] reads), clocks interleaved.
+pub const OVERHEAD_SAMPLES: usize = 9;
+
+/// Counter ticks for [`READS`] reads of `read`: timed with the counter, not with the
+/// clock itself, so a coarse clock's overhead is not read as zero.
 fn overhead_ticks(read: fn() -> u64) -> u64 {
-    (0..5)
-        .map(|_| {
-            let t0 = ticks();
-            for _ in 0..READS {
-                black_box(read());
-            }
-            ticks().wrapping_sub(t0)
-        })
-        .min()
-        .unwrap_or(0)
+    let t0 = ticks();
+    for _ in 0..READS {
+        black_box(read());
+    }
+    ticks().wrapping_sub(t0)
 }
+
+/// Columns of the `timers` table.
+const COLUMNS: [&str; 6] = [
+    "clock",
+    "step_ns",
+    "read_overhead_ns",
+    "read_overhead_lo_ns",
+    "read_overhead_hi_ns",
+    "monotonic across CPUs",
+];
 
 /// Smallest non-zero difference between consecutive reads, in the clock's units,
 /// watching at most [`STEP_WAIT_MS`] or 64 changes; `None` if it never moved.
@@ -156,10 +169,23 @@ impl Probe for Timers {
             .map(|p| p.os_index)
             .take(8)
             .collect();
+        let all = clocks();
+        // Overhead: the clocks take turns, rotated each round.
+        let mut overhead: Vec<Vec<f64>> = vec![Vec::new(); all.len()];
+        for (r, v) in crate::placement::pairs::rotation(all.len(), OVERHEAD_SAMPLES)
+            .into_iter()
+            .enumerate()
+        {
+            if r % all.len() == 0 && ctx.expired() && overhead.iter().all(|o| !o.is_empty()) {
+                break;
+            }
+            overhead[v].push(clock.ticks_to_ns(overhead_ticks(all[v].1)) / READS as f64);
+        }
         let mut m = Measurement::default();
         let mut rows = Vec::new();
-        for (name, read, ns_per_unit) in clocks() {
-            let overhead_ns = clock.ticks_to_ns(overhead_ticks(read)) / READS as f64;
+        let round = |v: f64| (v * 100.0).round() / 100.0;
+        for ((name, read, ns_per_unit), o) in all.into_iter().zip(&overhead) {
+            let o = crate::stats::estimate(o);
             let step_ns = match step(read) {
                 Some(s) => match ns_per_unit {
                     Some(f) => s as f64 * f,
@@ -167,13 +193,13 @@ impl Probe for Timers {
                 },
                 None => f64::NAN,
             };
-            let round = |v: f64| (v * 10.0).round() / 10.0;
-            let (overhead_ns, step_ns) = (round(overhead_ns), round(step_ns));
             let mono = monotonic_across(read, &cpus);
             rows.push(vec![
                 serde_json::json!(name),
-                serde_json::json!(step_ns),
-                serde_json::json!(overhead_ns),
+                serde_json::json!(round(step_ns)),
+                serde_json::json!(round(o.value)),
+                serde_json::json!(round(o.lo)),
+                serde_json::json!(round(o.hi)),
                 serde_json::json!(match mono {
                     Some(true) => "yes",
                     Some(false) => "NO",
@@ -188,12 +214,7 @@ impl Probe for Timers {
         }
         m.tables.push(Table {
             name: "timers".into(),
-            columns: vec![
-                "clock".into(),
-                "step_ns".into(),
-                "read_overhead_ns".into(),
-                "monotonic across CPUs".into(),
-            ],
+            columns: COLUMNS.iter().map(|c| c.to_string()).collect(),
             rows,
         });
         Ok(m)
@@ -203,35 +224,82 @@ impl Probe for Timers {
         let Some(t) = result.tables.iter().find(|t| t.name == "timers") else {
             return;
         };
-        let rows: Vec<(String, f64, f64)> = t
-            .rows
-            .iter()
-            .filter_map(|r| {
-                Some((
-                    r.first()?.as_str()?.to_string(),
-                    r.get(1)?.as_f64()?,
-                    r.get(2)?.as_f64()?,
-                ))
+        let found = table_findings(t, OVERHEAD_SAMPLES);
+        result.findings.extend(found);
+    }
+}
+
+/// Typed values from the `timers` table: each clock's read overhead (median with its
+/// interval) and step, and the cheapest clock finer than 100 ns.
+fn table_findings(t: &Table, samples: usize) -> Vec<Finding> {
+    struct Row {
+        name: String,
+        step: f64,
+        overhead: Estimate,
+    }
+    let rows: Vec<Row> = t
+        .rows
+        .iter()
+        .filter_map(|r| {
+            Some(Row {
+                name: r.first()?.as_str()?.to_string(),
+                step: r.get(1)?.as_f64().unwrap_or(f64::NAN),
+                overhead: Estimate {
+                    value: r.get(2)?.as_f64()?,
+                    lo: r.get(3)?.as_f64()?,
+                    hi: r.get(4)?.as_f64()?,
+                    n: samples,
+                },
             })
-            .collect();
-        // The cheapest clock with a step finer than 100 ns.
-        if let Some((name, step, o)) = rows
-            .iter()
-            .filter(|r| r.1 < 100.0)
-            .min_by(|a, b| a.2.total_cmp(&b.2))
-        {
-            result.findings.push(format!(
-                "cheapest fine clock: {name} ({} per read, step {})",
-                crate::units::fmt_value("ns", *o),
-                crate::units::fmt_value("ns", *step)
-            ));
-        }
-        if let Some((_, s, _)) = rows.iter().find(|r| r.0 == "CLOCK_MONOTONIC_COARSE") {
-            result.findings.push(format!(
-                "CLOCK_MONOTONIC_COARSE moves in steps of {}: too coarse for anything shorter than {}",
-                crate::units::fmt_value("ns", *s),
-                crate::units::fmt_value("ns", 100.0 * s)
-            ));
+        })
+        .collect();
+    let mut out = Vec::new();
+    for r in &rows {
+        out.push(Finding::Value {
+            what: format!("{}: read overhead", r.name),
+            unit: "ns".into(),
+            value: r.overhead,
+            context: Some(format!("median of {samples} × {READS} reads")),
+        });
+        if r.step.is_finite() {
+            out.push(Finding::Value {
+                what: format!("{}: step", r.name),
+                unit: "ns".into(),
+                value: Estimate::exact(r.step),
+                context: Some("smallest non-zero change between two reads".into()),
+            });
         }
     }
+    // The cheapest clock with a step finer than 100 ns: stated only when its overhead
+    // interval lies below every other fine clock's.
+    let fine: Vec<&Row> = rows.iter().filter(|r| r.step < 100.0).collect();
+    if let Some(best) = fine
+        .iter()
+        .min_by(|a, b| a.overhead.value.total_cmp(&b.overhead.value))
+    {
+        let clear = fine
+            .iter()
+            .filter(|r| r.name != best.name)
+            .all(|r| best.overhead.hi < r.overhead.lo);
+        if clear && fine.len() > 1 {
+            out.push(Finding::Note {
+                text: format!(
+                    "cheapest fine clock: {} ({} per read, step {})",
+                    best.name,
+                    crate::units::fmt_value("ns", best.overhead.value),
+                    crate::units::fmt_value("ns", best.step)
+                ),
+            });
+        }
+    }
+    if let Some(r) = rows.iter().find(|r| r.name == "CLOCK_MONOTONIC_COARSE") {
+        out.push(Finding::Note {
+            text: format!(
+                "CLOCK_MONOTONIC_COARSE moves in steps of {}: too coarse for anything shorter than {}",
+                crate::units::fmt_value("ns", r.step),
+                crate::units::fmt_value("ns", 100.0 * r.step)
+            ),
+        });
+    }
+    out
 }
