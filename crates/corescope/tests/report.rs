@@ -389,7 +389,8 @@ fn intervals_show_in_every_output() {
     let chart = first_chart(&page);
     assert_eq!(chart.matches("class='ci'").count(), 6, "{chart}");
     assert_eq!(chart.matches("class='band'").count(), 2);
-    assert!(chart.contains("95 % CI of the median"));
+    assert!(chart.contains("bars, band: 95 % CI"));
+    assert!(page.contains("bars and band: 95 % CI of the median, 7 repetitions"));
     assert!(
         page.contains("p50 95 % CI"),
         "distribution table has the median's interval"

@@ -5,7 +5,7 @@
 //! string from the run file is escaped.
 
 use super::svg::{self, esc};
-use super::terminal::{estimates_by_x, has_interval, interval_note, series_groups};
+use super::terminal::{estimates_by_x, has_interval, interval_note, repetitions, series_groups};
 use super::{fmt_num, fmt_value, fmt_x, words};
 use crate::model::{Distribution, Estimate, ProbeResult, RunFile, Status};
 use std::fmt::Write;
@@ -171,8 +171,8 @@ fn probe(o: &mut String, p: &ProbeResult) {
                 .iter()
                 .flat_map(|s| (0..s.y.len()).filter_map(|i| s.estimate(i)))
                 .collect();
-            interval_note(&all)
-                .map(|n| format!("; bars and band: 95 % CI of the median ({n})"))
+            repetitions(&all)
+                .map(|(reps, _)| format!("; bars and band: 95 % CI of the median, {reps}"))
                 .unwrap_or_default()
         } else {
             String::new()

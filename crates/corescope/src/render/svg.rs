@@ -442,7 +442,7 @@ pub fn chart(title: &str, x_name: &str, y_name: &str, curves: &[Curve]) -> Strin
     if any_ci {
         let _ = write!(
             out,
-            "<text x='{}' y='{:.1}' font-size='9' fill='#555'>bars, band: 95 % CI of the median</text>",
+            "<text x='{}' y='{:.1}' font-size='9' fill='#555'>bars, band: 95 % CI</text>",
             x1 + 8.0,
             MT + 14.0 * shown as f64 + 12.0
         );
@@ -1055,7 +1055,7 @@ mod tests {
         );
         assert!(bars <= MAX_LINE_POINTS && bars > 100);
         assert_eq!(svg.matches("class='band'").count(), 1);
-        assert!(svg.contains("95 % CI of the median"));
+        assert!(svg.contains("bars, band: 95 % CI"));
         // A curve without intervals looks as before.
         let plain = chart(
             "t",

@@ -214,11 +214,12 @@ pub fn plus_minus(e: &Estimate) -> String {
     }
 }
 
-/// What the `±` of a table of these estimates means, said once above it:
-/// `± = 95 % CI of the median, 5–9 repetitions`, or, when no interval is wider
-/// than 1 %, `medians of 7 repetitions, 95 % CI within ±1 %`. `None` when no
-/// estimate has an interval (version 1 files).
-pub fn interval_note<'a>(estimates: impl IntoIterator<Item = &'a Estimate>) -> Option<String> {
+/// How many repetitions are behind these estimates (`7 repetitions`, `5–9
+/// repetitions`), and whether any interval is wider than 1 % (shown as `±`);
+/// `None` when no estimate has an interval (version 1 files).
+pub fn repetitions<'a>(
+    estimates: impl IntoIterator<Item = &'a Estimate>,
+) -> Option<(String, bool)> {
     let (mut lo_n, mut hi_n, mut any, mut shown) = (usize::MAX, 0, false, false);
     for e in estimates {
         lo_n = lo_n.min(e.n);
@@ -236,6 +237,15 @@ pub fn interval_note<'a>(estimates: impl IntoIterator<Item = &'a Estimate>) -> O
     } else {
         format!("{lo_n}–{hi_n} repetitions")
     };
+    Some((reps, shown))
+}
+
+/// What the `±` of a table of these estimates means, said once above it:
+/// `± = 95 % CI of the median, 5–9 repetitions`, or, when no interval is wider
+/// than 1 %, `medians of 7 repetitions, 95 % CI within ±1 %`. `None` when no
+/// estimate has an interval (version 1 files).
+pub fn interval_note<'a>(estimates: impl IntoIterator<Item = &'a Estimate>) -> Option<String> {
+    let (reps, shown) = repetitions(estimates)?;
     Some(if shown {
         format!("± = 95 % CI of the median, {reps}")
     } else {
