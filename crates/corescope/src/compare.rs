@@ -466,11 +466,21 @@ fn peak_line(ss: &[Option<&Series>], ms: &[Machine], unit: &str) -> Option<Strin
                 .filter_map(|i| s.estimate(i))
                 .filter(|e| e.value.is_finite())
                 .max_by(|a, b| a.value.total_cmp(&b.value))?;
+            let per = fmt_value(unit, per_cpu(peak.value, m));
+            if !has_interval(&peak) {
+                return Some(format!(
+                    "{} {} ({per} per CPU)",
+                    m.label,
+                    fmt_value(unit, peak.value)
+                ));
+            }
+            let (f, label) = crate::render::unit_scale(unit, peak.value);
             Some(format!(
-                "{} {} ({} per CPU)",
+                "{} {} {label} (95 % CI {}–{}; {per} per CPU)",
                 m.label,
-                words::estimate(unit, &peak),
-                fmt_value(unit, per_cpu(peak.value, m))
+                fmt_num(peak.value / f),
+                fmt_num(peak.lo / f),
+                fmt_num(peak.hi / f)
             ))
         })
         .collect();

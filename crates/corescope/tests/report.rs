@@ -497,6 +497,10 @@ fn compare_shows_each_runs_interval_and_overlaps() {
         scatter.contains("1.50×") && !scatter.contains("1.50× ≈"),
         "{scatter}"
     );
+    assert!(
+        text.contains("peak: vm 80.00 GB/s (95 % CI 79.76–80.24; 40.00 GB/s per CPU)"),
+        "{text}"
+    );
     // Findings are worded by render::words.
     assert!(text.contains("findings on other:"), "{text}");
     assert!(text.contains("scatter is 2.00× (95 % CI 1.80–2.20) linear"));
