@@ -434,6 +434,10 @@ fn intervals_show_in_every_output() {
     // Markdown like the terminal.
     let md = html::markdown(&run);
     assert!(md.contains("± = 95 % CI of the median, 7 repetitions") && md.contains(" ±12%"));
+    assert!(
+        md.contains("| wake/same-cpu | ns | 200 | 1000 | 1098 ±2% |"),
+        "{md}"
+    );
     // CSV: y_lo, y_hi and n filled in, and every repetition in samples.csv.
     let series = csv::series_csv(&run);
     let mut r = ::csv::Reader::from_reader(series.as_bytes());

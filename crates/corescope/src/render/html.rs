@@ -469,6 +469,37 @@ pub fn markdown(run: &RunFile) -> String {
                 o.push('\n');
             }
         }
+        md_distributions(&mut o, p);
     }
     o
+}
+
+/// Markdown: the distributions of a probe, p50 with its interval where wider
+/// than 1 % (as in the terminal).
+fn md_distributions(o: &mut String, p: &ProbeResult) {
+    if p.distributions.is_empty() {
+        return;
+    }
+    o.push_str("\n| distribution | unit | n | min | p50 | p90 | p99 | max |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
+    let mut shown = false;
+    for d in &p.distributions {
+        let s = &d.summary;
+        let p50 = words::cell(s.p50, 1.0, Some(&s.median()));
+        shown |= p50.contains('±');
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            md(&d.name),
+            md(&d.unit),
+            s.count,
+            fmt_num(s.min),
+            md(&p50),
+            fmt_num(s.p90),
+            fmt_num(s.p99),
+            fmt_num(s.max)
+        );
+    }
+    if shown {
+        o.push_str("\n± on p50 = 95 % CI of the median\n");
+    }
 }
