@@ -5,10 +5,11 @@
 //! clocks on one scale: throughput per allowed CPU, latency in cycles of each
 //! machine's nominal (or timer) clock.
 
-use crate::model::{ProbeResult, RunFile, Series, Status};
+use crate::model::{Estimate, ProbeResult, RunFile, Series, Status};
 use crate::render::html::STYLE;
 use crate::render::svg::{self, esc};
-use crate::render::{fmt_num, fmt_value, fmt_x, table_axes};
+use crate::render::terminal::{estimates_by_x, has_interval, interval_note, plus_minus};
+use crate::render::{fmt_num, fmt_value, fmt_x, table_axes, words};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -203,6 +204,97 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> String {
     }
 }
 
+/// Marks a ratio whose two runs' intervals overlap.
+const OVERLAP_MARK: &str = "≈";
+
+/// The legend of [`OVERLAP_MARK`].
+const OVERLAP_NOTE: &str =
+    "≈ = the two runs' 95 % intervals overlap: indistinguishable at this point";
+
+/// `b ÷ a` of two runs' estimates, marked `≈` when both have an interval and the
+/// intervals overlap (the runs are indistinguishable there; conservative, see
+/// [`crate::stats::compare_estimates`]). Without intervals (version 1 files)
+/// nothing is said either way.
+fn ratio_of(a: Option<&Estimate>, b: Option<&Estimate>) -> String {
+    let plain = ratio(a.map(|e| e.value), b.map(|e| e.value));
+    match (a, b) {
+        (Some(a), Some(b)) if plain != "-" && has_interval(a) && has_interval(b) => {
+            match crate::stats::compare_estimates(*b, *a) {
+                Some(c) if !c.significant => format!("{plain} {OVERLAP_MARK}"),
+                _ => plain,
+            }
+        }
+        _ => plain,
+    }
+}
+
+/// Each run's findings, worded (`render::words`), one list per machine.
+fn findings_text(o: &mut String, probes: &[Option<&ProbeResult>], ms: &[Machine]) {
+    for (m, p) in ms.iter().zip(probes) {
+        let Some(p) = p.filter(|p| !p.findings.is_empty()) else {
+            continue;
+        };
+        let _ = writeln!(o, "  findings on {}:", m.label);
+        for f in &p.findings {
+            let _ = writeln!(o, "   • {}", words::finding(f));
+        }
+    }
+}
+
+/// One series across the runs as a terminal table: each run's value with its
+/// interval, each run against the first, and what the marks mean.
+fn series_text(o: &mut String, name: &str, ss: &[Option<&Series>], ms: &[Machine]) {
+    let Some(first) = ss.iter().flatten().next() else {
+        return;
+    };
+    let present: Vec<&Series> = ss.iter().flatten().copied().collect();
+    let (xs, scale, unit) = table_axes(&present);
+    let mut t = new_table();
+    let mut head = vec![Cell::new(&first.x_name)];
+    head.extend(ms.iter().map(|m| Cell::new(&m.label)));
+    head.extend(
+        ms.iter()
+            .skip(1)
+            .map(|m| Cell::new(format!("{}/{}", m.label, ms[0].label))),
+    );
+    t.set_header(head);
+    let lookups: Vec<_> = ss.iter().map(|s| s.map(estimates_by_x)).collect();
+    let mut overlap = false;
+    for &x in &xs {
+        let key = crate::render::x_key(x);
+        let vals: Vec<Option<&Estimate>> = lookups
+            .iter()
+            .map(|m| m.as_ref().and_then(|m| m.get(&key)))
+            .collect();
+        let mut row = vec![Cell::new(fmt_x(&first.x_name, x))];
+        row.extend(vals.iter().map(|v| {
+            Cell::new(
+                v.map(|e| words::cell(e.value, scale, Some(e)))
+                    .unwrap_or_else(|| "-".into()),
+            )
+            .set_alignment(CellAlignment::Right)
+        }));
+        for v in vals.iter().skip(1) {
+            let r = ratio_of(vals[0], *v);
+            overlap |= r.ends_with(OVERLAP_MARK);
+            row.push(Cell::new(r).set_alignment(CellAlignment::Right));
+        }
+        t.add_row(row);
+    }
+    let note = interval_note(lookups.iter().flatten().flat_map(|m| m.values()));
+    let _ = writeln!(o, "{name} ({unit})\n{t}");
+    for line in note
+        .iter()
+        .map(String::as_str)
+        .chain(overlap.then_some(OVERLAP_NOTE))
+    {
+        let _ = writeln!(o, "  {line}");
+    }
+    if let Some(line) = peak_line(ss, ms, &first.y_name) {
+        let _ = writeln!(o, "  {line}");
+    }
+}
+
 /// The comparison as terminal tables.
 pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
     let shown: Vec<RunFile> = runs.iter().map(crate::render::for_display).collect();
@@ -267,100 +359,80 @@ pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
             }
             let _ = writeln!(o, "{t}");
         }
+        findings_text(&mut o, &probes, &ms);
         let index = series_index(&probes);
         for name in series_names(&probes) {
             let ss: Vec<Option<&Series>> = index
                 .iter()
                 .map(|m| m.get(name.as_str()).copied())
                 .collect();
-            let Some(first) = ss.iter().flatten().next() else {
-                continue;
-            };
-            let present: Vec<&Series> = ss.iter().flatten().copied().collect();
-            let (xs, scale, unit) = table_axes(&present);
-            let mut t = new_table();
-            let mut head = vec![Cell::new(&first.x_name)];
-            head.extend(ms.iter().map(|m| Cell::new(&m.label)));
-            head.extend(
-                ms.iter()
-                    .skip(1)
-                    .map(|m| Cell::new(format!("{}/{}", m.label, ms[0].label))),
-            );
-            t.set_header(head);
-            let lookups: Vec<_> = ss.iter().map(|s| s.map(crate::render::y_by_x)).collect();
-            for &x in &xs {
-                let key = crate::render::x_key(x);
-                let vals: Vec<Option<f64>> = lookups
-                    .iter()
-                    .map(|m| m.as_ref().and_then(|m| m.get(&key).copied()))
-                    .collect();
-                let xl = fmt_x(&first.x_name, x);
-                let mut row = vec![Cell::new(xl)];
-                row.extend(vals.iter().map(|v| {
-                    Cell::new(v.map(|v| fmt_num(v / scale)).unwrap_or_else(|| "-".into()))
-                        .set_alignment(CellAlignment::Right)
-                }));
-                row.extend(
-                    vals.iter()
-                        .skip(1)
-                        .map(|v| Cell::new(ratio(vals[0], *v)).set_alignment(CellAlignment::Right)),
-                );
-                t.add_row(row);
-            }
-            let _ = writeln!(o, "{name} ({unit})\n{t}");
-            if let Some(line) = peak_line(&ss, &ms, &first.y_name) {
-                let _ = writeln!(o, "  {line}");
-            }
+            series_text(&mut o, &name, &ss, &ms);
         }
-        let dn = dist_names(&probes);
-        let dindex = dist_index(&probes);
-        if !dn.is_empty() {
-            let mut t = new_table();
-            let mut head = vec![Cell::new("distribution (p50 / p99)")];
-            head.extend(ms.iter().map(|m| Cell::new(&m.label)));
-            if ms.len() > 1 {
-                head.push(Cell::new("p50 ratio"));
-            }
-            t.set_header(head);
-            for name in dn {
-                let ds: Vec<_> = dindex
-                    .iter()
-                    .map(|m| m.get(name.as_str()).copied())
-                    .collect();
-                let mut row = vec![Cell::new(&name)];
-                for (d, m) in ds.iter().zip(&ms) {
-                    row.push(Cell::new(match d {
-                        Some(d) => {
-                            let mut s = format!(
-                                "{} / {}",
-                                fmt_value(&d.unit, d.summary.p50),
-                                fmt_value(&d.unit, d.summary.p99)
-                            );
-                            if let Some(c) = cycles(&d.unit, d.summary.p50, m) {
-                                let _ = write!(s, " ({} cyc)", fmt_num(c));
-                            }
-                            s
-                        }
-                        None => "-".into(),
-                    }));
-                }
-                if ms.len() > 1 {
-                    let p50: Vec<Option<f64>> =
-                        ds.iter().map(|d| d.map(|d| d.summary.p50)).collect();
-                    row.push(Cell::new(
-                        p50.iter()
-                            .skip(1)
-                            .map(|v| ratio(p50[0], *v))
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                    ));
-                }
-                t.add_row(row);
-            }
-            let _ = writeln!(o, "{t}");
-        }
+        distributions_text(&mut o, &probes, &ms);
     }
     o
+}
+
+/// The distributions of one probe across the runs: p50 (with its interval where
+/// wider than 1 %) and p99 per run, and the p50 ratios against the first run.
+fn distributions_text(o: &mut String, probes: &[Option<&ProbeResult>], ms: &[Machine]) {
+    let dn = dist_names(probes);
+    if dn.is_empty() {
+        return;
+    }
+    let dindex = dist_index(probes);
+    let mut t = new_table();
+    let mut head = vec![Cell::new("distribution (p50 / p99)")];
+    head.extend(ms.iter().map(|m| Cell::new(&m.label)));
+    if ms.len() > 1 {
+        head.push(Cell::new("p50 ratio"));
+    }
+    t.set_header(head);
+    let (mut shown, mut overlap) = (false, false);
+    for name in dn {
+        let ds: Vec<_> = dindex
+            .iter()
+            .map(|m| m.get(name.as_str()).copied())
+            .collect();
+        let mut row = vec![Cell::new(&name)];
+        for (d, m) in ds.iter().zip(ms) {
+            row.push(Cell::new(match d {
+                Some(d) => {
+                    let pm = plus_minus(&d.summary.median());
+                    shown |= !pm.is_empty();
+                    let mut s = format!(
+                        "{}{pm} / {}",
+                        fmt_value(&d.unit, d.summary.p50),
+                        fmt_value(&d.unit, d.summary.p99)
+                    );
+                    if let Some(c) = cycles(&d.unit, d.summary.p50, m) {
+                        let _ = write!(s, " ({} cyc)", fmt_num(c));
+                    }
+                    s
+                }
+                None => "-".into(),
+            }));
+        }
+        if ms.len() > 1 {
+            let p50: Vec<Option<Estimate>> =
+                ds.iter().map(|d| d.map(|d| d.summary.median())).collect();
+            let ratios: Vec<String> = p50
+                .iter()
+                .skip(1)
+                .map(|v| ratio_of(p50[0].as_ref(), v.as_ref()))
+                .collect();
+            overlap |= ratios.iter().any(|r| r.ends_with(OVERLAP_MARK));
+            row.push(Cell::new(ratios.join(" ")));
+        }
+        t.add_row(row);
+    }
+    let _ = writeln!(o, "{t}");
+    if shown {
+        let _ = writeln!(o, "  ± on p50 = 95 % CI of the median");
+    }
+    if overlap {
+        let _ = writeln!(o, "  {OVERLAP_NOTE}");
+    }
 }
 
 type Fact = (&'static str, fn(&Machine) -> String);
@@ -389,19 +461,26 @@ fn peak_line(ss: &[Option<&Series>], ms: &[Machine], unit: &str) -> Option<Strin
         .zip(ms)
         .filter_map(|(s, m)| {
             let s = (*s)?;
-            let peak =
-                s.y.iter()
-                    .copied()
-                    .filter(|v| v.is_finite())
-                    .fold(f64::NAN, f64::max);
-            if !peak.is_finite() {
-                return None;
+            // The peak with its interval where the file has one.
+            let peak = (0..s.y.len())
+                .filter_map(|i| s.estimate(i))
+                .filter(|e| e.value.is_finite())
+                .max_by(|a, b| a.value.total_cmp(&b.value))?;
+            let per = fmt_value(unit, per_cpu(peak.value, m));
+            if !has_interval(&peak) {
+                return Some(format!(
+                    "{} {} ({per} per CPU)",
+                    m.label,
+                    fmt_value(unit, peak.value)
+                ));
             }
+            let (f, label) = crate::render::unit_scale(unit, peak.value);
             Some(format!(
-                "{} {} ({} per CPU)",
+                "{} {} {label} (95 % CI {}–{}; {per} per CPU)",
                 m.label,
-                fmt_value(unit, peak),
-                fmt_value(unit, per_cpu(peak, m))
+                fmt_num(peak.value / f),
+                fmt_num(peak.lo / f),
+                fmt_num(peak.hi / f)
             ))
         })
         .collect();
@@ -482,126 +561,172 @@ pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
             }
             o.push_str("</table>");
         }
+        findings_html(&mut o, &probes, &ms);
         let index = series_index(&probes);
         for name in series_names(&probes) {
             let ss: Vec<Option<&Series>> = index
                 .iter()
                 .map(|m| m.get(name.as_str()).copied())
                 .collect();
-            let Some(first) = ss.iter().flatten().next() else {
-                continue;
-            };
-            let curves: Vec<(String, Vec<f64>, Vec<f64>)> = ss
-                .iter()
-                .zip(&ms)
-                .filter_map(|(s, m)| s.map(|s| (m.label.clone(), s.x.clone(), s.y.clone())))
-                .collect();
-            let _ = write!(
-                o,
-                "<figure>{}<figcaption>{}</figcaption></figure>",
-                svg::lines(&name, &first.x_name, &first.y_name, &curves),
-                esc(&name)
-            );
-            if is_rate(&first.y_name) {
-                let per: Vec<(String, Vec<f64>, Vec<f64>)> = ss
-                    .iter()
-                    .zip(&ms)
-                    .filter_map(|(s, m)| {
-                        s.map(|s| {
-                            (
-                                m.label.clone(),
-                                s.x.clone(),
-                                s.y.iter().map(|&y| per_cpu(y, m)).collect(),
-                            )
-                        })
-                    })
-                    .collect();
-                let _ = write!(
-                    o,
-                    "<details><summary>per CPU</summary><figure>{}<figcaption>{} divided by each machine's CPUs</figcaption></figure></details>",
-                    svg::lines(&format!("{name} per CPU"), &first.x_name, &first.y_name, &per),
-                    esc(&name)
-                );
-            }
-            let present: Vec<&Series> = ss.iter().flatten().copied().collect();
-            let (xs, scale, unit) = table_axes(&present);
-            let _ = write!(
-                o,
-                "<details><summary>table ({})</summary><table><tr><th>{}</th>",
-                esc(&unit),
-                esc(&first.x_name)
-            );
-            for m in &ms {
-                let _ = write!(o, "<th>{}</th>", esc(&m.label));
-            }
-            for m in ms.iter().skip(1) {
-                let _ = write!(o, "<th>{}/{}</th>", esc(&m.label), esc(&ms[0].label));
-            }
-            o.push_str("</tr>");
-            let lookups: Vec<_> = ss.iter().map(|s| s.map(crate::render::y_by_x)).collect();
-            for &x in &xs {
-                let key = crate::render::x_key(x);
-                let vals: Vec<Option<f64>> = lookups
-                    .iter()
-                    .map(|m| m.as_ref().and_then(|m| m.get(&key).copied()))
-                    .collect();
-                let _ = write!(o, "<tr><td>{}</td>", esc(&fmt_x(&first.x_name, x)));
-                for v in &vals {
-                    let _ = write!(
-                        o,
-                        "<td>{}</td>",
-                        v.map(|v| fmt_num(v / scale)).unwrap_or_else(|| "-".into())
-                    );
-                }
-                for v in vals.iter().skip(1) {
-                    let _ = write!(o, "<td>{}</td>", esc(&ratio(vals[0], *v)));
-                }
-                o.push_str("</tr>");
-            }
-            o.push_str("</table></details>");
+            series_html(&mut o, &name, &ss, &ms);
         }
-        let dn = dist_names(&probes);
-        let dindex = dist_index(&probes);
-        if !dn.is_empty() {
-            o.push_str("<table><tr><th>distribution</th>");
-            for m in &ms {
-                let _ = write!(
-                    o,
-                    "<th>{} p50</th><th>{} p99</th><th>{} p50 cycles</th>",
-                    esc(&m.label),
-                    esc(&m.label),
-                    esc(&m.label)
-                );
-            }
-            o.push_str("</tr>");
-            for name in dn {
-                let _ = write!(o, "<tr><td>{}</td>", esc(&name));
-                for (d, m) in dindex.iter().zip(&ms) {
-                    match d.get(name.as_str()) {
-                        Some(d) => {
-                            let cyc = cycles(&d.unit, d.summary.p50, m)
-                                .map(fmt_num)
-                                .unwrap_or_else(|| "-".into());
-                            let _ = write!(
-                                o,
-                                "<td>{}</td><td>{}</td><td>{}</td>",
-                                esc(&fmt_value(&d.unit, d.summary.p50)),
-                                esc(&fmt_value(&d.unit, d.summary.p99)),
-                                esc(&cyc)
-                            );
-                        }
-                        None => o.push_str("<td>-</td><td>-</td><td>-</td>"),
-                    }
-                }
-                o.push_str("</tr>");
-            }
-            o.push_str("</table>");
-        }
+        distributions_html(&mut o, &probes, &ms);
         o.push_str("</section>");
     }
     o.push_str(crate::render::html::SCRIPT);
     o.push_str("</body></html>");
     o
+}
+
+/// Each run's findings in HTML, worded (`render::words`), one list per machine.
+fn findings_html(o: &mut String, probes: &[Option<&ProbeResult>], ms: &[Machine]) {
+    for (m, p) in ms.iter().zip(probes) {
+        let Some(p) = p.filter(|p| !p.findings.is_empty()) else {
+            continue;
+        };
+        let _ = write!(
+            o,
+            "<p>Findings on {}:</p><ul class='findings'>",
+            esc(&m.label)
+        );
+        for f in &p.findings {
+            let _ = write!(o, "<li>{}</li>", esc(&words::finding(f)));
+        }
+        o.push_str("</ul>");
+    }
+}
+
+/// One series across the runs in HTML: overlaid curves (with each run's
+/// intervals where it has them), the per-CPU view of rates, and the table.
+fn series_html(o: &mut String, name: &str, ss: &[Option<&Series>], ms: &[Machine]) {
+    let Some(first) = ss.iter().flatten().next() else {
+        return;
+    };
+    let curves: Vec<svg::Curve> = ss
+        .iter()
+        .zip(ms)
+        .filter_map(|(s, m)| s.map(|s| svg::Curve::of_series(m.label.clone(), s)))
+        .collect();
+    let ci = if curves.iter().any(svg::Curve::has_intervals) {
+        "; bars and band: each run's 95 % CI of the median"
+    } else {
+        ""
+    };
+    let _ = write!(
+        o,
+        "<figure>{}<figcaption>{}{ci}</figcaption></figure>",
+        svg::chart(name, &first.x_name, &first.y_name, &curves),
+        esc(name)
+    );
+    if is_rate(&first.y_name) {
+        let per: Vec<svg::Curve> = curves
+            .iter()
+            .zip(ss.iter().zip(ms).filter(|(s, _)| s.is_some()))
+            .map(|(c, (_, m))| c.clone().scaled(per_cpu(1.0, m)))
+            .collect();
+        let _ = write!(
+            o,
+            "<details><summary>per CPU</summary><figure>{}<figcaption>{} divided by each machine's CPUs</figcaption></figure></details>",
+            svg::chart(&format!("{name} per CPU"), &first.x_name, &first.y_name, &per),
+            esc(name)
+        );
+    }
+    let present: Vec<&Series> = ss.iter().flatten().copied().collect();
+    let (xs, scale, unit) = table_axes(&present);
+    let lookups: Vec<_> = ss.iter().map(|s| s.map(estimates_by_x)).collect();
+    let note = interval_note(lookups.iter().flatten().flat_map(|m| m.values()))
+        .map(|n| format!("; {n}"))
+        .unwrap_or_default();
+    let _ = write!(
+        o,
+        "<details><summary>table ({}{})</summary><table><tr><th>{}</th>",
+        esc(&unit),
+        esc(&note),
+        esc(&first.x_name)
+    );
+    for m in ms {
+        let _ = write!(o, "<th>{}</th>", esc(&m.label));
+    }
+    for m in ms.iter().skip(1) {
+        let _ = write!(o, "<th>{}/{}</th>", esc(&m.label), esc(&ms[0].label));
+    }
+    o.push_str("</tr>");
+    let mut overlap = false;
+    for &x in &xs {
+        let key = crate::render::x_key(x);
+        let vals: Vec<Option<&Estimate>> = lookups
+            .iter()
+            .map(|m| m.as_ref().and_then(|m| m.get(&key)))
+            .collect();
+        let _ = write!(o, "<tr><td>{}</td>", esc(&fmt_x(&first.x_name, x)));
+        for v in &vals {
+            let cell = v
+                .map(|e| words::cell(e.value, scale, Some(e)))
+                .unwrap_or_else(|| "-".into());
+            let _ = write!(o, "<td>{}</td>", esc(&cell));
+        }
+        for v in vals.iter().skip(1) {
+            let r = ratio_of(vals[0], *v);
+            overlap |= r.ends_with(OVERLAP_MARK);
+            let _ = write!(o, "<td>{}</td>", esc(&r));
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</table>");
+    if overlap {
+        let _ = write!(o, "<p>{}</p>", esc(OVERLAP_NOTE));
+    }
+    o.push_str("</details>");
+}
+
+/// The distributions of one probe across the runs in HTML: p50 (with its
+/// interval where wider than 1 %), p99 and p50 in cycles per run.
+fn distributions_html(o: &mut String, probes: &[Option<&ProbeResult>], ms: &[Machine]) {
+    let dn = dist_names(probes);
+    if dn.is_empty() {
+        return;
+    }
+    let dindex = dist_index(probes);
+    o.push_str("<table><tr><th>distribution</th>");
+    for m in ms {
+        let _ = write!(
+            o,
+            "<th>{} p50</th><th>{} p99</th><th>{} p50 cycles</th>",
+            esc(&m.label),
+            esc(&m.label),
+            esc(&m.label)
+        );
+    }
+    o.push_str("</tr>");
+    let mut shown = false;
+    for name in dn {
+        let _ = write!(o, "<tr><td>{}</td>", esc(&name));
+        for (d, m) in dindex.iter().zip(ms) {
+            match d.get(name.as_str()) {
+                Some(d) => {
+                    let cyc = cycles(&d.unit, d.summary.p50, m)
+                        .map(fmt_num)
+                        .unwrap_or_else(|| "-".into());
+                    let pm = plus_minus(&d.summary.median());
+                    shown |= !pm.is_empty();
+                    let _ = write!(
+                        o,
+                        "<td>{}{}</td><td>{}</td><td>{}</td>",
+                        esc(&fmt_value(&d.unit, d.summary.p50)),
+                        esc(&pm),
+                        esc(&fmt_value(&d.unit, d.summary.p99)),
+                        esc(&cyc)
+                    );
+                }
+                None => o.push_str("<td>-</td><td>-</td><td>-</td>"),
+            }
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</table>");
+    if shown {
+        o.push_str("<p>± on p50: 95 % CI of the median.</p>");
+    }
 }
 
 #[cfg(test)]
@@ -625,6 +750,23 @@ mod tests {
         assert_eq!(m.len(), 1);
         assert_eq!(m[0].0, "iters");
         assert_eq!(m[0].1, vec!["10", "20", "(no probe)"]);
+    }
+
+    #[test]
+    fn overlapping_intervals_are_marked_indistinguishable() {
+        let e = |value: f64, lo: f64, hi: f64| Estimate {
+            value,
+            lo,
+            hi,
+            n: 7,
+        };
+        let a = e(10.0, 9.0, 11.0);
+        assert_eq!(ratio_of(Some(&a), Some(&e(10.5, 9.5, 11.5))), "1.05× ≈");
+        assert_eq!(ratio_of(Some(&a), Some(&e(15.0, 14.0, 16.0))), "1.50×");
+        // Without an interval on either side nothing is said either way.
+        let exact = Estimate::exact(10.5);
+        assert_eq!(ratio_of(Some(&a), Some(&exact)), "1.05×");
+        assert_eq!(ratio_of(None, Some(&a)), "-");
     }
 
     #[test]

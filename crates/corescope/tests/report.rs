@@ -3,7 +3,7 @@
 //! bad files give one clear error, and `compare` lines machines up.
 
 use assert_cmd::Command;
-use corescope::model::{RunFile, Status};
+use corescope::model::{Estimate, Finding, Outcome, Point, ProbeResult, RunFile, Status};
 use corescope::render::{csv, html, terminal};
 use corescope::{compare, store};
 use std::path::{Path, PathBuf};
@@ -169,14 +169,16 @@ fn csv_files_are_tidy() {
         .sum();
     assert_eq!(rows, points, "one row per observation");
     for line in series.lines() {
-        assert_eq!(line.split(',').count(), 6, "{line}");
+        assert_eq!(line.split(',').count(), 9, "{line}");
     }
+    // A version 1 file has no intervals: y_lo, y_hi and n are empty.
+    assert!(series.lines().skip(1).all(|l| l.ends_with(",,,")));
     let dists = std::fs::read_to_string(dir.path().join("distributions.csv")).unwrap();
     let nd: usize = q.probes.iter().map(|p| p.distributions.len()).sum();
     assert_eq!(dists.lines().count() - 1, nd);
     let per_series: usize = q.probes.iter().map(|p| p.series.len()).sum();
     let per_table: usize = q.probes.iter().map(|p| p.tables.len()).sum();
-    assert_eq!(files.len(), 6 + per_series + per_table);
+    assert_eq!(files.len(), 7 + per_series + per_table);
     for f in &files {
         assert!(f.starts_with(dir.path()), "{f:?} escaped the directory");
     }
@@ -190,6 +192,9 @@ fn terminal_and_markdown_snapshots() {
     insta::assert_snapshot!("statuses_series_csv", csv::series_csv(&s));
     let q = load("quick.json");
     insta::assert_snapshot!("compare_text", compare::render_text(&[q, s], None));
+    let i = with_intervals();
+    insta::assert_snapshot!("intervals_terminal", terminal::render_run(&i));
+    insta::assert_snapshot!("intervals_markdown", html::markdown(&i));
 }
 
 #[test]
@@ -316,4 +321,194 @@ fn bad_run_files_give_one_clear_error() {
         .assert()
         .failure();
     assert!(String::from_utf8_lossy(&missing.get_output().stderr).contains("/nonexistent/run.json"));
+}
+
+/// A small run with intervals (schema 2), built here rather than measured: one
+/// family of two placements over threads with 7 repetitions per point (one
+/// placement spread ±11.5 %, the other ±0.3 %), a distribution, and a typed finding.
+fn with_intervals() -> RunFile {
+    let mut run = load("quick.json");
+    run.schema_version = corescope::model::SCHEMA_VERSION;
+    run.statistics = Some(Default::default());
+    let mut p = ProbeResult::new("memory", "memory bandwidth", Status::Completed);
+    for (variant, base, spread) in [("linear", 10e9, 0.115), ("scatter", 20e9, 0.003)] {
+        for t in [1.0, 2.0, 4.0] {
+            let samples = (0..7)
+                .map(|k| base * t * (1.0 + spread * (f64::from(k) - 3.0) / 3.0))
+                .collect();
+            p.push_point(Point::samples(
+                format!("read/{variant}"),
+                "threads",
+                t,
+                "bytes_per_s",
+                samples,
+            ));
+        }
+    }
+    let wake: Vec<f64> = (0..200).map(|k| 1000.0 + f64::from(k % 50) * 4.0).collect();
+    p.distributions
+        .push(corescope::stats::distribution("wake/same-cpu", "ns", &wake));
+    let e = |value: f64, lo: f64, hi: f64| Estimate {
+        value,
+        lo,
+        hi,
+        n: 7,
+    };
+    p.findings.push(Finding::Comparison {
+        what: "read with 2 threads".into(),
+        unit: "bytes_per_s".into(),
+        a: "scatter".into(),
+        a_value: e(40e9, 39.9e9, 40.1e9),
+        b: "linear".into(),
+        b_value: e(20e9, 18e9, 22e9),
+        ratio: e(2.0, 1.8, 2.2),
+        significant: true,
+        outcome: Outcome::Different,
+        context: None,
+    });
+    run.probes = vec![p];
+    corescope::store::validate(&run).expect("the built run is valid");
+    run
+}
+
+/// The chart of the first series group of a page.
+fn first_chart(page: &str) -> &str {
+    let section = &page[page
+        .find("<section id='memory'>")
+        .or(page.find("<section id='compute'>"))
+        .unwrap()..];
+    let chart = &section[section.find("<svg").unwrap()..];
+    &chart[..chart.find("</svg>").unwrap()]
+}
+
+#[test]
+fn intervals_show_in_every_output() {
+    let run = with_intervals();
+    // HTML: one error bar per point with an interval, one band per curve.
+    let page = html::render_run(&run);
+    let chart = first_chart(&page);
+    assert_eq!(chart.matches("class='ci'").count(), 6, "{chart}");
+    assert_eq!(chart.matches("class='band'").count(), 2);
+    assert!(chart.contains("bars, band: 95 % CI"));
+    assert!(page.contains("bars and band: 95 % CI of the median, 7 repetitions"));
+    assert!(
+        page.contains("p50 95 % CI"),
+        "distribution table has the median's interval"
+    );
+    assert!(
+        page.contains(" ±12%"),
+        "the wide interval shows in the HTML table"
+    );
+    // Terminal: ± where wider than 1 %, said once per table, lines within the width.
+    let text = terminal::render_run(&run);
+    assert!(
+        text.contains("± = 95 % CI of the median, 7 repetitions"),
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("± = 95 % CI of the median").count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(text.matches(" ±12%").count(), 3, "{text}");
+    assert!(
+        text.contains("linear is 2.00× (95 % CI 1.80–2.20) scatter")
+            || text.contains("scatter is 2.00×"),
+        "{text}"
+    );
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with(['│', '┌', '└', '╞', '├']))
+    {
+        assert!(
+            line.chars().count() <= usize::from(terminal::WIDTH),
+            "{line}"
+        );
+    }
+    // The tight placement (±0.3 %) shows no ±.
+    let scatter_row = text
+        .lines()
+        .find(|l| l.contains("│       2 ┆"))
+        .expect("row at 2 threads");
+    assert_eq!(scatter_row.matches('±').count(), 1, "{scatter_row}");
+    // Markdown like the terminal.
+    let md = html::markdown(&run);
+    assert!(md.contains("± = 95 % CI of the median, 7 repetitions") && md.contains(" ±12%"));
+    assert!(
+        md.contains("| wake/same-cpu | ns | 200 | 1000 | 1098 ±2% |"),
+        "{md}"
+    );
+    // CSV: y_lo, y_hi and n filled in, and every repetition in samples.csv.
+    let series = csv::series_csv(&run);
+    let mut r = ::csv::Reader::from_reader(series.as_bytes());
+    let head: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(head[6..], ["y_lo", "y_hi", "n"]);
+    for row in r.records() {
+        let row = row.unwrap();
+        let (y, lo, hi): (f64, f64, f64) = (
+            row[5].parse().unwrap(),
+            row[6].parse().unwrap(),
+            row[7].parse().unwrap(),
+        );
+        assert!(lo < y && y < hi, "{row:?}");
+        assert_eq!(&row[8], "7");
+    }
+    assert_eq!(csv::samples_csv(&run).lines().count(), 1 + 6 * 7);
+    let dists = csv::distributions_csv(&run);
+    assert!(dists.lines().next().unwrap().ends_with("p50_lo,p50_hi"));
+    assert!(!dists.lines().nth(1).unwrap().ends_with(",,"));
+}
+
+#[test]
+fn version_1_files_show_no_interval_marks() {
+    let q = load("quick.json");
+    let page = html::render_run(&q);
+    assert_eq!(page.matches("class='ci'").count(), 0);
+    assert_eq!(page.matches("class='band'").count(), 0);
+    assert!(!page.contains("95 % CI") && !page.contains('±'));
+    assert!(!terminal::render_run(&q).contains('±'));
+    assert!(!html::markdown(&q).contains('±'));
+    let series = csv::series_csv(&q);
+    assert!(series.lines().skip(1).all(|l| l.ends_with(",,,")));
+    assert_eq!(csv::samples_csv(&q).lines().count(), 1);
+    let cmp = compare::render_text(&[q.clone(), q], None);
+    assert!(!cmp.contains('±') && !cmp.contains('≈'));
+}
+
+#[test]
+fn compare_shows_each_runs_interval_and_overlaps() {
+    let a = with_intervals();
+    // The second run: linear 1 % higher (inside its ±12 %: indistinguishable),
+    // scatter 50 % higher (intervals far apart).
+    let mut b = with_intervals();
+    b.host.hostname = "other".into();
+    for s in &mut b.probes[0].series {
+        let f = if s.name.ends_with("linear") {
+            1.01
+        } else {
+            1.5
+        };
+        for v in s.y.iter_mut().chain(&mut s.y_lo).chain(&mut s.y_hi) {
+            *v *= f;
+        }
+    }
+    let text = compare::render_text(&[a.clone(), b.clone()], None);
+    let linear = &text[text.find("read/linear").unwrap()..text.find("read/scatter").unwrap()];
+    assert_eq!(linear.matches("1.01× ≈").count(), 3, "{linear}");
+    assert!(linear.contains("indistinguishable") && linear.contains("±12%"));
+    let scatter = &text[text.find("read/scatter").unwrap()..];
+    assert!(
+        scatter.contains("1.50×") && !scatter.contains("1.50× ≈"),
+        "{scatter}"
+    );
+    assert!(
+        text.contains("peak: vm 80.00 GB/s (95 % CI 79.76–80.24; 40.00 GB/s per CPU)"),
+        "{text}"
+    );
+    // Findings are worded by render::words.
+    assert!(text.contains("findings on other:"), "{text}");
+    assert!(text.contains("scatter is 2.00× (95 % CI 1.80–2.20) linear"));
+    let page = compare::render_html(&[a, b], None);
+    assert_eq!(first_chart(&page).matches("class='ci'").count(), 6);
+    assert!(page.contains("1.01× ≈") && page.contains("Findings on other"));
 }

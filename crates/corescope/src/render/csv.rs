@@ -1,6 +1,7 @@
-//! Tidy CSV export (one row per observation, pandas-friendly): every series,
-//! distribution summary, histogram bin, pair, matrix cell, timeline span and
-//! free table, plus one small file per series.
+//! Tidy CSV export (one row per observation, pandas-friendly): every series
+//! point with its 95 % interval and count, every repetition behind it,
+//! distribution summary (with the median's interval), histogram bin, pair,
+//! matrix cell, timeline span and free table, plus one small file per series.
 //!
 //! Written with the `csv` crate (quoting of commas, quotes, CR and LF done by a
 //! maintained writer, not by hand). Text cells that a spreadsheet would run as
@@ -50,14 +51,69 @@ pub fn cell(s: &str) -> String {
     }
 }
 
-/// Tidy CSV of every series: `probe,series,x_name,x,y_name,y`.
+/// A value of an optional per-point column (`y_lo`, `y_hi`, `n`): empty where the
+/// file has none (version 1 files).
+fn opt<T: ToString>(v: Option<&T>) -> String {
+    v.map(ToString::to_string).unwrap_or_default()
+}
+
+/// The interval columns of point `i` of a series: `y_lo`, `y_hi`, `n` (empty
+/// when the file holds no interval for it).
+fn interval_cells(s: &crate::model::Series, i: usize) -> [String; 3] {
+    [opt(s.y_lo.get(i)), opt(s.y_hi.get(i)), opt(s.n.get(i))]
+}
+
+/// Tidy CSV of every series: `probe,series,x_name,x,y_name,y,y_lo,y_hi,n`, where
+/// `y` is the median of the repetitions, `[y_lo, y_hi]` its 95 % confidence
+/// interval and `n` the number of repetitions (the last three empty for version 1
+/// files).
 pub fn series_csv(run: &RunFile) -> String {
-    let mut o = Sheet::new(&["probe", "series", "x_name", "x", "y_name", "y"]);
+    let mut o = Sheet::new(&[
+        "probe", "series", "x_name", "x", "y_name", "y", "y_lo", "y_hi", "n",
+    ]);
     for p in &run.probes {
         for s in &p.series {
             let (id, name, xn, yn) = (cell(&p.id), cell(&s.name), cell(&s.x_name), cell(&s.y_name));
-            for (x, y) in s.x.iter().zip(&s.y) {
-                o.row([&id, &name, &xn, &x.to_string(), &yn, &y.to_string()]);
+            for (i, (x, y)) in s.x.iter().zip(&s.y).enumerate() {
+                let [lo, hi, n] = interval_cells(s, i);
+                o.row([
+                    &id,
+                    &name,
+                    &xn,
+                    &x.to_string(),
+                    &yn,
+                    &y.to_string(),
+                    &lo,
+                    &hi,
+                    &n,
+                ]);
+            }
+        }
+    }
+    o.finish()
+}
+
+/// Tidy CSV of every repetition behind the series points:
+/// `probe,series,x_name,x,y_name,repetition,y` (empty for version 1 files, which
+/// kept no repetitions).
+pub fn samples_csv(run: &RunFile) -> String {
+    let mut o = Sheet::new(&[
+        "probe",
+        "series",
+        "x_name",
+        "x",
+        "y_name",
+        "repetition",
+        "y",
+    ]);
+    for p in &run.probes {
+        for s in &p.series {
+            let (id, name, xn, yn) = (cell(&p.id), cell(&s.name), cell(&s.x_name), cell(&s.y_name));
+            for (x, reps) in s.x.iter().zip(&s.samples) {
+                let x = x.to_string();
+                for (k, y) in reps.iter().enumerate() {
+                    o.row([&id, &name, &xn, &x, &yn, &k.to_string(), &y.to_string()]);
+                }
             }
         }
     }
@@ -79,6 +135,8 @@ pub fn distributions_csv(run: &RunFile) -> String {
         "max",
         "mean",
         "stddev",
+        "p50_lo",
+        "p50_hi",
     ]);
     for p in &run.probes {
         for d in &p.distributions {
@@ -93,6 +151,9 @@ pub fn distributions_csv(run: &RunFile) -> String {
                 [s.min, s.p50, s.p90, s.p99, s.p999, s.max, s.mean, s.stddev]
                     .map(|v| v.to_string()),
             );
+            // The median's interval; empty where the file has none (version 1).
+            let has = s.p50_lo != 0.0 || s.p50_hi != 0.0;
+            r.extend([s.p50_lo, s.p50_hi].map(|v| if has { v.to_string() } else { String::new() }));
             o.row(r);
         }
     }
@@ -254,6 +315,7 @@ pub fn write_dir(run: &RunFile, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         Ok(())
     };
     put("series".into(), series_csv(run))?;
+    put("samples".into(), samples_csv(run))?;
     put("distributions".into(), distributions_csv(run))?;
     put("histograms".into(), histograms_csv(run))?;
     put("pairs".into(), pairs_csv(run))?;
@@ -261,9 +323,16 @@ pub fn write_dir(run: &RunFile, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     put("timelines".into(), timelines_csv(run))?;
     for p in &run.probes {
         for s in &p.series {
-            let mut t = Sheet::new(&[cell(&s.x_name).as_str(), cell(&s.y_name).as_str()]);
-            for (x, y) in s.x.iter().zip(&s.y) {
-                t.row([x.to_string(), y.to_string()]);
+            let mut t = Sheet::new(&[
+                cell(&s.x_name).as_str(),
+                cell(&s.y_name).as_str(),
+                "y_lo",
+                "y_hi",
+                "n",
+            ]);
+            for (i, (x, y)) in s.x.iter().zip(&s.y).enumerate() {
+                let [lo, hi, n] = interval_cells(s, i);
+                t.row([x.to_string(), y.to_string(), lo, hi, n]);
             }
             put(
                 format!("{}--{}", file_name(&p.id), file_name(&s.name)),

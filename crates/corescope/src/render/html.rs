@@ -5,9 +5,9 @@
 //! string from the run file is escaped.
 
 use super::svg::{self, esc};
-use super::terminal::series_groups;
-use super::{fmt_num, fmt_value, fmt_x};
-use crate::model::{Distribution, ProbeResult, RunFile, Status};
+use super::terminal::{estimates_by_x, has_interval, interval_note, repetitions, series_groups};
+use super::{fmt_num, fmt_value, fmt_x, words};
+use crate::model::{Distribution, Estimate, ProbeResult, RunFile, Status};
 use std::fmt::Write;
 
 /// The report's stylesheet (shared with `compare`).
@@ -159,28 +159,32 @@ fn probe(o: &mut String, p: &ProbeResult) {
     for group in series_groups(&p.series) {
         let first = group[0];
         let what = first.name.split('/').next().unwrap_or(&first.name);
-        let curves: Vec<(String, Vec<f64>, Vec<f64>)> = group
+        let curves: Vec<svg::Curve> = group
             .iter()
             .map(|s| {
-                (
-                    s.name
-                        .split_once('/')
-                        .map(|(_, v)| v)
-                        .unwrap_or(&s.name)
-                        .to_string(),
-                    s.x.clone(),
-                    s.y.clone(),
-                )
+                svg::Curve::of_series(s.name.split_once('/').map(|(_, v)| v).unwrap_or(&s.name), s)
             })
             .collect();
         let title = format!("{} — {what}", p.id);
+        let ci = if curves.iter().any(svg::Curve::has_intervals) {
+            let all: Vec<Estimate> = group
+                .iter()
+                .flat_map(|s| (0..s.y.len()).filter_map(|i| s.estimate(i)))
+                .collect();
+            repetitions(&all)
+                .map(|(reps, _)| format!("; bars and band: 95 % CI of the median, {reps}"))
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
         let _ = write!(
             o,
-            "<figure>{}<figcaption>{}: {} vs {}</figcaption></figure>",
-            svg::lines(&title, &first.x_name, &first.y_name, &curves),
+            "<figure>{}<figcaption>{}: {} vs {}{}</figcaption></figure>",
+            svg::chart(&title, &first.x_name, &first.y_name, &curves),
             esc(what),
             esc(&first.y_name.replace('_', " ")),
-            esc(&first.x_name.replace('_', " "))
+            esc(&first.x_name.replace('_', " ")),
+            esc(&ci)
         );
         series_table(o, &group);
     }
@@ -255,10 +259,15 @@ fn probe(o: &mut String, p: &ProbeResult) {
 fn series_table(o: &mut String, group: &[&crate::model::Series]) {
     let first = group[0];
     let (xs, scale, label) = super::table_axes(group);
+    let lookups: Vec<_> = group.iter().map(|s| estimates_by_x(s)).collect();
+    let note = interval_note(lookups.iter().flat_map(|m| m.values()))
+        .map(|n| format!("; {n}"))
+        .unwrap_or_default();
     let _ = write!(
         o,
-        "<details><summary>table ({})</summary><table><tr><th>{}</th>",
+        "<details><summary>table ({}{})</summary><table><tr><th>{}</th>",
         esc(&label),
+        esc(&note),
         esc(&first.x_name)
     );
     for s in group {
@@ -269,24 +278,43 @@ fn series_table(o: &mut String, group: &[&crate::model::Series]) {
         );
     }
     o.push_str("</tr>");
-    let lookups: Vec<_> = group.iter().map(|s| super::y_by_x(s)).collect();
     for x in xs {
         let xl = fmt_x(&first.x_name, x);
         let _ = write!(o, "<tr><td>{}</td>", esc(&xl));
         for m in &lookups {
             let v = m
                 .get(&super::x_key(x))
-                .map(|y| fmt_num(y / scale))
+                .map(|e| words::cell(e.value, scale, Some(e)))
                 .unwrap_or_default();
-            let _ = write!(o, "<td>{v}</td>");
+            let _ = write!(o, "<td>{}</td>", esc(&v));
         }
         o.push_str("</tr>");
     }
     o.push_str("</table></details>");
 }
 
+/// The median's 95 % interval as a table cell (`1.20–1.31 µs`), when it has one.
+fn median_ci(d: &Distribution) -> String {
+    let e = d.summary.median();
+    if !has_interval(&e) {
+        return "-".into();
+    }
+    let (f, unit) = super::unit_scale(&d.unit, e.value);
+    format!("{}–{} {unit}", fmt_num(e.lo / f), fmt_num(e.hi / f))
+}
+
 fn distributions(o: &mut String, p: &ProbeResult) {
-    o.push_str("<table><tr><th>distribution</th><th>unit</th><th>n</th><th>min</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>mode range</th></tr>");
+    // The median's interval gets a column only where the file has intervals
+    // (version 1 files look as before).
+    let ci = p
+        .distributions
+        .iter()
+        .any(|d| has_interval(&d.summary.median()));
+    o.push_str("<table><tr><th>distribution</th><th>unit</th><th>n</th><th>min</th><th>p50</th>");
+    if ci {
+        o.push_str("<th>p50 95 % CI</th>");
+    }
+    o.push_str("<th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>mode range</th></tr>");
     for d in &p.distributions {
         let s = &d.summary;
         let mode = d
@@ -303,12 +331,19 @@ fn distributions(o: &mut String, p: &ProbeResult) {
             .unwrap_or_default();
         let _ = write!(
             o,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
             esc(&d.name),
             esc(&d.unit),
             s.count,
             esc(&fmt_value(&d.unit, s.min)),
             esc(&fmt_value(&d.unit, s.p50)),
+        );
+        if ci {
+            let _ = write!(o, "<td>{}</td>", esc(&median_ci(d)));
+        }
+        let _ = write!(
+            o,
+            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&fmt_value(&d.unit, s.p90)),
             esc(&fmt_value(&d.unit, s.p99)),
             esc(&fmt_value(&d.unit, s.p999)),
@@ -402,11 +437,16 @@ pub fn markdown(run: &RunFile) -> String {
         for group in series_groups(&p.series) {
             let first = group[0];
             let (xs, scale, label) = super::table_axes(&group);
+            let lookups: Vec<_> = group.iter().map(|s| estimates_by_x(s)).collect();
+            let note = interval_note(lookups.iter().flat_map(|m| m.values()))
+                .map(|n| format!("; {n}"))
+                .unwrap_or_default();
             let _ = write!(
                 o,
-                "\n{} ({})\n\n| {} |",
+                "\n{} ({}{})\n\n| {} |",
                 md(first.name.split('/').next().unwrap_or("")),
                 md(&label),
+                md(&note),
                 md(&first.x_name)
             );
             for s in &group {
@@ -417,19 +457,49 @@ pub fn markdown(run: &RunFile) -> String {
                 );
             }
             let _ = write!(o, "\n|---|{}\n", "---:|".repeat(group.len()));
-            let lookups: Vec<_> = group.iter().map(|s| super::y_by_x(s)).collect();
             for x in xs {
                 let _ = write!(o, "| {} |", md(&fmt_x(&first.x_name, x)));
                 for m in &lookups {
                     let v = m
                         .get(&super::x_key(x))
-                        .map(|y| fmt_num(y / scale))
+                        .map(|e| words::cell(e.value, scale, Some(e)))
                         .unwrap_or_default();
-                    let _ = write!(o, " {v} |");
+                    let _ = write!(o, " {} |", md(&v));
                 }
                 o.push('\n');
             }
         }
+        md_distributions(&mut o, p);
     }
     o
+}
+
+/// Markdown: the distributions of a probe, p50 with its interval where wider
+/// than 1 % (as in the terminal).
+fn md_distributions(o: &mut String, p: &ProbeResult) {
+    if p.distributions.is_empty() {
+        return;
+    }
+    o.push_str("\n| distribution | unit | n | min | p50 | p90 | p99 | max |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
+    let mut shown = false;
+    for d in &p.distributions {
+        let s = &d.summary;
+        let p50 = words::cell(s.p50, 1.0, Some(&s.median()));
+        shown |= p50.contains('±');
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            md(&d.name),
+            md(&d.unit),
+            s.count,
+            fmt_num(s.min),
+            md(&p50),
+            fmt_num(s.p90),
+            fmt_num(s.p99),
+            fmt_num(s.max)
+        );
+    }
+    if shown {
+        o.push_str("\n± on p50 = 95 % CI of the median\n");
+    }
 }

@@ -244,24 +244,126 @@ fn frame(out: &mut String, x: &Axis, y: &Axis, x_name: &str, y_name: &str, title
     );
 }
 
-/// A line chart of several curves sharing axes: `(label, xs, ys)`.
+/// One curve of a line chart: a label, its points and, where the run file has
+/// them, the 95 % interval of each y.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Curve {
+    /// Legend label.
+    pub name: String,
+    /// x values.
+    pub x: Vec<f64>,
+    /// y values (central values), same length as `x`.
+    pub y: Vec<f64>,
+    /// `(lo, hi)` of each y where it has an interval; empty when none does.
+    pub ci: Vec<Option<(f64, f64)>>,
+}
+
+impl Curve {
+    /// A curve without intervals.
+    pub fn new(name: impl Into<String>, x: Vec<f64>, y: Vec<f64>) -> Self {
+        Self {
+            name: name.into(),
+            x,
+            y,
+            ci: Vec::new(),
+        }
+    }
+
+    /// A series as a curve, with the interval of every point that has one (more
+    /// than one sample and distinct ends); version 1 series have none.
+    pub fn of_series(name: impl Into<String>, s: &crate::model::Series) -> Self {
+        let ci: Vec<Option<(f64, f64)>> = (0..s.y.len())
+            .map(|i| {
+                s.estimate(i)
+                    .filter(super::terminal::has_interval)
+                    .map(|e| (e.lo, e.hi))
+            })
+            .collect();
+        Self {
+            name: name.into(),
+            x: s.x.clone(),
+            y: s.y.clone(),
+            ci: if ci.iter().any(Option::is_some) {
+                ci
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// The curve with every y (and interval end) multiplied by `f` (per-CPU views).
+    pub fn scaled(mut self, f: f64) -> Self {
+        self.y.iter_mut().for_each(|y| *y *= f);
+        for (lo, hi) in self.ci.iter_mut().flatten() {
+            *lo *= f;
+            *hi *= f;
+        }
+        self
+    }
+
+    /// Whether any point has an interval.
+    pub fn has_intervals(&self) -> bool {
+        self.ci.iter().any(Option::is_some)
+    }
+}
+
+/// A line chart of several curves sharing axes: `(label, xs, ys)`, no intervals.
 pub fn lines(
     title: &str,
     x_name: &str,
     y_name: &str,
     curves: &[(String, Vec<f64>, Vec<f64>)],
 ) -> String {
+    let curves: Vec<Curve> = curves
+        .iter()
+        .map(|(n, x, y)| Curve::new(n.clone(), x.clone(), y.clone()))
+        .collect();
+    chart(title, x_name, y_name, &curves)
+}
+
+/// One drawn point of a curve: pixel position, the values, and the interval's
+/// pixel ends (`NaN` where the point has none).
+#[derive(Debug, Clone, Copy)]
+struct Dot {
+    px: f64,
+    py: f64,
+    x: f64,
+    y: f64,
+    lo: f64,
+    hi: f64,
+    py_lo: f64,
+    py_hi: f64,
+}
+
+impl Dot {
+    fn has_ci(&self) -> bool {
+        self.py_lo.is_finite() && self.py_hi.is_finite()
+    }
+}
+
+/// A line chart of several curves sharing axes. Where a curve has intervals,
+/// each point gets an error bar (`class='ci'`) and the curve a translucent band
+/// (`class='band'`); the bars and band are thinned with the points.
+pub fn chart(title: &str, x_name: &str, y_name: &str, curves: &[Curve]) -> String {
     // Thread counts and sizes on a log-2 axis; a 0 (a 0-byte message) is drawn
     // at the left edge (its tooltip keeps the true value).
     let log_x = matches!(x_name, "threads" | "bytes");
-    let xs_all = || curves.iter().flat_map(|c| c.1.iter().copied());
+    let xs_all = || curves.iter().flat_map(|c| c.x.iter().copied());
     let mut x = if log_x && xs_all().any(|v| v > 0.0) && xs_all().all(|v| v >= 0.0) {
         Axis::over(xs_all().filter(|&v| v > 0.0), true, false)
     } else {
         Axis::over(xs_all(), false, false)
     };
     x.binary = log_x;
-    let y = Axis::over(curves.iter().flat_map(|c| c.2.iter().copied()), false, true);
+    // The y axis holds the intervals too, so no bar is cut off.
+    let ends = curves
+        .iter()
+        .flat_map(|c| c.ci.iter().flatten().flat_map(|&(lo, hi)| [lo, hi]));
+    let y = Axis::over(
+        curves.iter().flat_map(|c| c.y.iter().copied()).chain(ends),
+        false,
+        true,
+    );
     let mut out = String::new();
     frame(&mut out, &x, &y, x_name, y_name, title);
     let (x0, x1, y0, y1) = (ML, W - MR, H - MB, MT);
@@ -270,34 +372,60 @@ pub fn lines(
     let shown = curves.len().min(MAX_CURVES);
     let per_curve = (MAX_LINE_POINTS / shown.max(1)).max(2);
     let mut thinned = false;
-    for (i, (name, xs, ys)) in curves.iter().take(shown).enumerate() {
+    let mut any_ci = false;
+    for (i, c) in curves.iter().take(shown).enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let mut pts: Vec<(f64, f64, f64, f64)> = xs
-            .iter()
-            .zip(ys)
-            .filter(|(a, b)| a.is_finite() && b.is_finite())
-            .map(|(&a, &b)| (x0 + x.t(a) * (x1 - x0), y0 - y.t(b) * (y0 - y1), a, b))
-            .collect();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let py = |v: f64| y0 - y.t(v) * (y0 - y1);
+        let mut pts: Vec<Dot> =
+            c.x.iter()
+                .zip(&c.y)
+                .enumerate()
+                .filter(|(_, (a, b))| a.is_finite() && b.is_finite())
+                .map(|(k, (&a, &b))| {
+                    let (lo, hi) =
+                        c.ci.get(k)
+                            .copied()
+                            .flatten()
+                            .filter(|(lo, hi)| lo.is_finite() && hi.is_finite())
+                            .unwrap_or((f64::NAN, f64::NAN));
+                    let (py_lo, py_hi) = if lo.is_finite() {
+                        (py(lo), py(hi))
+                    } else {
+                        (f64::NAN, f64::NAN)
+                    };
+                    Dot {
+                        px: x0 + x.t(a) * (x1 - x0),
+                        py: py(b),
+                        x: a,
+                        y: b,
+                        lo,
+                        hi,
+                        py_lo,
+                        py_hi,
+                    }
+                })
+                .collect();
+        pts.sort_by(|a, b| a.px.total_cmp(&b.px));
         if pts.len() > per_curve {
             pts = thin(&pts, per_curve);
             thinned = true;
         }
+        let _ = write!(out, "<g class='curve' data-curve='{i}'>");
+        if pts.iter().any(Dot::has_ci) {
+            any_ci = true;
+            band(&mut out, &pts, color);
+        }
         let path: Vec<String> = pts
             .iter()
-            .map(|p| format!("{:.1},{:.1}", p.0, p.1))
+            .map(|p| format!("{:.1},{:.1}", p.px, p.py))
             .collect();
-        let _ = write!(out, "<g class='curve' data-curve='{i}'><polyline fill='none' stroke='{color}' stroke-width='1.8' points='{}'/>", path.join(" "));
+        let _ = write!(
+            out,
+            "<polyline fill='none' stroke='{color}' stroke-width='1.8' points='{}'/>",
+            path.join(" ")
+        );
         for p in &pts {
-            let _ = write!(
-                out,
-                "<circle cx='{:.1}' cy='{:.1}' r='2.5' fill='{color}'><title>{}: {} → {}</title></circle>",
-                p.0,
-                p.1,
-                esc(name),
-                esc(&label(x_name, p.2)),
-                esc(&label(y_name, p.3))
-            );
+            dot(&mut out, p, color, &c.name, x_name, y_name);
         }
         out.push_str("</g>");
         let ly = MT + 14.0 * i as f64 + 8.0;
@@ -308,7 +436,15 @@ pub fn lines(
             ly - 3.0,
             x1 + 22.0,
             ly + 1.0,
-            esc(name)
+            esc(&c.name)
+        );
+    }
+    if any_ci {
+        let _ = write!(
+            out,
+            "<text x='{}' y='{:.1}' font-size='9' fill='#555'>bars, band: 95 % CI</text>",
+            x1 + 8.0,
+            MT + 14.0 * shown as f64 + 12.0
         );
     }
     let mut notes = Vec::new();
@@ -328,6 +464,57 @@ pub fn lines(
     }
     out.push_str("</svg>");
     out
+}
+
+/// The translucent band of a curve's intervals: along the upper ends left to
+/// right, back along the lower ends (a point without an interval pinches the
+/// band to the line).
+fn band(out: &mut String, pts: &[Dot], color: &str) {
+    let upper = pts
+        .iter()
+        .map(|p| (p.px, if p.has_ci() { p.py_hi } else { p.py }));
+    let lower = pts
+        .iter()
+        .rev()
+        .map(|p| (p.px, if p.has_ci() { p.py_lo } else { p.py }));
+    let poly: Vec<String> = upper
+        .chain(lower)
+        .map(|(a, b)| format!("{a:.1},{b:.1}"))
+        .collect();
+    let _ = write!(
+        out,
+        "<polygon class='band' fill='{color}' fill-opacity='0.15' stroke='none' points='{}'/>",
+        poly.join(" ")
+    );
+}
+
+/// A point's marker with its tooltip, and its error bar when it has an interval.
+fn dot(out: &mut String, p: &Dot, color: &str, name: &str, x_name: &str, y_name: &str) {
+    let mut tip = format!("{name}: {} → {}", label(x_name, p.x), label(y_name, p.y));
+    if p.has_ci() {
+        let _ = write!(
+            out,
+            "<path class='ci' d='M{px:.1},{lo:.1}V{hi:.1}M{a:.1},{lo:.1}H{b:.1}M{a:.1},{hi:.1}H{b:.1}' stroke='{color}' stroke-width='1' fill='none'/>",
+            px = p.px,
+            lo = p.py_lo,
+            hi = p.py_hi,
+            a = p.px - 3.0,
+            b = p.px + 3.0
+        );
+        let _ = write!(
+            tip,
+            " (95 % CI {}–{})",
+            label(y_name, p.lo),
+            label(y_name, p.hi)
+        );
+    }
+    let _ = write!(
+        out,
+        "<circle cx='{:.1}' cy='{:.1}' r='2.5' fill='{color}'><title>{}</title></circle>",
+        p.px,
+        p.py,
+        esc(&tip)
+    );
 }
 
 /// Most curves one line chart draws.
@@ -841,6 +1028,45 @@ mod tests {
             &[("a".into(), vec![0.0, 1.0, 1024.0], vec![1.0, 2.0, 3.0])],
         );
         assert!(svg.contains("bytes (log)"));
+    }
+
+    #[test]
+    fn intervals_are_drawn_and_thinned_with_the_points() {
+        let n = 20_000;
+        let x: Vec<f64> = (1..=n).map(f64::from).collect();
+        let y: Vec<f64> = x.iter().map(|v| v * 2.0).collect();
+        let mut ci: Vec<Option<(f64, f64)>> = y.iter().map(|v| Some((v * 0.9, v * 1.1))).collect();
+        ci[0] = None;
+        ci[1] = Some((f64::NAN, 1.0));
+        let c = Curve {
+            name: "a".into(),
+            x: x.clone(),
+            y: y.clone(),
+            ci,
+        };
+        let svg = chart("t", "threads", "ns", &[c]);
+        let bars = svg.matches("class='ci'").count();
+        // The same thinning for the bars as for the points; none where a point
+        // has no (finite) interval.
+        assert_eq!(
+            bars + 1,
+            svg.matches("<circle").count(),
+            "first point has none"
+        );
+        assert!(bars <= MAX_LINE_POINTS && bars > 100);
+        assert_eq!(svg.matches("class='band'").count(), 1);
+        assert!(svg.contains("bars, band: 95 % CI"));
+        // A curve without intervals looks as before.
+        let plain = chart(
+            "t",
+            "threads",
+            "ns",
+            &[Curve::new("a", x.clone(), y.clone())],
+        );
+        let old = lines("t", "threads", "ns", &[("a".into(), x, y)]);
+        assert_eq!(plain, old);
+        assert!(!plain.contains("class='ci'") && !plain.contains("class='band'"));
+        assert!(!plain.contains("95 % CI"));
     }
 
     #[test]

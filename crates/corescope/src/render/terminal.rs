@@ -3,10 +3,12 @@
 //! grids, then findings and warnings. Reads only the model.
 
 use super::fmt_num;
+use super::words;
 use crate::model::{
-    Distribution, Matrix, ProbeResult, RunFile, Series, Status, Table as ModelTable,
+    Distribution, Estimate, Matrix, ProbeResult, RunFile, Series, Status, Table as ModelTable,
 };
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use std::collections::HashMap;
 
 /// Widest table we aim for.
 pub const WIDTH: u16 = 80;
@@ -184,6 +186,91 @@ pub fn series_groups(series: &[Series]) -> Vec<Vec<&Series>> {
     groups
 }
 
+/// Whether an estimate carries an interval worth showing: more than one sample and
+/// finite, distinct ends (a version 1 point, or one measured once, has none).
+pub fn has_interval(e: &Estimate) -> bool {
+    e.n > 1 && e.lo.is_finite() && e.hi.is_finite() && e.lo < e.hi
+}
+
+/// The estimate of each x of a series (see [`super::y_by_x`]: first wins, `-0.0`
+/// and `0.0` are one key); exact where the file holds no interval.
+pub fn estimates_by_x(s: &Series) -> HashMap<u64, Estimate> {
+    let mut m = HashMap::with_capacity(s.x.len());
+    for (i, &x) in s.x.iter().enumerate() {
+        if let Some(e) = s.estimate(i) {
+            m.entry(super::x_key(x)).or_insert(e);
+        }
+    }
+    m
+}
+
+/// ` ±3%` after a value whose interval is wider than 1 % (as [`words::cell`] writes
+/// it), else nothing.
+pub fn plus_minus(e: &Estimate) -> String {
+    if has_interval(e) && e.rel_half_width() > words::SHOW_INTERVAL_ABOVE {
+        format!(" ±{:.0}%", (e.rel_half_width() * 100.0).ceil())
+    } else {
+        String::new()
+    }
+}
+
+/// How many repetitions are behind these estimates (`7 repetitions`, `5–9
+/// repetitions`), and whether any interval is wider than 1 % (shown as `±`);
+/// `None` when no estimate has an interval (version 1 files).
+pub fn repetitions<'a>(
+    estimates: impl IntoIterator<Item = &'a Estimate>,
+) -> Option<(String, bool)> {
+    let (mut lo_n, mut hi_n, mut any, mut shown) = (usize::MAX, 0, false, false);
+    for e in estimates {
+        lo_n = lo_n.min(e.n);
+        hi_n = hi_n.max(e.n);
+        if has_interval(e) {
+            any = true;
+            shown |= e.rel_half_width() > words::SHOW_INTERVAL_ABOVE;
+        }
+    }
+    if !any {
+        return None;
+    }
+    let reps = if lo_n == hi_n {
+        format!("{hi_n} repetitions")
+    } else {
+        format!("{lo_n}–{hi_n} repetitions")
+    };
+    Some((reps, shown))
+}
+
+/// What the `±` of a table of these estimates means, said once above it:
+/// `± = 95 % CI of the median, 5–9 repetitions`, or, when no interval is wider
+/// than 1 %, `medians of 7 repetitions, 95 % CI within ±1 %`. `None` when no
+/// estimate has an interval (version 1 files).
+pub fn interval_note<'a>(estimates: impl IntoIterator<Item = &'a Estimate>) -> Option<String> {
+    let (reps, shown) = repetitions(estimates)?;
+    Some(if shown {
+        format!("± = 95 % CI of the median, {reps}")
+    } else {
+        format!(
+            "medians of {reps}, 95 % CI within ±{:.0} %",
+            words::SHOW_INTERVAL_ABOVE * 100.0
+        )
+    })
+}
+
+/// A table title, `what (unit)`, with the interval note inside the parentheses
+/// when it fits the terminal width, else on a line of its own.
+fn titled(what: &str, label: &str, note: Option<&str>) -> String {
+    match note {
+        None => format!("{what} ({label}):\n"),
+        Some(n)
+            if what.chars().count() + label.chars().count() + n.chars().count() + 6
+                <= WIDTH as usize =>
+        {
+            format!("{what} ({label}; {n}):\n")
+        }
+        Some(n) => format!("{what} ({label}):\n  {n}\n"),
+    }
+}
+
 fn series_table(group: &[&Series]) -> String {
     let first = group[0];
     let what = first.name.split('/').next().unwrap_or(&first.name);
@@ -197,7 +284,7 @@ fn series_table(group: &[&Series]) -> String {
             .map(|s| Cell::new(s.name.split_once('/').map(|(_, v)| v).unwrap_or(&s.name))),
     );
     t.set_header(head);
-    let lookups: Vec<_> = group.iter().map(|s| super::y_by_x(s)).collect();
+    let lookups: Vec<_> = group.iter().map(|s| estimates_by_x(s)).collect();
     for x in xs {
         let xcell = if x_is_bytes {
             super::fmt_value("bytes", x)
@@ -206,15 +293,19 @@ fn series_table(group: &[&Series]) -> String {
         };
         let mut row = vec![Cell::new(xcell).set_alignment(CellAlignment::Right)];
         for m in &lookups {
-            let v = m.get(&super::x_key(x)).copied();
+            let e = m.get(&super::x_key(x));
             row.push(
-                Cell::new(v.map(|v| fmt_num(v / scale)).unwrap_or_else(|| "".into()))
-                    .set_alignment(CellAlignment::Right),
+                Cell::new(
+                    e.map(|e| words::cell(e.value, scale, Some(e)))
+                        .unwrap_or_default(),
+                )
+                .set_alignment(CellAlignment::Right),
             );
         }
         t.add_row(row);
     }
-    format!("{what} ({label}):\n{t}\n")
+    let note = interval_note(lookups.iter().flat_map(|m| m.values()));
+    format!("{}{t}\n", titled(what, &label, note.as_deref()))
 }
 
 fn fmt_num_compact(x: f64) -> String {
@@ -257,14 +348,23 @@ fn distribution_table(ds: &[Distribution]) -> String {
             Cell::new(&d.unit),
             Cell::new(s.count),
             Cell::new(fmt_num(s.min)),
-            Cell::new(fmt_num(s.p50)),
+            Cell::new(words::cell(s.p50, 1.0, Some(&s.median()))),
             Cell::new(fmt_num(s.p90)),
             Cell::new(fmt_num(s.p99)),
             Cell::new(fmt_num(s.max)),
             Cell::new(mode),
         ]);
     }
-    format!("{t}\n")
+    let medians: Vec<Estimate> = ds.iter().map(|d| d.summary.median()).collect();
+    let shown = medians
+        .iter()
+        .any(|e| has_interval(e) && e.rel_half_width() > words::SHOW_INTERVAL_ABOVE);
+    let note = if shown {
+        "± on p50 = 95 % CI of the median\n"
+    } else {
+        ""
+    };
+    format!("{t}\n{note}")
 }
 
 /// Largest matrix printed as a grid; bigger ones are summarised.
