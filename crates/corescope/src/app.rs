@@ -386,6 +386,7 @@ fn run(a: RunArgs) -> Result<()> {
         },
     )?;
     bar.finish_and_clear();
+    out_text(&terminal::drift_summary(&run))?;
     // Written even when a signal stopped the run: the HTML shows what was measured.
     let html_note = write_run_html(&run, &plan.out, a.no_html)?;
     out_text(&format!("\nrun file: {}\n{html_note}", plan.out.display()))?;

@@ -115,7 +115,50 @@ pub fn render_run(run: &RunFile) -> String {
         out.push('\n');
         out.push_str(&render_probe(p));
     }
+    out.push_str(&drift_summary(run));
     out
+}
+
+/// The machine during the run, from the checks between probes: the reference
+/// kernel at the start and the end, the round trips between the first two CPUs
+/// that were seen, and the probes flagged noisy. Empty for version 1 files.
+pub fn drift_summary(run: &RunFile) -> String {
+    let (Some(first), Some(last)) = (run.drift.first(), run.drift.last()) else {
+        return String::new();
+    };
+    let mut out = String::from("\nmachine during the run:\n");
+    if let (Some(a), Some(b)) = (first.reference_ns, last.reference_ns) {
+        out.push_str(&format!(
+            " reference kernel {} at the start, {} at the end ({:+.0} %)\n",
+            crate::units::fmt_value("ns", a.value),
+            crate::units::fmt_value("ns", b.value),
+            (b.value / a.value - 1.0) * 100.0
+        ));
+    }
+    let mut trips: Vec<f64> = run.drift.iter().filter_map(|d| d.round_trip_ns).collect();
+    trips.sort_by(f64::total_cmp);
+    if let (Some(lo), Some(hi)) = (trips.first(), trips.last()) {
+        out.push_str(&format!(
+            " round trip between the first two CPUs: {lo:.0}–{hi:.0} ns over {} checks\n",
+            trips.len()
+        ));
+    }
+    let noisy: Vec<&str> = run
+        .probes
+        .iter()
+        .filter(|p| {
+            p.warnings
+                .iter()
+                .any(|w| matches!(w, crate::model::Warning::Noisy { .. }))
+        })
+        .map(|p| p.id.as_str())
+        .collect();
+    out.push_str(&if noisy.is_empty() {
+        " no probe was flagged noisy\n".to_string()
+    } else {
+        format!(" noisy during: {}\n", noisy.join(", "))
+    });
+    super::clean(&out, 8 * super::MAX_TEXT_CHARS, true)
 }
 
 /// One probe's section (strings cleaned and cut for the terminal).
