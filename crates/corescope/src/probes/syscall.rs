@@ -92,7 +92,7 @@ impl Call {
             Call::Getpid => "getpid (an empty syscall: kernel entry and exit)",
             Call::ClockGettime => "clock_gettime(CLOCK_MONOTONIC) through the vDSO",
             Call::FutexWake => "futex wake with no waiter",
-            Call::SchedYield => "sched_yield with nothing else runnable",
+            Call::SchedYield => "sched_yield on a CPU of its own (one pinned thread)",
         }
     }
 
