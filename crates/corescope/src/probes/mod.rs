@@ -25,6 +25,7 @@ pub mod peak;
 pub mod pool;
 pub mod sharing;
 pub mod spin;
+pub mod syscall;
 pub mod threads;
 pub mod timers;
 pub mod workload;
@@ -40,6 +41,7 @@ pub fn registry() -> Vec<Box<dyn Probe>> {
         Box::new(mutex::MutexProbe),
         Box::new(condvar::Condvar),
         Box::new(timers::Timers),
+        Box::new(syscall::Syscall),
         Box::new(atomics::Atomics),
         Box::new(c2c::C2c),
         Box::new(false_sharing::FalseSharing),
