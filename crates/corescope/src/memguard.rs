@@ -64,7 +64,7 @@ pub struct Fit {
 
 /// `1.5 GiB`, `256 MiB`, `4 KiB`.
 pub fn human(bytes: u64) -> String {
-    crate::render::fmt_value("bytes", bytes as f64)
+    crate::units::fmt_value("bytes", bytes as f64)
 }
 
 /// Fit `threads × per_thread` bytes into `available` (pure; see [`available`]).
