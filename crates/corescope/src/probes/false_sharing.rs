@@ -343,6 +343,49 @@ fn granularity(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Status;
+
+    /// A sweep whose paddings below `knee` cost `factor` × the others, ±1 % per round.
+    fn sweep(knee: f64, factor: f64) -> ProbeResult {
+        let mut r = ProbeResult::new("false-sharing", "t", Status::Completed);
+        for pad in PADDINGS {
+            let base = if (pad as f64) < knee { factor } else { 1.0 };
+            let v = (0..12)
+                .map(|i| base * (1.0 + 0.01 * (((i * 7 + pad) % 5) as f64 - 2.0) / 2.0))
+                .collect();
+            r.push_point(Point::samples(
+                "padding/time",
+                "padding_bytes",
+                pad as f64,
+                "ns_per_increment",
+                v,
+            ));
+        }
+        r
+    }
+
+    #[test]
+    fn the_knee_is_stated_with_its_step_only_when_significant() {
+        let r = sweep(64.0, 5.0);
+        let s = r.series("padding/time").unwrap().clone();
+        let Some(Finding::Comparison {
+            what,
+            a,
+            b,
+            outcome,
+            ..
+        }) = granularity(&r, &s, 256.0, "64 B")
+        else {
+            panic!("no granularity");
+        };
+        assert!(what.starts_with("coherence granularity 64 B"), "{what}");
+        assert_eq!((a.as_str(), b.as_str()), ("32 B", "64 B"));
+        assert_eq!(outcome, Outcome::Different);
+        // No step at all: nothing to state.
+        let flat = sweep(0.0, 1.0);
+        let s = flat.series("padding/time").unwrap().clone();
+        assert!(granularity(&flat, &s, 256.0, "64 B").is_none());
+    }
 
     #[test]
     fn counters_add_up_and_do_not_overlap() {

@@ -574,6 +574,95 @@ fn rmatmul_findings(result: &ProbeResult, cpus: usize) -> Vec<Finding> {
                 "8^k leaf tasks on {cpus} CPUs; taskpool: mutex free list"
             )),
         ));
+        // At equal parameters, where the runtimes' overheads show most: the largest
+        // k both ran (the most, smallest tasks).
+        let k_max = result.series(&st).and_then(|t| {
+            t.x.iter()
+                .copied()
+                .filter(|&k| result.estimate(&sr, k).is_some())
+                .reduce(f64::max)
+        });
+        if let Some(k) = k_max.filter(|&k| k != kt || k != kr) {
+            out.extend(analysis::compare(
+                result,
+                &format!(
+                    "rmatmul N = {order}, time at equal k = {k} ({} leaf tasks)",
+                    8f64.powf(k)
+                ),
+                "s",
+                ("taskpool", &st, k),
+                ("rayon", &sr, k),
+                None,
+            ));
+        }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Outcome, Status};
+
+    /// Deterministic ±1 % wiggle around `base`, one value per round.
+    fn rounds(base: f64, n: usize, seed: u64) -> Vec<f64> {
+        (0..n)
+            .map(|i| base * (1.0 + 0.01 * (((i as u64 * 7 + seed) % 5) as f64 - 2.0) / 2.0))
+            .collect()
+    }
+
+    fn result_with(points: &[(&str, f64, Vec<f64>)]) -> ProbeResult {
+        let mut r = ProbeResult::new("pool", "t", Status::Completed);
+        for (s, x, v) in points {
+            r.push_point(Point::samples(*s, "levels", *x, "seconds", v.clone()));
+        }
+        r
+    }
+
+    #[test]
+    fn runtimes_are_compared_best_against_best() {
+        // taskpool is best at k = 1 (1.0 s), rayon at k = 2 (0.9 s); at k = 1 rayon is
+        // slow (1.6 s). The finding must set 1.0 against 0.9, never 1.0 against 1.6.
+        let r = result_with(&[
+            ("rmatmul/taskpool/512", 1.0, rounds(1.0, 12, 1)),
+            ("rmatmul/taskpool/512", 2.0, rounds(1.3, 12, 2)),
+            ("rmatmul/rayon/512", 1.0, rounds(1.6, 12, 3)),
+            ("rmatmul/rayon/512", 2.0, rounds(0.9, 12, 4)),
+        ]);
+        let found = rmatmul_findings(&r, 2);
+        let Some(Finding::Comparison {
+            a,
+            b,
+            ratio,
+            outcome,
+            ..
+        }) = found.first()
+        else {
+            panic!("{found:?}");
+        };
+        assert_eq!(
+            (a.as_str(), b.as_str()),
+            ("taskpool at k = 1", "rayon at k = 2")
+        );
+        assert!((ratio.value - 1.0 / 0.9).abs() < 0.02, "{ratio:?}");
+        assert_eq!(*outcome, Outcome::Different);
+        // And at equal k (the largest both ran), as a second finding.
+        assert!(
+            matches!(found.get(1), Some(Finding::Comparison { what, .. }) if what.contains("equal k = 2"))
+        );
+    }
+
+    #[test]
+    fn equal_runtimes_are_not_called_different() {
+        let r = result_with(&[
+            ("rmatmul/taskpool/256", 1.0, rounds(1.0, 12, 1)),
+            ("rmatmul/rayon/256", 1.0, rounds(1.0, 12, 3)),
+        ]);
+        let found = rmatmul_findings(&r, 2);
+        assert_eq!(found.len(), 1, "one k: best vs best only");
+        assert!(
+            matches!(&found[0], Finding::Comparison { outcome, .. } if *outcome != Outcome::Different),
+            "{found:?}"
+        );
+    }
 }

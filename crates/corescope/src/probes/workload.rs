@@ -405,6 +405,41 @@ mod tests {
     use super::*;
 
     #[test]
+    fn scalability_is_paired_by_round_and_compared_with_one_thread() {
+        use crate::model::{Outcome, Status};
+        let mut r = ProbeResult::new("workload", "t", Status::Completed);
+        // Drift hits both thread counts alike in each round; 2 threads do 1.9× the work.
+        let drift: Vec<f64> = (0..12).map(|i| 1.0 + 0.05 * (i % 4) as f64).collect();
+        for (x, f) in [(1.0, 1.0), (2.0, 1.9)] {
+            let v = drift.iter().map(|d| 100.0 * f * d).collect();
+            r.push_point(Point::samples(
+                "compute/rate",
+                "threads",
+                x,
+                "units_per_s",
+                v,
+            ));
+        }
+        let (points, found) = scalability(&r, "compute");
+        assert_eq!(points.len(), 2);
+        assert!(points[0].samples.iter().all(|&s| s == 1.0));
+        assert!(points[1].samples.iter().all(|&s| (s - 1.9).abs() < 1e-9));
+        let Some(Finding::Comparison {
+            a,
+            b,
+            ratio,
+            outcome,
+            ..
+        }) = found
+        else {
+            panic!("no comparison");
+        };
+        assert_eq!((a.as_str(), b.as_str()), ("2 threads", "1 thread"));
+        assert!((ratio.value - 1.9).abs() < 1e-6, "{ratio:?}");
+        assert_eq!(outcome, Outcome::Different);
+    }
+
+    #[test]
     fn threads_double_up_to_the_maximum() {
         assert_eq!(doubling(1), vec![1]);
         assert_eq!(doubling(4), vec![1, 2, 4]);
