@@ -126,7 +126,7 @@ impl Probe for FalseSharing {
                 };
                 Case::new(&v, &params)
                     .compared("false sharing", &v, &v)
-                    .with_rounds(ROUNDS)
+                    .with_rounds(super::pool::rounds_for(ctx.profile, ROUNDS))
             })
             .collect();
         Ok(Plan {

@@ -160,7 +160,7 @@ impl Probe for Matmul {
                 cases.push(
                     Case::new(format!("{name} n = {n}"), &params)
                         .compared(format!("matmul n = {n}"), &name, &name)
-                        .with_rounds(ROUNDS),
+                        .with_rounds(super::pool::rounds_for(ctx.profile, ROUNDS)),
                 );
             }
         }

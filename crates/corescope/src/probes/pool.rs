@@ -61,6 +61,19 @@ const COMPARED_ROUNDS: Rounds = Rounds {
     target_rel_half_width: TARGET_REL_HALF_WIDTH,
 };
 
+/// `rounds` for this profile: the quick profile runs the minimum only (its suite must
+/// stay under a minute), the others add rounds while intervals are wide. (Shared by
+/// pool, matmul, workload and false-sharing; a candidate for `probes::Rounds`.)
+pub fn rounds_for(profile: crate::model::Profile, rounds: Rounds) -> Rounds {
+    match profile {
+        crate::model::Profile::Quick => Rounds {
+            max: rounds.min,
+            ..rounds
+        },
+        _ => rounds,
+    }
+}
+
 /// The probe.
 pub struct PoolProbe;
 
@@ -190,7 +203,7 @@ impl Probe for PoolProbe {
                 cases.push(
                     Case::new(format!("fft 2^{log2} {}", exec.name()), &params)
                         .compared(&group, exec.name(), exec.name())
-                        .with_rounds(rounds),
+                        .with_rounds(rounds_for(ctx.profile, rounds)),
                 );
             }
         }
@@ -203,7 +216,7 @@ impl Probe for PoolProbe {
         cases.push(
             Case::new(format!("fft 2^{cutoff_log2} one thread"), &seq)
                 .compared(&group, "sequential", "sequential")
-                .with_rounds(COMPARED_ROUNDS),
+                .with_rounds(rounds_for(ctx.profile, COMPARED_ROUNDS)),
         );
         for cutoff in FFT_CUTOFFS {
             for exec in [Exec::Mutex, Exec::Rayon] {
@@ -216,7 +229,7 @@ impl Probe for PoolProbe {
                 cases.push(
                     Case::new(format!("fft 2^{cutoff_log2} {v}"), &params)
                         .compared(&group, &v, &v)
-                        .with_rounds(COMPARED_ROUNDS),
+                        .with_rounds(rounds_for(ctx.profile, COMPARED_ROUNDS)),
                 );
             }
         }
@@ -236,7 +249,7 @@ impl Probe for PoolProbe {
                     cases.push(
                         Case::new(format!("rmatmul N = {order} {v}"), &params)
                             .compared(&group, &v, &v)
-                            .with_rounds(COMPARED_ROUNDS),
+                            .with_rounds(rounds_for(ctx.profile, COMPARED_ROUNDS)),
                     );
                 }
             }

@@ -192,7 +192,7 @@ impl Probe for Workload {
                 cases.push(
                     Case::new(&label, &params)
                         .compared(&group, &label, &label)
-                        .with_rounds(ROUNDS),
+                        .with_rounds(super::pool::rounds_for(ctx.profile, ROUNDS)),
                 );
             }
         }
