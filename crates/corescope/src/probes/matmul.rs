@@ -31,7 +31,7 @@ pub const GIVE_UP_SHARE: f64 = 1.0 / 16.0;
 /// allocates its own output, so every round starts in the same state.
 pub const ROUNDS: Rounds = Rounds {
     min: 6,
-    max: 10,
+    max: 8,
     warmup: false,
     target_rel_half_width: crate::runner::TARGET_REL_HALF_WIDTH,
 };
