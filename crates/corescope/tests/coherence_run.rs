@@ -99,6 +99,13 @@ fn coherence_probes_produce_their_shapes() {
         if let Some(line) = r.topology.line_bytes() {
             assert!(sweep.x.contains(&(line as f64)));
         }
+        // All paddings ran in the same interleaved rounds; packed vs padded is typed.
+        assert!(sweep.n.iter().all(|&n| n == sweep.n[0] && n >= 2));
+        assert!(fs.findings.iter().any(|f| matches!(
+            f,
+            corescope::model::Finding::Comparison { what, .. } if what.contains("packed vs padded")
+        )));
+        assert!(fs.series("padding/slowdown").is_some());
         let threads = fs.params["threads"].as_u64().unwrap() as usize;
         assert_eq!(threads, 5, "--threads' largest count");
         for name in ["false-sharing/packed", "false-sharing/padded"] {

@@ -67,6 +67,20 @@ fn the_pool_probe_measures_both_free_lists_and_rayon() {
         .findings
         .iter()
         .any(|f| f.to_string().starts_with("rmatmul N = 256")));
+    // Two runtimes are compared best against best (each at its own k), paired by
+    // round: the runner repeated every (runtime, k) in the same rounds.
+    let best_vs_best = r.findings.iter().find_map(|f| match f {
+        corescope::model::Finding::Comparison {
+            what, a, b, ratio, ..
+        } if what.starts_with("rmatmul N = 256") => Some((a.clone(), b.clone(), *ratio)),
+        _ => None,
+    });
+    let (a, b, ratio) = best_vs_best.expect("a typed rmatmul comparison");
+    assert!(a.contains("k = ") && b.contains("k = "), "{a} / {b}");
+    assert!(ratio.lo <= ratio.value && ratio.value <= ratio.hi);
+    let t = r.series("rmatmul/taskpool/256").unwrap();
+    let ra = r.series("rmatmul/rayon/256").unwrap();
+    assert!(t.n.iter().chain(&ra.n).all(|&n| n == t.n[0] && n >= 2));
     // The probe's pools were dropped: their workers joined (rayon's global pool stays).
     let after = pairs::thread_count().unwrap();
     let rayon = rayon::current_num_threads();
@@ -98,5 +112,13 @@ fn the_matmul_probe_compares_every_order_with_the_library() {
     assert!(r
         .findings
         .iter()
-        .any(|f| f.to_string().contains("best loop order")));
+        .any(|f| f.to_string().contains("best vs worst loop order")));
+    assert!(r.findings.iter().any(|f| matches!(
+        f,
+        corescope::model::Finding::Comparison { what, .. } if what.contains("the library vs")
+    )));
+    // The variants of one n ran in the same rounds.
+    let n0 = r.series("ijk/normal").unwrap().n.clone();
+    assert!(n0.iter().all(|&n| n >= 2));
+    assert_eq!(r.series("library/matrixmultiply").unwrap().n, n0);
 }

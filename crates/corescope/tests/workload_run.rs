@@ -38,9 +38,29 @@ fn quick_workload_run_reports_rates_and_scalability() {
         assert!(rate.y.iter().all(|&y| y > 0.0 && y.is_finite()), "{rate:?}");
         let sc = p.series(&format!("{w}/scalability")).unwrap();
         assert_eq!(sc.y[0], 1.0, "scalability is relative to one thread");
-        for (r, s) in rate.y.iter().zip(&sc.y) {
-            assert!((r / rate.y[0] - s).abs() < 1e-9);
+        assert_eq!(sc.x, rate.x);
+        // One ratio per round (paired with the same round's one-thread rate), so every
+        // point carries as many samples as the rate and an interval around its value.
+        for i in 0..sc.x.len() {
+            assert_eq!(sc.n[i], rate.n[i], "{w}: samples at {}", sc.x[i]);
+            assert!(sc.n[i] >= 2, "{w}: repeated by the runner");
+            assert!(
+                sc.y_lo[i] <= sc.y[i] && sc.y[i] <= sc.y_hi[i],
+                "{w}: {sc:?}"
+            );
         }
+    }
+    // The best thread count against one thread, as a typed comparison.
+    for w in ["compute", "working-set"] {
+        assert!(
+            p.findings.iter().any(|f| matches!(
+                f,
+                corescope::model::Finding::Comparison { what, b, .. }
+                    if what.starts_with(w) && (b == "1 thread" || what.contains("vs one thread"))
+            )),
+            "{w}: {:?}",
+            p.findings
+        );
     }
     let counters = p.params["counters"].as_str().unwrap();
     assert!(counters.starts_with("available") || counters.starts_with("not available here"));

@@ -3,10 +3,16 @@
 //! packed (2 B: all in one cache line) vs padded (128 B), with a timeline of every
 //! portion of every thread (the seed's Figures 32–33), and a padding sweep 2 … 256 B
 //! (seed 004 loop 1) whose knee is the effective coherence granularity.
+//!
+//! Repetition is the runner's: a case is one run at one padding, and all paddings are
+//! one group, run interleaved in rotated rounds (packed and padded alike see the same
+//! drift). Packed vs padded is a paired comparison with its interval; the knee is
+//! stated only when the step into it is a significant difference.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use crate::analysis;
 use crate::clock::now_ns;
-use crate::model::{Lane, Measurement, Point, ProbeResult, Span, Timeline};
+use crate::model::{Finding, Lane, Measurement, Outcome, Point, ProbeResult, Span, Timeline};
 use crate::placement::{self, Strategy};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -20,9 +26,14 @@ pub const PADDINGS: [usize; 8] = [2, 4, 8, 16, 32, 64, 128, 256];
 pub const PACKED: usize = 2;
 /// See [`PACKED`]: 128 B, two lines, because of adjacent-line prefetch on x86.
 pub const PADDED: usize = 128;
-/// A padding is "free of false sharing" when its time is within this factor of the
-/// widest padding's.
-pub const NO_SLOWDOWN: f64 = 1.15;
+/// Rounds of the sweep: the compared minimum, a few more while intervals are wide
+/// (capped so the default suite keeps its time).
+pub const ROUNDS: Rounds = Rounds {
+    min: crate::runner::MIN_COMPARED_ROUNDS,
+    max: crate::runner::MIN_COMPARED_ROUNDS + 5,
+    warmup: true,
+    target_rel_half_width: crate::runner::TARGET_REL_HALF_WIDTH,
+};
 
 /// The probe.
 pub struct FalseSharing;
@@ -100,20 +111,22 @@ impl Probe for FalseSharing {
                 "needs at least 2 threads (one CPU allowed)".into(),
             ));
         }
-        let portions: usize = ctx.profile.pick(50, 100, 250);
-        let increments: u64 = ctx.profile.pick(20_000, 100_000, 1_000_000);
+        // One round's run (the runner repeats it at least 11 times).
+        let portions: usize = ctx.profile.pick(25, 50, 250);
+        let increments: u64 = ctx.profile.pick(10_000, 20_000, 1_000_000);
         let cases = PADDINGS
             .iter()
             .map(|&pad| {
-                Case::new(
-                    format!("pad {pad} B"),
-                    &CaseParams {
-                        threads,
-                        pad,
-                        portions,
-                        increments,
-                    },
-                )
+                let v = format!("pad {pad} B");
+                let params = CaseParams {
+                    threads,
+                    pad,
+                    portions,
+                    increments,
+                };
+                Case::new(&v, &params)
+                    .compared("false sharing", &v, &v)
+                    .with_rounds(super::pool::rounds_for(ctx.profile, ROUNDS))
             })
             .collect();
         Ok(Plan {
@@ -124,7 +137,11 @@ impl Probe for FalseSharing {
         .param("portions", portions)
         .param("increments_per_portion", increments)
         .param("portions_per_barrier", PORTIONS_PER_BARRIER)
-        .param("paddings", PADDINGS))
+        .param("paddings", PADDINGS)
+        .param(
+            "repetitions",
+            "runner rounds, all paddings interleaved (see rounds_min / rounds_max)",
+        ))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
@@ -198,50 +215,177 @@ impl Probe for FalseSharing {
         let Some(s) = result.series("padding/time").cloned() else {
             return;
         };
-        let Some(&widest) = s.y.last() else { return };
-        for (&x, &y) in s.x.iter().zip(&s.y) {
-            result.push_point(Point::new(
+        let Some(&widest) = s.x.iter().reduce(|a, b| if b > a { b } else { a }) else {
+            return;
+        };
+        // Slowdown against the widest padding, round by round (all paddings ran
+        // interleaved, so round i of each is a pair).
+        let base = s.samples_at(widest).to_vec();
+        for &x in &s.x {
+            let at = s.samples_at(x);
+            let ratios: Vec<f64> = if at.len() == base.len() {
+                at.iter()
+                    .zip(&base)
+                    .map(|(a, b)| a / b.max(1e-12))
+                    .collect()
+            } else {
+                let m = crate::stats::median(&base).max(1e-12);
+                at.iter().map(|a| a / m).collect()
+            };
+            result.push_point(Point::samples(
                 "padding/slowdown",
                 "padding_bytes",
                 x,
                 "x_widest_padding",
-                y / widest,
+                ratios,
             ));
         }
-        let at = |pad: usize| s.x.iter().position(|&x| x == pad as f64).map(|i| s.y[i]);
         let line = ctx
             .topo
             .line_bytes()
             .map(|l| format!("{l} B"))
             .unwrap_or_else(|| "unknown".into());
-        if let (Some(packed), Some(padded)) = (at(PACKED), at(PADDED)) {
-            result.findings.push(format!(
-                "packed counters are {:.1}× slower than padded ones ({} vs {} per increment)",
-                packed / padded,
-                crate::units::fmt_value("ns", packed),
-                crate::units::fmt_value("ns", padded)
-            ));
-            if packed / padded < NO_SLOWDOWN {
-                result.findings.push(format!(
-                    "coherence granularity: could not tell (packing costs less than {:.0} %; the topology's line: {line})",
-                    (NO_SLOWDOWN - 1.0) * 100.0
-                ));
-                return;
-            }
+        let (packed, padded) = (PACKED as f64, PADDED as f64);
+        let found = analysis::compare(
+            result,
+            "time per increment, packed vs padded counters",
+            "ns",
+            (&format!("packed ({PACKED} B)"), "padding/time", packed),
+            (&format!("padded ({PADDED} B)"), "padding/time", padded),
+            None,
+        );
+        let packing_costs = matches!(
+            &found,
+            Some(Finding::Comparison { a, outcome: Outcome::Different, .. }) if a.starts_with("packed")
+        );
+        result.findings.extend(found);
+        result.findings.push(match packing_costs {
+            true => granularity(result, &s, widest, &line),
+            false => None,
         }
-        if let Some(i) = s.y.iter().position(|&y| y <= widest * NO_SLOWDOWN) {
-            result.findings.push(format!(
-                "coherence granularity: {} B — the smallest padding within {:.0} % of the widest (the topology's line: {line})",
-                s.x[i],
-                (NO_SLOWDOWN - 1.0) * 100.0
-            ));
-        }
+        .unwrap_or_else(|| {
+            Finding::from(format!(
+                "coherence granularity: could not tell (no significant step in the padding sweep; the topology's line: {line})"
+            ))
+        }));
+    }
+}
+
+/// Is `x`'s time per increment significantly above `y`'s (paired by round)?
+fn slower(result: &ProbeResult, x: f64, y: f64) -> Option<Finding> {
+    let f = analysis::compare(
+        result,
+        &format!("time per increment, padding {x} B vs {y} B"),
+        "ns",
+        (&format!("{x} B"), "padding/time", x),
+        (&format!("{y} B"), "padding/time", y),
+        None,
+    )?;
+    match &f {
+        Finding::Comparison {
+            a,
+            outcome: Outcome::Different,
+            ..
+        } if *a == format!("{x} B") => Some(f),
+        _ => None,
+    }
+}
+
+/// The knee of the sweep: the smallest padding not significantly slower than the
+/// widest, stated (as the step from the padding below it) only when that step is a
+/// significant difference.
+fn granularity(
+    result: &ProbeResult,
+    s: &crate::model::Series,
+    widest: f64,
+    line: &str,
+) -> Option<Finding> {
+    let mut xs = s.x.clone();
+    xs.sort_by(f64::total_cmp);
+    let i = xs
+        .iter()
+        .position(|&x| slower(result, x, widest).is_none())?;
+    let prev = *xs.get(i.checked_sub(1)?)?;
+    let step = slower(result, prev, xs[i])?;
+    match step {
+        Finding::Comparison {
+            unit,
+            a,
+            a_value,
+            b,
+            b_value,
+            ratio,
+            significant,
+            outcome,
+            ..
+        } => Some(Finding::Comparison {
+            what: format!(
+                "coherence granularity {} B: time per increment at the padding below it vs at it",
+                xs[i]
+            ),
+            unit,
+            a,
+            a_value,
+            b,
+            b_value,
+            ratio,
+            significant,
+            outcome,
+            context: Some(format!(
+                "{} B is the smallest padding not slower than the widest ({widest} B); the topology's line: {line}",
+                xs[i]
+            )),
+        }),
+        other => Some(other),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Status;
+
+    /// A sweep whose paddings below `knee` cost `factor` × the others, ±1 % per round.
+    fn sweep(knee: f64, factor: f64) -> ProbeResult {
+        let mut r = ProbeResult::new("false-sharing", "t", Status::Completed);
+        for pad in PADDINGS {
+            let base = if (pad as f64) < knee { factor } else { 1.0 };
+            let v = (0..12)
+                .map(|i| base * (1.0 + 0.01 * (((i * 7 + pad) % 5) as f64 - 2.0) / 2.0))
+                .collect();
+            r.push_point(Point::samples(
+                "padding/time",
+                "padding_bytes",
+                pad as f64,
+                "ns_per_increment",
+                v,
+            ));
+        }
+        r
+    }
+
+    #[test]
+    fn the_knee_is_stated_with_its_step_only_when_significant() {
+        let r = sweep(64.0, 5.0);
+        let s = r.series("padding/time").unwrap().clone();
+        let Some(Finding::Comparison {
+            what,
+            a,
+            b,
+            outcome,
+            ..
+        }) = granularity(&r, &s, 256.0, "64 B")
+        else {
+            panic!("no granularity");
+        };
+        assert!(what.starts_with("coherence granularity 64 B"), "{what}");
+        assert_eq!((a.as_str(), b.as_str()), ("32 B", "64 B"));
+        assert_eq!(outcome, Outcome::Different);
+        // No step at all: nothing to state.
+        let flat = sweep(0.0, 1.0);
+        let s = flat.series("padding/time").unwrap().clone();
+        assert!(granularity(&flat, &s, 256.0, "64 B").is_none());
+    }
 
     #[test]
     fn counters_add_up_and_do_not_overlap() {

@@ -5,8 +5,15 @@
 //! `normal` computes C = A·B with C row-major; `transposed` stores the result
 //! transposed (C[j][i]), which turns every order's access to C around. The library
 //! is the `matrixmultiply` crate's `dgemm` (blocked, vectorised, one thread).
+//!
+//! Repetition is the runner's: a case is one product of one variant at one n, and
+//! the 13 variants of one n are one group, run interleaved in rotated rounds, so
+//! drift hits every order alike. Best vs worst order and library vs best order are
+//! compared round by round (paired), and stated as differences only when the
+//! interval of the ratio excludes 1.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use crate::analysis;
 use crate::model::{Measurement, Point, ProbeResult};
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
@@ -18,13 +25,42 @@ pub const ORDERS: [&str; 6] = ["ijk", "ikj", "jik", "jki", "kij", "kji"];
 /// is not run at the next size (it would take about 8× longer): recorded as gave up.
 pub const GIVE_UP_SHARE: f64 = 1.0 / 16.0;
 
+/// Rounds of one n. The orders differ by large factors (seed 002: up to 10×), so 6
+/// pairs (the fewest with which the signed-rank test can reach 5 %) suffice, and
+/// more are run only while intervals are wide. No warm-up round: every run
+/// allocates its own output, so every round starts in the same state.
+pub const ROUNDS: Rounds = Rounds {
+    min: 6,
+    max: 8,
+    warmup: false,
+    target_rel_half_width: crate::runner::TARGET_REL_HALF_WIDTH,
+};
+
 /// The probe.
 pub struct Matmul;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct CaseParams {
     n: usize,
+    /// `ijk/normal` … `kji/transposed`, or `library/matrixmultiply`.
+    variant: String,
 }
+
+/// Every variant: the six orders × normal / transposed, then the library.
+fn variants() -> Vec<(String, Option<(&'static str, bool)>)> {
+    let mut v = Vec::new();
+    for o in ORDERS {
+        for t in [false, true] {
+            let tag = if t { "transposed" } else { "normal" };
+            v.push((format!("{o}/{tag}"), Some((o, t))));
+        }
+    }
+    v.push((LIBRARY.into(), None));
+    v
+}
+
+/// Series of the library.
+pub const LIBRARY: &str = "library/matrixmultiply";
 
 // One function per order: `$o1 $o2 $o3` are the loops, outermost first. `$t` selects
 // where C[i][j] lives: row-major (normal) or transposed.
@@ -109,13 +145,25 @@ impl Probe for Matmul {
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         let sizes: Vec<usize> = ctx.profile.pick(
             vec![32, 64, 128, 256],
-            vec![64, 128, 256, 512, 1024],
+            // 1024 left the default: every variant now runs at least 6 times.
+            vec![64, 128, 256, 512],
             vec![64, 128, 256, 512, 1024, 2048],
         );
-        let cases = sizes
-            .iter()
-            .map(|&n| Case::new(format!("n = {n}"), &CaseParams { n }))
-            .collect();
+        GAVE_UP.with(|g| g.borrow_mut().clear());
+        let mut cases = Vec::new();
+        for &n in &sizes {
+            for (name, _) in variants() {
+                let params = CaseParams {
+                    n,
+                    variant: name.clone(),
+                };
+                cases.push(
+                    Case::new(format!("{name} n = {n}"), &params)
+                        .compared(format!("matmul n = {n}"), &name, &name)
+                        .with_rounds(super::pool::rounds_for(ctx.profile, ROUNDS)),
+                );
+            }
+        }
         Ok(Plan {
             cases,
             ..Plan::default()
@@ -123,126 +171,127 @@ impl Probe for Matmul {
         .param("sizes", &sizes)
         .param("orders", ORDERS)
         .param("library", "matrixmultiply 0.3 dgemm (one thread)")
-        .param("flops", "2n³ per product"))
+        .param("flops", "2n³ per product")
+        .param(
+            "repetitions",
+            "runner rounds, the variants of one n interleaved (see rounds_min / rounds_max)",
+        ))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         let c: CaseParams = case.decode()?;
         let n = c.n;
+        let mut m = Measurement::default();
+        // Gave up at a smaller n: not run again (its own n keeps all its rounds).
+        if GAVE_UP.with(|g| g.borrow().iter().any(|(v, at)| *v == c.variant && *at < n)) {
+            return Ok(m);
+        }
+        let v = variants()
+            .into_iter()
+            .find(|(name, _)| *name == c.variant)
+            .map(|(_, v)| v)
+            .ok_or_else(|| ProbeError::Failed(format!("unknown variant '{}'", c.variant)))?;
         let (a, b) = inputs(n);
         let flops = 2.0 * (n as f64).powi(3);
-        let mut m = Measurement::default();
         let budget = ctx.plan.budget_s * GIVE_UP_SHARE;
-        // Which variants gave up at a smaller size: they are not run again.
-        let mut variants: Vec<(String, Option<(&str, bool)>)> = Vec::new();
-        for o in ORDERS {
-            for t in [false, true] {
-                let tag = if t { "transposed" } else { "normal" };
-                variants.push((format!("{o}/{tag}"), Some((o, t))));
-            }
-        }
-        variants.push(("library/matrixmultiply".into(), None));
+        // Pinned to one CPU, as the seed's single-threaded runs.
         let cpus = crate::placement::assign(&ctx.plan.topo, &crate::placement::Strategy::Linear, 1)
             .map_err(|e| ProbeError::Failed(e.to_string()))?;
-        for (name, v) in variants {
-            if ctx.expired() {
-                m.warnings
-                    .push(format!("{name} at n = {n}: budget reached before it ran"));
-                continue;
-            }
-            if GAVE_UP.with(|g| g.borrow().contains(&name)) {
-                continue;
-            }
-            // Pinned to one CPU, as the seed's single-threaded runs.
-            let (a, b) = (&a, &b);
-            let out = ctx.team(
-                &cpus,
-                1,
-                |_| vec![0.0; n * n],
-                |_, c_buf: &mut Vec<f64>| {
-                    let t0 = Instant::now();
-                    match v {
-                        Some((o, t)) => by_order(o, n, black_box(a), black_box(b), c_buf, t),
-                        None => library(n, black_box(a), black_box(b), c_buf),
-                    }
-                    black_box(&*c_buf);
-                    t0.elapsed().as_secs_f64()
-                },
-            )?;
-            let secs = out
-                .results
-                .first()
-                .and_then(|r| r.first())
-                .copied()
-                .ok_or_else(|| ProbeError::Failed("the kernel did not run".into()))?;
-            m.points.push(Point::new(
-                &name,
-                "n",
-                n as f64,
-                "flops_per_s",
-                flops / secs,
+        let (a, b) = (&a, &b);
+        let out = ctx.team(
+            &cpus,
+            1,
+            |_| vec![0.0; n * n],
+            |_, c_buf: &mut Vec<f64>| {
+                let t0 = Instant::now();
+                match v {
+                    Some((o, t)) => by_order(o, n, black_box(a), black_box(b), c_buf, t),
+                    None => library(n, black_box(a), black_box(b), c_buf),
+                }
+                black_box(&*c_buf);
+                t0.elapsed().as_secs_f64()
+            },
+        )?;
+        let secs = out
+            .results
+            .first()
+            .and_then(|r| r.first())
+            .copied()
+            .ok_or_else(|| ProbeError::Failed("the kernel did not run".into()))?;
+        m.points.push(Point::new(
+            &c.variant,
+            "n",
+            n as f64,
+            "flops_per_s",
+            flops / secs.max(1e-12),
+        ));
+        let first = secs > budget
+            && GAVE_UP.with(|g| {
+                let mut g = g.borrow_mut();
+                let new = !g.iter().any(|(v, _)| *v == c.variant);
+                if new {
+                    g.push((c.variant.clone(), n));
+                }
+                new
+            });
+        if first {
+            m.warnings.push(format!(
+                "{}: gave up after n = {n} ({secs:.1} s; the next size would take about 8× longer)",
+                c.variant
             ));
-            if secs > budget {
-                GAVE_UP.with(|g| g.borrow_mut().push(name.clone()));
-                m.warnings.push(format!(
-                    "{name}: gave up after n = {n} ({secs:.1} s; the next size would take about 8× longer)"
-                ));
-            }
         }
         Ok(m)
     }
 
     fn finish(&self, result: &mut ProbeResult, _ctx: &PlanCtx) {
         GAVE_UP.with(|g| g.borrow_mut().clear());
-        // At the largest n every naive variant reached: best and worst order.
-        let naive: Vec<_> = result
-            .series
-            .iter()
-            .filter(|s| !s.name.starts_with("library/"))
-            .collect();
+        // At the largest n every naive variant reached: best and worst order, and the
+        // library against the best order, paired by round.
+        let naive: Vec<_> = result.series.iter().filter(|s| s.name != LIBRARY).collect();
         let Some(n) = naive
             .iter()
-            .filter_map(|s| s.x.last().copied())
-            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.min(x))))
+            .filter_map(|s| s.x.iter().copied().reduce(f64::max))
+            .reduce(f64::min)
         else {
             return;
         };
-        let at: Vec<(&str, f64)> = naive
+        let at: Vec<(String, f64)> = naive
             .iter()
-            .filter_map(|s| {
-                s.x.iter()
-                    .position(|&x| x == n)
-                    .map(|i| (s.name.as_str(), s.y[i]))
-            })
+            .filter_map(|s| Some((s.name.clone(), s.estimate_at(n)?.value)))
+            .filter(|(_, y)| y.is_finite())
             .collect();
         let best = at.iter().max_by(|a, b| a.1.total_cmp(&b.1));
         let worst = at.iter().min_by(|a, b| a.1.total_cmp(&b.1));
-        if let (Some(b), Some(w)) = (best, worst) {
-            result.findings.push(format!(
-                "at n = {n}: best loop order {} ({}), worst {} ({}): {:.1}× apart",
-                b.0,
-                crate::units::fmt_value("flops_per_s", b.1),
-                w.0,
-                crate::units::fmt_value("flops_per_s", w.1),
-                b.1 / w.1
-            ));
-            if let Some(lib) = result.series("library/matrixmultiply") {
-                if let Some(i) = lib.x.iter().position(|&x| x == n) {
-                    result.findings.push(format!(
-                        "the library reaches {} at n = {n}: {:.1}× the best loop order",
-                        crate::units::fmt_value("flops_per_s", lib.y[i]),
-                        lib.y[i] / b.1
-                    ));
-                }
-            }
-        }
+        let (Some((b, _)), Some((w, _))) = (best, worst) else {
+            return;
+        };
+        let unit = "flops_per_s";
+        let found = [
+            analysis::compare(
+                result,
+                &format!("matmul n = {n}, best vs worst loop order"),
+                unit,
+                (b, b, n),
+                (w, w, n),
+                None,
+            ),
+            analysis::compare(
+                result,
+                &format!("matmul n = {n}, the library vs the best loop order"),
+                unit,
+                ("library (matrixmultiply)", LIBRARY, n),
+                (b, b, n),
+                None,
+            ),
+        ];
+        result.findings.extend(found.into_iter().flatten());
     }
 }
 
 thread_local! {
-    /// Variants that gave up in the current run (the runner calls one probe at a time
-    /// from one thread).
-    static GAVE_UP: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Variants that gave up in the current run, and at which n (the runner calls one
+    /// probe at a time from one thread).
+    static GAVE_UP: std::cell::RefCell<Vec<(String, usize)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 #[cfg(test)]

@@ -6,15 +6,28 @@
 //!   on the mutex free list, the lock-free free list (with its failed-CAS count) and
 //!   rayon. A size whose predecessor took more than a third of the case budget is not
 //!   started: "gave up", as the seed's "-give up-".
+//! - FFT with a sequential cutoff: one size, taskpool (block = CPUs) and rayon at
+//!   every cutoff, and one thread alone.
 //! - Recursive block matmul (Figure 16): 8 sub-products + 4 additions per level,
 //!   k = 1 … K levels (8^k leaf tasks), on taskpool (mutex free list) and rayon.
+//!
+//! Repetition is the runner's: every case times one run (short transforms are
+//! repeated until a sample lasts [`MIN_SAMPLE_S`] and reported per call). The
+//! runtimes of one FFT size, the cutoffs of the cutoff comparison and the (runtime,
+//! k) pairs of one matrix order are variants of one group, so they run interleaved
+//! in rotated rounds. Two systems are compared best against best (each at its own
+//! best cutoff or k), paired by round, and a difference is stated only when its
+//! interval excludes 1.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
-use crate::model::{Measurement, Point, ProbeResult, Table};
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use crate::analysis;
+use crate::model::{Finding, Measurement, Point, ProbeResult, Table};
+use crate::runner::{MIN_COMPARED_ROUNDS, TARGET_REL_HALF_WIDTH};
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 use std::time::Instant;
 use taskpool::fft::{dft_reference, fft, fft_with_cutoff, max_abs_error, test_signal, Complex};
-use taskpool::matmul::{matmul_reference, rmatmul, Matrix};
+use taskpool::matmul::{rmatmul, Matrix};
 use taskpool::{Executor, FreeList, Pool, PoolConfig};
 
 /// Sizes up to this are checked against the direct DFT.
@@ -23,8 +36,43 @@ pub const CHECK_FFT_MAX_LOG2: u32 = 10;
 pub const FFT_TOLERANCE: f64 = 1e-6;
 /// Smallest leaf block of the recursive matmul.
 pub const MIN_LEAF: usize = 8;
-/// Runs shorter than this are repeated (best of 3).
-pub const REPEAT_BELOW_S: f64 = 0.1;
+/// A sample of a short transform repeats it until it lasts this long (the time per
+/// call is the sample), so timer resolution and wake-up costs stay small.
+pub const MIN_SAMPLE_S: f64 = 0.002;
+/// Entries of each rmatmul product checked against a dot product, every run.
+pub const CHECKED_ENTRIES: usize = 16;
+/// Sequential cutoffs (points) of the `fft-cutoff` comparison.
+pub const FFT_CUTOFFS: [usize; 5] = [1, 16, 64, 256, 1024];
+
+/// Rounds of the FFT sizes below the largest: the curve of Figure 15, not compared.
+const SWEEP_ROUNDS: Rounds = Rounds {
+    min: 5,
+    max: 5,
+    warmup: true,
+    target_rel_half_width: TARGET_REL_HALF_WIDTH,
+};
+
+/// Rounds of a compared group: enough pairs for the signed-rank test, and a few more
+/// while intervals are wide (capped so the default suite keeps its time).
+const COMPARED_ROUNDS: Rounds = Rounds {
+    min: MIN_COMPARED_ROUNDS,
+    max: MIN_COMPARED_ROUNDS + 5,
+    warmup: true,
+    target_rel_half_width: TARGET_REL_HALF_WIDTH,
+};
+
+/// `rounds` for this profile: the quick profile runs the minimum only (its suite must
+/// stay under a minute), the others add rounds while intervals are wide. (Shared by
+/// pool, matmul, workload and false-sharing; a candidate for `probes::Rounds`.)
+pub fn rounds_for(profile: crate::model::Profile, rounds: Rounds) -> Rounds {
+    match profile {
+        crate::model::Profile::Quick => Rounds {
+            max: rounds.min,
+            ..rounds
+        },
+        _ => rounds,
+    }
+}
 
 /// The probe.
 pub struct PoolProbe;
@@ -35,6 +83,7 @@ enum Exec {
     Mutex,
     Lockfree,
     Rayon,
+    Sequential,
 }
 
 impl Exec {
@@ -43,6 +92,15 @@ impl Exec {
             Exec::Mutex => "mutex",
             Exec::Lockfree => "lockfree",
             Exec::Rayon => "rayon",
+            Exec::Sequential => "sequential",
+        }
+    }
+
+    /// Name in the cutoff and matmul comparisons (taskpool runs the mutex free list).
+    fn runtime(self) -> &'static str {
+        match self {
+            Exec::Mutex | Exec::Lockfree => "taskpool",
+            other => other.name(),
         }
     }
 }
@@ -51,39 +109,63 @@ impl Exec {
 enum CaseParams {
     Fft {
         exec: Exec,
-        max_log2: u32,
+        log2: u32,
         case_budget_s: f64,
+    },
+    /// One FFT size with a sequential cutoff, taskpool (block = CPUs), rayon, or one
+    /// thread alone (cutoff ignored).
+    FftCutoff {
+        exec: Exec,
+        log2: u32,
+        cutoff: usize,
     },
     Rmatmul {
+        exec: Exec,
         order: usize,
-        max_levels: u32,
-        case_budget_s: f64,
+        levels: u32,
     },
-    /// One FFT size with sequential cutoffs, taskpool (block = CPUs) vs rayon.
-    FftCutoff { log2: u32, cutoffs: Vec<usize> },
 }
 
-/// Sequential cutoffs (points) of the `fft-cutoff` comparison.
-pub const FFT_CUTOFFS: [usize; 5] = [1, 16, 64, 256, 1024];
+thread_local! {
+    /// Per FFT executor, the last size's time per call in this run (the runner calls
+    /// one probe at a time from one thread; `plan` clears it).
+    static FFT_LAST_S: RefCell<Vec<(Exec, f64)>> = const { RefCell::new(Vec::new()) };
+}
 
-fn time_it(mut f: impl FnMut()) -> f64 {
+/// Time of one call of `f`, or the mean over as many calls as make the sample last
+/// [`MIN_SAMPLE_S`]. The first error stops it.
+fn time_per_call<E: ToString>(mut f: impl FnMut() -> Result<(), E>) -> Result<f64, ProbeError> {
     let t0 = Instant::now();
-    f();
-    let first = t0.elapsed().as_secs_f64();
-    if first >= REPEAT_BELOW_S {
-        return first;
+    let mut calls = 0u32;
+    loop {
+        f().map_err(|e| ProbeError::Failed(e.to_string()))?;
+        calls += 1;
+        let s = t0.elapsed().as_secs_f64();
+        if s >= MIN_SAMPLE_S {
+            return Ok(s / calls as f64);
+        }
     }
-    (0..2)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(first, f64::min)
 }
 
 fn new_pool(free_list: FreeList) -> Result<Pool, ProbeError> {
     Pool::new(PoolConfig::new(free_list)).map_err(|e| ProbeError::Failed(format!("taskpool: {e}")))
+}
+
+/// A pool for the executor (none for rayon and one thread).
+fn pool_for(exec: Exec) -> Result<Option<Pool>, ProbeError> {
+    Ok(match exec {
+        Exec::Mutex => Some(new_pool(FreeList::Mutex)?),
+        Exec::Lockfree => Some(new_pool(FreeList::LockFree)?),
+        Exec::Rayon | Exec::Sequential => None,
+    })
+}
+
+fn executor(exec: Exec, pool: Option<&Pool>, block: usize) -> Executor<'_> {
+    match (exec, pool) {
+        (Exec::Sequential, _) => Executor::Sequential,
+        (_, Some(pool)) => Executor::TaskPool { pool, block },
+        (_, None) => Executor::Rayon,
+    }
 }
 
 impl Probe for PoolProbe {
@@ -96,39 +178,81 @@ impl Probe for PoolProbe {
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+        FFT_LAST_S.with(|l| l.borrow_mut().clear());
         let max_log2: u32 = ctx.profile.pick(12, 14, 16);
-        let orders: Vec<usize> =
-            ctx.profile
-                .pick(vec![256], vec![512, 1024], vec![1024, 2048, 4096, 8192]);
+        // One order by default: every (runtime, k) pair now runs at least
+        // MIN_COMPARED_ROUNDS times, interleaved, where it ran once before.
+        let orders: Vec<usize> = ctx.profile.pick(vec![256], vec![512], vec![1024, 2048]);
         let max_levels: u32 = ctx.profile.pick(3, 4, 5);
         let case_budget_s = (ctx.budget_s / 8.0).max(1.0);
+        let cutoff_log2 = max_log2.min(12);
         let mut cases = Vec::new();
-        for exec in [Exec::Mutex, Exec::Lockfree, Exec::Rayon] {
-            cases.push(Case::new(
-                format!("fft {}", exec.name()),
-                &CaseParams::Fft {
+        for log2 in 1..=max_log2 {
+            let group = format!("fft 2^{log2}");
+            let rounds = if log2 == max_log2 {
+                COMPARED_ROUNDS
+            } else {
+                SWEEP_ROUNDS
+            };
+            for exec in [Exec::Mutex, Exec::Lockfree, Exec::Rayon] {
+                let params = CaseParams::Fft {
                     exec,
-                    max_log2,
+                    log2,
                     case_budget_s,
-                },
-            ));
+                };
+                cases.push(
+                    Case::new(format!("fft 2^{log2} {}", exec.name()), &params)
+                        .compared(&group, exec.name(), exec.name())
+                        .with_rounds(rounds_for(ctx.profile, rounds)),
+                );
+            }
         }
-        cases.push(Case::new(
-            format!("fft 2^{max_log2} with cutoffs"),
-            &CaseParams::FftCutoff {
-                log2: max_log2.min(12),
-                cutoffs: FFT_CUTOFFS.to_vec(),
-            },
-        ));
+        let group = format!("fft 2^{cutoff_log2} with cutoffs");
+        let seq = CaseParams::FftCutoff {
+            exec: Exec::Sequential,
+            log2: cutoff_log2,
+            cutoff: 0,
+        };
+        cases.push(
+            Case::new(format!("fft 2^{cutoff_log2} one thread"), &seq)
+                .compared(&group, "sequential", "sequential")
+                .with_rounds(rounds_for(ctx.profile, COMPARED_ROUNDS)),
+        );
+        for cutoff in FFT_CUTOFFS {
+            for exec in [Exec::Mutex, Exec::Rayon] {
+                let v = format!("{} cutoff {cutoff}", exec.runtime());
+                let params = CaseParams::FftCutoff {
+                    exec,
+                    log2: cutoff_log2,
+                    cutoff,
+                };
+                cases.push(
+                    Case::new(format!("fft 2^{cutoff_log2} {v}"), &params)
+                        .compared(&group, &v, &v)
+                        .with_rounds(rounds_for(ctx.profile, COMPARED_ROUNDS)),
+                );
+            }
+        }
         for &order in &orders {
-            cases.push(Case::new(
-                format!("rmatmul N = {order}"),
-                &CaseParams::Rmatmul {
-                    order,
-                    max_levels,
-                    case_budget_s,
-                },
-            ));
+            let group = format!("rmatmul N = {order}");
+            for exec in [Exec::Mutex, Exec::Rayon] {
+                for levels in 1..=max_levels {
+                    if order % (1 << levels) != 0 || order >> levels < MIN_LEAF {
+                        break;
+                    }
+                    let v = format!("{} k = {levels}", exec.runtime());
+                    let params = CaseParams::Rmatmul {
+                        exec,
+                        order,
+                        levels,
+                    };
+                    cases.push(
+                        Case::new(format!("rmatmul N = {order} {v}"), &params)
+                            .compared(&group, &v, &v)
+                            .with_rounds(rounds_for(ctx.profile, COMPARED_ROUNDS)),
+                    );
+                }
+            }
         }
         Ok(Plan {
             cases,
@@ -139,331 +263,419 @@ impl Probe for PoolProbe {
         .param("rmatmul_max_levels", max_levels)
         .param("case_budget_s", case_budget_s)
         .param("fft_block", "0 (a worker per butterfly, as seed 000)")
-        .param("fft_cutoff_log2", max_log2.min(12))
+        .param("fft_cutoff_log2", cutoff_log2)
         .param("fft_cutoff_points", FFT_CUTOFFS)
         .param("fft_cutoff_block", "number of allowed CPUs")
+        .param("min_sample_s", MIN_SAMPLE_S)
+        .param(
+            "repetitions",
+            "runner rounds, variants of one size / order interleaved (see rounds_min / rounds_max)",
+        )
         .param("rayon_threads", rayon::current_num_threads()))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let mut m = Measurement::default();
         match case.decode()? {
             CaseParams::Fft {
                 exec,
-                max_log2,
+                log2,
                 case_budget_s,
-            } => {
-                let pool = match exec {
-                    Exec::Mutex => Some(new_pool(FreeList::Mutex)?),
-                    Exec::Lockfree => Some(new_pool(FreeList::LockFree)?),
-                    Exec::Rayon => None,
-                };
-                let executor = match &pool {
-                    Some(p) => Executor::TaskPool { pool: p, block: 0 },
-                    None => Executor::Rayon,
-                };
-                let mut rows = Vec::new();
-                let mut last = 0.0;
-                for s in 1..=max_log2 {
-                    let n = 1usize << s;
-                    if last > case_budget_s / 3.0 || ctx.expired() {
-                        rows.push(vec![
-                            serde_json::json!(s),
-                            serde_json::json!(exec.name()),
-                            serde_json::json!("gave up"),
-                        ]);
-                        m.warnings.push(format!(
-                            "fft/{} gave up at size {s}: size {} took {last:.2} s of a {case_budget_s:.0} s case budget",
-                            exec.name(),
-                            s - 1
-                        ));
-                        break;
-                    }
-                    let input = test_signal(n);
-                    let mut output = vec![Complex::default(); n];
-                    if let Some(p) = &pool {
-                        p.reset_stats();
-                    }
-                    let mut runs = 0u32;
-                    let mut err = None;
-                    let secs = time_it(|| {
-                        runs += 1;
-                        if let Err(e) = fft(executor, &input, &mut output) {
-                            err = Some(e.to_string());
-                        }
-                    });
-                    if let Some(e) = err {
-                        return Err(ProbeError::Failed(format!("fft: {e}")));
-                    }
-                    if s <= CHECK_FFT_MAX_LOG2 {
-                        let e = max_abs_error(&output, &dft_reference(&input));
-                        if e > FFT_TOLERANCE {
-                            return Err(ProbeError::Failed(format!(
-                                "fft size {s}: error {e} against the direct DFT"
-                            )));
-                        }
-                    }
-                    last = secs;
-                    m.points.push(Point::new(
-                        format!("fft/{}", exec.name()),
-                        "size_log2",
-                        s as f64,
-                        "seconds",
-                        secs,
-                    ));
-                    if exec == Exec::Lockfree {
-                        if let Some(p) = &pool {
-                            let retries = p.stats().cas_failures as f64 / runs.max(1) as f64;
-                            m.points.push(Point::new(
-                                "fft-cas-retries/lockfree",
-                                "size_log2",
-                                s as f64,
-                                "failed_cas",
-                                retries,
-                            ));
-                        }
-                    }
-                }
-                if !rows.is_empty() {
-                    m.tables.push(Table {
-                        name: "fft given up".into(),
-                        columns: vec!["size_log2".into(), "free list".into(), "time".into()],
-                        rows,
-                    });
-                }
-            }
-            CaseParams::FftCutoff { log2, cutoffs } => {
-                // Same transform, same cutoff for both: below it the calling
-                // thread recurses alone; above it taskpool makes families with
-                // block = CPUs (no worker per butterfly) and rayon its tasks.
-                let pool = new_pool(FreeList::Mutex)?;
-                let cpus = ctx.plan.topo.allowed_count().max(1);
-                let n = 1usize << log2;
-                let input = test_signal(n);
-                // One thread alone: the time to beat, and the reference result.
-                let mut reference = vec![Complex::default(); n];
-                let mut err = None;
-                let secs = time_it(|| {
-                    if let Err(e) = fft(Executor::Sequential, &input, &mut reference) {
-                        err = Some(e.to_string());
-                    }
-                });
-                if let Some(e) = err {
-                    return Err(ProbeError::Failed(format!("fft: {e}")));
-                }
-                m.points.push(Point::new(
-                    format!("fft-sequential/{log2}"),
-                    "size_log2",
-                    log2 as f64,
-                    "seconds",
-                    secs,
-                ));
-                for &cutoff in &cutoffs {
-                    for (label, executor) in [
-                        (
-                            "taskpool",
-                            Executor::TaskPool {
-                                pool: &pool,
-                                block: cpus,
-                            },
-                        ),
-                        ("rayon", Executor::Rayon),
-                    ] {
-                        if ctx.expired() {
-                            m.warnings
-                                .push(format!("fft-cutoff: budget reached at cutoff {cutoff}"));
-                            return Ok(m);
-                        }
-                        let mut output = vec![Complex::default(); n];
-                        let mut err = None;
-                        let secs = time_it(|| {
-                            if let Err(e) = fft_with_cutoff(executor, &input, &mut output, cutoff) {
-                                err = Some(e.to_string());
-                            }
-                        });
-                        if let Some(e) = err {
-                            return Err(ProbeError::Failed(format!("fft: {e}")));
-                        }
-                        if output != reference {
-                            return Err(ProbeError::Failed(format!(
-                                "fft-cutoff {label} cutoff {cutoff}: result differs from the sequential transform"
-                            )));
-                        }
-                        m.points.push(Point::new(
-                            format!("fft-cutoff/{label}"),
-                            "cutoff_points",
-                            cutoff as f64,
-                            "seconds",
-                            secs,
-                        ));
-                    }
-                }
+            } => run_fft(exec, log2, case_budget_s),
+            CaseParams::FftCutoff { exec, log2, cutoff } => {
+                run_fft_cutoff(exec, log2, cutoff, ctx.plan.topo.allowed_count().max(1))
             }
             CaseParams::Rmatmul {
+                exec,
                 order,
-                max_levels,
-                case_budget_s,
-            } => {
-                let pool = new_pool(FreeList::Mutex)?;
-                let (a, b) = (Matrix::test_matrix(order, 1), Matrix::test_matrix(order, 2));
-                let mut c = Matrix::zeros(order);
-                let mut checked = false;
-                for (label, exec) in [
-                    ("taskpool", Executor::taskpool(&pool)),
-                    ("rayon", Executor::Rayon),
-                ] {
-                    for k in 1..=max_levels {
-                        if order % (1 << k) != 0 || order >> k < MIN_LEAF {
-                            break;
-                        }
-                        if ctx.expired() {
-                            m.warnings.push(format!(
-                                "rmatmul/{label}/{order}: budget reached at k = {k}"
-                            ));
-                            break;
-                        }
-                        let mut err = None;
-                        let secs = time_it(|| {
-                            if let Err(e) = rmatmul(exec, &a, &b, &mut c, k) {
-                                err = Some(e.to_string());
-                            }
-                        });
-                        if let Some(e) = err {
-                            return Err(ProbeError::Failed(format!("rmatmul: {e}")));
-                        }
-                        if !checked && order <= 512 {
-                            let r = matmul_reference(&a, &b)
-                                .map_err(|e| ProbeError::Failed(e.to_string()))?;
-                            let d = c.max_abs_diff(&r);
-                            if d > 1e-6 * order as f64 {
-                                return Err(ProbeError::Failed(format!(
-                                    "rmatmul N = {order}: differs from the reference by {d}"
-                                )));
-                            }
-                            checked = true;
-                        }
-                        m.points.push(Point::new(
-                            format!("rmatmul/{label}/{order}"),
-                            "levels",
-                            k as f64,
-                            "seconds",
-                            secs,
-                        ));
-                        if secs > case_budget_s {
-                            m.warnings.push(format!(
-                                "rmatmul/{label}/{order} gave up after k = {k} ({secs:.1} s > case budget {case_budget_s:.0} s)"
-                            ));
-                            break;
-                        }
-                    }
-                }
-            }
+                levels,
+            } => run_rmatmul(exec, order, levels),
         }
-        Ok(m)
     }
 
     fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
-        let cpus = ctx.cpus();
-        let mut out = Vec::new();
-        let y_at = |name: &str, x: f64| {
-            result
-                .series(name)
-                .and_then(|s| s.x.iter().position(|&v| v == x).map(|i| s.y[i]))
-        };
-        // FFT: the largest size every executor finished.
-        let common = ["fft/mutex", "fft/lockfree", "fft/rayon"]
+        FFT_LAST_S.with(|l| l.borrow_mut().clear());
+        let mut found = fft_findings(result);
+        found.extend(cutoff_findings(result));
+        found.extend(rmatmul_findings(result, ctx.cpus()));
+        result.findings.extend(found);
+    }
+}
+
+/// One FFT size on one executor (a worker per butterfly), unless the previous size
+/// took more than a third of the case budget.
+fn run_fft(exec: Exec, log2: u32, case_budget_s: f64) -> Result<Measurement, ProbeError> {
+    let mut m = Measurement::default();
+    let last = FFT_LAST_S.with(|l| {
+        l.borrow()
             .iter()
-            .filter_map(|n| result.series(n).and_then(|s| s.x.last().copied()))
-            .fold(f64::INFINITY, f64::min);
-        if common.is_finite() {
-            let (mu, lf, ra) = (
-                y_at("fft/mutex", common),
-                y_at("fft/lockfree", common),
-                y_at("fft/rayon", common),
-            );
-            if let (Some(mu), Some(lf), Some(ra)) = (mu, lf, ra) {
-                out.push(format!(
-                    "fft size {common}: mutex free list {}, lock-free {}, rayon {} ({:.1}× and {:.1}× rayon's time)",
-                    crate::units::fmt_value("s", mu),
-                    crate::units::fmt_value("s", lf),
-                    crate::units::fmt_value("s", ra),
-                    mu / ra,
-                    lf / ra
-                ));
-            }
-            if let Some(c) = y_at("fft-cas-retries/lockfree", common) {
-                out.push(format!(
-                    "fft size {common}: {c:.0} failed CAS on the lock-free free list per run"
-                ));
-            }
+            .find(|(e, _)| *e == exec)
+            .map_or(0.0, |x| x.1)
+    });
+    if last > case_budget_s / 3.0 {
+        m.tables.push(Table {
+            name: "fft given up".into(),
+            columns: vec!["size_log2".into(), "free list".into(), "time".into()],
+            rows: vec![vec![
+                serde_json::json!(log2),
+                serde_json::json!(exec.name()),
+                serde_json::json!("gave up"),
+            ]],
+        });
+        m.warnings.push(format!(
+            "fft/{} gave up at size {log2}: size {} took {last:.2} s of a {case_budget_s:.0} s case budget",
+            exec.name(),
+            log2 - 1
+        ));
+        return Ok(m);
+    }
+    let pool = pool_for(exec)?;
+    let ex = executor(exec, pool.as_ref(), 0);
+    let n = 1usize << log2;
+    let input = test_signal(n);
+    let mut output = vec![Complex::default(); n];
+    // One untimed call: wakes the pool's workers and gives the result to check.
+    fft(ex, &input, &mut output).map_err(|e| ProbeError::Failed(format!("fft: {e}")))?;
+    if log2 <= CHECK_FFT_MAX_LOG2 {
+        let e = max_abs_error(&output, &dft_reference(&input));
+        if e > FFT_TOLERANCE {
+            return Err(ProbeError::Failed(format!(
+                "fft size {log2}: error {e} against the direct DFT"
+            )));
         }
-        // FFT with a sequential cutoff: each executor at its best cutoff.
-        let best = |name: &str| {
-            result.series(name).and_then(|s| {
-                s.y.iter()
-                    .enumerate()
-                    .filter(|(_, y)| y.is_finite())
-                    .min_by(|a, b| a.1.total_cmp(b.1))
-                    .map(|(i, &y)| (s.x[i], y))
-            })
+    }
+    if let Some(p) = &pool {
+        p.reset_stats();
+    }
+    let mut calls = 0u32;
+    let secs = time_per_call(|| {
+        calls += 1;
+        fft(ex, &input, &mut output).map_err(|e| format!("fft: {e}"))
+    })?;
+    FFT_LAST_S.with(|l| {
+        let mut l = l.borrow_mut();
+        l.retain(|(e, _)| *e != exec);
+        l.push((exec, secs));
+    });
+    m.points.push(Point::new(
+        format!("fft/{}", exec.name()),
+        "size_log2",
+        log2 as f64,
+        "seconds",
+        secs,
+    ));
+    if let (Exec::Lockfree, Some(p)) = (exec, &pool) {
+        m.points.push(Point::new(
+            "fft-cas-retries/lockfree",
+            "size_log2",
+            log2 as f64,
+            "failed_cas",
+            p.stats().cas_failures as f64 / calls.max(1) as f64,
+        ));
+    }
+    Ok(m)
+}
+
+/// One FFT size with a sequential cutoff: below it the calling thread recurses
+/// alone; above it taskpool makes families with block = CPUs (no worker per
+/// butterfly) and rayon its tasks. The result must equal the sequential transform's
+/// bit for bit.
+fn run_fft_cutoff(
+    exec: Exec,
+    log2: u32,
+    cutoff: usize,
+    cpus: usize,
+) -> Result<Measurement, ProbeError> {
+    let n = 1usize << log2;
+    let input = test_signal(n);
+    let mut reference = vec![Complex::default(); n];
+    fft(Executor::Sequential, &input, &mut reference)
+        .map_err(|e| ProbeError::Failed(format!("fft: {e}")))?;
+    let (series, x_name, x) = if exec == Exec::Sequential {
+        (format!("fft-sequential/{log2}"), "size_log2", log2 as f64)
+    } else {
+        (
+            format!("fft-cutoff/{}", exec.runtime()),
+            "cutoff_points",
+            cutoff as f64,
+        )
+    };
+    let pool = pool_for(exec)?;
+    let ex = executor(exec, pool.as_ref(), cpus);
+    let mut output = vec![Complex::default(); n];
+    let secs = time_per_call(|| {
+        if exec == Exec::Sequential {
+            fft(ex, &input, &mut output)
+        } else {
+            fft_with_cutoff(ex, &input, &mut output, cutoff)
+        }
+        .map_err(|e| format!("fft: {e}"))
+    })?;
+    if output != reference {
+        return Err(ProbeError::Failed(format!(
+            "{series} cutoff {cutoff}: result differs from the sequential transform"
+        )));
+    }
+    Ok(Measurement::points(vec![Point::new(
+        series, x_name, x, "seconds", secs,
+    )]))
+}
+
+/// One recursive matmul of order `order` with `levels` levels; a few entries of the
+/// product are checked against dot products.
+fn run_rmatmul(exec: Exec, order: usize, levels: u32) -> Result<Measurement, ProbeError> {
+    let pool = pool_for(exec)?;
+    let ex = executor(exec, pool.as_ref(), 0);
+    let (a, b) = (Matrix::test_matrix(order, 1), Matrix::test_matrix(order, 2));
+    let mut c = Matrix::zeros(order);
+    let t0 = Instant::now();
+    rmatmul(ex, &a, &b, &mut c, levels).map_err(|e| ProbeError::Failed(format!("rmatmul: {e}")))?;
+    let secs = t0.elapsed().as_secs_f64();
+    for e in 0..CHECKED_ENTRIES {
+        let (i, j) = ((e * 7919) % order, (e * 104_729 + 3) % order);
+        let want: f64 = (0..order).map(|k| a.get(i, k) * b.get(k, j)).sum();
+        let d = (c.get(i, j) - want).abs();
+        if d > 1e-6 * order as f64 {
+            return Err(ProbeError::Failed(format!(
+                "rmatmul N = {order}, k = {levels}: entry ({i}, {j}) differs from its dot product by {d}"
+            )));
+        }
+    }
+    Ok(Measurement::points(vec![Point::new(
+        format!("rmatmul/{}/{order}", exec.runtime()),
+        "levels",
+        levels as f64,
+        "seconds",
+        secs,
+    )]))
+}
+
+/// The x with the smallest central value of a series (times: the best setting).
+fn best_x(result: &ProbeResult, series: &str) -> Option<f64> {
+    let s = result.series(series)?;
+    s.x.iter()
+        .zip(&s.y)
+        .filter(|(_, y)| y.is_finite())
+        .min_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(&x, _)| x)
+}
+
+/// FFT at the largest size every executor finished: the two free lists, and the
+/// faster of them against rayon, paired by round; the lock-free list's failed CAS.
+fn fft_findings(result: &ProbeResult) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Some(size) = ["fft/mutex", "fft/lockfree", "fft/rayon"]
+        .iter()
+        .map(|n| {
+            result
+                .series(n)
+                .and_then(|s| s.x.iter().copied().reduce(f64::max))
+        })
+        .try_fold(f64::INFINITY, |m, x| x.map(|x| m.min(x)))
+    else {
+        return out;
+    };
+    let what = |s: &str| format!("fft 2^{size} (a worker per butterfly), time, {s}");
+    out.extend(analysis::compare(
+        result,
+        &what("mutex vs lock-free free list"),
+        "s",
+        ("mutex free list", "fft/mutex", size),
+        ("lock-free free list", "fft/lockfree", size),
+        None,
+    ));
+    let faster = ["fft/mutex", "fft/lockfree"]
+        .into_iter()
+        .filter_map(|n| Some((n, result.estimate(n, size)?.value)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((name, _)) = faster {
+        let label = if name == "fft/mutex" {
+            "taskpool (mutex free list)"
+        } else {
+            "taskpool (lock-free free list)"
         };
-        if let (Some((ct, t)), Some((cr, r))) =
-            (best("fft-cutoff/taskpool"), best("fft-cutoff/rayon"))
-        {
-            let size = result
-                .params
-                .get("fft_cutoff_log2")
-                .and_then(|v| v.as_u64())
-                .unwrap_or(0);
-            let same = y_at("fft-cutoff/rayon", ct)
-                .map(|r2| {
-                    format!(
-                        "; at cutoff {ct} rayon takes {} ({:.2}×)",
-                        crate::units::fmt_value("s", r2),
-                        t / r2
-                    )
-                })
-                .unwrap_or_default();
-            let seq = y_at(&format!("fft-sequential/{size}"), size as f64)
-                .map(|q| format!("; one thread alone {}", crate::units::fmt_value("s", q)))
-                .unwrap_or_default();
-            out.push(format!(
-                "fft size {size} with a sequential cutoff: taskpool (mutex free list, block = CPUs) best {} at cutoff {ct}, rayon best {} at cutoff {cr}: taskpool/rayon {:.2}×{same}{seq}",
-                crate::units::fmt_value("s", t),
-                crate::units::fmt_value("s", r),
-                t / r
+        out.extend(analysis::compare(
+            result,
+            &what("taskpool vs rayon"),
+            "s",
+            (label, name, size),
+            ("rayon", "fft/rayon", size),
+            None,
+        ));
+    }
+    if let Some(e) = result.estimate("fft-cas-retries/lockfree", size) {
+        out.push(Finding::Value {
+            what: format!("fft 2^{size}: failed CAS on the lock-free free list per transform"),
+            unit: "failed_cas".into(),
+            value: e,
+            context: None,
+        });
+    }
+    out
+}
+
+/// FFT with a sequential cutoff: taskpool at its best cutoff against rayon at its
+/// best, and the faster of them against one thread alone.
+fn cutoff_findings(result: &ProbeResult) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let size = result
+        .params
+        .get("fft_cutoff_log2")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0);
+    let (Some(ct), Some(cr)) = (
+        best_x(result, "fft-cutoff/taskpool"),
+        best_x(result, "fft-cutoff/rayon"),
+    ) else {
+        return out;
+    };
+    let (lt, lr) = (
+        format!("taskpool at cutoff {ct}"),
+        format!("rayon at cutoff {cr}"),
+    );
+    out.extend(analysis::compare(
+        result,
+        &format!("fft 2^{size} with a sequential cutoff, time, each runtime at its best cutoff"),
+        "s",
+        (&lt, "fft-cutoff/taskpool", ct),
+        (&lr, "fft-cutoff/rayon", cr),
+        Some("taskpool: mutex free list, block = CPUs".into()),
+    ));
+    let faster = [
+        ("fft-cutoff/taskpool", ct, &lt),
+        ("fft-cutoff/rayon", cr, &lr),
+    ]
+    .into_iter()
+    .filter_map(|(n, x, l)| Some((n, x, l, result.estimate(n, x)?.value)))
+    .min_by(|a, b| a.3.total_cmp(&b.3));
+    if let Some((name, x, label, _)) = faster {
+        let seq = format!("fft-sequential/{size}");
+        out.extend(analysis::compare(
+            result,
+            &format!("fft 2^{size}, time, the faster runtime vs one thread alone"),
+            "s",
+            ("one thread alone", &seq, size as f64),
+            (label, name, x),
+            None,
+        ));
+    }
+    out
+}
+
+/// Recursive matmul per order: taskpool at its best k against rayon at its best k.
+fn rmatmul_findings(result: &ProbeResult, cpus: usize) -> Vec<Finding> {
+    let orders: Vec<String> = result
+        .series
+        .iter()
+        .filter_map(|s| s.name.strip_prefix("rmatmul/taskpool/").map(String::from))
+        .collect();
+    let mut out = Vec::new();
+    for order in orders {
+        let (st, sr) = (
+            format!("rmatmul/taskpool/{order}"),
+            format!("rmatmul/rayon/{order}"),
+        );
+        let (Some(kt), Some(kr)) = (best_x(result, &st), best_x(result, &sr)) else {
+            continue;
+        };
+        out.extend(analysis::compare(
+            result,
+            &format!("rmatmul N = {order}, time, each runtime at its best k"),
+            "s",
+            (&format!("taskpool at k = {kt}"), &st, kt),
+            (&format!("rayon at k = {kr}"), &sr, kr),
+            Some(format!(
+                "8^k leaf tasks on {cpus} CPUs; taskpool: mutex free list"
+            )),
+        ));
+        // At equal parameters, where the runtimes' overheads show most: the largest
+        // k both ran (the most, smallest tasks).
+        let k_max = result.series(&st).and_then(|t| {
+            t.x.iter()
+                .copied()
+                .filter(|&k| result.estimate(&sr, k).is_some())
+                .reduce(f64::max)
+        });
+        if let Some(k) = k_max.filter(|&k| k != kt || k != kr) {
+            out.extend(analysis::compare(
+                result,
+                &format!(
+                    "rmatmul N = {order}, time at equal k = {k} ({} leaf tasks)",
+                    8f64.powf(k)
+                ),
+                "s",
+                ("taskpool", &st, k),
+                ("rayon", &sr, k),
+                None,
             ));
         }
-        // Recursive matmul: best k per executor and order.
-        let names: Vec<String> = result
-            .series
-            .iter()
-            .filter(|s| s.name.starts_with("rmatmul/taskpool/"))
-            .map(|s| s.name.clone())
-            .collect();
-        for name in names {
-            let order = name.rsplit('/').next().unwrap_or("?").to_string();
-            let best = |n: &str| {
-                result.series(n).and_then(|s| {
-                    s.y.iter()
-                        .enumerate()
-                        .min_by(|a, b| a.1.total_cmp(b.1))
-                        .map(|(i, &y)| (s.x[i], y))
-                })
-            };
-            if let (Some((kt, tt)), Some((kr, tr))) =
-                (best(&name), best(&format!("rmatmul/rayon/{order}")))
-            {
-                let same_k = y_at(&format!("rmatmul/rayon/{order}"), kt);
-                out.push(format!(
-                    "rmatmul N = {order}: taskpool best at k = {kt} (8^k = {} tasks on {cpus} CPUs, {}), rayon best at k = {kr} ({}); taskpool/rayon at k = {kt}: {}",
-                    8u64.pow(kt as u32),
-                    crate::units::fmt_value("s", tt),
-                    crate::units::fmt_value("s", tr),
-                    same_k.map(|r| format!("{:.2}×", tt / r)).unwrap_or_else(|| "-".into())
-                ));
-            }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Outcome, Status};
+
+    /// Deterministic ±1 % wiggle around `base`, one value per round.
+    fn rounds(base: f64, n: usize, seed: u64) -> Vec<f64> {
+        (0..n)
+            .map(|i| base * (1.0 + 0.01 * (((i as u64 * 7 + seed) % 5) as f64 - 2.0) / 2.0))
+            .collect()
+    }
+
+    fn result_with(points: &[(&str, f64, Vec<f64>)]) -> ProbeResult {
+        let mut r = ProbeResult::new("pool", "t", Status::Completed);
+        for (s, x, v) in points {
+            r.push_point(Point::samples(*s, "levels", *x, "seconds", v.clone()));
         }
-        result.findings.extend(out);
+        r
+    }
+
+    #[test]
+    fn runtimes_are_compared_best_against_best() {
+        // taskpool is best at k = 1 (1.0 s), rayon at k = 2 (0.9 s); at k = 1 rayon is
+        // slow (1.6 s). The finding must set 1.0 against 0.9, never 1.0 against 1.6.
+        let r = result_with(&[
+            ("rmatmul/taskpool/512", 1.0, rounds(1.0, 12, 1)),
+            ("rmatmul/taskpool/512", 2.0, rounds(1.3, 12, 2)),
+            ("rmatmul/rayon/512", 1.0, rounds(1.6, 12, 3)),
+            ("rmatmul/rayon/512", 2.0, rounds(0.9, 12, 4)),
+        ]);
+        let found = rmatmul_findings(&r, 2);
+        let Some(Finding::Comparison {
+            a,
+            b,
+            ratio,
+            outcome,
+            ..
+        }) = found.first()
+        else {
+            panic!("{found:?}");
+        };
+        assert_eq!(
+            (a.as_str(), b.as_str()),
+            ("taskpool at k = 1", "rayon at k = 2")
+        );
+        assert!((ratio.value - 1.0 / 0.9).abs() < 0.02, "{ratio:?}");
+        assert_eq!(*outcome, Outcome::Different);
+        // And at equal k (the largest both ran), as a second finding.
+        assert!(
+            matches!(found.get(1), Some(Finding::Comparison { what, .. }) if what.contains("equal k = 2"))
+        );
+    }
+
+    #[test]
+    fn equal_runtimes_are_not_called_different() {
+        let r = result_with(&[
+            ("rmatmul/taskpool/256", 1.0, rounds(1.0, 12, 1)),
+            ("rmatmul/rayon/256", 1.0, rounds(1.0, 12, 3)),
+        ]);
+        let found = rmatmul_findings(&r, 2);
+        assert_eq!(found.len(), 1, "one k: best vs best only");
+        assert!(
+            matches!(&found[0], Finding::Comparison { outcome, .. } if *outcome != Outcome::Different),
+            "{found:?}"
+        );
     }
 }

@@ -13,14 +13,22 @@
 //!   directory: they have no name, so nothing is left behind even when the run is
 //!   interrupted.
 //!
+//! Repetition is the runner's: a case is one fixed-time run of one kind of work at
+//! one thread count; the thread counts of one kind (and both IO kinds together) are
+//! one group, run interleaved in rotated rounds. Scalability is the ratio of each
+//! round's rate to the same round's one-thread rate, so it carries an interval, and
+//! the best scalability and the cost of opening the file per unit are typed
+//! comparisons, stated as differences only when significant.
+//!
 //! Hardware counters (instructions, cycles → MIPS, CPI) need `perf_event_open`; the
 //! probe checks whether the machine gives them and says so. It does not count them
 //! yet (see the roadmap in docs/memory.md).
 
 use super::compute::{int_kernel, INPUTS};
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use crate::analysis;
 use crate::clock::now_ns;
-use crate::model::{Measurement, Point, ProbeResult};
+use crate::model::{Finding, Measurement, Point, ProbeResult};
 use crate::placement::{self, Strategy};
 use serde::{Deserialize, Serialize};
 use std::ffi::CString;
@@ -36,6 +44,15 @@ pub const IO_UNIT_BYTES: usize = 4096;
 /// Largest thread count as a multiple of the CPU count (seed 001 doubles threads past
 /// the strand count).
 pub const MAX_THREAD_FACTOR: usize = 2;
+
+/// Rounds of a group: the compared minimum, and a few more while intervals are wide
+/// (capped so the default suite keeps its time).
+pub const ROUNDS: Rounds = Rounds {
+    min: crate::runner::MIN_COMPARED_ROUNDS,
+    max: crate::runner::MIN_COMPARED_ROUNDS + 5,
+    warmup: true,
+    target_rel_half_width: crate::runner::TARGET_REL_HALF_WIDTH,
+};
 
 /// The probe.
 pub struct Workload;
@@ -150,7 +167,8 @@ impl Probe for Workload {
             Some(t) => t.clone(),
             None => doubling(ctx.cpus() * MAX_THREAD_FACTOR),
         };
-        let duration_ns: u64 = ctx.profile.pick(100_000_000, 500_000_000, 5_000_000_000);
+        // One round's run; the runner repeats it (at least 11 times with the warm-up).
+        let duration_ns: u64 = ctx.profile.pick(10_000_000, 50_000_000, 500_000_000);
         let dir = tmp_dir();
         let io_ok = open_tmpfile(&dir).map(|fd| drop(Fd(fd)));
         let mut works = vec![Work::Compute, Work::WorkingSet];
@@ -159,15 +177,23 @@ impl Probe for Workload {
         }
         let mut cases = Vec::new();
         for &work in &works {
+            // Both IO kinds in one group: open-once vs open-each is paired by round.
+            let group = match work {
+                Work::IoOpenOnce | Work::IoOpenEach => "workload io".to_string(),
+                other => format!("workload {}", other.name()),
+            };
             for &threads in &counts {
-                cases.push(Case::new(
-                    format!("{} ×{threads}", work.name()),
-                    &CaseParams {
-                        work,
-                        threads,
-                        duration_ns,
-                    },
-                ));
+                let label = format!("{} ×{threads}", work.name());
+                let params = CaseParams {
+                    work,
+                    threads,
+                    duration_ns,
+                };
+                cases.push(
+                    Case::new(&label, &params)
+                        .compared(&group, &label, &label)
+                        .with_rounds(super::pool::rounds_for(ctx.profile, ROUNDS)),
+                );
             }
         }
         let mut plan = Plan {
@@ -179,6 +205,10 @@ impl Probe for Workload {
         .param("compute_unit_ops", COMPUTE_PASSES * INPUTS as u64 * 8)
         .param("working_set_bytes_per_thread", WS_BLOCK_BYTES)
         .param("io_unit_bytes", IO_UNIT_BYTES)
+        .param(
+            "repetitions",
+            "runner rounds, the thread counts of one kind interleaved (see rounds_min / rounds_max)",
+        )
         .param("io_dir", dir.to_string_lossy())
         .param(
             "counters",
@@ -260,52 +290,19 @@ impl Probe for Workload {
     }
 
     fn finish(&self, result: &mut ProbeResult, _ctx: &PlanCtx) {
-        // Scalability: rate relative to one thread, as the seed's tables.
-        let mut extra = Vec::new();
-        for s in result.series.iter().filter(|s| s.name.ends_with("/rate")) {
-            let Some(i1) = s.x.iter().position(|&x| x == 1.0) else {
-                continue;
-            };
-            let one = s.y[i1];
-            if one <= 0.0 {
-                continue;
+        let works: Vec<String> = result
+            .series
+            .iter()
+            .filter_map(|s| s.name.strip_suffix("/rate").map(String::from))
+            .collect();
+        for what in works {
+            let (points, found) = scalability(result, &what);
+            for p in points {
+                result.push_point(p);
             }
-            let what = s.name.trim_end_matches("/rate").to_string();
-            let ys: Vec<f64> = s.y.iter().map(|y| y / one).collect();
-            let (best_i, best) = ys
-                .iter()
-                .enumerate()
-                .max_by(|a, b| a.1.total_cmp(b.1))
-                .map(|(i, &v)| (i, v))
-                .unwrap_or((0, 1.0));
-            extra.push((
-                format!("{what}/scalability"),
-                s.x.clone(),
-                ys,
-                format!(
-                    "{what}: best scalability {best:.2}× one thread, at {} threads",
-                    s.x[best_i]
-                ),
-            ));
+            result.findings.extend(found);
         }
-        for (name, x, y, finding) in extra {
-            for (&x, &y) in x.iter().zip(&y) {
-                result.push_point(Point::new(&name, "threads", x, "x_one_thread", y));
-            }
-            result.findings.push(finding);
-        }
-        if let (Some(once), Some(each)) = (
-            result.series("io-open-once/rate"),
-            result.series("io-open-each/rate"),
-        ) {
-            if let (Some(&a), Some(&b)) = (once.y.last(), each.y.last()) {
-                result.findings.push(format!(
-                    "opening the file for every unit: {:.2}× the rate of opening it once, at {} threads",
-                    b / a,
-                    once.x.last().copied().unwrap_or(0.0)
-                ));
-            }
-        }
+        result.findings.extend(open_cost(result));
         for key in ["counters", "io_skipped"] {
             if let Some(v) = result.params.get(key).and_then(|v| v.as_str()) {
                 let line = format!("{key}: {v}");
@@ -324,6 +321,79 @@ impl Probe for Workload {
     }
 }
 
+/// Scalability of `what`: each round's rate over the same round's one-thread rate
+/// (the thread counts ran interleaved, so round `i` of each is a pair), as the series
+/// `what/scalability`; and the thread count with the highest scalability compared
+/// with one thread, round by round.
+fn scalability(result: &ProbeResult, what: &str) -> (Vec<Point>, Option<Finding>) {
+    let rate = format!("{what}/rate");
+    let Some(s) = result.series(&rate) else {
+        return (Vec::new(), None);
+    };
+    let one = s.samples_at(1.0);
+    if one.is_empty() || one.iter().any(|&y| y <= 0.0) {
+        return (Vec::new(), None);
+    }
+    let mut points = Vec::new();
+    for &x in &s.x {
+        let at = s.samples_at(x);
+        let ratios: Vec<f64> = if at.len() == one.len() {
+            at.iter().zip(one).map(|(a, o)| a / o).collect()
+        } else {
+            // Not paired (a round missing): relative to the one-thread median.
+            let m = crate::stats::median(one);
+            at.iter().map(|a| a / m).collect()
+        };
+        points.push(Point::samples(
+            format!("{what}/scalability"),
+            "threads",
+            x,
+            "x_one_thread",
+            ratios,
+        ));
+    }
+    let best =
+        s.x.iter()
+            .zip(&s.y)
+            .filter(|(&x, y)| x != 1.0 && y.is_finite())
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(&x, _)| x);
+    let found = best.and_then(|x| {
+        analysis::compare(
+            result,
+            &format!("{what}: rate at the best thread count vs one thread"),
+            "units_per_s",
+            (&format!("{x} threads"), &rate, x),
+            ("1 thread", &rate, 1.0),
+            None,
+        )
+    });
+    (points, found)
+}
+
+/// Opening the file for every unit vs opening it once, at the largest thread count
+/// both measured (paired: both kinds ran in one group).
+fn open_cost(result: &ProbeResult) -> Option<Finding> {
+    let (once, each) = (
+        result.series("io-open-once/rate")?,
+        result.series("io-open-each/rate")?,
+    );
+    let x = once
+        .x
+        .iter()
+        .copied()
+        .filter(|x| each.index_of(*x).is_some())
+        .reduce(f64::max)?;
+    analysis::compare(
+        result,
+        &format!("io with {x} threads, units per second"),
+        "units_per_s",
+        ("file opened once", "io-open-once/rate", x),
+        ("file opened for every unit", "io-open-each/rate", x),
+        None,
+    )
+}
+
 enum State {
     Compute(Box<[i64; INPUTS]>),
     Ws(Vec<u64>),
@@ -333,6 +403,41 @@ enum State {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scalability_is_paired_by_round_and_compared_with_one_thread() {
+        use crate::model::{Outcome, Status};
+        let mut r = ProbeResult::new("workload", "t", Status::Completed);
+        // Drift hits both thread counts alike in each round; 2 threads do 1.9× the work.
+        let drift: Vec<f64> = (0..12).map(|i| 1.0 + 0.05 * (i % 4) as f64).collect();
+        for (x, f) in [(1.0, 1.0), (2.0, 1.9)] {
+            let v = drift.iter().map(|d| 100.0 * f * d).collect();
+            r.push_point(Point::samples(
+                "compute/rate",
+                "threads",
+                x,
+                "units_per_s",
+                v,
+            ));
+        }
+        let (points, found) = scalability(&r, "compute");
+        assert_eq!(points.len(), 2);
+        assert!(points[0].samples.iter().all(|&s| s == 1.0));
+        assert!(points[1].samples.iter().all(|&s| (s - 1.9).abs() < 1e-9));
+        let Some(Finding::Comparison {
+            a,
+            b,
+            ratio,
+            outcome,
+            ..
+        }) = found
+        else {
+            panic!("no comparison");
+        };
+        assert_eq!((a.as_str(), b.as_str()), ("2 threads", "1 thread"));
+        assert!((ratio.value - 1.9).abs() < 1e-6, "{ratio:?}");
+        assert_eq!(outcome, Outcome::Different);
+    }
 
     #[test]
     fn threads_double_up_to_the_maximum() {
