@@ -79,6 +79,16 @@ pub fn fmt_x(x_name: &str, x: f64) -> String {
     }
 }
 
+/// `1 thread`, `2 threads`, `0.5 threads`.
+pub fn threads(n: impl Into<f64>) -> String {
+    let n: f64 = n.into();
+    if n == 1.0 {
+        "1 thread".into()
+    } else {
+        format!("{} threads", fmt_x("threads", n))
+    }
+}
+
 /// A value with its unit, scaled (`12.3 Gops/s`, `840 ns`, `1.50 GiB`).
 pub fn fmt_value(unit: &str, v: f64) -> String {
     let (f, label) = unit_scale(unit, v);

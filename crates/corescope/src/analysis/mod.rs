@@ -127,7 +127,10 @@ pub fn placements(result: &ProbeResult, what: &str, unit: &str, threads: f64) ->
     let best = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1))?.0;
     let worst = measured.iter().min_by(|a, b| a.1.total_cmp(&b.1))?.0;
     let (sa, sb) = (format!("{what}/{best}"), format!("{what}/{worst}"));
-    let label = format!("{what} with {} threads, best vs worst placement", threads);
+    let label = format!(
+        "{what} with {}, best vs worst placement",
+        crate::units::threads(threads)
+    );
     compare(
         result,
         &label,

@@ -146,6 +146,9 @@ pub enum Warning {
         rel_half_width: f64,
         /// Samples behind it.
         n: usize,
+        /// Other points whose interval stayed wider than the limit too.
+        #[serde(default)]
+        others: usize,
     },
     /// The machine changed during a probe (reference kernel drift, steal, load, or the
     /// CPUs' round trip), so its comparisons with other probes are less certain.

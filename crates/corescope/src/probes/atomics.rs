@@ -145,7 +145,7 @@ impl Probe for Atomics {
         let duration_ns: u64 = ctx.profile.pick(10_000_000, 40_000_000, 200_000_000);
         let mut cases = Vec::new();
         for &threads in &counts {
-            let group = format!("atomics with {threads} threads");
+            let group = format!("atomics with {}", crate::units::threads(threads as f64));
             for method in Method::ALL {
                 for p in &placements {
                     let (_, config) = placement_config(&ctx.topo, p, threads)?;
@@ -254,7 +254,8 @@ impl Probe for Atomics {
         if let (Some(first), Some(last)) = (ranked.first(), ranked.last()) {
             if first.0 != last.0 {
                 let what = format!(
-                    "with {x} threads ({:.1}× the CPUs), fastest vs slowest method",
+                    "with {} ({:.1}× the CPUs), fastest vs slowest method",
+                    crate::units::threads(x),
                     x / cpus as f64
                 );
                 let found = analysis::compare(
@@ -277,7 +278,10 @@ impl Probe for Atomics {
                 .max_by(|a, b| a.value.total_cmp(&b.value));
             if let Some(e) = failures {
                 result.findings.push(crate::model::Finding::Value {
-                    what: format!("{m}: failed CAS per successful increment with {x} threads"),
+                    what: format!(
+                        "{m}: failed CAS per successful increment with {}",
+                        crate::units::threads(x)
+                    ),
                     unit: "failed_cas_per_success".into(),
                     value: e,
                     context: None,

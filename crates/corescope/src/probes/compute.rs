@@ -163,7 +163,11 @@ impl Probe for Compute {
                     elements * cpus as u64 / threads.max(cpus) as u64
                 };
                 let passes = (share / INPUTS as u64).max(1);
-                let group = format!("{} with {threads} threads", kind.name());
+                let group = format!(
+                    "{} with {}",
+                    kind.name(),
+                    crate::units::threads(threads as f64)
+                );
                 for p in &placements {
                     let (_, config) = placement_config(&ctx.topo, p, threads)?;
                     let params = CaseParams {

@@ -626,7 +626,7 @@ impl Probe for Memory {
         }
         let mut cases = Vec::new();
         for &threads in &counts {
-            let group = format!("memory with {threads} threads");
+            let group = format!("memory with {}", crate::units::threads(threads as f64));
             let mut kernels = vec![Kernel::Read, Kernel::Write, Kernel::Copy, Kernel::Triad];
             if threads <= cpus {
                 kernels.extend(&variants);
@@ -847,7 +847,7 @@ fn first_touch(result: &ProbeResult, ctx: &PlanCtx) -> Option<Finding> {
     };
     analysis::compare(
         result,
-        &format!("first touch, read with {x} threads ({p})"),
+        &format!("first touch, read with {} ({p})", crate::units::threads(x)),
         "bytes_per_s",
         ("owner's first touch", &format!("read/{p}"), x),
         (
@@ -881,7 +881,7 @@ fn huge_pages(result: &ProbeResult) -> Option<Finding> {
     };
     analysis::compare(
         result,
-        &format!("huge pages, read with {x} threads ({p})"),
+        &format!("huge pages, read with {} ({p})", crate::units::threads(x)),
         "bytes_per_s",
         ("MADV_HUGEPAGE", &format!("read-thp/{p}"), x),
         ("MADV_NOHUGEPAGE", &format!("read-nothp/{p}"), x),
@@ -896,7 +896,10 @@ fn team_vs_threads(result: &ProbeResult, cpus: usize) -> Option<Finding> {
     let p = reference_placement(result, "read", x)?;
     analysis::compare(
         result,
-        &format!("read with {cpus} threads ({p}), team timing vs per-thread timing"),
+        &format!(
+            "read with {} ({p}), team timing vs per-thread timing",
+            crate::units::threads(cpus as f64)
+        ),
         "bytes_per_s",
         ("per-thread sum", &format!("read-per-thread-sum/{p}"), x),
         ("team", &format!("read/{p}"), x),

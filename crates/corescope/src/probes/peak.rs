@@ -471,7 +471,7 @@ impl Probe for Peak {
             for precision in [Precision::F64, Precision::F32] {
                 for &threads in &counts {
                     let name = kernel_name(level, precision);
-                    let group = format!("{name} with {threads} threads");
+                    let group = format!("{name} with {}", crate::units::threads(threads as f64));
                     for p in &placements {
                         let (_, config) = placement_config(&ctx.topo, p, threads)?;
                         let params = CaseParams {

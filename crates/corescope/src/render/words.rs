@@ -165,12 +165,19 @@ pub fn warning(w: &Warning) -> String {
             x,
             rel_half_width,
             n,
-        } => format!(
-            "{series} at {}: the 95 % interval is still ±{:.0} % after {n} repetitions; \
-             the machine may be busy",
-            fmt_num(*x),
-            rel_half_width * 100.0
-        ),
+            others,
+        } => {
+            let mut s = format!(
+                "{series} at {}: the 95 % interval is still ±{:.0} % after {n} repetitions",
+                fmt_x("threads", *x),
+                rel_half_width * 100.0
+            );
+            if *others > 0 {
+                s.push_str(&format!(" ({others} other points are wider than ±5 % too)"));
+            }
+            s.push_str("; the machine may be busy");
+            s
+        }
         Warning::Noisy { detail } => format!("the machine was noisy: {detail}"),
         Warning::Note { text } => text.clone(),
     }

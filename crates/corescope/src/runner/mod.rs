@@ -12,7 +12,7 @@
 pub mod team;
 
 use crate::model::{
-    Alias, DriftCheck, Finding, Measurement, ProbeResult, RunFile, Status, Warning,
+    Alias, DriftCheck, Estimate, Finding, Measurement, ProbeResult, RunFile, Status, Warning,
 };
 use crate::probes::{Case, Event, PlanCtx, Probe, ProbeError, RunCtx};
 use std::collections::HashMap;
@@ -125,6 +125,7 @@ pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Even
         result.params.insert("rounds_max".into(), (*hi).into());
     }
     wide_interval_warnings(&mut result);
+    merge_same_configurations(&mut result);
     if result.status != Status::Skipped && result.cases_done > 0 {
         probe.finish(&mut result, ctx);
     }
@@ -362,9 +363,10 @@ fn converged(result: &ProbeResult, touched: &[(String, f64)], target: f64) -> bo
     })
 }
 
-/// A warning for every measured point (not a copy) whose interval stayed wide.
+/// One warning for the points (not copies) whose interval stayed wide: the widest,
+/// and how many others.
 fn wide_interval_warnings(result: &mut ProbeResult) {
-    let mut found = Vec::new();
+    let mut found: Vec<(String, f64, Estimate)> = Vec::new();
     for s in &result.series {
         for i in 0..s.x.len() {
             let Some(e) = s.estimate(i) else { continue };
@@ -372,18 +374,66 @@ fn wide_interval_warnings(result: &mut ProbeResult) {
                 && e.rel_half_width() > WIDE_REL_HALF_WIDTH
                 && result.alias_of(&s.name, s.x[i]).is_none()
             {
-                found.push(Warning::WideInterval {
-                    series: s.name.clone(),
-                    x: s.x[i],
-                    rel_half_width: e.rel_half_width(),
-                    n: e.n,
-                });
+                found.push((s.name.clone(), s.x[i], e));
             }
         }
     }
-    for w in found {
-        result.warnings.push(w);
+    let others = found.len().saturating_sub(1);
+    if let Some((series, x, e)) = found
+        .into_iter()
+        .max_by(|a, b| a.2.rel_half_width().total_cmp(&b.2.rel_half_width()))
+    {
+        result.warnings.push(Warning::WideInterval {
+            series,
+            x,
+            rel_half_width: e.rel_half_width(),
+            n: e.n,
+            others,
+        });
     }
+}
+
+/// One `same_configuration` finding per set of variants: "linear = compact = scatter
+/// here" once, naming the comparisons, instead of once per thread count.
+fn merge_same_configurations(result: &mut ProbeResult) {
+    let mut merged: Vec<(Vec<String>, Vec<String>, Vec<String>)> = Vec::new();
+    let mut rest = Vec::new();
+    for f in std::mem::take(result.findings.as_mut_vec()) {
+        match f {
+            Finding::SameConfiguration {
+                what,
+                variants,
+                config,
+            } => match merged.iter_mut().find(|m| m.0 == variants) {
+                Some(m) => {
+                    m.1.push(what);
+                    m.2.push(config);
+                }
+                None => merged.push((variants, vec![what], vec![config])),
+            },
+            other => rest.push(other),
+        }
+    }
+    for (variants, whats, configs) in merged {
+        let what = match whats.as_slice() {
+            [one] => one.clone(),
+            [first, .., last] if whats.len() > 2 => {
+                format!("{} comparisons ({first} … {last})", whats.len())
+            }
+            _ => whats.join(", "),
+        };
+        let config = if configs.len() == 1 {
+            configs[0].clone()
+        } else {
+            "the same CPUs in each".into()
+        };
+        result.findings.push(Finding::SameConfiguration {
+            what,
+            variants,
+            config,
+        });
+    }
+    result.findings.extend(rest);
 }
 
 fn status_of(e: &ProbeError) -> (Status, String) {
