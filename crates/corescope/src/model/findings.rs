@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// The interval of the ratio excludes 1 and the ratio differs from 1 by at least
-    /// the minimum effect: a difference stated as a fact about this machine.
+    /// The whole interval of the ratio lies beyond 1 ± the minimum effect: a
+    /// difference stated as a fact about this machine.
     Different,
     /// The interval of the ratio lies within ±(minimum effect) of 1: the variants are
     /// indistinguishable here.

@@ -102,7 +102,7 @@ impl Default for StatisticsInfo {
             comparison: "variants run interleaved in rotated order within each round; the ratio \
                          of paired rounds is summarised by its Hodges-Lehmann estimate with the \
                          Wilcoxon signed-rank interval; a difference is stated only when that \
-                         interval excludes 1 and the ratio differs from 1 by at least min_effect"
+                         interval lies entirely beyond 1 ± min_effect"
                 .into(),
             min_effect: crate::stats::MIN_EFFECT,
         }

@@ -352,16 +352,24 @@ fn scalability(result: &ProbeResult, what: &str) -> (Vec<Point>, Option<Finding>
             ratios,
         ));
     }
-    let best =
-        s.x.iter()
-            .zip(&s.y)
-            .filter(|(&x, y)| x != 1.0 && y.is_finite())
-            .max_by(|a, b| a.1.total_cmp(b.1))
-            .map(|(&x, _)| x);
+    // The best thread count, and the smallest one whose interval reaches the best's:
+    // thread counts that tie with the best are not told apart by noise.
+    let best = (0..s.x.len())
+        .filter(|&i| s.x[i] != 1.0)
+        .filter_map(|i| s.estimate(i))
+        .filter(|e| e.value.is_finite())
+        .max_by(|a, b| a.value.total_cmp(&b.value));
+    let best = best.and_then(|b| {
+        (0..s.x.len())
+            .filter(|&i| s.x[i] != 1.0)
+            .filter(|&i| s.estimate(i).is_some_and(|e| e.hi >= b.lo))
+            .map(|i| s.x[i])
+            .reduce(f64::min)
+    });
     let found = best.and_then(|x| {
         analysis::compare(
             result,
-            &format!("{what}: rate at the best thread count vs one thread"),
+            &format!("{what}: the fewest threads that reach the best rate, vs one thread"),
             "units_per_s",
             (&format!("{x} threads"), &rate, x),
             ("1 thread", &rate, 1.0),

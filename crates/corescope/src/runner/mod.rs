@@ -19,9 +19,9 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// Smallest number of rounds of a compared variant: the signed-rank test needs 6
-/// pairs to reach 5 % at all; 10 give it power against a 20 % difference under the
+/// pairs to reach 5 % at all; 12 give it power against a 20 % difference under the
 /// noise of a shared machine (see the tests in `stats`).
-pub const MIN_COMPARED_ROUNDS: usize = 10;
+pub const MIN_COMPARED_ROUNDS: usize = 12;
 /// Most rounds of a compared variant.
 pub const MAX_ROUNDS: usize = 30;
 /// Rounds stop early once every point's interval is within ±1 %.
