@@ -40,6 +40,14 @@ pub fn ratio(r: &Estimate) -> String {
     format!("{:.2}× (95 % CI {:.2}–{:.2})", r.value, r.lo, r.hi)
 }
 
+/// Whether a unit is a duration (a larger value is slower).
+fn is_time(unit: &str) -> bool {
+    matches!(
+        unit,
+        "s" | "seconds" | "ms" | "us" | "ns" | "cycles" | "ticks"
+    )
+}
+
 /// One finding as a sentence.
 pub fn finding(f: &Finding) -> String {
     match f {
@@ -86,6 +94,9 @@ pub fn finding(f: &Finding) -> String {
                 fmt_value(unit, b_value.value)
             );
             let mut s = match outcome {
+                Outcome::Different if is_time(unit) => {
+                    format!("{what}: {a} takes {} as long as {b} ({values})", ratio(r))
+                }
                 Outcome::Different => {
                     format!("{what}: {a} is {} {b} ({values})", ratio(r))
                 }
