@@ -82,6 +82,18 @@ pub fn compare(
     } else {
         stats::compare_estimates(ea, eb)?
     };
+    Some(oriented(what, unit, (name_a, ea), (name_b, eb), c, context))
+}
+
+/// A comparison as a finding, the larger value named first (the ratio ≥ 1).
+pub fn oriented(
+    what: &str,
+    unit: &str,
+    a: (&str, Estimate),
+    b: (&str, Estimate),
+    c: stats::Comparison,
+    context: Option<String>,
+) -> Finding {
     let flip = c.ratio.value < 1.0;
     let ratio = if flip {
         Estimate {
@@ -93,12 +105,8 @@ pub fn compare(
     } else {
         c.ratio
     };
-    let ((a, a_value), (b, b_value)) = if flip {
-        ((name_b, eb), (name_a, ea))
-    } else {
-        ((name_a, ea), (name_b, eb))
-    };
-    Some(Finding::Comparison {
+    let ((a, a_value), (b, b_value)) = if flip { (b, a) } else { (a, b) };
+    Finding::Comparison {
         what: what.into(),
         unit: unit.into(),
         a: a.into(),
@@ -109,7 +117,7 @@ pub fn compare(
         significant: c.significant,
         outcome: c.outcome,
         context,
-    })
+    }
 }
 
 /// The best and the worst placement of family `what` at `threads`, compared; copies

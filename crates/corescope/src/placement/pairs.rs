@@ -250,34 +250,14 @@ pub fn compare_dists(
 ) -> Option<Finding> {
     let (ea, eb) = (median_of(ds, a.1)?, median_of(ds, b.1)?);
     let c = stats::compare_estimates(ea, eb)?;
-    let flip = c.ratio.value < 1.0;
-    let ratio = if flip {
-        Estimate {
-            value: 1.0 / c.ratio.value,
-            lo: 1.0 / c.ratio.hi,
-            hi: 1.0 / c.ratio.lo,
-            n: c.ratio.n,
-        }
-    } else {
-        c.ratio
-    };
-    let ((a, a_value), (b, b_value)) = if flip {
-        ((b.0, eb), (a.0, ea))
-    } else {
-        ((a.0, ea), (b.0, eb))
-    };
-    Some(Finding::Comparison {
-        what: what.into(),
-        unit: "ns".into(),
-        a: a.into(),
-        a_value,
-        b: b.into(),
-        b_value,
-        ratio,
-        significant: c.significant,
-        outcome: c.outcome,
+    Some(crate::analysis::oriented(
+        what,
+        "ns",
+        (a.0, ea),
+        (b.0, eb),
+        c,
         context,
-    })
+    ))
 }
 
 /// The median of a distribution as a typed value, its mode range (in cycles and ns)
