@@ -4,16 +4,17 @@
 
 use crate::cli::{self, Command, CompareArgs, PlaceArgs, ReportArgs, RunArgs, TopoArgs, TuneArgs};
 use crate::clock::{self, Clock};
-use crate::model::{RunFile, ToolInfo, SCHEMA_VERSION};
+use crate::model::{Profile, RunFile};
 use crate::placement;
 use crate::probes::{self, Event, Overrides, PlanCtx, Probe};
 use crate::render::{csv as csv_out, html, terminal, topo};
+use crate::session::{self, default_out_name, hostname_for_file, Session};
 use crate::{compare, interrupt, runner, store, topology, tune};
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 /// Carry out a parsed command line.
 pub fn main_with(cli: cli::Cli) -> Result<()> {
@@ -191,21 +192,11 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
     out_text(&format!("config: {}\n", out.display()))?;
     if let Some(rf) = &a.run_file {
         let elapsed = t0.elapsed().as_secs_f64();
-        let clock = Clock::calibrate(Duration::from_millis(20));
-        let run = RunFile {
-            schema_version: SCHEMA_VERSION,
-            tool: ToolInfo::current(),
-            host: topology::host::host_info(),
-            topology: topo,
-            clock: clock.info.clone(),
-            env: topology::host::env_info(),
-            profile: Default::default(),
-            started_utc: utc_rfc3339(started),
-            command: std::env::args().collect(),
-            probes: vec![tune::to_probe_result(&report, &opts, elapsed)],
-            statistics: Some(Default::default()),
-            drift: Vec::new(),
-        };
+        let clock = session::calibrated_clock(Profile::Quick, &topo, false);
+        let mut run = session::header(topo, &clock, Profile::Default);
+        run.started_utc = session::utc_rfc3339(started);
+        run.probes
+            .push(tune::to_probe_result(&report, &opts, elapsed));
         store::save(&run, rf).with_context(|| format!("saving {}", rf.display()))?;
         out_text(&format!("run file: {}\n", rf.display()))?;
     }
@@ -305,33 +296,14 @@ fn validate_run(a: &RunArgs, topo: topology::Topology) -> Result<RunPlan> {
 fn run(a: RunArgs) -> Result<()> {
     let topo = topology::detect().context("could not read this machine's topology")?;
     let mut plan = validate_run(&a, topo)?;
-    // Held until the run ends: a second run with the same --out refuses.
-    let _lock = store::OutputLock::acquire(&plan.out)?;
+    // Held until the run ends: a second run with the same --out refuses; the
+    // header is saved at once, so a run file exists from the first second.
+    let lock = store::OutputLock::acquire(&plan.out)?;
     interrupt::install().context("installing the SIGINT/SIGTERM handlers")?;
-    let calibration = plan.ctx.profile.pick(20, 100, 250);
-    plan.ctx.clock = Clock::calibrate(Duration::from_millis(calibration));
-    let core = clock::CoreClockPlan::for_profile(plan.ctx.profile);
-    match clock::measure_core_clock(&plan.ctx.clock, &plan.ctx.topo.allowed_os_indices(), core) {
-        Ok(c) => c.record(&mut plan.ctx.clock.info),
-        Err(e) => plan.ctx.clock.info.core_hz_skipped = Some(e.to_string()),
-    }
-    let mut run = RunFile {
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo::current(),
-        host: topology::host::host_info(),
-        topology: plan.ctx.topo.clone(),
-        clock: plan.ctx.clock.info.clone(),
-        env: topology::host::env_info(),
-        profile: plan.ctx.profile,
-        started_utc: utc_rfc3339(SystemTime::now()),
-        command: std::env::args().collect(),
-        probes: Vec::new(),
-        statistics: Some(Default::default()),
-        drift: Vec::new(),
-    };
-    // Save the header at once: a run file exists from the first second.
-    store::save(&run, &plan.out)?;
-    out_text(&terminal::header(&run))?;
+    plan.ctx.clock = session::calibrated_clock(plan.ctx.profile, &plan.ctx.topo, true);
+    let header = session::header(plan.ctx.topo.clone(), &plan.ctx.clock, plan.ctx.profile);
+    let mut session = Session::with_lock(&plan.out, lock, header)?;
+    out_text(&terminal::header(&session.run))?;
 
     let bar = if plan.progress {
         ProgressBar::new(0)
@@ -364,19 +336,16 @@ fn run(a: RunArgs) -> Result<()> {
             }
         }
     };
-    let out = plan.out.clone();
     let started_ns = clock::now_ns();
     let topo = plan.ctx.topo.clone();
     let mut check = |at: &str| crate::drift::check(at, &topo, started_ns);
     runner::run_suite(
         &plan.probes,
         &plan.ctx,
-        &mut run,
+        &mut session,
         &mut on_event,
         &mut check,
         |r| -> Result<()> {
-            // Saved before printing: a closed stdout loses nothing measured.
-            store::save(r, &out).with_context(|| format!("saving {}", out.display()))?;
             bar.suspend(|| -> Result<()> {
                 match r.probes.last() {
                     Some(p) => out_text(&format!("\n{}", terminal::render_probe(p))),
@@ -386,9 +355,9 @@ fn run(a: RunArgs) -> Result<()> {
         },
     )?;
     bar.finish_and_clear();
-    out_text(&terminal::drift_summary(&run))?;
+    out_text(&terminal::drift_summary(&session.run))?;
     // Written even when a signal stopped the run: the HTML shows what was measured.
-    let html_note = write_run_html(&run, &plan.out, a.no_html)?;
+    let html_note = write_run_html(&session.run, &plan.out, a.no_html)?;
     out_text(&format!("\nrun file: {}\n{html_note}", plan.out.display()))?;
     match interrupt::requested() {
         Some(sig) => Err(interrupt::Interrupted(sig).into()),
@@ -416,74 +385,4 @@ fn write_run_html(run: &RunFile, out: &std::path::Path, no_html: bool) -> Result
         "report:   {} (open in a browser)\n",
         path.display()
     ))
-}
-
-/// Host name made safe for a file name.
-pub(crate) fn hostname_for_file() -> String {
-    let h = topology::host::host_info().hostname;
-    let s: String = h
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() {
-        "host".into()
-    } else {
-        s
-    }
-}
-
-/// `corescope-<host>-<UTC YYYYMMDDTHHMMSSZ>.json`.
-pub fn default_out_name(host: &str) -> String {
-    let stamp = utc_rfc3339(SystemTime::now()).replace(['-', ':'], "");
-    format!("corescope-{host}-{stamp}.json")
-}
-
-/// RFC 3339 UTC time with second precision (`2026-11-22T19:28:00Z`).
-pub fn utc_rfc3339(t: SystemTime) -> String {
-    let secs = t
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian
-/// (H. Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn utc_formatting() {
-        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_375_680); // 2026-11-22T19:28:00Z
-        assert_eq!(utc_rfc3339(t), "2026-11-22T19:28:00Z");
-        assert_eq!(utc_rfc3339(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-        assert!(default_out_name("h").starts_with("corescope-h-"));
-    }
 }

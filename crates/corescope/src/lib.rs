@@ -28,6 +28,7 @@ pub mod placement;
 pub mod probes;
 pub mod render;
 pub mod runner;
+pub mod session;
 pub mod stats;
 pub mod store;
 pub mod topology;

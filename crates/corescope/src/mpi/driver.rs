@@ -3,14 +3,10 @@
 
 use super::jacobi::{self, Decomposition, SPAN_KINDS};
 use super::{allreduce, pingpong};
-use crate::app::{default_out_name, hostname_for_file, utc_rfc3339};
 use crate::cli::{MpiArgs, MpiBench, MpiPairs};
-use crate::clock::Clock;
-use crate::model::{
-    Lane, Point, ProbeResult, Profile, RunFile, Span, Status, Table, Timeline, ToolInfo,
-    SCHEMA_VERSION,
-};
+use crate::model::{Lane, Point, ProbeResult, Profile, Span, Status, Table, Timeline};
 use crate::render::terminal;
+use crate::session::{self, default_out_name, hostname_for_file, Session};
 use crate::{store, topology};
 use ::mpi::topology::{Process, SimpleCommunicator};
 use ::mpi::traits::*;
@@ -20,7 +16,7 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 /// Tag of control messages ("pong now" / "carry on"); data messages use tag 0.
 pub const TAG_CTRL: ::mpi::Tag = 77;
@@ -198,21 +194,12 @@ fn run(world: &SimpleCommunicator, a: &MpiArgs) -> Result<()> {
     let mut head = None;
     if rank == 0 {
         let topo = topology::detect().context("could not read this machine's topology")?;
-        let clock = Clock::calibrate(Duration::from_millis(plan.profile.pick(20, 100, 250)));
-        head = Some(RunFile {
-            schema_version: SCHEMA_VERSION,
-            tool: ToolInfo::current(),
-            host: topology::host::host_info(),
-            topology: topo,
-            clock: clock.info,
-            env: topology::host::env_info(),
-            profile: plan.profile,
-            started_utc: utc_rfc3339(SystemTime::now()),
-            command: std::env::args().collect(),
-            probes: Vec::new(),
-            statistics: Some(Default::default()),
-            drift: Vec::new(),
-        });
+        let clock = session::calibrated_clock(plan.profile, &topo, false);
+        let header = session::header(topo, &clock, plan.profile);
+        head = Some(
+            Session::open(&plan.out, header)
+                .with_context(|| format!("saving {}", plan.out.display()))?,
+        );
         for r in 1..world.size() {
             world.process_at_rank(r).send_with_tag(&[1u8][..], TAG_CTRL);
         }
@@ -272,7 +259,7 @@ fn run(world: &SimpleCommunicator, a: &MpiArgs) -> Result<()> {
         probe.cases_done += 1;
     }
 
-    let Some(mut run) = head else {
+    let Some(mut session) = head else {
         return Ok(());
     };
     let infos = infos.unwrap_or_default();
@@ -282,10 +269,12 @@ fn run(world: &SimpleCommunicator, a: &MpiArgs) -> Result<()> {
     if probe.cases_done < planned {
         probe.reason = Some("some benchmarks could not run; see the warnings".into());
     }
-    run.probes.push(probe);
-    store::save(&run, &plan.out).with_context(|| format!("saving {}", plan.out.display()))?;
+    session
+        .push(probe)
+        .with_context(|| format!("saving {}", plan.out.display()))?;
+    let run = &session.run;
     let mut so = std::io::stdout().lock();
-    write!(so, "{}", terminal::header(&run))?;
+    write!(so, "{}", terminal::header(run))?;
     write!(so, "\n{}", terminal::render_probe(&run.probes[0]))?;
     writeln!(so, "\nrun file: {}", plan.out.display())?;
     if let Some(t) = &plan.trace {

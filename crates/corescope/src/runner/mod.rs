@@ -15,6 +15,7 @@ use crate::model::{
     Alias, DriftCheck, Estimate, Finding, Measurement, ProbeResult, RunFile, Status, Warning,
 };
 use crate::probes::{Case, Event, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::session::Session;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -450,27 +451,28 @@ fn status_of(e: &ProbeError) -> (Status, String) {
 /// `check` looks at the machine (`drift::check`) before the first probe and after
 /// every probe; what changed while a probe ran becomes its warnings
 /// (`drift::noise_between`), and every check is kept in `run.drift`.
-pub fn run_suite<E>(
+pub fn run_suite<E: From<crate::store::StoreError>>(
     probes: &[Box<dyn Probe>],
     ctx: &PlanCtx,
-    run: &mut RunFile,
+    session: &mut Session,
     on_event: &mut dyn FnMut(Event),
     check: &mut dyn FnMut(&str) -> DriftCheck,
     mut after_each: impl FnMut(&RunFile) -> Result<(), E>,
 ) -> Result<(), E> {
-    run.drift.push(check("start"));
+    session.run.drift.push(check("start"));
     for probe in probes {
         let mut result = run_probe(probe.as_ref(), ctx, on_event);
         let interrupted = result.status == Status::Interrupted;
         let after = check(&format!("after {}", probe.id()));
-        if let Some(before) = run.drift.last() {
+        if let Some(before) = session.run.drift.last() {
             for w in crate::drift::noise_between(before, &after, ctx.cpus()) {
                 result.warnings.push_unique(w);
             }
         }
-        run.drift.push(after);
-        run.probes.push(result);
-        after_each(run)?;
+        session.run.drift.push(after);
+        // Saved before anything is shown: a closed stdout loses nothing measured.
+        session.push(result)?;
+        after_each(&session.run)?;
         if interrupted {
             break;
         }
