@@ -6,15 +6,15 @@ use crate::cli::{self, Command, CompareArgs, PlaceArgs, ReportArgs, RunArgs, Top
 use crate::clock::{self, Clock};
 use crate::model::{Profile, RunFile};
 use crate::placement;
+use crate::probes::channel_tune as tune;
 use crate::probes::{self, Event, Overrides, PlanCtx, Probe};
 use crate::render::{csv as csv_out, html, terminal, topo};
 use crate::session::{self, default_out_name, hostname_for_file, Session};
-use crate::{compare, interrupt, runner, store, topology, tune};
+use crate::{compare, interrupt, runner, store, topology};
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::SystemTime;
 
 /// Carry out a parsed command line.
 pub fn main_with(cli: cli::Cli) -> Result<()> {
@@ -178,26 +178,61 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         store::check_writable(rf).map_err(|e| anyhow!("--run-file: {e}"))?;
     }
     let topo = topology::detect().context("could not read this machine's topology")?;
-    let opts = tune::Options {
-        event_bytes,
-        budget_s,
+    let clock = session::calibrated_clock(Profile::Quick, &topo, false);
+    let header = session::header(topo.clone(), &clock, Profile::Default);
+    let mut session = match &a.run_file {
+        Some(rf) => Session::open(rf, header)?,
+        None => Session::in_memory(header),
     };
-    let started = SystemTime::now();
-    let t0 = std::time::Instant::now();
-    let report = tune::tune_channel(&opts, &topo, &mut |line| eprintln!("tune: {line}"))
-        .map_err(|e| anyhow!("tune channel: {e}"))?;
-    out_text(&tune::render(&report))?;
-    store::write_output(&out, tune::config_json(&report.best).as_bytes())
+    let probe = tune::ChannelTune {
+        options: Some(tune::Options {
+            event_bytes,
+            budget_s,
+        }),
+    };
+    // The tuner keeps to its own budget; the runner's deadline is a backstop.
+    let ctx = PlanCtx {
+        topo,
+        clock,
+        profile: Profile::Default,
+        overrides: Overrides::default(),
+        budget_s: budget_s * 1.5 + 10.0,
+    };
+    eprintln!("tune channel: budget {budget_s:.0} s");
+    let started_ns = clock::now_ns();
+    let mut check = |at: &str| crate::drift::check(at, &ctx.topo, started_ns);
+    let probes: [Box<dyn Probe>; 1] = [Box::new(probe)];
+    runner::run_suite(
+        &probes,
+        &ctx,
+        &mut session,
+        &mut |_| {},
+        &mut check,
+        |r| match r.probes.last() {
+            Some(p) => out_text(&terminal::render_probe(p)),
+            None => Ok(()),
+        },
+    )?;
+    let result = session
+        .run
+        .probes
+        .last()
+        .ok_or_else(|| anyhow!("tune channel: nothing was measured"))?;
+    let best: hspc::Config = result
+        .params
+        .get("best_config")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .ok_or_else(|| {
+            anyhow!(
+                "tune channel: {} ({})",
+                result.status.name(),
+                result.reason.clone().unwrap_or_default()
+            )
+        })?;
+    store::write_output(&out, tune::config_json(&best).as_bytes())
         .with_context(|| format!("writing {}", out.display()))?;
     out_text(&format!("config: {}\n", out.display()))?;
     if let Some(rf) = &a.run_file {
-        let elapsed = t0.elapsed().as_secs_f64();
-        let clock = session::calibrated_clock(Profile::Quick, &topo, false);
-        let mut run = session::header(topo, &clock, Profile::Default);
-        run.started_utc = session::utc_rfc3339(started);
-        run.probes
-            .push(tune::to_probe_result(&report, &opts, elapsed));
-        store::save(&run, rf).with_context(|| format!("saving {}", rf.display()))?;
         out_text(&format!("run file: {}\n", rf.display()))?;
     }
     Ok(())

@@ -32,5 +32,4 @@ pub mod session;
 pub mod stats;
 pub mod store;
 pub mod topology;
-pub mod tune;
 pub mod units;

@@ -51,8 +51,8 @@ pub fn header(topo: Topology, clock: &Clock, profile: Profile) -> RunFile {
 pub struct Session {
     /// What is measured so far.
     pub run: RunFile,
-    out: PathBuf,
-    _lock: OutputLock,
+    /// The file and its lock; `None` for a session that keeps its results in memory.
+    file: Option<(PathBuf, OutputLock)>,
 }
 
 impl Session {
@@ -66,21 +66,29 @@ impl Session {
     pub fn with_lock(out: &Path, lock: OutputLock, run: RunFile) -> Result<Self, StoreError> {
         let s = Self {
             run,
-            out: out.to_path_buf(),
-            _lock: lock,
+            file: Some((out.to_path_buf(), lock)),
         };
         s.save()?;
         Ok(s)
     }
 
-    /// Where the run file goes.
-    pub fn out(&self) -> &Path {
-        &self.out
+    /// A session whose results stay in memory (`tune channel` without `--run-file`).
+    pub fn in_memory(run: RunFile) -> Self {
+        Self { run, file: None }
     }
 
-    /// Save the run file as it stands (atomically, see [`store::save`]).
+    /// Where the run file goes, if anywhere.
+    pub fn out(&self) -> Option<&Path> {
+        self.file.as_ref().map(|(p, _)| p.as_path())
+    }
+
+    /// Save the run file as it stands (atomically, see [`store::save`]); nothing for
+    /// a session in memory.
     pub fn save(&self) -> Result<(), StoreError> {
-        store::save(&self.run, &self.out)
+        match &self.file {
+            Some((out, _)) => store::save(&self.run, out),
+            None => Ok(()),
+        }
     }
 
     /// Add a probe's result and save.

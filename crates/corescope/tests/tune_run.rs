@@ -24,11 +24,6 @@ fn a_small_budget_writes_a_config_hspc_reads() {
     for line in [
         "stage one: baseline",
         "stage one: producer stack offset (loop 2)",
-        "producer alone",
-        "consumer alone",
-        "Optimal",
-        "Achievable",
-        "Upper bound",
         "stage two: fib, 128-byte events",
         "stage two: fib, 24-byte events",
         "best:",
@@ -43,7 +38,33 @@ fn a_small_budget_writes_a_config_hspc_reads() {
     // The run file holds every step as a table and the same best configuration.
     let run = corescope::store::load(&run_file).expect("run file loads");
     let entry = &run.probes[0];
-    assert_eq!(entry.id, "tune-channel");
+    assert_eq!(entry.id, "channel-tune");
+    // The rows the seed names: the baselines and Stage Two's three limit lines.
+    let labels: Vec<&str> = entry
+        .tables
+        .iter()
+        .flat_map(|t| t.rows.iter().filter_map(|r| r.first()?.as_str()))
+        .collect();
+    for row in ["producer alone", "consumer alone", "Optimal", "Achievable", "Upper bound"] {
+        assert!(
+            labels.iter().any(|l| l.starts_with(row)),
+            "no row '{row}' in {labels:?}"
+        );
+    }
+    // Stage Two is drawn as seed 004's Figures 3–8: time per event vs buffer size,
+    // one curve per wait strategy and the three limit lines.
+    let curves: Vec<&str> = entry
+        .series
+        .iter()
+        .filter(|s| s.name.starts_with("fib, 24-byte events/"))
+        .map(|s| s.name.as_str())
+        .collect();
+    for line in ["Optimal", "Achievable", "Upper bound"] {
+        assert!(
+            curves.iter().any(|c| c.ends_with(line)),
+            "no {line} line among {curves:?}"
+        );
+    }
     assert!(entry.tables.iter().any(|t| t.name == "stage one: baseline"));
     assert!(entry
         .tables

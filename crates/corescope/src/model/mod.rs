@@ -487,6 +487,10 @@ impl ProbeResult {
         for w in m.warnings.0 {
             self.warnings.push_unique(w);
         }
+        self.findings.0.extend(m.findings.0);
+        for (k, v) in m.params {
+            self.params.entry(k).or_insert(v);
+        }
     }
 }
 
@@ -807,6 +811,11 @@ pub struct Measurement {
     pub tables: Vec<Table>,
     /// Warnings (deduplicated when merged).
     pub warnings: Notes<Warning>,
+    /// Findings the measurement itself makes (a tuner's choice and its notes).
+    pub findings: Notes<Finding>,
+    /// Values the measurement chose, recorded with the probe's parameters (a tuned
+    /// configuration); a key already planned keeps the plan's value.
+    pub params: BTreeMap<String, serde_json::Value>,
 }
 
 impl Measurement {

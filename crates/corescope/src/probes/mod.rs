@@ -15,6 +15,7 @@ use std::time::Instant;
 pub mod atomics;
 pub mod c2c;
 pub mod channel;
+pub mod channel_tune;
 pub mod compute;
 pub mod condvar;
 pub mod false_sharing;
@@ -48,6 +49,7 @@ pub fn registry() -> Vec<Box<dyn Probe>> {
         Box::new(sharing::Sharing),
         Box::new(spin::Spin),
         Box::new(channel::ChannelProbe),
+        Box::new(channel_tune::ChannelTune::default()),
         Box::new(pool::PoolProbe),
         Box::new(matmul::Matmul),
     ]

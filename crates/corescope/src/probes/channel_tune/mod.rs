@@ -1,0 +1,527 @@
+//! `corescope tune channel`: seed 004's Stage One and Stage Two for hspc, pruned to
+//! fit a time budget, ending in the fastest configuration as JSON that
+//! `hspc::Config` reads back.
+//!
+//! Stage One (an ideal producer and consumer: the producer writes N-byte events as
+//! fast as it can, the consumer folds them into a checksum):
+//! 1. baseline: producer alone, consumer alone (no channel, a 1 KiB local buffer);
+//! 2. `p0`: both baselines at once on the pinned pair, sharing nothing;
+//! 3. loop 1 of Figure 2: padding between buffers, 1 … 256 bytes (hspc keeps the
+//!    hand-off words on their own lines always, so this is `p6`'s buffer padding);
+//! 4. loop 2 of Figure 2 (`p4_adjuststack`): the producer's stack shifted by 0,
+//!    32 … 1024 bytes relative to the consumer's ([`hspc::stack::with_stack_offset`]);
+//! 5. buffer sizes 256 B … 1.5 MB (Figure 2's list) with 3 buffers, then
+//!    2, 4 and 5 buffers for the fastest [`KEEP_SIZES`] sizes;
+//! 6. every wait strategy, and the ring mode, on the fastest layout.
+//!
+//! Stage Two (a real workload): the producer computes a recursive Fibonacci number
+//! with some interpreter-like work per call ([`WORK_STEPS`]), emitting an enter and
+//! a return event per call (128-byte events, then the seed's shrunk 24-byte ones);
+//! the consumer computes a profile (calls per function and depth, with a shadow
+//! stack that checks every return). Lines: Optimal (no profiling), Achievable
+//! (events written into a buffer nobody reads), Upper bound (one thread computes
+//! and profiles); then buffer sizes × wait strategies × affinity (seed 004 §4.1:
+//! the two threads pinned to the pair, then left unpinned).
+//!
+//! Each step may use its share of the budget; a step that runs out records how many
+//! of its configurations it measured. Every run checks its events (count and order;
+//! Stage Two compares the profile with the single-thread one).
+
+mod result;
+mod stage_one;
+mod stage_two;
+
+use crate::model::Measurement;
+use crate::placement::pairs::{self, PairCpus, Relation};
+use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::topology::Topology;
+use hspc::{Config, Mode, WaitStrategy};
+use stage_one::stage_one;
+use stage_two::{affinity_name, stage_two};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// Buffer sizes of seed 004 Figure 2, in bytes.
+pub const STAGE_ONE_BUFFER_BYTES: [usize; 25] = [
+    256, 512, 768, 1024, 1200, 1600, 2000, 2048, 2200, 2500, 3000, 3500, 4096, 4500, 5000, 5500,
+    6000, 7000, 8192, 10000, 16384, 32768, 65536, 1_000_000, 1_500_000,
+];
+/// Padding values of loop 1 (Figure 2), in bytes.
+pub const PADDINGS: [usize; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+/// Numbers of buffers of Figure 2.
+pub const BUFFER_COUNTS: [usize; 4] = [2, 3, 4, 5];
+/// Buffer sizes carried from the 3-buffer sweep into the buffer-count sweep.
+pub const KEEP_SIZES: usize = 4;
+/// Event sizes Stage One can move; other sizes round up to the next one.
+pub const EVENT_SIZES: [usize; 12] = [1, 2, 4, 8, 16, 24, 32, 64, 128, 256, 512, 1024];
+/// Stage Two's event sizes, in the seed's order (128 B, then shrunk to 24 B).
+pub const STAGE_TWO_EVENT_BYTES: [usize; 2] = [128, 24];
+/// Buffer sizes of Stage Two (after the Stage One best, which is tried first).
+pub const STAGE_TWO_BUFFER_BYTES: [usize; 6] = [4096, 65536, 16384, 1024, 262_144, 1_048_576];
+/// Interpreter-like work per Fibonacci call (dependent multiply-adds), so the
+/// producer is not only calls and events.
+pub const WORK_STEPS: u32 = 200;
+/// The producer looks at the clock every this-many-plus-one events.
+const CUT_CHECK_MASK: u64 = 0xfff;
+/// Default budget of `tune channel`, in seconds.
+pub const DEFAULT_BUDGET_S: f64 = 60.0;
+/// Default event size of Stage One, in bytes (the seed's shrunk profiling event).
+pub const DEFAULT_EVENT_BYTES: usize = 24;
+/// Shares of the budget (from the start) at which each step stops starting
+/// configurations: padding, stack offset, buffer size, buffer count, wait strategy
+/// (Stage One), then 128-byte and 24-byte Stage Two. Every step measures at least
+/// its first configuration while the whole budget lasts.
+const STEP_ENDS: [f64; 7] = [0.10, 0.16, 0.29, 0.37, 0.45, 0.70, 0.95];
+
+/// The event size Stage One uses for `n` requested bytes.
+pub fn event_size_for(n: usize) -> Result<usize, String> {
+    if n == 0 {
+        return Err("--event-bytes 0: an event needs at least 1 byte".into());
+    }
+    EVENT_SIZES
+        .iter()
+        .copied()
+        .find(|&s| s >= n)
+        .ok_or_else(|| format!("--event-bytes {n}: at most {} bytes", EVENT_SIZES[11]))
+}
+
+/// Validated options.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Bytes per Stage One event, as asked.
+    pub event_bytes: usize,
+    /// Seconds the whole tuning may take.
+    pub budget_s: f64,
+}
+
+/// One measured configuration (or baseline line) of a step.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// What was run.
+    pub label: String,
+    /// The channel configuration, for channel runs.
+    pub config: Option<Config>,
+    /// Events moved (or produced).
+    pub events: u64,
+    /// Wall time.
+    pub secs: f64,
+    /// Stopped at the per-run time limit before all its events were sent.
+    pub cut: bool,
+    /// Stage Two: the producer and consumer pinned to the pair (affinity on) or
+    /// left to the OS (off). `None` in Stage One, which always pins.
+    pub pinned: Option<bool>,
+    /// Stage One channel runs: context switches of the producer and of the
+    /// consumer thread from the start gate to their last event.
+    pub switches: Option<[Switches; 2]>,
+}
+
+/// Context switches of one thread (`getrusage(RUSAGE_THREAD)`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Switches {
+    /// The thread gave up the CPU (blocked in a system call: futex, sleep…).
+    pub voluntary: u64,
+    /// The OS took the CPU away (time slice over, another task preferred).
+    pub involuntary: u64,
+}
+
+impl Switches {
+    /// Both kinds.
+    pub fn total(&self) -> u64 {
+        self.voluntary + self.involuntary
+    }
+
+    /// The calling thread's switches so far; `None` where the OS does not say.
+    #[cfg(target_os = "linux")]
+    pub fn of_this_thread() -> Option<Self> {
+        let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: `ru` is valid for writes of one `rusage`; RUSAGE_THREAD (Linux
+        // 2.6.26+) fills it for the calling thread and touches nothing else.
+        let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, ru.as_mut_ptr()) };
+        if rc != 0 {
+            return None;
+        }
+        // SAFETY: zero-initialised (a valid `rusage`) and filled by the kernel.
+        let ru = unsafe { ru.assume_init() };
+        Some(Self {
+            voluntary: u64::try_from(ru.ru_nvcsw).unwrap_or(0),
+            involuntary: u64::try_from(ru.ru_nivcsw).unwrap_or(0),
+        })
+    }
+
+    /// The calling thread's switches so far; `None` where the OS does not say.
+    #[cfg(not(target_os = "linux"))]
+    pub fn of_this_thread() -> Option<Self> {
+        None
+    }
+
+    /// Switches between `before` and `self`.
+    fn since(self, before: Self) -> Self {
+        Self {
+            voluntary: self.voluntary.saturating_sub(before.voluntary),
+            involuntary: self.involuntary.saturating_sub(before.involuntary),
+        }
+    }
+}
+
+/// Switches between a reading before and one after, where both exist.
+fn switches_between(before: Option<Switches>, after: Option<Switches>) -> Option<Switches> {
+    Some(after?.since(before?))
+}
+
+/// One Stage One channel run.
+struct Run {
+    /// From the start gate to the consumer's last event.
+    secs: f64,
+    /// Events moved.
+    moved: u64,
+    /// Producer's and consumer's context switches during the run.
+    switches: Option<[Switches; 2]>,
+}
+
+impl Row {
+    /// Seconds per event.
+    pub fn per_event(&self) -> f64 {
+        self.secs / self.events.max(1) as f64
+    }
+}
+
+/// One step (a table).
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// Title.
+    pub title: String,
+    /// Rows in the order run.
+    pub rows: Vec<Row>,
+    /// Notes (budget cuts, what was not run).
+    pub notes: Vec<String>,
+    /// The reference time the `×` column divides by, if any.
+    pub reference_s: Option<f64>,
+    /// Show the context-switch columns.
+    pub show_switches: bool,
+}
+
+impl Step {
+    fn new(title: impl Into<String>) -> Self {
+        Self {
+            title: title.into(),
+            rows: Vec::new(),
+            notes: Vec::new(),
+            reference_s: None,
+            show_switches: false,
+        }
+    }
+
+    /// The channel configuration of this step with the least time per event.
+    pub fn best(&self) -> Option<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.config.is_some() && r.events > 0)
+            .min_by(|a, b| a.per_event().total_cmp(&b.per_event()))
+    }
+}
+
+/// Everything `tune channel` found.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Where the pair ran (`other-core`, ...) and its CPUs.
+    pub placement: String,
+    /// The pair's CPUs.
+    pub cpus: PairCpus,
+    /// Stage One's event size (after rounding).
+    pub event_bytes: usize,
+    /// Steps, in order.
+    pub steps: Vec<Step>,
+    /// The configuration to write.
+    pub best: Config,
+    /// Whether it was measured pinned to the pair (affinity on).
+    pub best_pinned: bool,
+    /// Why that one.
+    pub best_why: String,
+    /// Pins of the producer or consumer the OS refused (those threads ran where the
+    /// OS put them).
+    pub refused_pins: usize,
+}
+
+/// Budget bookkeeping.
+struct Budget {
+    start: Instant,
+    total: f64,
+    /// Longest one run may take.
+    run_limit_s: f64,
+}
+
+impl Budget {
+    /// When a run started now must stop: its limit, or the end of the budget.
+    fn run_cut(&self) -> Instant {
+        let end = self.start + std::time::Duration::from_secs_f64(self.total);
+        end.min(Instant::now() + std::time::Duration::from_secs_f64(self.run_limit_s))
+    }
+
+    fn left_until(&self, share: f64) -> bool {
+        self.start.elapsed().as_secs_f64() < share * self.total
+    }
+}
+
+/// The producer's and the consumer's CPUs, and a count of the pins the OS refused:
+/// a refused pin leaves the thread where the OS put it, and the result says so.
+#[derive(Clone, Copy)]
+struct Pair<'a> {
+    cpus: PairCpus,
+    refused: &'a AtomicUsize,
+}
+
+impl<'a> Pair<'a> {
+    fn new(cpus: PairCpus, refused: &'a AtomicUsize) -> Self {
+        Self { cpus, refused }
+    }
+
+    /// The same pair left to the OS (affinity off).
+    fn unpinned(self) -> Self {
+        Self {
+            cpus: (None, None),
+            ..self
+        }
+    }
+
+    fn pin_producer(&self) {
+        self.pin_to(self.cpus.0);
+    }
+
+    fn pin_consumer(&self) {
+        self.pin_to(self.cpus.1);
+    }
+
+    /// Pin the calling thread to `cpu` (nothing for `None`), counting a refusal.
+    fn pin_to(&self, cpu: Option<u32>) {
+        if let Some(c) = cpu {
+            if crate::affinity::pin_checked(c).is_err() {
+                self.refused.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+fn describe(c: &Config) -> String {
+    let stack = match c.stack_offset_bytes {
+        0 => String::new(),
+        b => format!(", stack +{b} B"),
+    };
+    let what = match c.mode {
+        Mode::NBuffer => format!(
+            "{} × {} B, pad {} B, {}",
+            c.buffers, c.buffer_bytes, c.padding_bytes, c.wait
+        ),
+        Mode::Ring => format!(
+            "ring {} B, pad {} B, {}",
+            c.buffers * c.buffer_bytes,
+            c.padding_bytes,
+            c.wait
+        ),
+    };
+    what + &stack
+}
+
+/// The pair tuning runs on: another core, else the SMT sibling, else one CPU.
+pub fn tuning_pair(topo: &Topology) -> (String, PairCpus) {
+    let all = pairs::pairs(topo);
+    for (rel, name) in [
+        (Relation::OtherCore, "other-core"),
+        (Relation::SmtSibling, "same-core"),
+        (Relation::SameCpu, "same-cpu"),
+    ] {
+        if let Some((_, Ok(cpus))) = all.iter().find(|(r, _)| *r == rel) {
+            return (name.into(), *cpus);
+        }
+    }
+    ("unpinned".into(), (None, None))
+}
+
+/// Runs both stages under the budget. `progress` gets one line per measurement.
+pub fn tune_channel(
+    opts: &Options,
+    topo: &Topology,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Report, String> {
+    let event_bytes = event_size_for(opts.event_bytes)?;
+    // Runs of about budget/300 (channel runs take longer than the producer alone);
+    // a configuration that is far slower is cut at 10× that and measured on the
+    // events it moved.
+    let run_s = (opts.budget_s / 300.0).clamp(0.002, 0.1);
+    let budget = Budget {
+        start: Instant::now(),
+        total: opts.budget_s,
+        run_limit_s: (10.0 * run_s).max(0.05),
+    };
+    let (placement, cpus) = tuning_pair(topo);
+    let refused = AtomicUsize::new(0);
+    let pair = Pair::new(cpus, &refused);
+    progress(&format!(
+        "tuning on {placement} {cpus:?}, {event_bytes}-byte events, budget {:.0} s",
+        opts.budget_s
+    ));
+    if event_bytes != opts.event_bytes {
+        progress(&format!(
+            "{}-byte events were measured as {event_bytes}-byte ones",
+            opts.event_bytes
+        ));
+    }
+    let (mut steps, one_best) = match event_bytes {
+        1 => stage_one::<1>(run_s, pair, &budget, progress),
+        2 => stage_one::<2>(run_s, pair, &budget, progress),
+        4 => stage_one::<4>(run_s, pair, &budget, progress),
+        8 => stage_one::<8>(run_s, pair, &budget, progress),
+        16 => stage_one::<16>(run_s, pair, &budget, progress),
+        24 => stage_one::<24>(run_s, pair, &budget, progress),
+        32 => stage_one::<32>(run_s, pair, &budget, progress),
+        64 => stage_one::<64>(run_s, pair, &budget, progress),
+        128 => stage_one::<128>(run_s, pair, &budget, progress),
+        256 => stage_one::<256>(run_s, pair, &budget, progress),
+        512 => stage_one::<512>(run_s, pair, &budget, progress),
+        _ => stage_one::<1024>(run_s, pair, &budget, progress),
+    }?;
+    // Stage Two: 128-byte events get the first half of what is left, 24-byte the rest.
+    let (s128, b128) = stage_two::<16>(run_s, one_best, pair, &budget, STEP_ENDS[5], progress)?;
+    let (s24, b24) = stage_two::<3>(run_s, one_best, pair, &budget, STEP_ENDS[6], progress)?;
+    steps.push(s128);
+    steps.push(s24);
+    let (best, best_pinned, best_why) = match (event_bytes, b24, b128) {
+        (24, Some((b, a)), _) => (
+            b,
+            a,
+            "the fastest of Stage Two for 24-byte events".to_string(),
+        ),
+        (128, _, Some((b, a))) => (
+            b,
+            a,
+            "the fastest of Stage Two for 128-byte events".to_string(),
+        ),
+        _ => (
+            one_best,
+            cpus.0.is_some(),
+            format!("the fastest of Stage One for {event_bytes}-byte events"),
+        ),
+    };
+    let best_why = format!("{best_why}, affinity {}", affinity_name(best_pinned));
+    Ok(Report {
+        placement,
+        cpus,
+        event_bytes,
+        steps,
+        best,
+        best_pinned,
+        best_why,
+        refused_pins: refused.into_inner(),
+    })
+}
+
+/// `n` per 10^6 of `events`.
+fn per_million(n: u64, events: u64) -> f64 {
+    n as f64 * 1e6 / events.max(1) as f64
+}
+
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "channel-tune";
+
+/// Seconds the tuner takes inside a suite: quick, default and full profile (`tune
+/// channel` runs it alone with its own budget).
+pub const SUITE_BUDGET_S: [f64; 3] = [8.0, 30.0, 120.0];
+
+/// Seed 004's tuner as a probe: part of the default run (with [`SUITE_BUDGET_S`]),
+/// and what `corescope tune channel` runs alone with its own options.
+#[derive(Debug, Clone, Default)]
+pub struct ChannelTune {
+    /// Event size and budget; `None`: the profile's defaults.
+    pub options: Option<Options>,
+}
+
+/// The one case of the probe.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct CaseParams {
+    event_bytes: usize,
+    budget_s: f64,
+}
+
+impl Probe for ChannelTune {
+    fn id(&self) -> &'static str {
+        ID
+    }
+
+    fn title(&self) -> &'static str {
+        "channel tuner (seed 004): Stage One layouts, Stage Two against Optimal, Achievable, Upper bound"
+    }
+
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+        let [quick, default, full] = SUITE_BUDGET_S;
+        let opts = self.options.clone().unwrap_or(Options {
+            event_bytes: DEFAULT_EVENT_BYTES,
+            budget_s: ctx.profile.pick(quick, default, full),
+        });
+        let budget_s = opts.budget_s.min(ctx.budget_s);
+        let event_bytes = event_size_for(opts.event_bytes).map_err(ProbeError::Failed)?;
+        let (placement, cpus) = tuning_pair(&ctx.topo);
+        let case = Case::new(
+            format!("stage one and two, {event_bytes}-byte events"),
+            &CaseParams {
+                event_bytes,
+                budget_s,
+            },
+        );
+        Ok(Plan {
+            cases: vec![case],
+            ..Plan::default()
+        }
+        .param("event_bytes", event_bytes)
+        .param("event_bytes_asked", opts.event_bytes)
+        .param("tune_budget_s", budget_s)
+        .param("placement", placement)
+        .param("cpus", [cpus.0, cpus.1])
+        .param("work_steps_per_call", WORK_STEPS))
+    }
+
+    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let p: CaseParams = case.decode()?;
+        let left_s = ctx
+            .deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs_f64();
+        let opts = Options {
+            event_bytes: p.event_bytes,
+            budget_s: p.budget_s.min(left_s),
+        };
+        let report =
+            tune_channel(&opts, &ctx.plan.topo, &mut |_| {}).map_err(ProbeError::Failed)?;
+        Ok(result::measurement(&report))
+    }
+}
+
+/// The configuration file's text (JSON, as `hspc::Config` deserializes it).
+pub fn config_json(c: &Config) -> String {
+    let mut s = serde_json::to_string_pretty(c).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_sizes_round_up_and_reject_nonsense() {
+        assert_eq!(event_size_for(1).unwrap(), 1);
+        assert_eq!(event_size_for(3).unwrap(), 4);
+        assert_eq!(event_size_for(24).unwrap(), 24);
+        assert_eq!(event_size_for(100).unwrap(), 128);
+        assert!(event_size_for(0).unwrap_err().contains("at least 1"));
+        assert!(event_size_for(5000).unwrap_err().contains("at most 1024"));
+    }
+
+    #[test]
+    fn the_config_file_round_trips() {
+        let c = Config::n_buffer(4, 2500)
+            .with_padding(32)
+            .with_wait(WaitStrategy::SpinBackoff)
+            .with_stack_offset(512);
+        let back: Config = serde_json::from_str(&config_json(&c)).unwrap();
+        assert_eq!(back, c);
+    }
+}

@@ -1,0 +1,457 @@
+//! Stage One of seed 004: an ideal producer and consumer, the layout loops of its
+//! Figure 2 (padding, stack offset, buffer sizes and counts), then the wait strategies.
+
+use super::*;
+use hspc::stack::{with_stack_offset, STACK_OFFSETS};
+use std::hint::black_box;
+use std::sync::Barrier;
+
+#[derive(Clone, Copy)]
+struct Ev<const N: usize>([u8; N]);
+
+impl<const N: usize> Ev<N> {
+    #[inline(always)]
+    fn new(seq: u64) -> Self {
+        let mut b = [0u8; N];
+        let k = N.min(8);
+        b[..k].copy_from_slice(&seq.to_le_bytes()[..k]);
+        Self(b)
+    }
+    #[inline(always)]
+    fn word(&self) -> u64 {
+        let mut w = [0u8; 8];
+        let k = N.min(8);
+        w[..k].copy_from_slice(&self.0[..k]);
+        u64::from_le_bytes(w)
+    }
+    #[inline(always)]
+    fn matches(&self, seq: u64) -> bool {
+        let k = N.min(8);
+        self.0[..k] == seq.to_le_bytes()[..k]
+    }
+}
+
+/// Stage One's baseline producer: `m` events into a 1 KiB local buffer.
+fn baseline_producer<const N: usize>(m: u64) -> f64 {
+    let mut buf = vec![Ev::<N>::new(0); (1024 / N).max(1)];
+    let t = Instant::now();
+    let mut i = 0;
+    for k in 0..m {
+        buf[i] = Ev::new(k);
+        i += 1;
+        if i == buf.len() {
+            i = 0;
+            black_box(&mut buf);
+        }
+    }
+    black_box(&buf);
+    t.elapsed().as_secs_f64()
+}
+
+/// Stage One's baseline consumer: `m` events read from a 1 KiB local buffer.
+fn baseline_consumer<const N: usize>(m: u64) -> f64 {
+    let buf: Vec<Ev<N>> = (0..(1024 / N).max(1) as u64).map(Ev::new).collect();
+    let t = Instant::now();
+    let mut sum = 0u64;
+    let mut i = 0;
+    for _ in 0..m {
+        sum = sum.wrapping_mul(31).wrapping_add(black_box(&buf[i]).word());
+        i += 1;
+        if i == buf.len() {
+            i = 0;
+        }
+    }
+    black_box(sum);
+    t.elapsed().as_secs_f64()
+}
+
+/// Both baselines at once on the pair (`p0_add_parallel`): the later end.
+fn baseline_parallel<const N: usize>(m: u64, cpus: Pair<'_>) -> f64 {
+    let gate = Barrier::new(2);
+    std::thread::scope(|s| {
+        let p = s.spawn(|| {
+            cpus.pin_producer();
+            gate.wait();
+            baseline_producer::<N>(m)
+        });
+        let c = s.spawn(|| {
+            cpus.pin_consumer();
+            gate.wait();
+            baseline_consumer::<N>(m)
+        });
+        let a = p.join().unwrap_or(f64::NAN);
+        let b = c.join().unwrap_or(f64::NAN);
+        a.max(b)
+    })
+}
+
+/// Stage One channel run: `m` events through a channel made with `config`,
+/// blocking calls; the time from the start gate to the consumer's last event, and
+/// the events moved (fewer than `m` when the producer stopped at `cut`).
+fn channel_run<const N: usize>(
+    config: Config,
+    m: u64,
+    cpus: Pair<'_>,
+    cut: Instant,
+) -> Result<Run, String> {
+    let (mut tx, mut rx) = hspc::channel::<Ev<N>>(config).map_err(|e| e.to_string())?;
+    let gate = Barrier::new(2);
+    std::thread::scope(|s| {
+        let p = s.spawn(|| {
+            cpus.pin_producer();
+            gate.wait();
+            let before = Switches::of_this_thread();
+            // The producer's loop runs `stack_offset_bytes` lower on its stack
+            // than the consumer's (seed 004 `p4_adjuststack`).
+            let sent = with_stack_offset(config.stack_offset_bytes, move || {
+                let mut sent = 0;
+                for k in 0..m {
+                    if (k & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= cut)
+                        || tx.push(Ev::new(k)).is_err()
+                    {
+                        break;
+                    }
+                    sent += 1;
+                }
+                drop(tx);
+                sent
+            });
+            (sent, switches_between(before, Switches::of_this_thread()))
+        });
+        let c = s.spawn(|| {
+            cpus.pin_consumer();
+            gate.wait();
+            let before = Switches::of_this_thread();
+            let t = Instant::now();
+            let (mut k, mut bad, mut sum) = (0u64, 0u64, 0u64);
+            while let Ok(e) = rx.pop() {
+                bad += u64::from(!e.matches(k));
+                sum = sum.wrapping_mul(31).wrapping_add(e.word());
+                k += 1;
+            }
+            let secs = t.elapsed().as_secs_f64();
+            black_box(sum);
+            let sw = switches_between(before, Switches::of_this_thread());
+            (secs, k, bad, sw)
+        });
+        let (secs, got, bad, csw) = c.join().map_err(|_| "the consumer panicked".to_string())?;
+        let (sent, psw) = p.join().map_err(|_| "the producer panicked".to_string())?;
+        if got != sent || bad != 0 {
+            return Err(format!(
+                "{}: {got} of {sent} events arrived, {bad} out of order",
+                describe(&config)
+            ));
+        }
+        Ok(Run {
+            secs,
+            moved: got,
+            switches: psw.zip(csw).map(|(p, c)| [p, c]),
+        })
+    })
+}
+
+/// Events to move so that every buffer is handed over a few times.
+fn events_for<const N: usize>(config: &Config, m: u64) -> u64 {
+    let cap = config
+        .geometry_for(N, 1)
+        .map(|g| g.capacity as u64)
+        .unwrap_or(0);
+    m.max(4 * cap)
+}
+/// Runs `configs` while the budget share lasts; rows go into `step`.
+fn sweep<const N: usize>(
+    step: &mut Step,
+    configs: &[Config],
+    m: u64,
+    cpus: Pair<'_>,
+    budget: &Budget,
+    share: f64,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), String> {
+    for (i, c) in configs.iter().enumerate() {
+        if !budget.left_until(share) && (i > 0 || !budget.left_until(1.0)) {
+            step.notes.push(format!(
+                "budget: measured {i} of {} configurations",
+                configs.len()
+            ));
+            break;
+        }
+        let events = events_for::<N>(c, m);
+        let run = channel_run::<N>(*c, events, cpus, budget.run_cut())?;
+        let (secs, moved) = (run.secs, run.moved);
+        progress(&format!(
+            "{}: {} ({}/{}) {:.1} ms",
+            step.title,
+            describe(c),
+            i + 1,
+            configs.len(),
+            secs * 1e3
+        ));
+        step.rows.push(Row {
+            label: describe(c),
+            config: Some(*c),
+            events: moved,
+            secs,
+            cut: moved < events,
+            pinned: None,
+            switches: run.switches,
+        });
+    }
+    Ok(())
+}
+
+/// Stage One's baseline step: producer alone, consumer alone (each the better of
+/// two runs of `m` events) and both at once sharing nothing (`p0`); its reference
+/// is the slower one's time per event.
+fn baseline_step<const N: usize>(
+    m: u64,
+    cpus: Pair<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Step {
+    let mut base = Step::new("stage one: baseline");
+    let mut alone = |label: &str, f: fn(u64) -> f64, cpu: Option<u32>| {
+        let secs = std::thread::scope(|s| {
+            s.spawn(|| {
+                cpus.pin_to(cpu);
+                f(m).min(f(m))
+            })
+            .join()
+            .unwrap_or(f64::NAN)
+        });
+        base.rows.push(Row {
+            label: label.into(),
+            config: None,
+            events: m,
+            secs,
+            cut: false,
+            pinned: None,
+            switches: None,
+        });
+        secs
+    };
+    let p = alone("producer alone", baseline_producer::<N>, cpus.cpus.0);
+    let c = alone("consumer alone", baseline_consumer::<N>, cpus.cpus.1);
+    let baseline = p.max(c);
+    // Every row compares its time per event with the baseline's.
+    let per_event_base = baseline / m as f64;
+    base.reference_s = Some(per_event_base);
+    base.notes.push(format!(
+        "baseline = the slower of the two ({}): {:.2} ns per event",
+        if c > p { "consumer" } else { "producer" },
+        baseline / m as f64 * 1e9
+    ));
+    let par = baseline_parallel::<N>(m, cpus).min(baseline_parallel::<N>(m, cpus));
+    base.rows.push(Row {
+        label: "p0: both at once, sharing nothing".into(),
+        config: None,
+        events: m,
+        secs: par,
+        cut: false,
+        pinned: None,
+        switches: None,
+    });
+    progress(&format!(
+        "stage one: baseline {:.1} ms, p0 {:.1} ms",
+        baseline * 1e3,
+        par * 1e3
+    ));
+    base
+}
+
+/// Stage One for N-byte events; returns its steps and its fastest configuration.
+pub(super) fn stage_one<const N: usize>(
+    run_s: f64,
+    cpus: Pair<'_>,
+    budget: &Budget,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Vec<Step>, Config), String> {
+    let mut steps = Vec::new();
+    // Calibrate the run length on the producer alone.
+    let probe_m = 1u64 << 16;
+    let per_event = baseline_producer::<N>(probe_m).max(1e-6) / probe_m as f64;
+    let m = ((run_s / per_event) as u64).clamp(1 << 12, 1 << 26);
+    let base = baseline_step::<N>(m, cpus, progress);
+    let per_event_base = base.reference_s.unwrap_or(f64::NAN);
+    steps.push(base);
+
+    let start = Config::n_buffer(3, 4096);
+    let mut pad = Step::new("stage one: padding between buffers (loop 1)");
+    let configs: Vec<Config> = PADDINGS.iter().map(|&p| start.with_padding(p)).collect();
+    sweep::<N>(&mut pad, &configs, m, cpus, budget, STEP_ENDS[0], progress)?;
+    let padding = pad
+        .best()
+        .and_then(|r| r.config)
+        .map(|c| c.padding_bytes)
+        .unwrap_or(start.padding_bytes);
+    steps.push(pad);
+
+    let mut stack = Step::new("stage one: producer stack offset (loop 2)");
+    let configs: Vec<Config> = STACK_OFFSETS
+        .iter()
+        .map(|&b| start.with_padding(padding).with_stack_offset(b))
+        .collect();
+    sweep::<N>(
+        &mut stack,
+        &configs,
+        m,
+        cpus,
+        budget,
+        STEP_ENDS[1],
+        progress,
+    )?;
+    stack.notes.push(
+        "stack +N B: the producer's loop runs N bytes lower on its stack than the \
+         consumer's (hspc::stack::with_stack_offset; seed 004 p4_adjuststack)"
+            .into(),
+    );
+    let stack_offset = stack
+        .best()
+        .and_then(|r| r.config)
+        .map(|c| c.stack_offset_bytes)
+        .unwrap_or(0);
+    // The steps from loop 2 on all carry the chosen padding and stack offset; the
+    // layout and Stage One's best are picked among them, so that a padding-step row
+    // (stack offset 0) that won by noise does not undo loop 2.
+    let tuned_from = steps.len();
+    steps.push(stack);
+
+    let mut sizes = Step::new("stage one: buffer size, 3 buffers");
+    let configs: Vec<Config> = STAGE_ONE_BUFFER_BYTES
+        .iter()
+        .filter(|&&b| b >= N)
+        .map(|&b| {
+            Config::n_buffer(3, b)
+                .with_padding(padding)
+                .with_stack_offset(stack_offset)
+        })
+        .collect();
+    sweep::<N>(
+        &mut sizes,
+        &configs,
+        m,
+        cpus,
+        budget,
+        STEP_ENDS[2],
+        progress,
+    )?;
+    let mut ranked: Vec<(f64, usize)> = sizes
+        .rows
+        .iter()
+        .filter_map(|r| r.config.map(|c| (r.secs / r.events as f64, c.buffer_bytes)))
+        .collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
+    steps.push(sizes);
+
+    let mut counts = Step::new(format!(
+        "stage one: buffers × the {KEEP_SIZES} fastest sizes"
+    ));
+    let configs: Vec<Config> = ranked
+        .iter()
+        .take(KEEP_SIZES)
+        .flat_map(|&(_, b)| {
+            BUFFER_COUNTS.iter().filter(|&&n| n != 3).map(move |&n| {
+                Config::n_buffer(n, b)
+                    .with_padding(padding)
+                    .with_stack_offset(stack_offset)
+            })
+        })
+        .collect();
+    sweep::<N>(
+        &mut counts,
+        &configs,
+        m,
+        cpus,
+        budget,
+        STEP_ENDS[3],
+        progress,
+    )?;
+    steps.push(counts);
+
+    let layout = best_per_event(&steps[tuned_from..])
+        .unwrap_or(start.with_padding(padding).with_stack_offset(stack_offset));
+    let mut waits = Step::new("stage one: wait strategy");
+    waits.show_switches = true;
+    let mut configs: Vec<Config> = WaitStrategy::ALL
+        .iter()
+        .map(|&w| layout.with_wait(w))
+        .collect();
+    // The ring publishes every event; with a sleeping strategy each publication
+    // pays a fence, so it is measured with the spinning one.
+    configs.push(Config {
+        mode: Mode::Ring,
+        wait: WaitStrategy::SpinPause,
+        ..layout
+    });
+    sweep::<N>(
+        &mut waits,
+        &configs,
+        m,
+        cpus,
+        budget,
+        STEP_ENDS[4],
+        progress,
+    )?;
+    waits.notes.push(
+        "ctx sw: context switches of each thread (getrusage RUSAGE_THREAD) from the start \
+         gate to its last event, per 10^6 events, voluntary ones in parentheses; spinlock, \
+         spin_backoff and spin_pause make no system call, so theirs are the OS taking the CPU"
+            .into(),
+    );
+    steps.push(waits);
+    for s in &mut steps[1..] {
+        s.reference_s = Some(per_event_base);
+    }
+    let best = best_per_event(&steps[tuned_from..]).unwrap_or(layout);
+    Ok((steps, best))
+}
+
+/// The configuration with the least time per event over the steps.
+fn best_per_event(steps: &[Step]) -> Option<Config> {
+    steps
+        .iter()
+        .flat_map(|s| s.rows.iter())
+        .filter_map(|r| r.config.map(|c| (r.secs / r.events.max(1) as f64, c)))
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|x| x.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static REFUSED: AtomicUsize = AtomicUsize::new(0);
+
+    #[test]
+    fn stage_one_runs_check_their_events() {
+        let c = Config::n_buffer(2, 256);
+        let far = Instant::now() + std::time::Duration::from_secs(30);
+        assert_eq!(
+            channel_run::<24>(c, 10_000, Pair::new((None, None), &REFUSED), far)
+                .unwrap()
+                .moved,
+            10_000
+        );
+        assert_eq!(
+            channel_run::<1>(
+                Config::ring(64),
+                1000,
+                Pair::new((None, None), &REFUSED),
+                far
+            )
+            .unwrap()
+            .moved,
+            1000
+        );
+        // Cut at once: fewer events, still checked.
+        let run = channel_run::<8>(
+            c,
+            1 << 20,
+            Pair::new((None, None), &REFUSED),
+            Instant::now(),
+        )
+        .unwrap();
+        assert!(run.moved < 1 << 20);
+        // Context switches are counted per thread where the OS says.
+        assert_eq!(run.switches.is_some(), cfg!(target_os = "linux"));
+    }
+}

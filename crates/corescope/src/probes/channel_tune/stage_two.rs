@@ -1,0 +1,484 @@
+//! Stage Two of seed 004: a recursive Fibonacci emitting profiling events that the
+//! consumer folds into a profile, against the Optimal, Achievable and Upper-bound
+//! lines, over buffer sizes × wait strategies × affinity.
+
+use super::*;
+use hspc::stack::with_stack_offset;
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::sync::Barrier;
+
+// ---- Stage Two: recursive Fibonacci emitting profiling events ----
+
+const ENTER: u64 = 0;
+const RETURN: u64 = 1;
+
+/// A profiling event of `W` words: kind, function and depth; the argument; a
+/// sequence number; the rest a filler (the larger event of the seed carried more
+/// of the interpreter's frame).
+#[derive(Clone, Copy)]
+struct Prof<const W: usize>([u64; W]);
+
+impl<const W: usize> Prof<W> {
+    #[inline(always)]
+    fn new(kind: u64, func: u64, depth: u64, arg: u64, seq: u64) -> Self {
+        let mut w = [seq; W];
+        w[0] = kind | func << 8 | depth << 32;
+        w[1] = arg;
+        w[2] = seq;
+        Self(w)
+    }
+}
+
+/// Where the producer's events go.
+trait Sink {
+    fn event(&mut self, kind: u64, func: u64, depth: u64, arg: u64);
+}
+
+/// No profiling (Optimal).
+struct Nothing;
+impl Sink for Nothing {
+    #[inline(always)]
+    fn event(&mut self, _: u64, _: u64, _: u64, _: u64) {}
+}
+
+/// Events into a local buffer nobody reads (Achievable).
+struct WriteOnly<const W: usize> {
+    buf: Vec<Prof<W>>,
+    i: usize,
+    seq: u64,
+}
+impl<const W: usize> Sink for WriteOnly<W> {
+    #[inline(always)]
+    fn event(&mut self, kind: u64, func: u64, depth: u64, arg: u64) {
+        self.buf[self.i] = Prof::new(kind, func, depth, arg, self.seq);
+        self.seq += 1;
+        self.i += 1;
+        if self.i == self.buf.len() {
+            self.i = 0;
+            black_box(&mut self.buf);
+        }
+    }
+}
+
+/// The profile the consumer computes.
+#[derive(Default, Debug, PartialEq)]
+struct ProfileData {
+    /// Calls per (function, depth).
+    calls: HashMap<(u64, u64), u64>,
+    /// Arguments of the open calls.
+    stack: Vec<u64>,
+    /// Returns that did not match the open call, and events out of sequence.
+    bad: u64,
+    /// Events seen.
+    events: u64,
+}
+
+impl ProfileData {
+    #[inline]
+    fn record<const W: usize>(&mut self, e: &Prof<W>) {
+        if e.0[2] != self.events {
+            self.bad += 1;
+        }
+        self.events += 1;
+        let kind = e.0[0] & 0xff;
+        let func = (e.0[0] >> 8) & 0xff_ffff;
+        let depth = e.0[0] >> 32;
+        if kind == ENTER {
+            *self.calls.entry((func, depth)).or_default() += 1;
+            self.stack.push(e.0[1]);
+        } else if self.stack.pop() != Some(e.0[1]) {
+            self.bad += 1;
+        }
+    }
+}
+
+/// Profiling in the producer's own thread (Upper bound).
+struct Inline<const W: usize> {
+    profile: ProfileData,
+    seq: u64,
+}
+impl<const W: usize> Sink for Inline<W> {
+    #[inline(always)]
+    fn event(&mut self, kind: u64, func: u64, depth: u64, arg: u64) {
+        let e = Prof::<W>::new(kind, func, depth, arg, self.seq);
+        self.seq += 1;
+        self.profile.record(&e);
+    }
+}
+
+/// Events into an hspc channel.
+/// Events into an hspc channel, until `cut`: then the channel is closed and the
+/// rest of the computation sends nothing.
+struct ToChannel<const W: usize> {
+    tx: Option<hspc::Producer<Prof<W>>>,
+    seq: u64,
+    cut: Instant,
+}
+impl<const W: usize> Sink for ToChannel<W> {
+    #[inline(always)]
+    fn event(&mut self, kind: u64, func: u64, depth: u64, arg: u64) {
+        let Some(tx) = &mut self.tx else {
+            return;
+        };
+        if self.seq & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= self.cut {
+            self.tx = None;
+            return;
+        }
+        // A dropped consumer shows up as a profile that does not match.
+        let _ = tx.push(Prof::new(kind, func, depth, arg, self.seq));
+        self.seq += 1;
+    }
+}
+
+/// Interpreter-like work of one call.
+#[inline(always)]
+fn work(n: u64) -> u64 {
+    let mut x = n | 1;
+    for _ in 0..WORK_STEPS {
+        x = x.wrapping_mul(0x5851_F42D_4C95_7F2D).wrapping_add(n);
+    }
+    black_box(x)
+}
+
+/// Recursive Fibonacci with an enter and a return event per call; function 0 is
+/// `fib`, function 1 its base case.
+fn fib<S: Sink>(n: u64, depth: u64, sink: &mut S) -> u64 {
+    let func = u64::from(n < 2);
+    sink.event(ENTER, func, depth, n);
+    black_box(work(n));
+    let r = if n < 2 {
+        n
+    } else {
+        fib(n - 1, depth + 1, sink) + fib(n - 2, depth + 1, sink)
+    };
+    sink.event(RETURN, func, depth, n);
+    r
+}
+
+fn time<R>(f: impl FnOnce() -> R) -> (f64, R) {
+    let t = Instant::now();
+    let r = f();
+    (t.elapsed().as_secs_f64(), r)
+}
+
+/// Fibonacci through a channel made with `config`; the consumer profiles. Returns
+/// the time from the start gate to the consumer's last event, checked against
+/// `reference`.
+fn fib_channel<const W: usize>(
+    config: Config,
+    n: u64,
+    cpus: Pair<'_>,
+    reference: &ProfileData,
+    cut: Instant,
+) -> Result<(f64, u64, bool), String> {
+    let (tx, mut rx) = hspc::channel::<Prof<W>>(config).map_err(|e| e.to_string())?;
+    let gate = Barrier::new(2);
+    std::thread::scope(|s| {
+        let prod = s.spawn(|| {
+            cpus.pin_producer();
+            let mut sink = ToChannel {
+                tx: Some(tx),
+                seq: 0,
+                cut,
+            };
+            gate.wait();
+            with_stack_offset(config.stack_offset_bytes, || {
+                black_box(fib(n, 0, &mut sink));
+            });
+            (sink.seq, sink.tx.is_none())
+        });
+        let c = s.spawn(|| {
+            cpus.pin_consumer();
+            let mut p = ProfileData::default();
+            gate.wait();
+            let t = Instant::now();
+            while let Ok(e) = rx.pop() {
+                p.record(&e);
+            }
+            (t.elapsed().as_secs_f64(), p)
+        });
+        let (secs, p) = c.join().map_err(|_| "the consumer panicked".to_string())?;
+        let (sent, was_cut) = prod
+            .join()
+            .map_err(|_| "the producer panicked".to_string())?;
+        if was_cut {
+            // A prefix of the stream: in order, every return matching its call.
+            if p.bad != 0 || p.events != sent {
+                return Err(format!(
+                    "{}: {} of {sent} events arrived, {} bad",
+                    describe(&config),
+                    p.events,
+                    p.bad
+                ));
+            }
+            return Ok((secs, sent, true));
+        }
+        if &p != reference {
+            return Err(format!(
+                "{}: the consumer's profile differs from the single-thread one ({} of {} events, {} bad)",
+                describe(&config),
+                p.events,
+                reference.events,
+                p.bad
+            ));
+        }
+        Ok((secs, p.events, false))
+    })
+}
+
+/// "on" (pinned to the pair) or "off" (left to the OS).
+pub(super) fn affinity_name(pinned: bool) -> &'static str {
+    if pinned {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+/// Time per event unpinned ÷ pinned, over the configurations run both ways.
+fn affinity_note(step: &Step) -> Option<String> {
+    let on: Vec<&Row> = step
+        .rows
+        .iter()
+        .filter(|r| r.config.is_some() && r.pinned == Some(true))
+        .collect();
+    let mut ratios: Vec<f64> = step
+        .rows
+        .iter()
+        .filter(|r| r.pinned == Some(false) && r.events > 0)
+        .filter_map(|off| {
+            let twin = on.iter().find(|r| r.config == off.config && r.events > 0)?;
+            Some(off.per_event() / twin.per_event())
+        })
+        .collect();
+    if ratios.is_empty() {
+        return None;
+    }
+    ratios.sort_by(f64::total_cmp);
+    Some(format!(
+        "affinity off ÷ on (time per event), {} configurations run both ways: median {:.2}×, {:.2}–{:.2}×",
+        ratios.len(),
+        ratios[ratios.len() / 2],
+        ratios[0],
+        ratios[ratios.len() - 1]
+    ))
+}
+
+/// Stage Two for `W`-word events; returns the step and its fastest configuration
+/// with its affinity (true: pinned).
+pub(super) fn stage_two<const W: usize>(
+    run_s: f64,
+    layout: Config,
+    cpus: Pair<'_>,
+    budget: &Budget,
+    share: f64,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Step, Option<(Config, bool)>), String> {
+    let bytes = W * 8;
+    let mut step = Step::new(format!("stage two: fib, {bytes}-byte events"));
+    // Choose n so that the unprofiled run takes about `run_s`.
+    let n0 = 18u64;
+    let (t0, _) = time(|| fib(n0, 0, &mut Nothing));
+    let grow = (run_s / t0.max(1e-7)).ln() / 1.618f64.ln();
+    let n = (n0 as f64 + grow).round().clamp(10.0, 34.0) as u64;
+    let on_producer = |f: &mut (dyn FnMut() -> f64 + Send)| -> f64 {
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                cpus.pin_producer();
+                f()
+            })
+            .join()
+            .unwrap_or(f64::NAN)
+        })
+    };
+    // Reference lines: best of two runs (the first also warms caches and clocks).
+    let optimal = on_producer(&mut || {
+        let a = time(|| black_box(fib(n, 0, &mut Nothing))).0;
+        a.min(time(|| black_box(fib(n, 0, &mut Nothing))).0)
+    });
+    let achievable = on_producer(&mut || {
+        let mut sink = WriteOnly::<W> {
+            buf: vec![Prof::new(0, 0, 0, 0, 0); (layout.buffer_bytes / bytes).max(1)],
+            i: 0,
+            seq: 0,
+        };
+        let a = time(|| fib(n, 0, &mut sink)).0;
+        a.min(time(|| fib(n, 0, &mut sink)).0)
+    });
+    let mut reference = ProfileData::default();
+    let upper = on_producer(&mut || {
+        let mut sink = Inline::<W> {
+            profile: ProfileData::default(),
+            seq: 0,
+        };
+        let a = time(|| fib(n, 0, &mut sink)).0;
+        sink.profile = ProfileData::default();
+        sink.seq = 0;
+        let b = time(|| fib(n, 0, &mut sink)).0;
+        reference = std::mem::take(&mut sink.profile);
+        a.min(b)
+    });
+    let events = reference.events;
+    if reference.bad != 0 || !reference.stack.is_empty() {
+        return Err("the single-thread profile is inconsistent".into());
+    }
+    for (label, secs) in [
+        ("Optimal: fib, no profiling", optimal),
+        ("Achievable: events into a buffer nobody reads", achievable),
+        ("Upper bound: fib and profiling in one thread", upper),
+    ] {
+        step.rows.push(Row {
+            label: label.into(),
+            config: None,
+            events,
+            secs,
+            cut: false,
+            pinned: Some(cpus.cpus.0.is_some()),
+            switches: None,
+        });
+    }
+    step.reference_s = Some(achievable / events.max(1) as f64);
+    step.notes.push(format!(
+        "fib({n}): {events} events; {WORK_STEPS} multiply-adds of work per call"
+    ));
+    progress(&format!(
+        "stage two {bytes} B: optimal {:.1} ms, achievable {:.1} ms, upper bound {:.1} ms",
+        optimal * 1e3,
+        achievable * 1e3,
+        upper * 1e3
+    ));
+    let mut sizes = vec![layout.buffer_bytes];
+    sizes.extend(STAGE_TWO_BUFFER_BYTES);
+    let mut uniq: Vec<usize> = Vec::new();
+    for b in sizes {
+        if b >= bytes && !uniq.contains(&b) {
+            uniq.push(b);
+        }
+    }
+    let sizes = uniq;
+    let configs: Vec<Config> = sizes
+        .iter()
+        .flat_map(|&b| {
+            WaitStrategy::ALL.iter().map(move |&w| Config {
+                mode: Mode::NBuffer,
+                buffers: layout.buffers.max(2),
+                buffer_bytes: b,
+                wait: w,
+                ..layout
+            })
+        })
+        .collect();
+    // Each configuration pinned (affinity on), then unpinned (off), next to each
+    // other so that a budget cut leaves pairs; with no pair to pin to, only off.
+    let affinities: &[bool] = if cpus.cpus.0.is_some() || cpus.cpus.1.is_some() {
+        &[true, false]
+    } else {
+        &[false]
+    };
+    let runs: Vec<(Config, bool)> = configs
+        .iter()
+        .flat_map(|&c| affinities.iter().map(move |&a| (c, a)))
+        .collect();
+    for (i, &(c, pinned)) in runs.iter().enumerate() {
+        if !budget.left_until(share) && (i > 0 || !budget.left_until(1.0)) {
+            step.notes.push(format!(
+                "budget: measured {i} of {} runs ({} configurations × affinity {})",
+                runs.len(),
+                configs.len(),
+                if affinities.len() == 2 {
+                    "on, off"
+                } else {
+                    "off"
+                }
+            ));
+            break;
+        }
+        let pair = if pinned { cpus } else { cpus.unpinned() };
+        let (secs, moved, cut) = fib_channel::<W>(c, n, pair, &reference, budget.run_cut())?;
+        progress(&format!(
+            "{}: {}, affinity {} ({}/{}) {:.1} ms",
+            step.title,
+            describe(&c),
+            affinity_name(pinned),
+            i + 1,
+            runs.len(),
+            secs * 1e3
+        ));
+        step.rows.push(Row {
+            label: describe(&c),
+            config: Some(c),
+            events: moved,
+            secs,
+            cut,
+            pinned: Some(pinned),
+            switches: None,
+        });
+    }
+    if let Some(note) = affinity_note(&step) {
+        step.notes.push(note);
+    }
+    let best = step.best().and_then(|r| r.config.zip(r.pinned));
+    Ok((step, best))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static REFUSED: AtomicUsize = AtomicUsize::new(0);
+
+    #[test]
+    fn channel_and_inline_profiles_agree() {
+        let mut inline = Inline::<3> {
+            profile: ProfileData::default(),
+            seq: 0,
+        };
+        assert_eq!(fib(12, 0, &mut inline), 144);
+        let reference = inline.profile;
+        assert_eq!(reference.events, 2 * 465);
+        assert_eq!(reference.calls.values().sum::<u64>(), 465);
+        for w in [WaitStrategy::SpinThenPark, WaitStrategy::Condvar] {
+            let c = Config::n_buffer(3, 1024).with_wait(w);
+            let far = Instant::now() + std::time::Duration::from_secs(30);
+            let (_, moved, cut) =
+                fib_channel::<3>(c, 12, Pair::new((None, None), &REFUSED), &reference, far)
+                    .unwrap();
+            assert_eq!((moved, cut), (reference.events, false));
+            let (_, moved, cut) = fib_channel::<3>(
+                c,
+                20,
+                Pair::new((None, None), &REFUSED),
+                &ProfileData::default(),
+                Instant::now(),
+            )
+            .unwrap();
+            assert!(cut && moved < 2 * 21_891);
+        }
+    }
+
+    #[test]
+    fn affinity_off_is_compared_with_on_for_the_same_config() {
+        let c = Config::n_buffer(3, 4096);
+        let row = |config: Option<Config>, secs: f64, pinned: bool| Row {
+            label: String::new(),
+            config,
+            events: 1000,
+            secs,
+            cut: false,
+            pinned: Some(pinned),
+            switches: None,
+        };
+        let mut step = Step::new("stage two: test");
+        step.rows.push(row(None, 1.0, true));
+        step.rows.push(row(Some(c), 1.0, true));
+        step.rows.push(row(Some(c), 2.0, false));
+        step.rows.push(row(Some(c.with_padding(1)), 1.0, false));
+        let note = affinity_note(&step).unwrap();
+        assert!(
+            note.contains("1 configurations") && note.contains("median 2.00×"),
+            "{note}"
+        );
+        assert!(step.best().is_some_and(|b| b.pinned == Some(true)));
+    }
+}
