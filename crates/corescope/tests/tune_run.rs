@@ -45,7 +45,13 @@ fn a_small_budget_writes_a_config_hspc_reads() {
         .iter()
         .flat_map(|t| t.rows.iter().filter_map(|r| r.first()?.as_str()))
         .collect();
-    for row in ["producer alone", "consumer alone", "Optimal", "Achievable", "Upper bound"] {
+    for row in [
+        "producer alone",
+        "consumer alone",
+        "Optimal",
+        "Achievable",
+        "Upper bound",
+    ] {
         assert!(
             labels.iter().any(|l| l.starts_with(row)),
             "no row '{row}' in {labels:?}"

@@ -203,11 +203,7 @@ fn sweep<const N: usize>(
 /// Stage One's baseline step: producer alone, consumer alone (each the better of
 /// two runs of `m` events) and both at once sharing nothing (`p0`); its reference
 /// is the slower one's time per event.
-fn baseline_step<const N: usize>(
-    m: u64,
-    cpus: Pair<'_>,
-    progress: &mut dyn FnMut(&str),
-) -> Step {
+fn baseline_step<const N: usize>(m: u64, cpus: Pair<'_>, progress: &mut dyn FnMut(&str)) -> Step {
     let mut base = Step::new("stage one: baseline");
     let mut alone = |label: &str, f: fn(u64) -> f64, cpu: Option<u32>| {
         let secs = std::thread::scope(|s| {
@@ -258,6 +254,41 @@ fn baseline_step<const N: usize>(
     base
 }
 
+/// What every sweep of Stage One shares: the events per run, the pair, the budget.
+struct Sweeper<'a, 'p> {
+    m: u64,
+    cpus: Pair<'a>,
+    budget: &'a Budget,
+    progress: &'p mut dyn FnMut(&str),
+}
+
+impl Sweeper<'_, '_> {
+    /// A step that runs `configs` until the budget reaches `share`.
+    fn step<const N: usize>(
+        &mut self,
+        title: impl Into<String>,
+        configs: &[Config],
+        share: f64,
+    ) -> Result<Step, String> {
+        let mut step = Step::new(title);
+        sweep::<N>(
+            &mut step,
+            configs,
+            self.m,
+            self.cpus,
+            self.budget,
+            share,
+            self.progress,
+        )?;
+        Ok(step)
+    }
+}
+
+/// The chosen value of a step: `pick` of its fastest configuration.
+fn best_of<T>(step: &Step, pick: impl Fn(&Config) -> T) -> Option<T> {
+    step.best().and_then(|r| r.config.as_ref().map(pick))
+}
+
 /// Stage One for N-byte events; returns its steps and its fastest configuration.
 pub(super) fn stage_one<const N: usize>(
     run_s: f64,
@@ -265,112 +296,98 @@ pub(super) fn stage_one<const N: usize>(
     budget: &Budget,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Vec<Step>, Config), String> {
-    let mut steps = Vec::new();
     // Calibrate the run length on the producer alone.
     let probe_m = 1u64 << 16;
     let per_event = baseline_producer::<N>(probe_m).max(1e-6) / probe_m as f64;
     let m = ((run_s / per_event) as u64).clamp(1 << 12, 1 << 26);
     let base = baseline_step::<N>(m, cpus, progress);
     let per_event_base = base.reference_s.unwrap_or(f64::NAN);
-    steps.push(base);
-
-    let start = Config::n_buffer(3, 4096);
-    let mut pad = Step::new("stage one: padding between buffers (loop 1)");
-    let configs: Vec<Config> = PADDINGS.iter().map(|&p| start.with_padding(p)).collect();
-    sweep::<N>(&mut pad, &configs, m, cpus, budget, STEP_ENDS[0], progress)?;
-    let padding = pad
-        .best()
-        .and_then(|r| r.config)
-        .map(|c| c.padding_bytes)
-        .unwrap_or(start.padding_bytes);
-    steps.push(pad);
-
-    let mut stack = Step::new("stage one: producer stack offset (loop 2)");
-    let configs: Vec<Config> = STACK_OFFSETS
-        .iter()
-        .map(|&b| start.with_padding(padding).with_stack_offset(b))
-        .collect();
-    sweep::<N>(
-        &mut stack,
-        &configs,
+    let mut sw = Sweeper {
         m,
         cpus,
         budget,
-        STEP_ENDS[1],
         progress,
+    };
+
+    let start = Config::n_buffer(3, 4096);
+    let configs = PADDINGS.map(|p| start.with_padding(p));
+    let pad = sw.step::<N>(
+        "stage one: padding between buffers (loop 1)",
+        &configs,
+        STEP_ENDS[0],
+    )?;
+    let padding = best_of(&pad, |c| c.padding_bytes).unwrap_or(start.padding_bytes);
+    let configs = STACK_OFFSETS.map(|b| start.with_padding(padding).with_stack_offset(b));
+    let mut stack = sw.step::<N>(
+        "stage one: producer stack offset (loop 2)",
+        &configs,
+        STEP_ENDS[1],
     )?;
     stack.notes.push(
         "stack +N B: the producer's loop runs N bytes lower on its stack than the \
          consumer's (hspc::stack::with_stack_offset; seed 004 p4_adjuststack)"
             .into(),
     );
-    let stack_offset = stack
-        .best()
-        .and_then(|r| r.config)
-        .map(|c| c.stack_offset_bytes)
-        .unwrap_or(0);
+    let stack_offset = best_of(&stack, |c| c.stack_offset_bytes).unwrap_or(0);
     // The steps from loop 2 on all carry the chosen padding and stack offset; the
     // layout and Stage One's best are picked among them, so that a padding-step row
     // (stack offset 0) that won by noise does not undo loop 2.
-    let tuned_from = steps.len();
-    steps.push(stack);
+    let laid_out = |n: usize, b: usize| {
+        Config::n_buffer(n, b)
+            .with_padding(padding)
+            .with_stack_offset(stack_offset)
+    };
+    let mut tuned = vec![stack];
+    tuned.extend(size_steps::<N>(&mut sw, &laid_out)?);
+    let layout = best_per_event(&tuned).unwrap_or(laid_out(3, 4096));
+    tuned.push(wait_step::<N>(&mut sw, layout)?);
+    let best = best_per_event(&tuned).unwrap_or(layout);
+    let mut steps = vec![base, pad];
+    steps.extend(tuned);
+    for s in &mut steps[1..] {
+        s.reference_s = Some(per_event_base);
+    }
+    Ok((steps, best))
+}
 
-    let mut sizes = Step::new("stage one: buffer size, 3 buffers");
+/// Buffer sizes with 3 buffers, then the other buffer counts for the fastest
+/// [`KEEP_SIZES`] sizes; `laid_out(buffers, bytes)` gives the configuration.
+fn size_steps<const N: usize>(
+    sw: &mut Sweeper<'_, '_>,
+    laid_out: &dyn Fn(usize, usize) -> Config,
+) -> Result<[Step; 2], String> {
     let configs: Vec<Config> = STAGE_ONE_BUFFER_BYTES
         .iter()
         .filter(|&&b| b >= N)
-        .map(|&b| {
-            Config::n_buffer(3, b)
-                .with_padding(padding)
-                .with_stack_offset(stack_offset)
-        })
+        .map(|&b| laid_out(3, b))
         .collect();
-    sweep::<N>(
-        &mut sizes,
-        &configs,
-        m,
-        cpus,
-        budget,
-        STEP_ENDS[2],
-        progress,
-    )?;
+    let sizes = sw.step::<N>("stage one: buffer size, 3 buffers", &configs, STEP_ENDS[2])?;
     let mut ranked: Vec<(f64, usize)> = sizes
         .rows
         .iter()
-        .filter_map(|r| r.config.map(|c| (r.secs / r.events as f64, c.buffer_bytes)))
+        .filter_map(|r| r.config.map(|c| (r.per_event(), c.buffer_bytes)))
         .collect();
     ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
-    steps.push(sizes);
-
-    let mut counts = Step::new(format!(
-        "stage one: buffers × the {KEEP_SIZES} fastest sizes"
-    ));
     let configs: Vec<Config> = ranked
         .iter()
         .take(KEEP_SIZES)
         .flat_map(|&(_, b)| {
-            BUFFER_COUNTS.iter().filter(|&&n| n != 3).map(move |&n| {
-                Config::n_buffer(n, b)
-                    .with_padding(padding)
-                    .with_stack_offset(stack_offset)
-            })
+            BUFFER_COUNTS
+                .iter()
+                .filter(|&&n| n != 3)
+                .map(move |&n| laid_out(n, b))
         })
         .collect();
-    sweep::<N>(
-        &mut counts,
+    let counts = sw.step::<N>(
+        format!("stage one: buffers × the {KEEP_SIZES} fastest sizes"),
         &configs,
-        m,
-        cpus,
-        budget,
         STEP_ENDS[3],
-        progress,
     )?;
-    steps.push(counts);
+    Ok([sizes, counts])
+}
 
-    let layout = best_per_event(&steps[tuned_from..])
-        .unwrap_or(start.with_padding(padding).with_stack_offset(stack_offset));
-    let mut waits = Step::new("stage one: wait strategy");
-    waits.show_switches = true;
+/// Every wait strategy, and the ring mode, on the fastest layout.
+fn wait_step<const N: usize>(sw: &mut Sweeper<'_, '_>, layout: Config) -> Result<Step, String> {
     let mut configs: Vec<Config> = WaitStrategy::ALL
         .iter()
         .map(|&w| layout.with_wait(w))
@@ -382,27 +399,15 @@ pub(super) fn stage_one<const N: usize>(
         wait: WaitStrategy::SpinPause,
         ..layout
     });
-    sweep::<N>(
-        &mut waits,
-        &configs,
-        m,
-        cpus,
-        budget,
-        STEP_ENDS[4],
-        progress,
-    )?;
+    let mut waits = sw.step::<N>("stage one: wait strategy", &configs, STEP_ENDS[4])?;
+    waits.show_switches = true;
     waits.notes.push(
         "ctx sw: context switches of each thread (getrusage RUSAGE_THREAD) from the start \
          gate to its last event, per 10^6 events, voluntary ones in parentheses; spinlock, \
          spin_backoff and spin_pause make no system call, so theirs are the OS taking the CPU"
             .into(),
     );
-    steps.push(waits);
-    for s in &mut steps[1..] {
-        s.reference_s = Some(per_event_base);
-    }
-    let best = best_per_event(&steps[tuned_from..]).unwrap_or(layout);
-    Ok((steps, best))
+    Ok(waits)
 }
 
 /// The configuration with the least time per event over the steps.

@@ -265,23 +265,19 @@ fn affinity_note(step: &Step) -> Option<String> {
     ))
 }
 
-/// Stage Two for `W`-word events; returns the step and its fastest configuration
-/// with its affinity (true: pinned).
-pub(super) fn stage_two<const W: usize>(
-    run_s: f64,
+/// Seed 004's three limit lines, each a label and its seconds.
+type LimitLines = [(&'static str, f64); 3];
+
+/// Seed 004's three limit lines for `fib(n)` with `W`-word events, each the better
+/// of two runs on the producer's CPU (the first also warms caches and clocks):
+/// Optimal (no profiling), Achievable (events into a buffer of the layout's size
+/// nobody reads), Upper bound (one thread computes and profiles). Returns them with
+/// the single-thread profile every channel run is checked against.
+fn limit_lines<const W: usize>(
+    n: u64,
     layout: Config,
     cpus: Pair<'_>,
-    budget: &Budget,
-    share: f64,
-    progress: &mut dyn FnMut(&str),
-) -> Result<(Step, Option<(Config, bool)>), String> {
-    let bytes = W * 8;
-    let mut step = Step::new(format!("stage two: fib, {bytes}-byte events"));
-    // Choose n so that the unprofiled run takes about `run_s`.
-    let n0 = 18u64;
-    let (t0, _) = time(|| fib(n0, 0, &mut Nothing));
-    let grow = (run_s / t0.max(1e-7)).ln() / 1.618f64.ln();
-    let n = (n0 as f64 + grow).round().clamp(10.0, 34.0) as u64;
+) -> Result<(LimitLines, ProfileData), String> {
     let on_producer = |f: &mut (dyn FnMut() -> f64 + Send)| -> f64 {
         std::thread::scope(|s| {
             s.spawn(|| {
@@ -292,14 +288,13 @@ pub(super) fn stage_two<const W: usize>(
             .unwrap_or(f64::NAN)
         })
     };
-    // Reference lines: best of two runs (the first also warms caches and clocks).
     let optimal = on_producer(&mut || {
         let a = time(|| black_box(fib(n, 0, &mut Nothing))).0;
         a.min(time(|| black_box(fib(n, 0, &mut Nothing))).0)
     });
     let achievable = on_producer(&mut || {
         let mut sink = WriteOnly::<W> {
-            buf: vec![Prof::new(0, 0, 0, 0, 0); (layout.buffer_bytes / bytes).max(1)],
+            buf: vec![Prof::new(0, 0, 0, 0, 0); (layout.buffer_bytes / (W * 8)).max(1)],
             i: 0,
             seq: 0,
         };
@@ -319,45 +314,27 @@ pub(super) fn stage_two<const W: usize>(
         reference = std::mem::take(&mut sink.profile);
         a.min(b)
     });
-    let events = reference.events;
     if reference.bad != 0 || !reference.stack.is_empty() {
         return Err("the single-thread profile is inconsistent".into());
     }
-    for (label, secs) in [
+    let lines = [
         ("Optimal: fib, no profiling", optimal),
         ("Achievable: events into a buffer nobody reads", achievable),
         ("Upper bound: fib and profiling in one thread", upper),
-    ] {
-        step.rows.push(Row {
-            label: label.into(),
-            config: None,
-            events,
-            secs,
-            cut: false,
-            pinned: Some(cpus.cpus.0.is_some()),
-            switches: None,
-        });
-    }
-    step.reference_s = Some(achievable / events.max(1) as f64);
-    step.notes.push(format!(
-        "fib({n}): {events} events; {WORK_STEPS} multiply-adds of work per call"
-    ));
-    progress(&format!(
-        "stage two {bytes} B: optimal {:.1} ms, achievable {:.1} ms, upper bound {:.1} ms",
-        optimal * 1e3,
-        achievable * 1e3,
-        upper * 1e3
-    ));
-    let mut sizes = vec![layout.buffer_bytes];
-    sizes.extend(STAGE_TWO_BUFFER_BYTES);
-    let mut uniq: Vec<usize> = Vec::new();
-    for b in sizes {
-        if b >= bytes && !uniq.contains(&b) {
-            uniq.push(b);
+    ];
+    Ok((lines, reference))
+}
+
+/// Stage Two's configurations: the Stage One layout's buffer size first, then
+/// [`STAGE_TWO_BUFFER_BYTES`] (each at least one event), × every wait strategy.
+fn stage_two_configs(layout: Config, event_bytes: usize) -> Vec<Config> {
+    let mut sizes: Vec<usize> = Vec::new();
+    for b in std::iter::once(layout.buffer_bytes).chain(STAGE_TWO_BUFFER_BYTES) {
+        if b >= event_bytes && !sizes.contains(&b) {
+            sizes.push(b);
         }
     }
-    let sizes = uniq;
-    let configs: Vec<Config> = sizes
+    sizes
         .iter()
         .flat_map(|&b| {
             WaitStrategy::ALL.iter().map(move |&w| Config {
@@ -368,7 +345,50 @@ pub(super) fn stage_two<const W: usize>(
                 ..layout
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Stage Two for `W`-word events; returns the step and its fastest configuration
+/// with its affinity (true: pinned).
+pub(super) fn stage_two<const W: usize>(
+    run_s: f64,
+    layout: Config,
+    cpus: Pair<'_>,
+    budget: &Budget,
+    share: f64,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Step, Option<(Config, bool)>), String> {
+    let bytes = W * 8;
+    let mut step = Step::new(format!("stage two: fib, {bytes}-byte events"));
+    // Choose n so that the unprofiled run takes about `run_s`.
+    let n0 = 18u64;
+    let (t0, _) = time(|| fib(n0, 0, &mut Nothing));
+    let grow = (run_s / t0.max(1e-7)).ln() / 1.618f64.ln();
+    let n = (n0 as f64 + grow).round().clamp(10.0, 34.0) as u64;
+    let (lines, reference) = limit_lines::<W>(n, layout, cpus)?;
+    let events = reference.events;
+    for (label, secs) in lines {
+        step.rows.push(Row {
+            label: label.into(),
+            config: None,
+            events,
+            secs,
+            cut: false,
+            pinned: Some(cpus.cpus.0.is_some()),
+            switches: None,
+        });
+    }
+    step.reference_s = Some(lines[1].1 / events.max(1) as f64);
+    step.notes.push(format!(
+        "fib({n}): {events} events; {WORK_STEPS} multiply-adds of work per call"
+    ));
+    progress(&format!(
+        "stage two {bytes} B: optimal {:.1} ms, achievable {:.1} ms, upper bound {:.1} ms",
+        lines[0].1 * 1e3,
+        lines[1].1 * 1e3,
+        lines[2].1 * 1e3
+    ));
+    let configs = stage_two_configs(layout, bytes);
     // Each configuration pinned (affinity on), then unpinned (off), next to each
     // other so that a budget cut leaves pairs; with no pair to pin to, only off.
     let affinities: &[bool] = if cpus.cpus.0.is_some() || cpus.cpus.1.is_some() {
