@@ -133,6 +133,84 @@ pub fn main(a: MpiArgs) -> Result<()> {
 #[error("{0}")]
 struct Rejected(String);
 
+/// What only rank 0 can check: its files can be written, the process grid fits,
+/// pingpong has a partner.
+fn check_on_rank_zero(plan: &Plan, size: usize) -> Result<(), String> {
+    store::check_writable(&plan.out)
+        .map_err(|e| format!("--out: {e}"))
+        .and_then(|()| match &plan.trace {
+            Some(t) => store::check_writable(t).map_err(|e| format!("--trace: {e}")),
+            None => Ok(()),
+        })
+        .and_then(|()| {
+            if matches!(plan.bench, MpiBench::Jacobi | MpiBench::All) {
+                Decomposition::new(plan.nx, size, 0).map(|_| ())
+            } else {
+                Ok(())
+            }
+        })
+        .and_then(|()| {
+            if plan.bench == MpiBench::Pingpong && size < 2 {
+                Err("pingpong needs at least 2 ranks: mpirun -np 2 corescope mpi pingpong".into())
+            } else {
+                Ok(())
+            }
+        })
+}
+
+/// Run the benchmarks the plan asks for on every rank; returns how many were planned
+/// (`probe.cases_done` counts those that ran).
+fn run_benchmarks(
+    world: &SimpleCommunicator,
+    plan: &Plan,
+    hosts: &[String],
+    probe: &mut ProbeResult,
+) -> Result<usize> {
+    let (rank, size) = (world.rank(), world.size() as usize);
+    let mut planned = 0;
+    let wants = |b: MpiBench| plan.bench == b || plan.bench == MpiBench::All;
+
+    if wants(MpiBench::Pingpong) {
+        planned += 1;
+        if size >= 2 {
+            let partners: Vec<i32> = match plan.pairs {
+                MpiPairs::First => vec![1],
+                MpiPairs::All => (1..world.size()).collect(),
+            };
+            if rank == 0 {
+                eprintln!(
+                    "corescope mpi: pingpong 0 <-> {} (MPI_Send, MPI_Ssend, MPI_Isend)",
+                    partners
+                        .iter()
+                        .map(i32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            pingpong::run(world, plan.profile, &partners, hosts, probe);
+            probe.cases_done += 1;
+        } else if rank == 0 {
+            probe
+                .warnings
+                .push("pingpong skipped: it needs at least 2 ranks (mpirun -np 2 ...)");
+        }
+    }
+    if wants(MpiBench::Allreduce) {
+        planned += 1;
+        if rank == 0 {
+            eprintln!("corescope mpi: allreduce 8 B .. 1 MiB on {size} ranks");
+        }
+        allreduce::run(world, plan.profile, probe);
+        probe.cases_done += 1;
+    }
+    if wants(MpiBench::Jacobi) {
+        planned += 1;
+        jacobi_bench(world, plan, hosts, probe)?;
+        probe.cases_done += 1;
+    }
+    Ok(planned)
+}
+
 fn run(world: &SimpleCommunicator, a: &MpiArgs) -> Result<()> {
     let rank = world.rank();
     let size = world.size() as usize;
@@ -142,30 +220,7 @@ fn run(world: &SimpleCommunicator, a: &MpiArgs) -> Result<()> {
     let mut ok = 1u8;
     let mut problem = None;
     if rank == 0 {
-        let checks = store::check_writable(&plan.out)
-            .map_err(|e| format!("--out: {e}"))
-            .and_then(|()| match &plan.trace {
-                Some(t) => store::check_writable(t).map_err(|e| format!("--trace: {e}")),
-                None => Ok(()),
-            })
-            .and_then(|()| {
-                if matches!(plan.bench, MpiBench::Jacobi | MpiBench::All) {
-                    Decomposition::new(plan.nx, size, 0).map(|_| ())
-                } else {
-                    Ok(())
-                }
-            })
-            .and_then(|()| {
-                if plan.bench == MpiBench::Pingpong && size < 2 {
-                    Err(
-                        "pingpong needs at least 2 ranks: mpirun -np 2 corescope mpi pingpong"
-                            .into(),
-                    )
-                } else {
-                    Ok(())
-                }
-            });
-        if let Err(e) = checks {
+        if let Err(e) = check_on_rank_zero(&plan, size) {
             ok = 0;
             problem = Some(e);
         }
@@ -217,47 +272,7 @@ fn run(world: &SimpleCommunicator, a: &MpiArgs) -> Result<()> {
         .as_ref()
         .map(|v| v.iter().map(|i| i.hostname.clone()).collect())
         .unwrap_or_default();
-    let mut planned = 0;
-    let wants = |b: MpiBench| plan.bench == b || plan.bench == MpiBench::All;
-
-    if wants(MpiBench::Pingpong) {
-        planned += 1;
-        if size >= 2 {
-            let partners: Vec<i32> = match plan.pairs {
-                MpiPairs::First => vec![1],
-                MpiPairs::All => (1..world.size()).collect(),
-            };
-            if rank == 0 {
-                eprintln!(
-                    "corescope mpi: pingpong 0 <-> {} (MPI_Send, MPI_Ssend, MPI_Isend)",
-                    partners
-                        .iter()
-                        .map(i32::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-            pingpong::run(world, plan.profile, &partners, &hosts, &mut probe);
-            probe.cases_done += 1;
-        } else if rank == 0 {
-            probe
-                .warnings
-                .push("pingpong skipped: it needs at least 2 ranks (mpirun -np 2 ...)");
-        }
-    }
-    if wants(MpiBench::Allreduce) {
-        planned += 1;
-        if rank == 0 {
-            eprintln!("corescope mpi: allreduce 8 B .. 1 MiB on {size} ranks");
-        }
-        allreduce::run(world, plan.profile, &mut probe);
-        probe.cases_done += 1;
-    }
-    if wants(MpiBench::Jacobi) {
-        planned += 1;
-        jacobi_bench(world, &plan, &hosts, &mut probe)?;
-        probe.cases_done += 1;
-    }
+    let planned = run_benchmarks(world, &plan, &hosts, &mut probe)?;
 
     let Some(mut session) = head else {
         return Ok(());
@@ -412,20 +427,13 @@ fn jacobi_bench(
     // The single-process reference, when it is cheap enough (not timed).
     let work = (plan.nx as f64).powi(2) * plan.iterations as f64;
     let reference = (work <= 2e9).then(|| jacobi::reference(plan.nx, plan.iterations));
-
-    for (i, r) in residuals.iter().enumerate() {
-        probe.push_point(Point::new(
-            "residual/mpi",
-            "iteration",
-            (i + 1) as f64,
-            "residual",
-            *r,
-        ));
-    }
-    if let Some(rf) = &reference {
-        for (i, r) in rf.iter().enumerate() {
+    for (name, values) in [
+        ("residual/mpi", Some(&residuals)),
+        ("residual/reference", reference.as_ref()),
+    ] {
+        for (i, r) in values.into_iter().flatten().enumerate() {
             probe.push_point(Point::new(
-                "residual/reference",
+                name,
                 "iteration",
                 (i + 1) as f64,
                 "residual",
@@ -433,10 +441,66 @@ fn jacobi_bench(
             ));
         }
     }
+    let shares = rank_table(&all, hosts, probe);
+    let calls: usize = all.iter().map(|t| t.counted).sum();
+    let t1_sum: f64 = all.iter().map(|t| t.allreduce_s).sum();
+    let t1 = if calls > 0 {
+        t1_sum / calls as f64
+    } else {
+        0.0
+    };
+    let b1 = super::b1_bytes_per_s(8.0, p, t1);
+    let final_res = residuals.last().copied().unwrap_or(f64::NAN);
+    let ref_final = reference.as_ref().and_then(|r| r.last().copied());
+    let pr = &mut probe.params;
+    pr.insert("jacobi_nx".into(), json!(plan.nx));
+    pr.insert("jacobi_iterations".into(), json!(plan.iterations));
+    pr.insert("jacobi_process_grid".into(), json!([dec.prow, dec.pcol]));
+    pr.insert("jacobi_timing_skips_iterations".into(), json!(skip));
+    pr.insert("jacobi_final_residual".into(), json!(final_res));
+    pr.insert("jacobi_reference_final_residual".into(), json!(ref_final));
+    pr.insert("jacobi_t1_allreduce_s".into(), json!(t1));
+    pr.insert("jacobi_b1_bytes_per_s".into(), json!(b1));
+    pr.insert(
+        "jacobi_timeline_iterations".into(),
+        json!(TIMELINE_ITERATIONS.min(plan.iterations)),
+    );
+    probe.findings.push(format!(
+        "Jacobi NX={} on {p} ranks ({}×{}), {} iterations: final residual {final_res:.6e}{}",
+        plan.nx,
+        dec.prow,
+        dec.pcol,
+        plan.iterations,
+        match ref_final {
+            Some(r) => format!(
+                " (single process: {r:.6e}, difference {:.1e})",
+                (final_res - r).abs()
+            ),
+            None => String::new(),
+        }
+    ));
+    probe.findings.push(time_split(&all, &shares));
+    probe.findings.push(match b1 {
+        Some(b) => format!(
+            "Jacobi's 8-byte MPI_Allreduce: t̄1 = {:.2} µs per call, B1 = 2·8·(p−1)/t̄1 = {:.0} KB/s \
+             (seed 002 at p = 50: T3E-900 686 µs → 1100 KB/s, Origin2000 1590 µs → 480 KB/s)",
+            t1 * 1e6,
+            b / 1e3
+        ),
+        None => format!(
+            "Jacobi's 8-byte MPI_Allreduce: t̄1 = {:.2} µs (B1 needs 2+ ranks)",
+            t1 * 1e6
+        ),
+    });
+    jacobi_timelines(&all, hosts, plan, probe)
+}
+
+/// One row per rank (its compute, MPI_Sendrecv and MPI_Allreduce seconds and the
+/// communication share) and the share as points; returns the shares.
+fn rank_table(all: &[jacobi::RankTimes], hosts: &[String], probe: &mut ProbeResult) -> Vec<f64> {
     let mut rows = Vec::new();
-    let (mut t1_sum, mut calls) = (0.0, 0usize);
     let mut shares = Vec::new();
-    for t in &all {
+    for t in all {
         let total = t.compute_s + t.sendrecv_s + t.allreduce_s;
         let share = if total > 0.0 {
             (t.sendrecv_s + t.allreduce_s) / total
@@ -444,8 +508,6 @@ fn jacobi_bench(
             0.0
         };
         shares.push(share);
-        t1_sum += t.allreduce_s;
-        calls += t.counted;
         probe.push_point(Point::new(
             "jacobi-comm-share/rank",
             "rank",
@@ -476,29 +538,12 @@ fn jacobi_bench(
         .to_vec(),
         rows,
     });
-    let t1 = if calls > 0 {
-        t1_sum / calls as f64
-    } else {
-        0.0
-    };
-    let b1 = super::b1_bytes_per_s(8.0, p, t1);
-    let final_res = residuals.last().copied().unwrap_or(f64::NAN);
-    let ref_final = reference.as_ref().and_then(|r| r.last().copied());
-    let pr = &mut probe.params;
-    pr.insert("jacobi_nx".into(), json!(plan.nx));
-    pr.insert("jacobi_iterations".into(), json!(plan.iterations));
-    pr.insert("jacobi_process_grid".into(), json!([dec.prow, dec.pcol]));
-    pr.insert("jacobi_timing_skips_iterations".into(), json!(skip));
-    pr.insert("jacobi_final_residual".into(), json!(final_res));
-    pr.insert("jacobi_reference_final_residual".into(), json!(ref_final));
-    pr.insert("jacobi_t1_allreduce_s".into(), json!(t1));
-    pr.insert("jacobi_b1_bytes_per_s".into(), json!(b1));
-    pr.insert(
-        "jacobi_timeline_iterations".into(),
-        json!(TIMELINE_ITERATIONS.min(plan.iterations)),
-    );
+    shares
+}
 
-    let mean_share = crate::stats::mean(&shares);
+/// How the ranks' time splits between computing and communicating, in words.
+fn time_split(all: &[jacobi::RankTimes], shares: &[f64]) -> String {
+    let mean_share = crate::stats::mean(shares);
     let (sum_c, sum_s, sum_a) = all.iter().fold((0.0, 0.0, 0.0), |acc, t| {
         (
             acc.0 + t.compute_s,
@@ -507,21 +552,7 @@ fn jacobi_bench(
         )
     });
     let tot = (sum_c + sum_s + sum_a).max(f64::MIN_POSITIVE);
-    probe.findings.push(format!(
-        "Jacobi NX={} on {p} ranks ({}×{}), {} iterations: final residual {final_res:.6e}{}",
-        plan.nx,
-        dec.prow,
-        dec.pcol,
-        plan.iterations,
-        match ref_final {
-            Some(r) => format!(
-                " (single process: {r:.6e}, difference {:.1e})",
-                (final_res - r).abs()
-            ),
-            None => String::new(),
-        }
-    ));
-    probe.findings.push(format!(
+    format!(
         "Jacobi time: {:.0} % communication on average per rank (MPI_Sendrecv {:.0} %, \
          MPI_Allreduce {:.0} %), compute {:.0} %; most communication-bound rank {:.0} %",
         mean_share * 100.0,
@@ -529,21 +560,17 @@ fn jacobi_bench(
         sum_a / tot * 100.0,
         sum_c / tot * 100.0,
         shares.iter().copied().fold(0.0, f64::max) * 100.0
-    ));
-    probe.findings.push(match b1 {
-        Some(b) => format!(
-            "Jacobi's 8-byte MPI_Allreduce: t̄1 = {:.2} µs per call, B1 = 2·8·(p−1)/t̄1 = {:.0} KB/s \
-             (seed 002 at p = 50: T3E-900 686 µs → 1100 KB/s, Origin2000 1590 µs → 480 KB/s)",
-            t1 * 1e6,
-            b / 1e3
-        ),
-        None => format!(
-            "Jacobi's 8-byte MPI_Allreduce: t̄1 = {:.2} µs (B1 needs 2+ ranks)",
-            t1 * 1e6
-        ),
-    });
+    )
+}
 
-    // Timeline: the last iterations in the run file, all of them in the trace.
+/// The timeline of the last iterations into the run file, of all of them into the
+/// trace file when one was asked for.
+fn jacobi_timelines(
+    all: &[jacobi::RankTimes],
+    hosts: &[String],
+    plan: &Plan,
+    probe: &mut ProbeResult,
+) -> Result<()> {
     let lanes = |keep: usize| -> Vec<Lane> {
         all.iter()
             .map(|t| {
