@@ -3,8 +3,9 @@
 //! Events are checked inside the probe (count, order, content). No timing thresholds.
 
 use corescope::clock::Clock;
+use corescope::model::Finding;
 use corescope::model::{Profile, Status};
-use corescope::probes::channel::{Impl, BATCHES};
+use corescope::probes::channel::{throughput_what, Impl, BATCHES};
 use corescope::probes::{self, Overrides, PlanCtx};
 use std::time::{Duration, Instant};
 
@@ -48,12 +49,15 @@ fn quick_channel_run_measures_every_implementation() {
     let batches: Vec<f64> = BATCHES.iter().map(|&b| b as f64).collect();
     for place in &places {
         for impl_ in Impl::ALL {
-            for bytes in ["8B", "64B"] {
-                let name = format!("throughput/{}/{bytes}/{place}", impl_.name());
+            for bytes in [8, 64] {
+                let name = format!("{}/{}", throughput_what(bytes, place), impl_.name());
                 let s = r.series(&name).unwrap_or_else(|| panic!("{name} missing"));
                 assert_eq!(s.x, batches, "{name}");
                 assert_eq!(s.x.len(), s.y.len(), "{name}");
                 assert_eq!(s.y_name, "events_per_s", "{name}");
+                // Raced in rounds: every batch holds one sample per round and an interval.
+                assert!(s.n.iter().all(|&n| n >= 2), "{name}: {:?}", s.n);
+                assert_eq!(s.y_lo.len(), s.y.len(), "{name}");
                 assert!(
                     s.y.iter().all(|&y| y.is_finite() && y > 0.0),
                     "{name}: {s:?}"
@@ -68,13 +72,18 @@ fn quick_channel_run_measures_every_implementation() {
             assert!(d.summary.count > 0 && d.summary.p50 > 0.0, "{name}");
             assert_eq!(d.unit, "ns");
         }
-        assert!(
-            r.findings.iter().any(|f| f
-                .to_string()
-                .starts_with(&format!("8B events, {place}: measured hspc/rtrb"))),
-            "{:?}",
-            r.findings
-        );
+        // The race is stated as comparisons paired by round, per item and batched.
+        for how in ["per item, fastest other SPSC", "batched"] {
+            assert!(
+                r.findings.iter().any(|f| matches!(
+                    f,
+                    Finding::Comparison { what, context: Some(c), .. }
+                        if what.contains(place) && what.starts_with("8B") && c == how
+                )),
+                "no '{how}' comparison for {place}: {:?}",
+                r.findings
+            );
+        }
         assert!(r
             .tables
             .iter()

@@ -1,5 +1,6 @@
 //! `channel`: how fast one thread hands events to another through hspc (seed 004),
-//! next to rtrb, crossbeam's `ArrayQueue` and std's `sync_channel`.
+//! next to every maintained SPSC a Rust user would pick (rtrb, ringbuf, heapless)
+//! and crossbeam's `ArrayQueue` and std's `sync_channel`.
 //!
 //! A producer thread and a consumer thread are pinned on a pair of CPUs: the SMT
 //! sibling (`same-core`, where the machine has SMT) and another core (`other-core`);
@@ -12,8 +13,8 @@
 //! - Throughput: `events` events of 8 or 64 bytes, sent one at a time (batch 1) or
 //!   in batches; events per second from the start gate to the consumer's last
 //!   receive, median of the repetitions. Batches are the batch calls where the
-//!   implementation has them (hspc slices, rtrb chunks) and loops of single calls
-//!   otherwise (crossbeam, std).
+//!   implementation has them (hspc slices, rtrb chunks, ringbuf slices) and loops of
+//!   single calls otherwise (heapless, crossbeam, std).
 //! - Round trip: a ping-pong over two channels (one each way), 8-byte events; one
 //!   sample per round trip, in ns. hspc's n-buffer producer flushes after each push.
 //!
@@ -21,9 +22,10 @@
 //! it): the consumer checks count, order and content, so a broken channel fails the
 //! case instead of producing a number.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use crate::analysis;
 use crate::clock::{ticks, Clock};
-use crate::model::{Measurement, Point, ProbeResult, Table};
+use crate::model::{Finding, Measurement, Point, ProbeResult, Profile, Table};
 use crate::placement::pairs::{self, PairCpus, Relation};
 use crate::units::fmt_value;
 use serde::{Deserialize, Serialize};
@@ -63,6 +65,10 @@ pub enum Impl {
     HspcRing,
     /// `rtrb::RingBuffer`.
     Rtrb,
+    /// `ringbuf::HeapRb` (split into its producer and consumer).
+    Ringbuf,
+    /// `heapless::spsc::Queue` (fixed capacity; one slot stays empty).
+    Heapless,
     /// `crossbeam_queue::ArrayQueue` (an MPMC queue used by one thread each side).
     Crossbeam,
     /// `std::sync::mpsc::sync_channel`.
@@ -71,10 +77,12 @@ pub enum Impl {
 
 impl Impl {
     /// Every implementation, in the order of the series.
-    pub const ALL: [Impl; 5] = [
+    pub const ALL: [Impl; 7] = [
         Impl::Hspc,
         Impl::HspcRing,
         Impl::Rtrb,
+        Impl::Ringbuf,
+        Impl::Heapless,
         Impl::Crossbeam,
         Impl::Std,
     ];
@@ -85,6 +93,8 @@ impl Impl {
             Impl::Hspc => "hspc",
             Impl::HspcRing => "hspc-ring",
             Impl::Rtrb => "rtrb",
+            Impl::Ringbuf => "ringbuf",
+            Impl::Heapless => "heapless",
             Impl::Crossbeam => "crossbeam",
             Impl::Std => "std",
         }
@@ -231,6 +241,66 @@ impl<E: Event> Rx<E> for rtrb::Consumer<E> {
     #[inline]
     fn recv_one(&mut self) -> Option<E> {
         self.pop().ok()
+    }
+}
+
+impl<E: Event> Tx<E> for ringbuf::HeapProd<E> {
+    #[inline]
+    fn send(&mut self, src: &[E]) -> usize {
+        ringbuf::traits::Producer::push_slice(self, src)
+    }
+    #[inline]
+    fn send_one(&mut self, e: E) -> bool {
+        ringbuf::traits::Producer::try_push(self, e).is_ok()
+    }
+}
+
+impl<E: Event> Rx<E> for ringbuf::HeapCons<E> {
+    #[inline]
+    fn recv(&mut self, dst: &mut [E]) -> usize {
+        ringbuf::traits::Consumer::pop_slice(self, dst)
+    }
+    #[inline]
+    fn recv_one(&mut self) -> Option<E> {
+        ringbuf::traits::Consumer::try_pop(self)
+    }
+}
+
+/// heapless has no batch calls: batches are loops of single calls.
+impl<E: Event> Tx<E> for heapless::spsc::Producer<'_, E> {
+    #[inline]
+    fn send(&mut self, src: &[E]) -> usize {
+        let mut n = 0;
+        for &e in src {
+            if self.enqueue(e).is_err() {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+    #[inline]
+    fn send_one(&mut self, e: E) -> bool {
+        self.enqueue(e).is_ok()
+    }
+}
+
+impl<E: Event> Rx<E> for heapless::spsc::Consumer<'_, E> {
+    #[inline]
+    fn recv(&mut self, dst: &mut [E]) -> usize {
+        let mut n = 0;
+        for slot in dst {
+            match self.dequeue() {
+                Some(e) => *slot = e,
+                None => break,
+            }
+            n += 1;
+        }
+        n
+    }
+    #[inline]
+    fn recv_one(&mut self) -> Option<E> {
+        self.dequeue()
     }
 }
 
@@ -612,6 +682,39 @@ fn hspc_pair<E: Event>(impl_: Impl) -> Result<(hspc::Producer<E>, hspc::Consumer
     hspc::channel::<E>(config).map_err(|e| ProbeError::Failed(format!("hspc: {e}")))
 }
 
+/// heapless's queue has its size in its type: one per event size, on the heap. Its
+/// `N` is the others' capacity, a power of two as heapless advises for speed; it
+/// holds `N − 1` events (one slot stays empty).
+enum HeaplessQueue<E> {
+    /// 8-byte events.
+    Small(Box<heapless::spsc::Queue<E, { CHANNEL_BYTES / 8 }>>),
+    /// 64-byte events.
+    Large(Box<heapless::spsc::Queue<E, { CHANNEL_BYTES / 64 }>>),
+}
+
+impl<E: Event> HeaplessQueue<E> {
+    fn new() -> Result<Self, ProbeError> {
+        match E::BYTES {
+            8 => Ok(Self::Small(Box::new(heapless::spsc::Queue::new()))),
+            64 => Ok(Self::Large(Box::new(heapless::spsc::Queue::new()))),
+            b => Err(ProbeError::Failed(format!(
+                "heapless: no queue type for {b}-byte events"
+            ))),
+        }
+    }
+
+    fn view(&mut self) -> &mut heapless::spsc::QueueView<E> {
+        match self {
+            Self::Small(q) => q.as_mut_view(),
+            Self::Large(q) => q.as_mut_view(),
+        }
+    }
+}
+
+fn ringbuf_pair<E: Event>(cap: usize) -> (ringbuf::HeapProd<E>, ringbuf::HeapCons<E>) {
+    ringbuf::traits::Split::split(ringbuf::HeapRb::<E>::new(cap))
+}
+
 fn cb_pair<E: Event>() -> (Cb<E>, Cb<E>) {
     let q = Arc::new(crossbeam_queue::ArrayQueue::new(CHANNEL_BYTES / E::BYTES));
     (Cb(q.clone()), Cb(q))
@@ -635,6 +738,15 @@ pub fn transfer_of<E: Event>(
         }
         Impl::Rtrb => {
             let (tx, rx) = rtrb::RingBuffer::<E>::new(cap);
+            transfer(tx, rx, e, b, c, d, w)
+        }
+        Impl::Ringbuf => {
+            let (tx, rx) = ringbuf_pair::<E>(cap);
+            transfer(tx, rx, e, b, c, d, w)
+        }
+        Impl::Heapless => {
+            let mut q = HeaplessQueue::<E>::new()?;
+            let (tx, rx) = q.view().split();
             transfer(tx, rx, e, b, c, d, w)
         }
         Impl::Crossbeam => {
@@ -670,6 +782,13 @@ pub fn roundtrip_of<E: Event>(
             d,
             w,
         ),
+        Impl::Ringbuf => {
+            roundtrip::<E, _, _, _, _>(ringbuf_pair(cap), ringbuf_pair(cap), n, c, d, w)
+        }
+        Impl::Heapless => {
+            let (mut a, mut b) = (HeaplessQueue::<E>::new()?, HeaplessQueue::<E>::new()?);
+            roundtrip::<E, _, _, _, _>(a.view().split(), b.view().split(), n, c, d, w)
+        }
         Impl::Crossbeam => roundtrip::<E, _, _, _, _>(cb_pair(), cb_pair(), n, c, d, w),
         Impl::Std => {
             roundtrip::<E, _, _, _, _>(mpsc::sync_channel(cap), mpsc::sync_channel(cap), n, c, d, w)
@@ -692,7 +811,6 @@ enum CaseParams {
         impl_: Impl,
         event_bytes: usize,
         events: u64,
-        reps: usize,
     },
     Roundtrip {
         placement: Placement,
@@ -765,14 +883,29 @@ fn absorb_warnings(ctx: &mut RunCtx, warnings: Mutex<Vec<String>>) {
     }
 }
 
-/// Median of floats (NaN when empty).
-fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        f64::NAN
-    } else {
-        crate::stats::median(v)
+/// The comparison (and series stem) of a throughput race: `throughput 8B other-core`;
+/// its series end in the implementation (`…/rtrb`), x the batch.
+pub fn throughput_what(event_bytes: usize, place: &str) -> String {
+    format!("throughput {event_bytes}B {place}")
+}
+
+/// Rounds of a throughput race: those of a compared variant, fewer in the quick
+/// profile (every round runs every batch of every implementation).
+fn throughput_rounds(profile: Profile) -> Rounds {
+    Rounds {
+        min: profile.pick(
+            6,
+            crate::runner::MIN_COMPARED_ROUNDS,
+            crate::runner::MIN_COMPARED_ROUNDS,
+        ),
+        max: profile.pick(6, 16, crate::runner::MAX_ROUNDS),
+        ..Rounds::COMPARED
     }
 }
+
+/// The SPSC crates hspc races (crossbeam's MPMC queue and std's channel are shown,
+/// not raced).
+const SPSC_PEERS: [Impl; 3] = [Impl::Rtrb, Impl::Ringbuf, Impl::Heapless];
 
 impl Probe for ChannelProbe {
     fn id(&self) -> &'static str {
@@ -780,12 +913,12 @@ impl Probe for ChannelProbe {
     }
 
     fn title(&self) -> &'static str {
-        "producer/consumer channel: hspc next to rtrb, crossbeam and std, per item and batched, round trip"
+        "producer/consumer channel: hspc raced against rtrb, ringbuf, heapless, crossbeam and std, per item, batched, round trip"
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         let events: u64 = ctx.profile.pick(1 << 18, 1 << 21, 1 << 24);
-        let reps: usize = ctx.profile.pick(3, 5, 11);
+        let rounds = throughput_rounds(ctx.profile);
         let samples = pairs::samples(ctx.profile);
         let (places, skipped) = placements(ctx);
         if places.is_empty() {
@@ -794,17 +927,26 @@ impl Probe for ChannelProbe {
         let mut cases = Vec::new();
         for p in &places {
             for event_bytes in [8usize, 64] {
+                // The implementations race in rounds, in an order rotated each
+                // round, so drift hits every one alike; a round runs every batch.
                 for impl_ in Impl::ALL {
-                    cases.push(Case::new(
-                        format!("{} {event_bytes}B {}", impl_.name(), p.name),
-                        &CaseParams::Throughput {
-                            placement: p.clone(),
-                            impl_,
-                            event_bytes,
-                            events,
-                            reps,
-                        },
-                    ));
+                    cases.push(
+                        Case::new(
+                            format!("{} {event_bytes}B {}", impl_.name(), p.name),
+                            &CaseParams::Throughput {
+                                placement: p.clone(),
+                                impl_,
+                                event_bytes,
+                                events,
+                            },
+                        )
+                        .compared(
+                            throughput_what(event_bytes, &p.name),
+                            impl_.name(),
+                            format!("{} on {:?}", impl_.name(), p.cpus),
+                        )
+                        .with_rounds(rounds),
+                    );
                 }
             }
             for impl_ in Impl::ALL {
@@ -841,7 +983,8 @@ impl Probe for ChannelProbe {
         .param("channel_bytes", CHANNEL_BYTES)
         .param("batches", BATCHES)
         .param("events_per_run", events)
-        .param("repetitions", reps)
+        .param("rounds_min", rounds.min)
+        .param("rounds_max", rounds.max)
         .param("roundtrip_samples", samples)
         .param("roundtrip_event_bytes", 8)
         .param("yield_every_failed_calls", YIELD_EVERY)
@@ -857,44 +1000,26 @@ impl Probe for ChannelProbe {
                 impl_,
                 event_bytes,
                 events,
-                reps,
             } => {
                 for batch in BATCHES {
-                    let mut rates = Vec::with_capacity(reps);
-                    for _ in 0..reps.max(1) {
-                        let d = run_deadline(ctx);
-                        let run = match event_bytes {
-                            8 => transfer_of::<u64>(
-                                impl_,
-                                events,
-                                batch,
-                                placement.cpus,
-                                d,
-                                &warnings,
-                            )?,
-                            _ => transfer_of::<[u64; 8]>(
-                                impl_,
-                                events,
-                                batch,
-                                placement.cpus,
-                                d,
-                                &warnings,
-                            )?,
-                        };
-                        let what = format!("{event_bytes}B batch {batch}");
-                        let elapsed = run.map_err(|f| fail(impl_, &what, f, ctx))?;
-                        rates.push(events as f64 / elapsed.as_secs_f64().max(1e-9));
-                    }
+                    let d = run_deadline(ctx);
+                    let (cpus, w) = (placement.cpus, &warnings);
+                    let run = match event_bytes {
+                        8 => transfer_of::<u64>(impl_, events, batch, cpus, d, w)?,
+                        _ => transfer_of::<[u64; 8]>(impl_, events, batch, cpus, d, w)?,
+                    };
+                    let what = format!("{event_bytes}B batch {batch}");
+                    let elapsed = run.map_err(|f| fail(impl_, &what, f, ctx))?;
                     m.points.push(Point::new(
                         format!(
-                            "throughput/{}/{event_bytes}B/{}",
-                            impl_.name(),
-                            placement.name
+                            "{}/{}",
+                            throughput_what(event_bytes, &placement.name),
+                            impl_.name()
                         ),
                         "batch",
                         batch as f64,
                         "events_per_s",
-                        median(&rates),
+                        events as f64 / elapsed.as_secs_f64().max(1e-9),
                     ));
                 }
             }
@@ -921,79 +1046,20 @@ impl Probe for ChannelProbe {
 
     fn finish(&self, result: &mut ProbeResult, _ctx: &PlanCtx) {
         super::skipped_as_findings(result);
-        let mut findings = Vec::new();
-        let mut tables = Vec::new();
         let mut places: Vec<String> = Vec::new();
-        for s in &result.series {
-            if let Some(p) = s.name.rsplit('/').next() {
+        for d in &result.distributions {
+            if let Some(p) = d.name.rsplit('/').next() {
                 if !places.iter().any(|x| x == p) {
                     places.push(p.to_string());
                 }
             }
         }
         for place in &places {
-            let rate = |impl_: Impl, bytes: usize, batch: usize| {
-                let s = result.series(&format!("throughput/{}/{bytes}B/{place}", impl_.name()))?;
-                let i = s.x.iter().position(|&x| x == batch as f64)?;
-                Some(s.y[i])
-            };
-            let big = *BATCHES.last().unwrap_or(&1);
-            // One compact table per placement: implementations × (size, batch).
-            let mut columns = vec!["implementation".to_string()];
+            let table = throughput_table(result, place);
+            result.tables.push(table);
             for bytes in [8usize, 64] {
-                for b in BATCHES {
-                    columns.push(format!("{bytes}B ×{b} (M events/s)"));
-                }
-            }
-            let mut rows = Vec::new();
-            for impl_ in Impl::ALL {
-                let mut row = vec![serde_json::json!(impl_.name())];
-                for bytes in [8usize, 64] {
-                    for b in BATCHES {
-                        row.push(match rate(impl_, bytes, b) {
-                            Some(v) => serde_json::json!((v / 1e4).round() / 100.0),
-                            None => serde_json::Value::Null,
-                        });
-                    }
-                }
-                rows.push(row);
-            }
-            tables.push(Table {
-                name: format!("channel/throughput/{place}"),
-                columns,
-                rows,
-            });
-            for bytes in [8usize, 64] {
-                let ratio = |a: Impl, b: Impl, batch: usize| -> Option<String> {
-                    let (x, y) = (rate(a, bytes, batch)?, rate(b, bytes, batch)?);
-                    (y > 0.0).then(|| {
-                        format!(
-                            "{:.2}× ({} vs {})",
-                            x / y,
-                            fmt_value("events_per_s", x),
-                            fmt_value("events_per_s", y)
-                        )
-                    })
-                };
-                let mut parts = Vec::new();
-                if let Some(r) = ratio(Impl::Hspc, Impl::Rtrb, big) {
-                    parts.push(format!("hspc/rtrb batched (×{big}) {r}"));
-                }
-                if let Some(r) = ratio(Impl::Hspc, Impl::Rtrb, 1) {
-                    parts.push(format!("per item {r}"));
-                }
-                if let Some(r) = ratio(Impl::HspcRing, Impl::Rtrb, 1) {
-                    parts.push(format!("hspc-ring/rtrb per item {r}"));
-                }
-                if let Some(r) = ratio(Impl::Hspc, Impl::Std, 1) {
-                    parts.push(format!("hspc/std per item {r}"));
-                }
-                if !parts.is_empty() {
-                    findings.push(format!(
-                        "{bytes}B events, {place}: measured {}",
-                        parts.join("; ")
-                    ));
-                }
+                let found = race_findings(result, bytes, place);
+                result.findings.extend(found);
             }
             let rt: Vec<String> = Impl::ALL
                 .iter()
@@ -1004,15 +1070,99 @@ impl Probe for ChannelProbe {
                 })
                 .collect();
             if !rt.is_empty() {
-                findings.push(format!(
+                result.findings.push(format!(
                     "round trip (8B, {place}), median: {}",
                     rt.join(", ")
                 ));
             }
         }
-        result.tables.extend(tables);
-        result.findings.extend(findings);
     }
+}
+
+/// Median events per second of `impl_` at `batch`, if measured.
+fn rate(result: &ProbeResult, bytes: usize, place: &str, impl_: Impl, batch: usize) -> Option<f64> {
+    let s = result.series(&format!(
+        "{}/{}",
+        throughput_what(bytes, place),
+        impl_.name()
+    ))?;
+    s.estimate_at(batch as f64).map(|e| e.value)
+}
+
+/// One compact table per placement: implementations × (size, batch), medians in
+/// M events/s (the series hold every round and the intervals).
+fn throughput_table(result: &ProbeResult, place: &str) -> Table {
+    let mut columns = vec!["implementation".to_string()];
+    for bytes in [8usize, 64] {
+        for b in BATCHES {
+            columns.push(format!("{bytes}B ×{b} (M events/s)"));
+        }
+    }
+    let rows = Impl::ALL
+        .iter()
+        .map(|&impl_| {
+            let mut row = vec![serde_json::json!(impl_.name())];
+            for bytes in [8usize, 64] {
+                for b in BATCHES {
+                    row.push(match rate(result, bytes, place, impl_, b) {
+                        Some(v) => serde_json::json!((v / 1e4).round() / 100.0),
+                        None => serde_json::Value::Null,
+                    });
+                }
+            }
+            row
+        })
+        .collect();
+    Table {
+        name: format!("channel/throughput/{place}"),
+        columns,
+        rows,
+    }
+}
+
+/// The race in findings, paired by round: per item, hspc's ring and n-buffer modes
+/// against the fastest other SPSC crate; batched, hspc against rtrb and against the
+/// fastest other.
+fn race_findings(result: &ProbeResult, bytes: usize, place: &str) -> Vec<Finding> {
+    let what = throughput_what(bytes, place);
+    let series = |i: Impl| format!("{what}/{}", i.name());
+    let fastest_peer = |batch: usize| {
+        SPSC_PEERS
+            .iter()
+            .copied()
+            .filter_map(|i| rate(result, bytes, place, i, batch).map(|r| (i, r)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(i, _)| i)
+    };
+    let big = BATCHES[BATCHES.len() - 1];
+    let mut races = Vec::new();
+    if let Some(peer) = fastest_peer(1) {
+        races.push((Impl::HspcRing, peer, 1, "per item, fastest other SPSC"));
+        races.push((
+            Impl::Hspc,
+            peer,
+            1,
+            "per item (n-buffer: visible per buffer)",
+        ));
+    }
+    races.push((Impl::Hspc, Impl::Rtrb, big, "batched"));
+    if let Some(peer) = fastest_peer(big).filter(|&p| p != Impl::Rtrb) {
+        races.push((Impl::Hspc, peer, big, "batched, fastest other SPSC"));
+    }
+    races
+        .into_iter()
+        .filter_map(|(a, b, batch, how)| {
+            let x = batch as f64;
+            analysis::compare(
+                result,
+                &format!("{bytes}B events ×{batch}, {place}"),
+                "events_per_s",
+                (a.name(), &series(a), x),
+                (b.name(), &series(b), x),
+                Some(how.to_string()),
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]
