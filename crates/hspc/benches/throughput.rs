@@ -1,6 +1,6 @@
 //! Throughput of 8-byte events from one thread to another: hspc (ring and
-//! n-buffer) against rtrb and crossbeam's `ArrayQueue`, per event and in
-//! batches, with identical harness code (non-blocking calls, a spin hint
+//! n-buffer) against every maintained SPSC a Rust user would pick (rtrb,
+//! ringbuf, heapless) and crossbeam's `ArrayQueue`, per event and in batches, with identical harness code (non-blocking calls, a spin hint
 //! when full or empty) and the same buffer memory for every contender.
 //!
 //! `cargo bench -p hspc -- --quick`. Figures depend on the machine and its
@@ -23,12 +23,12 @@ const SPIN: hspc::WaitStrategy = hspc::WaitStrategy::SpinPause;
 const BATCH: usize = 64;
 
 /// One side of a contender, with the harness's non-blocking calls.
-trait Tx: Send + 'static {
+trait Tx: Send {
     /// Sends a prefix of `src`; returns its length (0 when full).
     fn send(&mut self, src: &[u64]) -> usize;
     fn send_one(&mut self, v: u64) -> bool;
 }
-trait Rx: Send + 'static {
+trait Rx: Send {
     /// Receives into a prefix of `dst`; returns its length (0 when empty).
     fn recv(&mut self, dst: &mut [u64]) -> usize;
     fn recv_one(&mut self) -> Option<u64>;
@@ -88,6 +88,60 @@ impl Rx for rtrb::Consumer<u64> {
     }
 }
 
+impl Tx for ringbuf::HeapProd<u64> {
+    fn send(&mut self, src: &[u64]) -> usize {
+        ringbuf::traits::Producer::push_slice(self, src)
+    }
+    fn send_one(&mut self, v: u64) -> bool {
+        ringbuf::traits::Producer::try_push(self, v).is_ok()
+    }
+}
+impl Rx for ringbuf::HeapCons<u64> {
+    fn recv(&mut self, dst: &mut [u64]) -> usize {
+        ringbuf::traits::Consumer::pop_slice(self, dst)
+    }
+    fn recv_one(&mut self) -> Option<u64> {
+        ringbuf::traits::Consumer::try_pop(self)
+    }
+}
+
+/// heapless has no batch calls: batches are loops of single calls.
+impl Tx for heapless::spsc::Producer<'_, u64> {
+    fn send(&mut self, src: &[u64]) -> usize {
+        let mut n = 0;
+        for &v in src {
+            if self.enqueue(v).is_err() {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+    fn send_one(&mut self, v: u64) -> bool {
+        self.enqueue(v).is_ok()
+    }
+}
+impl Rx for heapless::spsc::Consumer<'_, u64> {
+    fn recv(&mut self, dst: &mut [u64]) -> usize {
+        let mut n = 0;
+        for slot in dst {
+            match self.dequeue() {
+                Some(v) => *slot = v,
+                None => break,
+            }
+            n += 1;
+        }
+        n
+    }
+    fn recv_one(&mut self) -> Option<u64> {
+        self.dequeue()
+    }
+}
+
+/// heapless's queue: `CAPACITY_EVENTS` slots (a power of two, as heapless advises),
+/// of which it uses one fewer.
+type HeaplessQueue = heapless::spsc::Queue<u64, CAPACITY_EVENTS>;
+
 /// crossbeam's queue has no batch calls: batches are loops of single calls.
 struct Cb(std::sync::Arc<crossbeam_queue::ArrayQueue<u64>>);
 impl Tx for Cb {
@@ -125,59 +179,61 @@ impl Rx for Cb {
 /// Moves `events` events from a producer thread to this thread; returns the
 /// time from the start of both to the consumer's last receive.
 fn run<P: Tx, C: Rx>(mut tx: P, mut rx: C, events: u64, batch: usize) -> Duration {
-    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
-    let b = barrier.clone();
-    let producer = std::thread::spawn(move || {
-        let src: Vec<u64> = (0..batch as u64).collect();
-        b.wait();
-        let mut sent = 0u64;
-        while sent < events {
-            if batch == 1 {
-                if tx.send_one(sent) {
-                    sent += 1;
+    let barrier = std::sync::Barrier::new(2);
+    let b = &barrier;
+    std::thread::scope(|s| {
+        let producer = s.spawn(move || {
+            let src: Vec<u64> = (0..batch as u64).collect();
+            b.wait();
+            let mut sent = 0u64;
+            while sent < events {
+                if batch == 1 {
+                    if tx.send_one(sent) {
+                        sent += 1;
+                    } else {
+                        std::hint::spin_loop();
+                    }
                 } else {
-                    std::hint::spin_loop();
+                    let want = (events - sent).min(batch as u64) as usize;
+                    let n = tx.send(&src[..want]);
+                    if n == 0 {
+                        std::hint::spin_loop();
+                    }
+                    sent += n as u64;
+                }
+            }
+            drop(tx); // hands over hspc's last partial buffer
+        });
+        let mut dst = vec![0u64; batch];
+        let mut received = 0u64;
+        let mut checksum = 0u64;
+        barrier.wait();
+        let start = Instant::now();
+        while received < events {
+            if batch == 1 {
+                match rx.recv_one() {
+                    Some(v) => {
+                        checksum = checksum.wrapping_add(v);
+                        received += 1;
+                    }
+                    None => std::hint::spin_loop(),
                 }
             } else {
-                let want = (events - sent).min(batch as u64) as usize;
-                let n = tx.send(&src[..want]);
+                let n = rx.recv(&mut dst);
                 if n == 0 {
                     std::hint::spin_loop();
                 }
-                sent += n as u64;
-            }
-        }
-        drop(tx); // hands over hspc's last partial buffer
-    });
-    let mut dst = vec![0u64; batch];
-    let mut received = 0u64;
-    let mut checksum = 0u64;
-    barrier.wait();
-    let start = Instant::now();
-    while received < events {
-        if batch == 1 {
-            match rx.recv_one() {
-                Some(v) => {
+                for &v in &dst[..n] {
                     checksum = checksum.wrapping_add(v);
-                    received += 1;
                 }
-                None => std::hint::spin_loop(),
+                received += n as u64;
             }
-        } else {
-            let n = rx.recv(&mut dst);
-            if n == 0 {
-                std::hint::spin_loop();
-            }
-            for &v in &dst[..n] {
-                checksum = checksum.wrapping_add(v);
-            }
-            received += n as u64;
         }
-    }
-    let elapsed = start.elapsed();
-    black_box(checksum);
-    producer.join().expect("producer panicked");
-    elapsed
+        let elapsed = start.elapsed();
+        black_box(checksum);
+        producer.join().expect("producer panicked");
+        elapsed
+    })
 }
 
 fn hspc_pair(config: hspc::Config) -> (hspc::Producer<u64>, hspc::Consumer<u64>) {
@@ -219,6 +275,28 @@ fn bench(c: &mut Criterion) {
                 (0..iters)
                     .map(|_| {
                         let (tx, rx) = rtrb::RingBuffer::new(CAPACITY_EVENTS);
+                        run(tx, rx, EVENTS, batch)
+                    })
+                    .sum()
+            })
+        });
+        group.bench_function(id("ringbuf"), |b| {
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|_| {
+                        let rb = ringbuf::HeapRb::<u64>::new(CAPACITY_EVENTS);
+                        let (tx, rx) = ringbuf::traits::Split::split(rb);
+                        run(tx, rx, EVENTS, batch)
+                    })
+                    .sum()
+            })
+        });
+        group.bench_function(id("heapless"), |b| {
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|_| {
+                        let mut q = Box::new(HeaplessQueue::new());
+                        let (tx, rx) = q.split();
                         run(tx, rx, EVENTS, batch)
                     })
                     .sum()
