@@ -73,6 +73,88 @@ pub const DEFAULT_EVENT_BYTES: usize = 24;
 /// its first configuration while the whole budget lasts.
 const STEP_ENDS: [f64; 7] = [0.10, 0.16, 0.29, 0.37, 0.45, 0.70, 0.95];
 
+/// Where step `i`'s sweep stops starting configurations: 70 % of the way to its
+/// end in [`STEP_ENDS`]; the rest settles the step's choice (see [`settle`]).
+fn sweep_end(i: usize) -> f64 {
+    let start = if i == 0 { 0.0 } else { STEP_ENDS[i - 1] };
+    start + 0.7 * (STEP_ENDS[i] - start)
+}
+
+/// Pairs of runs that settle a step's choice: at least 6 (the exact signed-rank
+/// interval at 95 % cannot exclude 1 with fewer), at most 12.
+const SETTLE_PAIRS: (usize, usize) = (6, 12);
+
+/// Settle a step's choice: its two fastest configurations run again, alternately
+/// (the order flipped each pair, so drift hits both alike), until the paired
+/// interval of their ratio separates them or shows them equivalent, or
+/// [`SETTLE_PAIRS`]`.1` pairs ran; after the first [`SETTLE_PAIRS`]`.0` pairs, also
+/// when the budget reaches `share`. The repeats go into the rows (their
+/// medians then rank them) and a note says what the data shows.
+fn settle(
+    step: &mut Step,
+    budget: &Budget,
+    share: f64,
+    run: &mut dyn FnMut(&Row) -> Result<f64, String>,
+) -> Result<(), String> {
+    let mut ranked: Vec<usize> = (0..step.rows.len())
+        .filter(|&i| step.rows[i].config.is_some() && step.rows[i].events > 0)
+        .collect();
+    ranked.sort_by(|&x, &y| {
+        step.rows[x]
+            .per_event()
+            .total_cmp(&step.rows[y].per_event())
+    });
+    let [a, b] = match ranked[..] {
+        [a, b, ..] => [a, b],
+        _ => return Ok(()),
+    };
+    let mut verdict = None;
+    for k in 0..SETTLE_PAIRS.1 {
+        let settled = verdict.is_some_and(|c: crate::stats::Comparison| {
+            c.outcome != crate::model::Outcome::Inconclusive
+        });
+        let out_of_time = if k < SETTLE_PAIRS.0 {
+            !budget.left_until(1.0)
+        } else {
+            !budget.left_until(share)
+        };
+        if settled || out_of_time {
+            break;
+        }
+        for i in if k % 2 == 0 { [a, b] } else { [b, a] } {
+            let v = run(&step.rows[i])?;
+            step.rows[i].repeats.push(v);
+        }
+        verdict = crate::stats::compare_paired(&step.rows[a].repeats, &step.rows[b].repeats);
+    }
+    let (ra, rb) = (&step.rows[a], &step.rows[b]);
+    let note = match verdict {
+        None => format!(
+            "{} and {} were not repeated (budget): the choice rests on one run each",
+            ra.label, rb.label
+        ),
+        Some(c) => {
+            let r = c.ratio;
+            let (faster, slower, ratio, lo, hi) = if r.value <= 1.0 {
+                (&ra.label, &rb.label, 1.0 / r.value, 1.0 / r.hi, 1.0 / r.lo)
+            } else {
+                (&rb.label, &ra.label, r.value, r.lo, r.hi)
+            };
+            let verdict = match c.outcome {
+                crate::model::Outcome::Different => "faster",
+                crate::model::Outcome::Equivalent => "indistinguishable (within ±3 %)",
+                crate::model::Outcome::Inconclusive => "cannot be told apart with these runs",
+            };
+            format!(
+                "settled over {} paired runs: {faster} vs {slower}: the second takes {ratio:.3}× as long per event (95 % CI {lo:.3}–{hi:.3}): {verdict}",
+                r.n
+            )
+        }
+    };
+    step.notes.push(note);
+    Ok(())
+}
+
 /// The event size Stage One uses for `n` requested bytes.
 pub fn event_size_for(n: usize) -> Result<usize, String> {
     if n == 0 {
@@ -113,6 +195,9 @@ pub struct Row {
     /// Stage One channel runs: context switches of the producer and of the
     /// consumer thread from the start gate to their last event.
     pub switches: Option<[Switches; 2]>,
+    /// Seconds per event of the repeated runs that settled the step's choice (see
+    /// `settle`), paired by round with the runner-up's.
+    pub repeats: Vec<f64>,
 }
 
 /// Context switches of one thread (`getrusage(RUSAGE_THREAD)`).
@@ -179,9 +264,22 @@ struct Run {
 }
 
 impl Row {
-    /// Seconds per event.
+    /// Seconds per event: of the run, or the median over it and its repeats.
     pub fn per_event(&self) -> f64 {
-        self.secs / self.events.max(1) as f64
+        let first = self.secs / self.events.max(1) as f64;
+        if self.repeats.is_empty() {
+            return first;
+        }
+        let mut all = self.repeats.clone();
+        all.push(first);
+        crate::stats::median(&all)
+    }
+
+    /// Seconds per event of every run of this configuration, the first one last.
+    pub fn per_event_runs(&self) -> Vec<f64> {
+        let mut all = self.repeats.clone();
+        all.push(self.secs / self.events.max(1) as f64);
+        all
     }
 }
 
@@ -380,8 +478,8 @@ pub fn tune_channel(
         _ => stage_one::<1024>(run_s, pair, &budget, progress),
     }?;
     // Stage Two: 128-byte events get the first half of what is left, 24-byte the rest.
-    let (s128, b128) = stage_two::<16>(run_s, one_best, pair, &budget, STEP_ENDS[5], progress)?;
-    let (s24, b24) = stage_two::<3>(run_s, one_best, pair, &budget, STEP_ENDS[6], progress)?;
+    let (s128, b128) = stage_two::<16>(run_s, one_best, pair, &budget, 5, progress)?;
+    let (s24, b24) = stage_two::<3>(run_s, one_best, pair, &budget, 6, progress)?;
     steps.push(s128);
     steps.push(s24);
     let (best, best_pinned, best_why) = match (event_bytes, b24, b128) {
@@ -504,6 +602,74 @@ pub fn config_json(c: &Config) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn two_configs(a_s: f64, b_s: f64) -> Step {
+        let mut step = Step::new("stage one: test");
+        for (b, secs) in [(1024, a_s), (4096, b_s)] {
+            step.rows.push(Row {
+                label: format!("{b} B"),
+                config: Some(Config::n_buffer(3, b)),
+                events: 1000,
+                secs,
+                cut: false,
+                pinned: None,
+                switches: None,
+                repeats: Vec::new(),
+            });
+        }
+        step
+    }
+
+    fn budget() -> Budget {
+        Budget {
+            start: Instant::now(),
+            total: 60.0,
+            run_limit_s: 1.0,
+        }
+    }
+
+    #[test]
+    fn settling_separates_a_real_difference_and_keeps_the_runs() {
+        // The first single run made the slower configuration look faster.
+        let mut step = two_configs(1.3e-5, 1.0e-5);
+        let mut k = 0u32;
+        settle(&mut step, &budget(), 1.0, &mut |row| {
+            k += 1;
+            let wobble = 1.0 + 0.01 * f64::from(k % 3);
+            Ok(wobble
+                * if row.config.unwrap().buffer_bytes == 1024 {
+                    1.0e-8
+                } else {
+                    1.2e-8
+                })
+        })
+        .unwrap();
+        assert!(step.rows.iter().all(|r| r.repeats.len() >= SETTLE_PAIRS.0));
+        assert_eq!(step.best().unwrap().label, "1024 B");
+        let note = step.notes.last().unwrap();
+        assert!(
+            note.contains("1024 B vs 4096 B") && note.ends_with("faster"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn settling_says_when_two_configurations_cannot_be_told_apart() {
+        let mut step = two_configs(1.0e-5, 1.1e-5);
+        let mut k = 0u32;
+        settle(&mut step, &budget(), 1.0, &mut |_| {
+            k += 1;
+            Ok(1e-8 * (1.0 + 0.2 * f64::from(k % 5) - 0.4))
+        })
+        .unwrap();
+        let note = step.notes.last().unwrap();
+        assert!(
+            note.ends_with("cannot be told apart with these runs")
+                || note.ends_with("indistinguishable (within ±3 %)"),
+            "{note}"
+        );
+        assert!(step.rows[0].repeats.len() <= SETTLE_PAIRS.1);
+    }
 
     #[test]
     fn event_sizes_round_up_and_reject_nonsense() {

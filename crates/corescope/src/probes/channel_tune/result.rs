@@ -57,12 +57,14 @@ fn step_table(s: &Step) -> Table {
                 json!(row.label),
                 json!(row.secs),
                 json!(row.events),
-                json!(row.events as f64 / row.secs.max(1e-12)),
+                json!(1.0 / row.per_event().max(1e-15)),
                 s.reference_s
                     .map(|x| json!(row.per_event() / x))
                     .unwrap_or(Value::Null),
                 json!(row.cut),
                 json!(best.is_some_and(|b| std::ptr::eq(b, row))),
+                json!(1 + row.repeats.len()),
+                json!(row.per_event() * 1e9),
             ];
             if with_affinity {
                 cells.push(json!(row.pinned.map(affinity_name)));
@@ -81,6 +83,8 @@ fn step_table(s: &Step) -> Table {
         reference,
         "cut",
         "best",
+        "runs",
+        "ns_per_event",
     ]
     .map(String::from)
     .to_vec();
@@ -197,6 +201,7 @@ mod tests {
             cut: false,
             pinned,
             switches: None,
+            repeats: Vec::new(),
         }
     }
 

@@ -195,6 +195,7 @@ fn sweep<const N: usize>(
             cut: moved < events,
             pinned: None,
             switches: run.switches,
+            repeats: Vec::new(),
         });
     }
     Ok(())
@@ -222,6 +223,7 @@ fn baseline_step<const N: usize>(m: u64, cpus: Pair<'_>, progress: &mut dyn FnMu
             cut: false,
             pinned: None,
             switches: None,
+            repeats: Vec::new(),
         });
         secs
     };
@@ -245,6 +247,7 @@ fn baseline_step<const N: usize>(m: u64, cpus: Pair<'_>, progress: &mut dyn FnMu
         cut: false,
         pinned: None,
         switches: None,
+        repeats: Vec::new(),
     });
     progress(&format!(
         "stage one: baseline {:.1} ms, p0 {:.1} ms",
@@ -263,23 +266,30 @@ struct Sweeper<'a, 'p> {
 }
 
 impl Sweeper<'_, '_> {
-    /// A step that runs `configs` until the budget reaches `share`.
+    /// Step `i`: runs `configs` until the budget reaches [`sweep_end`]`(i)`, then
+    /// settles the choice between the two fastest by [`STEP_ENDS`]`[i]`.
     fn step<const N: usize>(
         &mut self,
         title: impl Into<String>,
         configs: &[Config],
-        share: f64,
+        i: usize,
     ) -> Result<Step, String> {
         let mut step = Step::new(title);
+        let (m, cpus, budget) = (self.m, self.cpus, self.budget);
         sweep::<N>(
             &mut step,
             configs,
-            self.m,
-            self.cpus,
-            self.budget,
-            share,
+            m,
+            cpus,
+            budget,
+            sweep_end(i),
             self.progress,
         )?;
+        settle(&mut step, budget, STEP_ENDS[i], &mut |row| {
+            let c = row.config.ok_or("settling a row without a configuration")?;
+            let run = channel_run::<N>(c, events_for::<N>(&c, m), cpus, budget.run_cut())?;
+            Ok(run.secs / run.moved.max(1) as f64)
+        })?;
         Ok(step)
     }
 }
@@ -311,18 +321,10 @@ pub(super) fn stage_one<const N: usize>(
 
     let start = Config::n_buffer(3, 4096);
     let configs = PADDINGS.map(|p| start.with_padding(p));
-    let pad = sw.step::<N>(
-        "stage one: padding between buffers (loop 1)",
-        &configs,
-        STEP_ENDS[0],
-    )?;
+    let pad = sw.step::<N>("stage one: padding between buffers (loop 1)", &configs, 0)?;
     let padding = best_of(&pad, |c| c.padding_bytes).unwrap_or(start.padding_bytes);
     let configs = STACK_OFFSETS.map(|b| start.with_padding(padding).with_stack_offset(b));
-    let mut stack = sw.step::<N>(
-        "stage one: producer stack offset (loop 2)",
-        &configs,
-        STEP_ENDS[1],
-    )?;
+    let mut stack = sw.step::<N>("stage one: producer stack offset (loop 2)", &configs, 1)?;
     stack.notes.push(
         "stack +N B: the producer's loop runs N bytes lower on its stack than the \
          consumer's (hspc::stack::with_stack_offset; seed 004 p4_adjuststack)"
@@ -361,7 +363,7 @@ fn size_steps<const N: usize>(
         .filter(|&&b| b >= N)
         .map(|&b| laid_out(3, b))
         .collect();
-    let sizes = sw.step::<N>("stage one: buffer size, 3 buffers", &configs, STEP_ENDS[2])?;
+    let sizes = sw.step::<N>("stage one: buffer size, 3 buffers", &configs, 2)?;
     let mut ranked: Vec<(f64, usize)> = sizes
         .rows
         .iter()
@@ -381,7 +383,7 @@ fn size_steps<const N: usize>(
     let counts = sw.step::<N>(
         format!("stage one: buffers × the {KEEP_SIZES} fastest sizes"),
         &configs,
-        STEP_ENDS[3],
+        3,
     )?;
     Ok([sizes, counts])
 }
@@ -399,7 +401,7 @@ fn wait_step<const N: usize>(sw: &mut Sweeper<'_, '_>, layout: Config) -> Result
         wait: WaitStrategy::SpinPause,
         ..layout
     });
-    let mut waits = sw.step::<N>("stage one: wait strategy", &configs, STEP_ENDS[4])?;
+    let mut waits = sw.step::<N>("stage one: wait strategy", &configs, 4)?;
     waits.show_switches = true;
     waits.notes.push(
         "ctx sw: context switches of each thread (getrusage RUSAGE_THREAD) from the start \
@@ -415,7 +417,7 @@ fn best_per_event(steps: &[Step]) -> Option<Config> {
     steps
         .iter()
         .flat_map(|s| s.rows.iter())
-        .filter_map(|r| r.config.map(|c| (r.secs / r.events.max(1) as f64, c)))
+        .filter_map(|r| r.config.map(|c| (r.per_event(), c)))
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .map(|x| x.1)
 }

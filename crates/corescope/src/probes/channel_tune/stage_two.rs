@@ -355,9 +355,10 @@ pub(super) fn stage_two<const W: usize>(
     layout: Config,
     cpus: Pair<'_>,
     budget: &Budget,
-    share: f64,
+    step_index: usize,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Step, Option<(Config, bool)>), String> {
+    let share = sweep_end(step_index);
     let bytes = W * 8;
     let mut step = Step::new(format!("stage two: fib, {bytes}-byte events"));
     // Choose n so that the unprofiled run takes about `run_s`.
@@ -376,6 +377,7 @@ pub(super) fn stage_two<const W: usize>(
             cut: false,
             pinned: Some(cpus.cpus.0.is_some()),
             switches: None,
+            repeats: Vec::new(),
         });
     }
     step.reference_s = Some(lines[1].1 / events.max(1) as f64);
@@ -433,8 +435,19 @@ pub(super) fn stage_two<const W: usize>(
             cut,
             pinned: Some(pinned),
             switches: None,
+            repeats: Vec::new(),
         });
     }
+    settle(&mut step, budget, STEP_ENDS[step_index], &mut |row| {
+        let c = row.config.ok_or("settling a row without a configuration")?;
+        let pair = if row.pinned == Some(true) {
+            cpus
+        } else {
+            cpus.unpinned()
+        };
+        let (secs, moved, _) = fib_channel::<W>(c, n, pair, &reference, budget.run_cut())?;
+        Ok(secs / moved.max(1) as f64)
+    })?;
     if let Some(note) = affinity_note(&step) {
         step.notes.push(note);
     }
@@ -488,6 +501,7 @@ mod tests {
             cut: false,
             pinned: Some(pinned),
             switches: None,
+            repeats: Vec::new(),
         };
         let mut step = Step::new("stage two: test");
         step.rows.push(row(None, 1.0, true));
