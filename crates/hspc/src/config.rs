@@ -136,6 +136,22 @@ pub struct Config {
     /// [`stack::with_stack_offset`](crate::stack::with_stack_offset) with it.
     /// 0 (the default, and what files without the field read as): no shift.
     pub stack_offset_bytes: usize,
+    /// Where the tuner measured this configuration at its best: the producer and
+    /// the consumer pinned to these CPUs (seed 004 §4.1, "use processor
+    /// affinity"); `None` (the default): left to the OS. hspc starts no threads,
+    /// so the channel itself ignores it: pin the two threads there.
+    pub affinity: Option<Affinity>,
+}
+
+/// The CPUs a producer and a consumer ran on (OS CPU numbers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
+pub struct Affinity {
+    /// The producer's CPU.
+    pub producer_cpu: u32,
+    /// The consumer's CPU.
+    pub consumer_cpu: u32,
 }
 
 /// Default buffer size: 4 KiB, the seed's spinlock sweet spot (§4.2, "2048
@@ -157,6 +173,7 @@ impl Default for Config {
             padding_bytes: CACHE_LINE,
             wait: WaitStrategy::SpinThenPark,
             stack_offset_bytes: 0,
+            affinity: None,
         }
     }
 }

@@ -58,5 +58,6 @@ pub use channel::{
 #[cfg(not(loom))]
 pub use channel::{ReadChunk, WriteChunk};
 pub use config::{
-    Config, ConfigError, Geometry, Mode, WaitStrategy, DEFAULT_BUFFERS, DEFAULT_BUFFER_BYTES,
+    Affinity, Config, ConfigError, Geometry, Mode, WaitStrategy, DEFAULT_BUFFERS,
+    DEFAULT_BUFFER_BYTES,
 };

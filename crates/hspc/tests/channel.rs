@@ -196,6 +196,7 @@ fn any_config(min_bytes: usize) -> impl Strategy<Value = Config> {
                 padding_bytes,
                 wait,
                 stack_offset_bytes: 0,
+                affinity: None,
             },
         )
 }

@@ -500,6 +500,17 @@ pub fn tune_channel(
         ),
     };
     let best_why = format!("{best_why}, affinity {}", affinity_name(best_pinned));
+    // The affinity it was measured with goes into the configuration.
+    let best = Config {
+        affinity: match (best_pinned, cpus) {
+            (true, (Some(producer_cpu), Some(consumer_cpu))) => Some(hspc::Affinity {
+                producer_cpu,
+                consumer_cpu,
+            }),
+            _ => None,
+        },
+        ..best
+    };
     Ok(Report {
         placement,
         cpus,
@@ -683,10 +694,16 @@ mod tests {
 
     #[test]
     fn the_config_file_round_trips() {
-        let c = Config::n_buffer(4, 2500)
-            .with_padding(32)
-            .with_wait(WaitStrategy::SpinBackoff)
-            .with_stack_offset(512);
+        let c = Config {
+            affinity: Some(hspc::Affinity {
+                producer_cpu: 0,
+                consumer_cpu: 3,
+            }),
+            ..Config::n_buffer(4, 2500)
+                .with_padding(32)
+                .with_wait(WaitStrategy::SpinBackoff)
+                .with_stack_offset(512)
+        };
         let back: Config = serde_json::from_str(&config_json(&c)).unwrap();
         assert_eq!(back, c);
     }
