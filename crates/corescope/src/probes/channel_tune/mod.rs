@@ -198,6 +198,28 @@ pub struct Row {
     /// Seconds per event of the repeated runs that settled the step's choice (see
     /// `settle`), paired by round with the runner-up's.
     pub repeats: Vec<f64>,
+    /// Stage Two channel runs: CPU time of the producer and of the consumer thread
+    /// (`CLOCK_THREAD_CPUTIME_ID`) from the start gate to their end, as a share of
+    /// the run's wall time (seed 004 §4: the producer ~100 %, the consumer ~41 %).
+    pub cpu_share: Option<[f64; 2]>,
+}
+
+/// CPU time of the calling thread so far, in seconds; `None` where the OS does not
+/// say.
+fn thread_cpu_s() -> Option<f64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid `timespec` to write; CLOCK_THREAD_CPUTIME_ID is a
+    // clock POSIX defines and Linux has had since 2.6.12.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+}
+
+/// CPU seconds of the calling thread since `before` (a [`thread_cpu_s`] reading).
+fn thread_cpu_since(before: Option<f64>) -> Option<f64> {
+    Some(thread_cpu_s()? - before?)
 }
 
 /// Context switches of one thread (`getrusage(RUSAGE_THREAD)`).
@@ -626,6 +648,7 @@ mod tests {
                 pinned: None,
                 switches: None,
                 repeats: Vec::new(),
+                cpu_share: None,
             });
         }
         step

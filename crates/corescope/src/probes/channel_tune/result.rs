@@ -19,6 +19,11 @@ pub(super) fn measurement(r: &Report) -> Measurement {
             .extend(s.notes.iter().map(|n| format!("{}: {n}", s.title)));
         m.points.extend(step_points(s, r.cpus.0.is_some()));
     }
+    for s in &r.steps {
+        if let Some(note) = cpu_note(s) {
+            m.findings.push(note);
+        }
+    }
     m.findings.push(format!(
         "best: {} ({})",
         super::describe(&r.best),
@@ -48,6 +53,7 @@ fn step_table(s: &Step) -> Table {
         "x_baseline"
     };
     let with_affinity = s.rows.iter().any(|r| r.pinned.is_some());
+    let with_cpu = s.rows.iter().any(|r| r.cpu_share.is_some());
     let best = s.best();
     let rows = s
         .rows
@@ -71,6 +77,10 @@ fn step_table(s: &Step) -> Table {
             }
             if s.show_switches {
                 cells.extend(switch_cells(row));
+            }
+            if with_cpu {
+                let share = |k: usize| row.cpu_share.map(|c| c[k]);
+                cells.extend([json!(share(0)), json!(share(1))]);
             }
             cells
         })
@@ -97,11 +107,28 @@ fn step_table(s: &Step) -> Table {
             columns.push(format!("{side}_voluntary_per_1e6"));
         }
     }
+    if with_cpu {
+        columns.push("producer_cpu_share".into());
+        columns.push("consumer_cpu_share".into());
+    }
     Table {
         name: s.title.clone(),
         columns,
         rows,
     }
+}
+
+/// The CPU the best row's producer and consumer used, as seed 004 reports it.
+fn cpu_note(s: &Step) -> Option<String> {
+    let best = s.best()?;
+    let [p, c] = best.cpu_share?;
+    Some(format!(
+        "{}: the fastest run ({}) kept the producer busy {:.0} % and the consumer {:.0} % of the time (thread CPU time ÷ wall time; seed 004: about 100 % and 41 %)",
+        s.title,
+        best.label,
+        p * 100.0,
+        c * 100.0
+    ))
 }
 
 /// Context switches of producer and consumer per 10^6 events (all, voluntary).
@@ -202,6 +229,7 @@ mod tests {
             pinned,
             switches: None,
             repeats: Vec::new(),
+            cpu_share: None,
         }
     }
 

@@ -196,6 +196,7 @@ fn sweep<const N: usize>(
             pinned: None,
             switches: run.switches,
             repeats: Vec::new(),
+            cpu_share: None,
         });
     }
     Ok(())
@@ -224,6 +225,7 @@ fn baseline_step<const N: usize>(m: u64, cpus: Pair<'_>, progress: &mut dyn FnMu
             pinned: None,
             switches: None,
             repeats: Vec::new(),
+            cpu_share: None,
         });
         secs
     };
@@ -248,6 +250,7 @@ fn baseline_step<const N: usize>(m: u64, cpus: Pair<'_>, progress: &mut dyn FnMu
         pinned: None,
         switches: None,
         repeats: Vec::new(),
+        cpu_share: None,
     });
     progress(&format!(
         "stage one: baseline {:.1} ms, p0 {:.1} ms",

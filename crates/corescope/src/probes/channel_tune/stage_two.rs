@@ -165,13 +165,25 @@ fn time<R>(f: impl FnOnce() -> R) -> (f64, R) {
 /// Fibonacci through a channel made with `config`; the consumer profiles. Returns
 /// the time from the start gate to the consumer's last event, checked against
 /// `reference`.
+/// One Stage Two channel run.
+struct FibRun {
+    /// From the start gate to the consumer's last event.
+    secs: f64,
+    /// Events moved.
+    moved: u64,
+    /// Stopped at the cut before the computation ended.
+    cut: bool,
+    /// Producer's and consumer's CPU time as a share of `secs`.
+    cpu_share: Option<[f64; 2]>,
+}
+
 fn fib_channel<const W: usize>(
     config: Config,
     n: u64,
     cpus: Pair<'_>,
     reference: &ProfileData,
     cut: Instant,
-) -> Result<(f64, u64, bool), String> {
+) -> Result<FibRun, String> {
     let (tx, mut rx) = hspc::channel::<Prof<W>>(config).map_err(|e| e.to_string())?;
     let gate = Barrier::new(2);
     std::thread::scope(|s| {
@@ -183,25 +195,29 @@ fn fib_channel<const W: usize>(
                 cut,
             };
             gate.wait();
+            let cpu = thread_cpu_s();
             with_stack_offset(config.stack_offset_bytes, || {
                 black_box(fib(n, 0, &mut sink));
             });
-            (sink.seq, sink.tx.is_none())
+            (sink.seq, sink.tx.is_none(), thread_cpu_since(cpu))
         });
         let c = s.spawn(|| {
             cpus.pin_consumer();
             let mut p = ProfileData::default();
             gate.wait();
-            let t = Instant::now();
+            let (t, cpu) = (Instant::now(), thread_cpu_s());
             while let Ok(e) = rx.pop() {
                 p.record(&e);
             }
-            (t.elapsed().as_secs_f64(), p)
+            (t.elapsed().as_secs_f64(), p, thread_cpu_since(cpu))
         });
-        let (secs, p) = c.join().map_err(|_| "the consumer panicked".to_string())?;
-        let (sent, was_cut) = prod
+        let (secs, p, consumer_cpu) = c.join().map_err(|_| "the consumer panicked".to_string())?;
+        let (sent, was_cut, producer_cpu) = prod
             .join()
             .map_err(|_| "the producer panicked".to_string())?;
+        let cpu_share = producer_cpu
+            .zip(consumer_cpu)
+            .map(|(p, c)| [p / secs.max(1e-12), c / secs.max(1e-12)]);
         if was_cut {
             // A prefix of the stream: in order, every return matching its call.
             if p.bad != 0 || p.events != sent {
@@ -212,7 +228,12 @@ fn fib_channel<const W: usize>(
                     p.bad
                 ));
             }
-            return Ok((secs, sent, true));
+            return Ok(FibRun {
+                secs,
+                moved: sent,
+                cut: true,
+                cpu_share,
+            });
         }
         if &p != reference {
             return Err(format!(
@@ -223,7 +244,12 @@ fn fib_channel<const W: usize>(
                 p.bad
             ));
         }
-        Ok((secs, p.events, false))
+        Ok(FibRun {
+            secs,
+            moved: p.events,
+            cut: false,
+            cpu_share,
+        })
     })
 }
 
@@ -378,6 +404,7 @@ pub(super) fn stage_two<const W: usize>(
             pinned: Some(cpus.cpus.0.is_some()),
             switches: None,
             repeats: Vec::new(),
+            cpu_share: None,
         });
     }
     step.reference_s = Some(lines[1].1 / events.max(1) as f64);
@@ -417,7 +444,8 @@ pub(super) fn stage_two<const W: usize>(
             break;
         }
         let pair = if pinned { cpus } else { cpus.unpinned() };
-        let (secs, moved, cut) = fib_channel::<W>(c, n, pair, &reference, budget.run_cut())?;
+        let run = fib_channel::<W>(c, n, pair, &reference, budget.run_cut())?;
+        let (secs, moved, cut) = (run.secs, run.moved, run.cut);
         progress(&format!(
             "{}: {}, affinity {} ({}/{}) {:.1} ms",
             step.title,
@@ -436,6 +464,7 @@ pub(super) fn stage_two<const W: usize>(
             pinned: Some(pinned),
             switches: None,
             repeats: Vec::new(),
+            cpu_share: run.cpu_share,
         });
     }
     settle(&mut step, budget, STEP_ENDS[step_index], &mut |row| {
@@ -445,8 +474,8 @@ pub(super) fn stage_two<const W: usize>(
         } else {
             cpus.unpinned()
         };
-        let (secs, moved, _) = fib_channel::<W>(c, n, pair, &reference, budget.run_cut())?;
-        Ok(secs / moved.max(1) as f64)
+        let run = fib_channel::<W>(c, n, pair, &reference, budget.run_cut())?;
+        Ok(run.secs / run.moved.max(1) as f64)
     })?;
     if let Some(note) = affinity_note(&step) {
         step.notes.push(note);
@@ -474,11 +503,14 @@ mod tests {
         for w in [WaitStrategy::SpinThenPark, WaitStrategy::Condvar] {
             let c = Config::n_buffer(3, 1024).with_wait(w);
             let far = Instant::now() + std::time::Duration::from_secs(30);
-            let (_, moved, cut) =
-                fib_channel::<3>(c, 12, Pair::new((None, None), &REFUSED), &reference, far)
-                    .unwrap();
-            assert_eq!((moved, cut), (reference.events, false));
-            let (_, moved, cut) = fib_channel::<3>(
+            let run = fib_channel::<3>(c, 12, Pair::new((None, None), &REFUSED), &reference, far)
+                .unwrap();
+            assert_eq!((run.moved, run.cut), (reference.events, false));
+            // Both threads used some CPU, and no more than the wall time allows
+            // (with a little slack for the clocks' steps).
+            let [p, q] = run.cpu_share.expect("thread CPU clocks on Linux");
+            assert!(p > 0.0 && q > 0.0 && p < 1.5 && q < 1.5, "{p} {q}");
+            let FibRun { moved, cut, .. } = fib_channel::<3>(
                 c,
                 20,
                 Pair::new((None, None), &REFUSED),
@@ -502,6 +534,7 @@ mod tests {
             pinned: Some(pinned),
             switches: None,
             repeats: Vec::new(),
+            cpu_share: None,
         };
         let mut step = Step::new("stage two: test");
         step.rows.push(row(None, 1.0, true));
