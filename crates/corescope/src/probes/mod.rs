@@ -21,6 +21,7 @@ pub mod false_sharing;
 pub mod matmul;
 pub mod memory;
 pub mod mutex;
+pub mod numa;
 pub mod peak;
 pub mod pool;
 pub mod sharing;
@@ -36,6 +37,7 @@ pub fn registry() -> Vec<Box<dyn Probe>> {
         Box::new(compute::Compute),
         Box::new(peak::Peak),
         Box::new(memory::Memory),
+        Box::new(numa::Numa),
         Box::new(workload::Workload),
         Box::new(threads::Threads),
         Box::new(mutex::MutexProbe),
