@@ -242,7 +242,7 @@ impl Probe for Numa {
             &cpus,
             1,
             |_t| -> Result<(NodeBuffer, Binding), String> {
-                let mut b = NodeBuffer::new(words, c.mem_node, c.kind == Kind::Latency)?;
+                let mut b = NodeBuffer::new(words, Some(c.mem_node), c.kind == Kind::Latency)?;
                 match c.kind {
                     Kind::Read => b.as_mut_slice().fill(0x0101_0101_0101_0101),
                     Kind::Latency => {
@@ -497,9 +497,9 @@ unsafe impl Send for NodeBuffer {}
 unsafe impl Sync for NodeBuffer {}
 
 impl NodeBuffer {
-    /// Map `words` words (at least one page), bind them to `node`, and ask for
-    /// transparent huge pages when `huge`. Nothing is touched yet.
-    pub fn new(words: usize, node: u32, huge: bool) -> Result<Self, String> {
+    /// Map `words` words (at least one page), bind them to `node` (when known), and
+    /// ask for transparent huge pages when `huge`. Nothing is touched yet.
+    pub fn new(words: usize, node: Option<u32>, huge: bool) -> Result<Self, String> {
         let page = page_bytes();
         let bytes = (words.max(1) * 8).div_ceil(page) * page;
         // SAFETY: an anonymous private mapping at an address of the kernel's choosing;
@@ -529,16 +529,17 @@ impl NodeBuffer {
                 libc::madvise(raw, bytes, libc::MADV_HUGEPAGE);
             }
         }
-        let mbind = match bind(raw, bytes, node) {
-            Ok(()) => "ok".to_string(),
-            Err(e) => e,
+        let mbind = match node.map(|n| bind(raw, bytes, n)) {
+            Some(Ok(())) => "ok".to_string(),
+            Some(Err(e)) => e,
+            None => "not bound: the OS reports no NUMA node".to_string(),
         };
         Ok(Self {
             ptr,
             words: words.max(1),
             bytes,
             mbind,
-            node,
+            node: node.unwrap_or(0),
         })
     }
 
@@ -547,6 +548,11 @@ impl NodeBuffer {
         // SAFETY: the mapping holds at least `words` u64, zero-filled by the kernel
         // on first touch, and `&self` rules out a concurrent `&mut`.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.words) }
+    }
+
+    /// Start of the mapping (page-aligned).
+    pub fn as_ptr(&self) -> *const u64 {
+        self.ptr.as_ptr()
     }
 
     /// The words, mutably.
@@ -848,7 +854,7 @@ mod tests {
     fn the_binding_is_checked_page_by_page_here() {
         let topo = crate::topology::detect().unwrap();
         let node = cpu_nodes(&topo)[0].0;
-        let mut b = NodeBuffer::new(1 << 18, node, false).unwrap();
+        let mut b = NodeBuffer::new(1 << 18, Some(node), false).unwrap();
         b.as_mut_slice().fill(1);
         let c = b.check(CHECKED_PAGES);
         assert_eq!(c.checked, CHECKED_PAGES as u64);
@@ -863,7 +869,7 @@ mod tests {
             assert!(c.warning("cell", node).is_some());
         }
         // Untouched pages are not present: their node is unknown, never assumed.
-        let fresh = NodeBuffer::new(1 << 18, node, false).unwrap();
+        let fresh = NodeBuffer::new(1 << 18, Some(node), false).unwrap();
         let u = fresh.check(8);
         assert_eq!(u.on_node, 0, "{u:?}");
         assert!(u.warning("fresh", node).is_some());
@@ -871,7 +877,7 @@ mod tests {
 
     #[test]
     fn a_node_that_does_not_exist_is_refused_and_said() {
-        let mut b = NodeBuffer::new(1 << 12, 1000, false).unwrap();
+        let mut b = NodeBuffer::new(1 << 12, Some(1000), false).unwrap();
         assert_ne!(b.mbind, "ok");
         b.as_mut_slice().fill(1);
         let c = b.check(4);
