@@ -194,6 +194,12 @@ impl Probe for C2c {
         let (mut cas_t, mut rw_t) = (Vec::new(), Vec::new());
         for _ in 0..REPS {
             if ctx.expired() && !cas_t.is_empty() {
+                ctx.warnings.push(format!(
+                    "c2c {}↔{}: stopped at the probe's deadline after {} of {REPS} repetitions",
+                    c.a,
+                    c.b,
+                    cas_t.len()
+                ));
                 break;
             }
             // Fresh lines per repetition, mapped and first written by the first
