@@ -242,9 +242,8 @@ impl Probe for C2c {
                 Some(Err(e)) => return Err(ProbeError::Failed(format!("{}↔{}: {e}", c.a, c.b))),
                 Some(Ok(p)) if node.is_some() => {
                     let b = p.buf.check(1);
-                    if let Some(w) =
-                        b.warning(&format!("c2c line of {}↔{}", c.a, c.b), node.unwrap_or(0))
-                    {
+                    let cell = format!("line of {}↔{}", c.a, c.b);
+                    for w in b.warnings("c2c", &cell, node.unwrap_or(0)) {
                         if !ctx.warnings.contains(&w) {
                             ctx.warnings.push(w);
                         }

@@ -290,7 +290,7 @@ impl Probe for Numa {
             .filter_map(|r| r.first()?.as_ref().ok().map(|(_, b)| b.clone()))
             .collect();
         let total = Binding::sum(&bindings);
-        if let Some(w) = total.warning(&case.label, c.mem_node) {
+        for w in total.warnings("numa", &case.label, c.mem_node) {
             m.warnings.push(w);
         }
         m.tables.push(Table {
@@ -718,11 +718,17 @@ impl Binding {
         t
     }
 
-    /// A sentence when pages were elsewhere, unchecked, or not bound.
-    pub fn warning(&self, cell: &str, node: u32) -> Option<String> {
-        let mut parts = Vec::new();
+    /// Sentences when the memory was not bound, pages were elsewhere, or their node
+    /// is unknown. What holds for the whole probe (a refused `mbind`, a refused query)
+    /// names only `who` and the node, so it is said once, not once per cell; what is
+    /// particular to a cell (pages elsewhere, pages not present) names the cell.
+    pub fn warnings(&self, who: &str, cell: &str, node: u32) -> Vec<String> {
+        let mut out = Vec::new();
         if self.mbind != "ok" {
-            parts.push(format!("{} (memory placed by first touch)", self.mbind));
+            out.push(format!(
+                "{who}: {} (memory placed by first touch)",
+                self.mbind
+            ));
         }
         if !self.elsewhere.is_empty() {
             let where_: Vec<String> = self
@@ -730,22 +736,22 @@ impl Binding {
                 .iter()
                 .map(|(n, k)| format!("{k} on node {n}"))
                 .collect();
-            parts.push(format!(
-                "{} of {} checked pages not on node {node} ({})",
+            out.push(format!(
+                "{who} {cell}: {} of {} checked pages not on node {node} ({})",
                 self.checked - self.on_node - self.unknown,
                 self.checked,
                 where_.join(", ")
             ));
         }
         if let Some(e) = &self.query_error {
-            parts.push(format!("binding unchecked: {e}"));
+            out.push(format!("{who}: binding unchecked: {e}"));
         } else if self.unknown > 0 {
-            parts.push(format!(
-                "{} of {} checked pages of unknown node",
+            out.push(format!(
+                "{who} {cell}: {} of {} checked pages of unknown node (not present)",
                 self.unknown, self.checked
             ));
         }
-        (!parts.is_empty()).then(|| format!("numa {cell}: {}", parts.join("; ")))
+        out
     }
 }
 
@@ -863,16 +869,16 @@ mod tests {
         if c.mbind == "ok" && c.query_error.is_none() {
             // Bound and touched: every checked page is on the node, and no warning.
             assert_eq!(c.on_node, c.checked, "{c:?}");
-            assert_eq!(c.warning("cell", node), None);
+            assert!(c.warnings("numa", "cell", node).is_empty());
         } else {
             // Refused here (a container): the cell says so instead of assuming.
-            assert!(c.warning("cell", node).is_some());
+            assert!(!c.warnings("numa", "cell", node).is_empty());
         }
         // Untouched pages are not present: their node is unknown, never assumed.
         let fresh = NodeBuffer::new(1 << 18, Some(node), false).unwrap();
         let u = fresh.check(8);
         assert_eq!(u.on_node, 0, "{u:?}");
-        assert!(u.warning("fresh", node).is_some());
+        assert!(!u.warnings("numa", "fresh", node).is_empty());
     }
 
     #[test]
@@ -882,8 +888,8 @@ mod tests {
         b.as_mut_slice().fill(1);
         let c = b.check(4);
         let w = c
-            .warning("read CPUs node 0 ← memory node 1000", 1000)
-            .unwrap();
+            .warnings("numa", "read CPUs node 0 ← memory node 1000", 1000)
+            .join("; ");
         assert!(w.contains("mbind"), "{w}");
         assert!(
             w.contains("not on node 1000") || w.contains("unchecked"),
