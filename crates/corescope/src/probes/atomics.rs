@@ -335,6 +335,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn big_teams_look_at_the_clock_more_often() {
+        assert_eq!(check_every(1), CHECK_EVERY);
+        assert_eq!(check_every(4), CHECK_EVERY / 4);
+        assert_eq!(check_every(2048), 1);
+        assert_eq!(check_every(0), CHECK_EVERY);
+        // A past end stops after one window of operations.
+        let s = Shared::default();
+        let (ok, _) = hammer_every(&s, Method::Mutex, 0, check_every(2048));
+        assert_eq!(ok, 1);
+    }
+
+    #[test]
     fn no_method_loses_an_increment() {
         for method in Method::ALL {
             let s = Shared::default();

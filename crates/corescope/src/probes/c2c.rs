@@ -456,6 +456,36 @@ mod tests {
     }
 
     #[test]
+    fn every_pair_gets_a_fresh_page_on_the_first_cpus_node() {
+        let topo = crate::topology::detect().unwrap();
+        let node = topo.allowed_pus().next().and_then(|p| p.numa_node);
+        let a = LinePage::new(node).unwrap();
+        let b = LinePage::new(node).unwrap();
+        // Two live pages never share a line; each starts at zero, written by its maker.
+        assert_ne!(a.buf.as_ptr(), b.buf.as_ptr());
+        assert_eq!(a.buf.as_ptr() as usize % 4096, 0);
+        for l in [a.lines(), b.lines()] {
+            assert_eq!(l.cas.0.load(Ordering::Relaxed), 0);
+            assert!(!l.abort.load(Ordering::Relaxed));
+        }
+        // The page is where it was bound (or the warning says why not).
+        let check = a.buf.check(1);
+        if let (Some(n), "ok", None) = (node, check.mbind.as_str(), &check.query_error) {
+            assert_eq!(check.on_node, 1, "{check:?}");
+            assert!(check.warnings("c2c", "line", n).is_empty());
+        }
+        // The ping-pong runs on it.
+        let n = 200;
+        let r = std::thread::scope(|s| {
+            let h = s.spawn(|| bounce(b.lines(), 1, n));
+            let x = bounce(b.lines(), 0, n);
+            (x, h.join().unwrap())
+        });
+        assert!(r.0.is_some() && r.1.is_some());
+        assert_eq!(b.lines().cas.0.load(Ordering::Relaxed), 2 * n);
+    }
+
+    #[test]
     fn an_abandoned_partner_does_not_hang() {
         let l = Lines::default();
         l.abort.store(true, Ordering::Relaxed);
