@@ -264,6 +264,38 @@ mod tests {
     }
 
     #[test]
+    fn a_deadline_abandons_the_families_not_yet_started() {
+        let pool = Pool::new(PoolConfig::default().with_max_threads(8)).unwrap();
+        let inner = Executor::taskpool(&pool);
+        let input = test_signal(1 << 8);
+        let mut reference = vec![Complex::default(); input.len()];
+        fft(Executor::Sequential, &input, &mut reference).unwrap();
+        // No deadline: every family runs (n − 1 forks and n − 1 butterfly
+        // families), the result is right.
+        let never = crate::Stop::never();
+        let mut out = vec![Complex::default(); input.len()];
+        let exec = Executor::Until {
+            inner: &inner,
+            stop: &never,
+        };
+        fft(exec, &input, &mut out).unwrap();
+        assert!(!never.stopped());
+        assert_eq!(never.families_run(), 2 * ((1 << 8) - 1));
+        assert!(max_abs_error(&out, &reference) < 1e-9);
+        // A deadline already past: the first family is abandoned, and with it
+        // everything below it; how far it got is counted.
+        let past = crate::Stop::at(std::time::Instant::now());
+        let exec = Executor::Until {
+            inner: &inner,
+            stop: &past,
+        };
+        fft(exec, &input, &mut out).unwrap();
+        assert!(past.stopped());
+        assert_eq!(past.families_run(), 0);
+        assert!(past.families_abandoned() >= 1);
+    }
+
+    #[test]
     fn every_executor_gives_the_same_larger_transform() {
         let pool = Pool::new(PoolConfig::default().with_max_threads(16)).unwrap();
         let input = test_signal(1 << 12);

@@ -58,4 +58,4 @@ pub use pool::{
     Family, FamilyHandle, Pool, PoolConfig, PoolStats, Scope, ScopedFamily, DEFAULT_MAX_THREADS,
     DEFAULT_STACK_SIZE_BYTES, MAX_FAMILY_LEN, MAX_THREADS_LIMIT,
 };
-pub use shared::Executor;
+pub use shared::{Executor, Stop};

@@ -3,6 +3,8 @@
 use std::marker::PhantomData;
 
 use crate::pool::Pool;
+use crate::sync::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
 
 /// Where a kernel runs its parallel steps.
 ///
@@ -28,6 +30,77 @@ pub enum Executor<'a> {
     /// `rayon::ThreadPool::install`): work stealing.
     #[cfg(feature = "rayon")]
     Rayon,
+    /// `inner`, checking `stop` before every family: once its deadline has
+    /// passed, every family not yet started is abandoned (its indices never
+    /// run), so a kernel returns soon after the deadline with a wrong result
+    /// that the caller discards ([`Stop::stopped`]). Families already running
+    /// finish.
+    Until {
+        /// Where the families that do start run.
+        inner: &'a Executor<'a>,
+        /// The deadline and the count of families run and abandoned.
+        stop: &'a Stop,
+    },
+}
+
+/// A deadline checked between families (see [`Executor::Until`]), and how far a
+/// kernel got before it.
+#[derive(Debug)]
+pub struct Stop {
+    deadline: Option<Instant>,
+    stopped: AtomicBool,
+    run: AtomicU64,
+    abandoned: AtomicU64,
+}
+
+impl Stop {
+    /// Abandon the families that would start after `deadline`.
+    pub fn at(deadline: Instant) -> Self {
+        Stop {
+            deadline: Some(deadline),
+            stopped: AtomicBool::new(false),
+            run: AtomicU64::new(0),
+            abandoned: AtomicU64::new(0),
+        }
+    }
+
+    /// Never stop (counts families only).
+    pub fn never() -> Self {
+        Stop {
+            deadline: None,
+            stopped: AtomicBool::new(false),
+            run: AtomicU64::new(0),
+            abandoned: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether the deadline passed and families were abandoned.
+    pub fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
+    }
+
+    /// Families started before the deadline.
+    pub fn families_run(&self) -> u64 {
+        self.run.load(Ordering::Relaxed)
+    }
+
+    /// Families abandoned after it.
+    pub fn families_abandoned(&self) -> u64 {
+        self.abandoned.load(Ordering::Relaxed)
+    }
+
+    /// Whether a family may start now (and count it either way).
+    fn admit(&self) -> bool {
+        let late = self.stopped.load(Ordering::Relaxed)
+            || self.deadline.is_some_and(|d| Instant::now() >= d);
+        if late {
+            self.stopped.store(true, Ordering::Relaxed);
+            self.abandoned.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.run.fetch_add(1, Ordering::Relaxed);
+        }
+        !late
+    }
 }
 
 impl<'a> Executor<'a> {
@@ -43,16 +116,30 @@ impl<'a> Executor<'a> {
             Executor::TaskPool { .. } => "taskpool",
             #[cfg(feature = "rayon")]
             Executor::Rayon => "rayon",
+            Executor::Until { inner, .. } => inner.name(),
         }
     }
 
     /// Runs `body(0..count)` as a recursion family (no block limit).
     pub(crate) fn fork(&self, count: usize, body: &(dyn Fn(usize) + Sync)) {
-        self.family(count, 0, body);
+        match self {
+            Executor::Until { inner, stop } => {
+                if stop.admit() {
+                    inner.fork(count, body);
+                }
+            }
+            _ => self.family(count, 0, body),
+        }
     }
 
     /// Runs `body(0..count)` as a data-parallel family (the executor's block).
     pub(crate) fn for_each(&self, count: usize, body: &(dyn Fn(usize) + Sync)) {
+        if let Executor::Until { inner, stop } = self {
+            if stop.admit() {
+                inner.for_each(count, body);
+            }
+            return;
+        }
         let block = match self {
             Executor::TaskPool { block, .. } => *block,
             _ => 0,
@@ -68,6 +155,13 @@ impl<'a> Executor<'a> {
             Executor::Rayon => {
                 use rayon::prelude::*;
                 (0..count).into_par_iter().for_each(body);
+            }
+            Executor::Until { .. } => {
+                if block == 0 {
+                    self.fork(count, body);
+                } else {
+                    self.for_each(count, body);
+                }
             }
         }
     }

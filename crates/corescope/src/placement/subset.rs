@@ -1,9 +1,12 @@
 //! Which CPUs a pairwise probe (`c2c`, `sharing`) measures. Up to [`FULL_MATRIX_MAX`]
 //! allowed CPUs: all of them. Beyond, a representative subset, so the number of pairs
-//! stays bounded on machines with 2048 hardware threads: every hardware thread of the
-//! first core (SMT siblings), the first hardware thread of up to [`CORES_SAMPLED`]
-//! cores of the first package spread evenly, and the first hardware thread of the
-//! first core of up to [`PACKAGES_SAMPLED`] other packages.
+//! stays bounded on machines with 2048 hardware threads, that still holds a pair of
+//! every [`Level`] the machine has (same core, same cache, same NUMA node, other NUMA
+//! node of the package, other package): the first CPU and its SMT siblings; for every
+//! level, a partner of the first CPU at that level (or, where the first CPU has none,
+//! a pair elsewhere); the first hardware thread of up to [`CORES_SAMPLED`] cores of the
+//! first package spread evenly; and the first hardware thread of up to
+//! [`PACKAGES_SAMPLED`] other packages.
 
 use crate::topology::Topology;
 
@@ -14,13 +17,128 @@ pub const CORES_SAMPLED: usize = 8;
 /// Other packages sampled on larger machines.
 pub const PACKAGES_SAMPLED: usize = 16;
 
+/// How near two CPUs are, nearest first: the levels of a pair matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    /// Two hardware threads of one core.
+    SameCore,
+    /// Two cores sharing a cache (an L2 cluster, an L3).
+    SameCache,
+    /// Same NUMA node (and package), no shared cache.
+    SameNode,
+    /// Same package, other NUMA node.
+    OtherNode,
+    /// Other package.
+    OtherPackage,
+}
+
+impl Level {
+    /// Every level, nearest first.
+    pub const ALL: [Level; 5] = [
+        Level::SameCore,
+        Level::SameCache,
+        Level::SameNode,
+        Level::OtherNode,
+        Level::OtherPackage,
+    ];
+
+    /// In words (`relation` and the c2c findings).
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::SameCore => "SMT siblings",
+            Level::SameCache => "same cache",
+            Level::SameNode => "same NUMA node",
+            Level::OtherNode => "other NUMA node",
+            Level::OtherPackage => "other package",
+        }
+    }
+}
+
+/// What decides a PU's level relation to another, precomputed.
+struct Key {
+    os: u32,
+    package: u32,
+    core: u32,
+    node: Option<u32>,
+    /// Indices into `topo.caches` of the caches shared by more than one core.
+    caches: Vec<usize>,
+}
+
+fn keys(topo: &Topology) -> Vec<Key> {
+    let core_of: std::collections::HashMap<u32, u32> =
+        topo.pus.iter().map(|p| (p.os_index, p.core)).collect();
+    // A cache counts as shared when its PUs span more than one core.
+    let shared: Vec<usize> = topo
+        .caches
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| {
+            let mut cores: Vec<u32> = c
+                .pus
+                .iter()
+                .filter_map(|p| core_of.get(p).copied())
+                .collect();
+            cores.sort_unstable();
+            cores.dedup();
+            cores.len() > 1
+        })
+        .map(|(i, _)| i)
+        .collect();
+    topo.allowed_pus()
+        .map(|p| Key {
+            os: p.os_index,
+            package: p.package,
+            core: p.core,
+            node: p.numa_node,
+            caches: shared
+                .iter()
+                .copied()
+                .filter(|&i| topo.caches[i].pus.contains(&p.os_index))
+                .collect(),
+        })
+        .collect()
+}
+
+fn level_of(x: &Key, y: &Key) -> Level {
+    if x.package == y.package && x.core == y.core {
+        Level::SameCore
+    } else if x.caches.iter().any(|c| y.caches.contains(c)) {
+        Level::SameCache
+    } else if x.package != y.package {
+        Level::OtherPackage
+    } else if x.node != y.node {
+        Level::OtherNode
+    } else {
+        Level::SameNode
+    }
+}
+
+/// The level of two CPUs (`None` when either is not an allowed CPU of `topo`).
+pub fn level(topo: &Topology, a: u32, b: u32) -> Option<Level> {
+    let ks = keys(topo);
+    let x = ks.iter().find(|k| k.os == a)?;
+    let y = ks.iter().find(|k| k.os == b)?;
+    Some(level_of(x, y))
+}
+
 /// The CPUs to measure, in topology order, and a sentence when they are a subset.
 pub fn cpus(topo: &Topology) -> (Vec<u32>, Option<String>) {
     let allowed: Vec<_> = topo.allowed_pus().collect();
     if allowed.len() <= FULL_MATRIX_MAX {
         return (allowed.iter().map(|p| p.os_index).collect(), None);
     }
-    let first = allowed[0];
+    let (out, note) = representative(topo);
+    (out, Some(note))
+}
+
+/// The representative subset of any machine (what [`cpus`] measures beyond
+/// [`FULL_MATRIX_MAX`] CPUs) and its description.
+fn representative(topo: &Topology) -> (Vec<u32>, String) {
+    let allowed: Vec<_> = topo.allowed_pus().collect();
+    let ks = keys(topo);
+    let Some(first) = allowed.first().copied() else {
+        return (Vec::new(), "no allowed CPU".into());
+    };
     let mut out: Vec<u32> = Vec::new();
     let push = |c: u32, out: &mut Vec<u32>| {
         if !out.contains(&c) {
@@ -33,6 +151,31 @@ pub fn cpus(topo: &Topology) -> (Vec<u32>, Option<String>) {
         .filter(|p| p.package == first.package && p.core == first.core)
     {
         push(p.os_index, &mut out);
+    }
+    // A partner at every level: of the first CPU where it has one, else of the
+    // first CPU of every NUMA node and package in turn (a cpuset can leave the
+    // first CPU without a sibling while other cores keep theirs).
+    let mut anchors: Vec<usize> = vec![0];
+    for (i, k) in ks.iter().enumerate() {
+        if !ks[..i]
+            .iter()
+            .any(|o| o.node == k.node && o.package == k.package)
+        {
+            anchors.push(i);
+        }
+    }
+    let mut levels = Vec::new();
+    for level in Level::ALL {
+        let found = anchors.iter().find_map(|&a| {
+            ks.iter()
+                .find(|y| y.os != ks[a].os && level_of(&ks[a], y) == level)
+                .map(|y| (ks[a].os, y.os))
+        });
+        if let Some((a, b)) = found {
+            push(a, &mut out);
+            push(b, &mut out);
+            levels.push(level.name());
+        }
     }
     // First hardware thread of cores of the first package, spread evenly.
     let mut cores: Vec<(u32, u32)> = Vec::new();
@@ -55,27 +198,26 @@ pub fn cpus(topo: &Topology) -> (Vec<u32>, Option<String>) {
     for &(_, cpu) in packages.iter().take(PACKAGES_SAMPLED) {
         push(cpu, &mut out);
     }
+    // Topology order, as the full matrix.
+    let rank = |c: &u32| allowed.iter().position(|p| p.os_index == *c);
+    out.sort_by_key(rank);
     let n = out.len();
     (
         out,
-        Some(format!(
-            "{} CPUs allowed: measured a representative subset of {n} CPUs ({} pairs): the SMT siblings of the first core, {} cores of the first package, the first CPU of {} other packages",
+        format!(
+            "{} CPUs allowed: measured a representative subset of {n} CPUs ({} pairs) holding a pair of every level ({}): the SMT siblings of the first core, {} cores of the first package, the first CPU of {} other packages",
             allowed.len(),
             n * (n - 1) / 2,
+            levels.join(", "),
             cores.len().div_ceil(stride),
             packages.len().min(PACKAGES_SAMPLED)
-        )),
+        ),
     )
 }
 
-/// How two CPUs relate in the topology, in words.
+/// How two CPUs relate in the topology, in words ([`Level::name`]).
 pub fn relation(topo: &Topology, a: u32, b: u32) -> &'static str {
-    match (topo.pu(a), topo.pu(b)) {
-        (Some(x), Some(y)) if x.package == y.package && x.core == y.core => "SMT siblings",
-        (Some(x), Some(y)) if x.package == y.package => "same package",
-        (Some(_), Some(_)) => "other package",
-        _ => "unknown",
-    }
+    level(topo, a, b).map_or("unknown", Level::name)
 }
 
 /// Group pair values into classes: sorted, a new class starts where a value exceeds
@@ -137,7 +279,7 @@ mod tests {
             let (c, note) = cpus(&t);
             assert!(note.unwrap().contains("representative subset"));
             assert!(
-                c.len() <= 4 + CORES_SAMPLED + PACKAGES_SAMPLED + 1,
+                c.len() <= 4 + 2 * Level::ALL.len() + CORES_SAMPLED + PACKAGES_SAMPLED,
                 "{spec}: {}",
                 c.len()
             );
@@ -152,8 +294,69 @@ mod tests {
                 .filter(|(a, b)| a < b)
                 .map(|(a, b)| relation(&t, a, b))
                 .collect();
-            for r in ["SMT siblings", "same package", "other package"] {
+            for r in ["SMT siblings", "other package"] {
                 assert!(rels.contains(&r), "{spec}: {r}");
+            }
+        }
+    }
+
+    /// Levels of every pair of allowed CPUs, and of every pair of `cpus`.
+    fn levels_of(t: &Topology, cpus: Option<&[u32]>) -> std::collections::BTreeSet<Level> {
+        let ks: Vec<Key> = keys(t)
+            .into_iter()
+            .filter(|k| cpus.is_none_or(|c| c.contains(&k.os)))
+            .collect();
+        let mut out = std::collections::BTreeSet::new();
+        for (i, x) in ks.iter().enumerate() {
+            for y in &ks[i + 1..] {
+                out.insert(level_of(x, y));
+            }
+        }
+        out
+    }
+
+    fn topologies() -> Vec<(String, Topology)> {
+        let mut v: Vec<(String, Topology)> = [
+            "pack:4 core:16 group:2 pu:4",
+            "pack:2 core:64 pu:2",
+            "pack:2 numa:2 l3:4 core:8 pu:2",
+            "pack:2 numa:4 l3:2 l2:4 core:2 pu:2",
+            "group:4 numa:2 pack:2 core:4 pu:2",
+            "numa:8 pack:8 core:1 pu:4",
+            "pack:16 l3:2 core:16 pu:4",
+        ]
+        .iter()
+        .map(|s| (s.to_string(), crate::topology::from_synthetic(s).unwrap()))
+        .collect();
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/topologies");
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            if e.path().extension().is_some_and(|x| x == "xml") {
+                let t = crate::topology::from_xml_file(&e.path()).unwrap();
+                v.push((e.path().display().to_string(), t));
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn the_representative_subset_holds_a_pair_of_every_level_the_machine_has() {
+        for (name, t) in topologies() {
+            let (c, note) = representative(&t);
+            let want = levels_of(&t, None);
+            let got = levels_of(&t, Some(&c));
+            assert_eq!(got, want, "{name}: subset {c:?}");
+            assert!(c.len() <= 2 + 2 * Level::ALL.len() + CORES_SAMPLED + PACKAGES_SAMPLED + 4);
+            assert!(
+                c.iter().all(|&x| t.pu(x).is_some_and(|p| p.allowed)),
+                "{name}"
+            );
+            let mut d = c.clone();
+            d.sort_unstable();
+            d.dedup();
+            assert_eq!(d.len(), c.len(), "{name}: no CPU twice");
+            for l in &want {
+                assert!(note.contains(l.name()), "{name}: {note}");
             }
         }
     }

@@ -75,9 +75,22 @@ pub struct Shared {
 
 /// One thread's work until `end_ns`: (successes, failed CAS).
 pub fn hammer(s: &Shared, method: Method, end_ns: u64) -> (u64, u64) {
+    hammer_every(s, method, end_ns, CHECK_EVERY)
+}
+
+/// Operations between two looks at the clock for a team of `threads`: [`CHECK_EVERY`]
+/// for one thread, fewer as the team grows, because one thread's `CHECK_EVERY`
+/// contended operations wait for every other thread's (with 2048 threads on one mutex
+/// that is a window of 64 × 2048 hand-offs), and the case must end at its time.
+pub fn check_every(threads: usize) -> u64 {
+    (CHECK_EVERY / threads.max(1) as u64).max(1)
+}
+
+/// [`hammer`], looking at the clock every `every` operations.
+pub fn hammer_every(s: &Shared, method: Method, end_ns: u64, every: u64) -> (u64, u64) {
     let (mut ok, mut failed) = (0u64, 0u64);
     loop {
-        for _ in 0..CHECK_EVERY {
+        for _ in 0..every.max(1) {
             match method {
                 Method::FetchAdd => {
                     s.word.fetch_add(1, Ordering::AcqRel);
@@ -176,6 +189,10 @@ impl Probe for Atomics {
         .param("duration_ns", duration_ns)
         .param("max_backoff_spins", MAX_BACKOFF_SPINS)
         .param(
+            "clock_check_every_ops",
+            format!("{CHECK_EVERY} / threads (at least 1): a case ends at its duration or the probe's deadline, whichever comes first"),
+        )
+        .param(
             "placements",
             placements.iter().map(placement_arg).collect::<Vec<_>>(),
         ))
@@ -186,8 +203,30 @@ impl Probe for Atomics {
         let (strategy, cpus) = super::placed(&ctx.plan.topo, &c.placement, c.threads)?;
         let shared = Box::<Shared>::default();
         let s = &*shared;
-        let dur = c.duration_ns;
-        let out = ctx.team(&cpus, 1, |_| (), |_, _| hammer(s, c.method, now_ns() + dur))?;
+        // The case ends after its duration, or at the probe's deadline if that comes
+        // first (a big team must not overrun the budget).
+        let left_ns = ctx
+            .deadline
+            .saturating_duration_since(std::time::Instant::now())
+            .as_nanos()
+            .min(u64::MAX as u128) as u64;
+        let dur = c.duration_ns.min(left_ns.max(1));
+        let every = check_every(c.threads);
+        let out = ctx.team(
+            &cpus,
+            1,
+            |_| (),
+            |_, _| hammer_every(s, c.method, now_ns() + dur, every),
+        )?;
+        if dur < c.duration_ns {
+            let w = format!(
+                "atomics {}: stopped at the probe's deadline after {} of {} ns",
+                case.label, dur, c.duration_ns
+            );
+            if !ctx.warnings.contains(&w) {
+                ctx.warnings.push(w);
+            }
+        }
         let (ok, failed) = out
             .results
             .iter()
@@ -294,6 +333,18 @@ impl Probe for Atomics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn big_teams_look_at_the_clock_more_often() {
+        assert_eq!(check_every(1), CHECK_EVERY);
+        assert_eq!(check_every(4), CHECK_EVERY / 4);
+        assert_eq!(check_every(2048), 1);
+        assert_eq!(check_every(0), CHECK_EVERY);
+        // A past end stops after one window of operations.
+        let s = Shared::default();
+        let (ok, _) = hammer_every(&s, Method::Mutex, 0, check_every(2048));
+        assert_eq!(ok, 1);
+    }
 
     #[test]
     fn no_method_loses_an_increment() {

@@ -5,8 +5,14 @@
 //! - `c2c/rw`: a writer/reader pair on two padded lines (ping and pong); latency =
 //!   round trip / 2.
 //!
-//! The lines are allocated fresh and first written by the first thread of each pair.
-//! On more than 64 CPUs a representative subset is measured (see `subset`).
+//! The lines live on a page of their own, fresh for every pair and repetition: mapped
+//! (`mmap`) and bound (`mbind`) to the first CPU's NUMA node, first written by the
+//! first thread after it is pinned (so the kernel zeroes the page on that CPU and the
+//! lines start owned by it), checked with `move_pages`, and unmapped afterwards. A
+//! line is never recycled across pairs: a recycled line can stay owned by a third
+//! core, an artefact users of other core-to-core tools report on Zen.
+//! On more than 64 CPUs a representative subset is measured (see `subset`): it holds a
+//! pair of every level (same core, same cache, same node, other node, other package).
 //!
 //! Repetition: each pair runs [`REPS`] times; a cell holds the median of its
 //! repetitions, and a second matrix (`c2c/cas/spread`, `c2c/rw/spread`) their spread
@@ -14,11 +20,13 @@
 //! when their ranges (each cell ± its spread) separate; otherwise the report says they
 //! do not.
 
+use super::numa::NodeBuffer;
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::model::{Estimate, Finding, Matrix, Measurement, ProbeResult};
 use crate::placement::subset;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 /// Repetitions per pair; the median is kept, and the spread recorded.
 pub const REPS: usize = 3;
@@ -48,6 +56,36 @@ struct Lines {
 }
 
 const _: () = assert!(std::mem::size_of::<Line>() == LINE_PAD);
+
+/// The lines of one pair and repetition, on a page of their own.
+struct LinePage {
+    buf: NodeBuffer,
+}
+
+impl LinePage {
+    /// Map a fresh page bound to `node` and write every line (the first touch):
+    /// call it on the first CPU's thread, after pinning.
+    fn new(node: Option<u32>) -> Result<Self, String> {
+        let words = std::mem::size_of::<Lines>().div_ceil(8);
+        let page = LinePage {
+            buf: NodeBuffer::new(words, node, false)?,
+        };
+        let l = page.lines();
+        l.cas.0.store(0, Ordering::Relaxed);
+        l.ping.0.store(0, Ordering::Relaxed);
+        l.pong.0.store(0, Ordering::Relaxed);
+        l.abort.store(false, Ordering::Relaxed);
+        Ok(page)
+    }
+
+    fn lines(&self) -> &Lines {
+        // SAFETY: the mapping is page-aligned (≥ Lines' 128-byte alignment), at least
+        // size_of::<Lines>() long, zero-filled by the kernel, and all-zero bytes are a
+        // valid Lines (atomics at 0 and false). It lives as long as `self`, and is only
+        // accessed through these atomics.
+        unsafe { &*self.buf.as_ptr().cast::<Lines>() }
+    }
+}
 
 /// Spin until `cond`, yielding now and then; false if `abort` was raised.
 #[inline(always)]
@@ -137,7 +175,13 @@ impl Probe for C2c {
         .param("cpus", &cpus)
         .param("round_trips", round_trips)
         .param("repetitions", REPS)
-        .param("line_pad_bytes", LINE_PAD);
+        .param("line_pad_bytes", LINE_PAD)
+        .param(
+            "line_allocation",
+            "a fresh page per pair and repetition: mapped and bound (mbind) to the first CPU's \
+             NUMA node, first written by the first CPU's thread after pinning, checked with \
+             move_pages, unmapped afterwards; never recycled",
+        );
         if let Some(n) = note {
             plan = plan.param("subset", n);
         }
@@ -150,12 +194,20 @@ impl Probe for C2c {
         let (mut cas_t, mut rw_t) = (Vec::new(), Vec::new());
         for _ in 0..REPS {
             if ctx.expired() && !cas_t.is_empty() {
+                ctx.warnings.push(format!(
+                    "c2c {}↔{}: stopped at the probe's deadline after {} of {REPS} repetitions",
+                    c.a,
+                    c.b,
+                    cas_t.len()
+                ));
                 break;
             }
-            // Fresh lines per repetition; the first thread writes them first (setup).
-            let lines = Box::<Lines>::default();
+            // Fresh lines per repetition, mapped and first written by the first
+            // thread once pinned (setup); unmapped when `page` drops.
+            let node = ctx.plan.topo.pu(c.a).and_then(|p| p.numa_node);
+            let page: OnceLock<Result<LinePage, String>> = OnceLock::new();
             let deadline = ctx.deadline;
-            let lines_ref = &*lines;
+            let page_ref = &page;
             let watchdog_done = AtomicBool::new(false);
             let out = std::thread::scope(|s| {
                 // Raise `abort` if the pair overruns the deadline (a refused pin can put
@@ -163,8 +215,9 @@ impl Probe for C2c {
                 s.spawn(|| {
                     while !watchdog_done.load(Ordering::Acquire) {
                         if std::time::Instant::now() >= deadline {
-                            lines_ref.abort.store(true, Ordering::Release);
-                            return;
+                            if let Some(Ok(p)) = page_ref.get() {
+                                p.lines().abort.store(true, Ordering::Release);
+                            }
                         }
                         std::thread::sleep(std::time::Duration::from_millis(5));
                     }
@@ -174,20 +227,37 @@ impl Probe for C2c {
                     1,
                     |me| {
                         if me == 0 {
-                            lines_ref.cas.0.store(0, Ordering::Relaxed);
-                            lines_ref.ping.0.store(0, Ordering::Relaxed);
-                            lines_ref.pong.0.store(0, Ordering::Relaxed);
+                            page_ref.get_or_init(|| LinePage::new(node));
                         }
                     },
-                    |me, _| bounce(lines_ref, me, c.round_trips),
+                    |me, _| match page_ref.get() {
+                        Some(Ok(p)) => bounce(p.lines(), me, c.round_trips),
+                        _ => None,
+                    },
                 );
                 watchdog_done.store(true, Ordering::Release);
                 r
             })?;
+            match page.get() {
+                Some(Err(e)) => return Err(ProbeError::Failed(format!("{}↔{}: {e}", c.a, c.b))),
+                Some(Ok(p)) if node.is_some() => {
+                    let b = p.buf.check(1);
+                    let cell = format!("line of {}↔{}", c.a, c.b);
+                    for w in b.warnings("c2c", &cell, node.unwrap_or(0)) {
+                        if !ctx.warnings.contains(&w) {
+                            ctx.warnings.push(w);
+                        }
+                    }
+                }
+                _ => {}
+            }
             let Some(Some((cas, rw))) = out.results.first().and_then(|r| r.first()).cloned() else {
                 return Err(ProbeError::GaveUp(format!(
-                    "{}↔{}: the ping-pong did not finish before the budget ran out",
-                    c.a, c.b
+                    "{}↔{}: the ping-pong did not finish before the budget ran out \
+                     (repetition {} of {REPS})",
+                    c.a,
+                    c.b,
+                    cas_t.len() + 1
                 )));
             };
             cas_t.push(cas);
@@ -383,6 +453,36 @@ mod tests {
         let f = class_findings("c2c/cas", &overlapping, &topo);
         assert!(matches!(&f[..], [Finding::Note { text }] if text.contains("no classes")));
         assert_eq!(median_spread(&[3.0, 1.0, 2.0]), (2.0, 2.0));
+    }
+
+    #[test]
+    fn every_pair_gets_a_fresh_page_on_the_first_cpus_node() {
+        let topo = crate::topology::detect().unwrap();
+        let node = topo.allowed_pus().next().and_then(|p| p.numa_node);
+        let a = LinePage::new(node).unwrap();
+        let b = LinePage::new(node).unwrap();
+        // Two live pages never share a line; each starts at zero, written by its maker.
+        assert_ne!(a.buf.as_ptr(), b.buf.as_ptr());
+        assert_eq!(a.buf.as_ptr() as usize % 4096, 0);
+        for l in [a.lines(), b.lines()] {
+            assert_eq!(l.cas.0.load(Ordering::Relaxed), 0);
+            assert!(!l.abort.load(Ordering::Relaxed));
+        }
+        // The page is where it was bound (or the warning says why not).
+        let check = a.buf.check(1);
+        if let (Some(n), "ok", None) = (node, check.mbind.as_str(), &check.query_error) {
+            assert_eq!(check.on_node, 1, "{check:?}");
+            assert!(check.warnings("c2c", "line", n).is_empty());
+        }
+        // The ping-pong runs on it.
+        let n = 200;
+        let r = std::thread::scope(|s| {
+            let h = s.spawn(|| bounce(b.lines(), 1, n));
+            let x = bounce(b.lines(), 0, n);
+            (x, h.join().unwrap())
+        });
+        assert!(r.0.is_some() && r.1.is_some());
+        assert_eq!(b.lines().cas.0.load(Ordering::Relaxed), 2 * n);
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod false_sharing;
 pub mod matmul;
 pub mod memory;
 pub mod mutex;
+pub mod numa;
 pub mod peak;
 pub mod pool;
 pub mod sharing;
@@ -37,6 +38,7 @@ pub fn registry() -> Vec<Box<dyn Probe>> {
         Box::new(compute::Compute),
         Box::new(peak::Peak),
         Box::new(memory::Memory),
+        Box::new(numa::Numa),
         Box::new(workload::Workload),
         Box::new(threads::Threads),
         Box::new(mutex::MutexProbe),

@@ -5,7 +5,15 @@
 //!   threads (no block limit: a worker per butterfly, as the seed), sizes 2^1 … 2^S,
 //!   on the mutex free list, the lock-free free list (with its failed-CAS count) and
 //!   rayon. A size whose predecessor took more than a third of the case budget is not
-//!   started: "gave up", as the seed's "-give up-".
+//!   started: "gave up", as the seed's "-give up-". A size that starts is stopped at
+//!   its deadline (the case budget, or the probe's, whichever ends first): the
+//!   deadline is checked before every family (`taskpool::Executor::Until`), the
+//!   families not yet started are abandoned, and the table `fft given up` records how
+//!   many ran (seed 000's FFT went from 1.9 s at size 4 to 1,071 s at size 5 on the
+//!   T3-4: a size must not be able to overrun).
+//! - The pool's thread cap (`pool_max_threads` in the run file): taskpool's default
+//!   of 256, raised to the number of allowed CPUs on larger machines, lowered to what
+//!   the OS lets this process create.
 //! - FFT with a sequential cutoff: one size, taskpool (block = CPUs) and rayon at
 //!   every cutoff, and one thread alone.
 //! - Recursive block matmul (Figure 16): 8 sub-products + 4 additions per level,
@@ -28,7 +36,7 @@ use std::cell::RefCell;
 use std::time::Instant;
 use taskpool::fft::{dft_reference, fft, fft_with_cutoff, max_abs_error, test_signal, Complex};
 use taskpool::matmul::{rmatmul, Matrix};
-use taskpool::{Executor, FreeList, Pool, PoolConfig};
+use taskpool::{Executor, FreeList, Pool, PoolConfig, Stop};
 
 /// Sizes up to this are checked against the direct DFT.
 pub const CHECK_FFT_MAX_LOG2: u32 = 10;
@@ -111,6 +119,7 @@ enum CaseParams {
         exec: Exec,
         log2: u32,
         case_budget_s: f64,
+        max_threads: usize,
     },
     /// One FFT size with a sequential cutoff, taskpool (block = CPUs), rayon, or one
     /// thread alone (cutoff ignored).
@@ -118,12 +127,33 @@ enum CaseParams {
         exec: Exec,
         log2: u32,
         cutoff: usize,
+        max_threads: usize,
     },
     Rmatmul {
         exec: Exec,
         order: usize,
         levels: u32,
+        max_threads: usize,
     },
+}
+
+/// The pool's thread cap on this machine: taskpool's default, at least one worker per
+/// allowed CPU, and no more than the OS lets this process create.
+pub fn pool_max_threads(cpus: usize) -> usize {
+    let (capacity, _) = crate::runner::team::thread_capacity();
+    taskpool::DEFAULT_MAX_THREADS
+        .max(cpus)
+        .min(capacity.max(1))
+        .min(taskpool::MAX_THREADS_LIMIT)
+}
+
+/// How far a kernel got before its deadline, in words.
+fn progress(stop: &Stop) -> String {
+    format!(
+        "stopped at its deadline after {} families; {} abandoned",
+        stop.families_run(),
+        stop.families_abandoned()
+    )
 }
 
 thread_local! {
@@ -147,15 +177,16 @@ fn time_per_call<E: ToString>(mut f: impl FnMut() -> Result<(), E>) -> Result<f6
     }
 }
 
-fn new_pool(free_list: FreeList) -> Result<Pool, ProbeError> {
-    Pool::new(PoolConfig::new(free_list)).map_err(|e| ProbeError::Failed(format!("taskpool: {e}")))
+fn new_pool(free_list: FreeList, max_threads: usize) -> Result<Pool, ProbeError> {
+    Pool::new(PoolConfig::new(free_list).with_max_threads(max_threads))
+        .map_err(|e| ProbeError::Failed(format!("taskpool: {e}")))
 }
 
 /// A pool for the executor (none for rayon and one thread).
-fn pool_for(exec: Exec) -> Result<Option<Pool>, ProbeError> {
+fn pool_for(exec: Exec, max_threads: usize) -> Result<Option<Pool>, ProbeError> {
     Ok(match exec {
-        Exec::Mutex => Some(new_pool(FreeList::Mutex)?),
-        Exec::Lockfree => Some(new_pool(FreeList::LockFree)?),
+        Exec::Mutex => Some(new_pool(FreeList::Mutex, max_threads)?),
+        Exec::Lockfree => Some(new_pool(FreeList::LockFree, max_threads)?),
         Exec::Rayon | Exec::Sequential => None,
     })
 }
@@ -185,6 +216,7 @@ impl Probe for PoolProbe {
         let orders: Vec<usize> = ctx.profile.pick(vec![256], vec![512], vec![1024, 2048]);
         let max_levels: u32 = ctx.profile.pick(3, 4, 5);
         let case_budget_s = (ctx.budget_s / 8.0).max(1.0);
+        let max_threads = pool_max_threads(ctx.cpus());
         let cutoff_log2 = max_log2.min(12);
         let mut cases = Vec::new();
         for log2 in 1..=max_log2 {
@@ -199,6 +231,7 @@ impl Probe for PoolProbe {
                     exec,
                     log2,
                     case_budget_s,
+                    max_threads,
                 };
                 cases.push(
                     Case::new(format!("fft 2^{log2} {}", exec.name()), &params)
@@ -212,6 +245,7 @@ impl Probe for PoolProbe {
             exec: Exec::Sequential,
             log2: cutoff_log2,
             cutoff: 0,
+            max_threads,
         };
         cases.push(
             Case::new(format!("fft 2^{cutoff_log2} one thread"), &seq)
@@ -225,6 +259,7 @@ impl Probe for PoolProbe {
                     exec,
                     log2: cutoff_log2,
                     cutoff,
+                    max_threads,
                 };
                 cases.push(
                     Case::new(format!("fft 2^{cutoff_log2} {v}"), &params)
@@ -245,6 +280,7 @@ impl Probe for PoolProbe {
                         exec,
                         order,
                         levels,
+                        max_threads,
                     };
                     cases.push(
                         Case::new(format!("rmatmul N = {order} {v}"), &params)
@@ -262,6 +298,15 @@ impl Probe for PoolProbe {
         .param("rmatmul_orders", &orders)
         .param("rmatmul_max_levels", max_levels)
         .param("case_budget_s", case_budget_s)
+        .param("pool_max_threads", max_threads)
+        .param(
+            "pool_max_threads_rule",
+            "taskpool's default (256), at least the allowed CPUs, at most what the OS lets this process create",
+        )
+        .param(
+            "case_deadline",
+            "every taskpool and rayon kernel checks its deadline (case budget or probe budget) before each family and abandons the rest",
+        )
         .param("fft_block", "0 (a worker per butterfly, as seed 000)")
         .param("fft_cutoff_log2", cutoff_log2)
         .param("fft_cutoff_points", FFT_CUTOFFS)
@@ -280,15 +325,26 @@ impl Probe for PoolProbe {
                 exec,
                 log2,
                 case_budget_s,
-            } => run_fft(exec, log2, case_budget_s),
-            CaseParams::FftCutoff { exec, log2, cutoff } => {
-                run_fft_cutoff(exec, log2, cutoff, ctx.plan.topo.allowed_count().max(1))
-            }
+                max_threads,
+            } => run_fft(exec, log2, case_budget_s, max_threads, ctx.deadline),
+            CaseParams::FftCutoff {
+                exec,
+                log2,
+                cutoff,
+                max_threads,
+            } => run_fft_cutoff(
+                exec,
+                log2,
+                cutoff,
+                ctx.plan.topo.allowed_count().max(1),
+                (max_threads, ctx.deadline),
+            ),
             CaseParams::Rmatmul {
                 exec,
                 order,
                 levels,
-            } => run_rmatmul(exec, order, levels),
+                max_threads,
+            } => run_rmatmul(exec, order, levels, max_threads, ctx.deadline),
         }
     }
 
@@ -297,13 +353,84 @@ impl Probe for PoolProbe {
         let mut found = fft_findings(result);
         found.extend(cutoff_findings(result));
         found.extend(rmatmul_findings(result, ctx.cpus()));
+        found.extend(given_up(result));
         result.findings.extend(found);
     }
 }
 
+/// How far each FFT executor got: the sizes it gave up (not started, or stopped at
+/// the deadline) into the parameter `fft_gave_up`, and one finding per executor.
+fn given_up(result: &mut ProbeResult) -> Vec<Finding> {
+    let mut rows: Vec<(u64, String, String)> = Vec::new();
+    for t in result.tables.iter().filter(|t| t.name == "fft given up") {
+        for r in &t.rows {
+            if let (Some(size), Some(exec), Some(how)) = (
+                r.first().and_then(|v| v.as_u64()),
+                r.get(1).and_then(|v| v.as_str()),
+                r.get(2).and_then(|v| v.as_str()),
+            ) {
+                rows.push((size, exec.to_string(), how.to_string()));
+            }
+        }
+    }
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    rows.sort();
+    result.params.insert(
+        "fft_gave_up".into(),
+        serde_json::json!(rows
+            .iter()
+            .map(
+                |(size, exec, how)| serde_json::json!({"exec": exec, "size_log2": size, "how": how})
+            )
+            .collect::<Vec<_>>()),
+    );
+    let mut out = Vec::new();
+    for exec in ["mutex", "lockfree", "rayon"] {
+        if let Some((size, _, how)) = rows.iter().find(|r| r.1 == exec) {
+            out.push(Finding::Note {
+                text: format!(
+                    "fft/{exec}: sizes up to 2^{} measured; {} at 2^{size} ({how})",
+                    size.saturating_sub(1),
+                    if how.contains("deadline") {
+                        "stopped"
+                    } else {
+                        "gave up"
+                    }
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// The table row and warning of an FFT size given up (not started, or stopped at its
+/// deadline).
+fn fft_given_up(m: &mut Measurement, exec: Exec, log2: u32, how: String) {
+    m.tables.push(Table {
+        name: "fft given up".into(),
+        columns: vec!["size_log2".into(), "free list".into(), "time".into()],
+        rows: vec![vec![
+            serde_json::json!(log2),
+            serde_json::json!(exec.name()),
+            serde_json::json!(format!("gave up: {how}")),
+        ]],
+    });
+    m.warnings
+        .push(format!("fft/{} gave up at size {log2}: {how}", exec.name()));
+}
+
 /// One FFT size on one executor (a worker per butterfly), unless the previous size
-/// took more than a third of the case budget.
-fn run_fft(exec: Exec, log2: u32, case_budget_s: f64) -> Result<Measurement, ProbeError> {
+/// took more than a third of the case budget; stopped at the case's deadline (the
+/// case budget or the probe's deadline, whichever comes first).
+fn run_fft(
+    exec: Exec,
+    log2: u32,
+    case_budget_s: f64,
+    max_threads: usize,
+    probe_deadline: Instant,
+) -> Result<Measurement, ProbeError> {
     let mut m = Measurement::default();
     let last = FFT_LAST_S.with(|l| {
         l.borrow()
@@ -312,45 +439,74 @@ fn run_fft(exec: Exec, log2: u32, case_budget_s: f64) -> Result<Measurement, Pro
             .map_or(0.0, |x| x.1)
     });
     if last > case_budget_s / 3.0 {
-        m.tables.push(Table {
-            name: "fft given up".into(),
-            columns: vec!["size_log2".into(), "free list".into(), "time".into()],
-            rows: vec![vec![
-                serde_json::json!(log2),
-                serde_json::json!(exec.name()),
-                serde_json::json!("gave up"),
-            ]],
-        });
-        m.warnings.push(format!(
-            "fft/{} gave up at size {log2}: size {} took {last:.2} s of a {case_budget_s:.0} s case budget",
-            exec.name(),
-            log2 - 1
-        ));
+        let how = if last.is_finite() {
+            format!(
+                "size {} took {last:.2} s of a {case_budget_s:.0} s case budget",
+                log2 - 1
+            )
+        } else {
+            format!("size {} was stopped at its deadline", log2 - 1)
+        };
+        fft_given_up(&mut m, exec, log2, how);
         return Ok(m);
     }
-    let pool = pool_for(exec)?;
-    let ex = executor(exec, pool.as_ref(), 0);
+    let pool = pool_for(exec, max_threads)?;
+    let inner = executor(exec, pool.as_ref(), 0);
+    let case_end = Instant::now() + std::time::Duration::from_secs_f64(case_budget_s);
+    let stop = Stop::at(probe_deadline.min(case_end));
+    let ex = Executor::Until {
+        inner: &inner,
+        stop: &stop,
+    };
     let n = 1usize << log2;
     let input = test_signal(n);
     let mut output = vec![Complex::default(); n];
     // One untimed call: wakes the pool's workers and gives the result to check.
     fft(ex, &input, &mut output).map_err(|e| ProbeError::Failed(format!("fft: {e}")))?;
-    if log2 <= CHECK_FFT_MAX_LOG2 {
-        let e = max_abs_error(&output, &dft_reference(&input));
-        if e > FFT_TOLERANCE {
-            return Err(ProbeError::Failed(format!(
-                "fft size {log2}: error {e} against the direct DFT"
+    let mut calls = 0u32;
+    let timed = if stop.stopped() {
+        None
+    } else {
+        if log2 <= CHECK_FFT_MAX_LOG2 {
+            let e = max_abs_error(&output, &dft_reference(&input));
+            if e > FFT_TOLERANCE {
+                return Err(ProbeError::Failed(format!(
+                    "fft size {log2}: error {e} against the direct DFT"
+                )));
+            }
+        }
+        if let Some(p) = &pool {
+            p.reset_stats();
+        }
+        let r = time_per_call(|| {
+            calls += 1;
+            fft(ex, &input, &mut output).map_err(|e| format!("fft: {e}"))?;
+            if stop.stopped() {
+                return Err("stopped".to_string());
+            }
+            Ok(())
+        });
+        match r {
+            Err(_) if stop.stopped() => None,
+            other => Some(other?),
+        }
+    };
+    let Some(secs) = timed else {
+        FFT_LAST_S.with(|l| {
+            let mut l = l.borrow_mut();
+            l.retain(|(e, _)| *e != exec);
+            l.push((exec, f64::INFINITY));
+        });
+        let how = progress(&stop);
+        if Instant::now() >= probe_deadline {
+            return Err(ProbeError::GaveUp(format!(
+                "fft/{} size {log2}: {how}",
+                exec.name()
             )));
         }
-    }
-    if let Some(p) = &pool {
-        p.reset_stats();
-    }
-    let mut calls = 0u32;
-    let secs = time_per_call(|| {
-        calls += 1;
-        fft(ex, &input, &mut output).map_err(|e| format!("fft: {e}"))
-    })?;
+        fft_given_up(&mut m, exec, log2, how);
+        return Ok(m);
+    };
     FFT_LAST_S.with(|l| {
         let mut l = l.borrow_mut();
         l.retain(|(e, _)| *e != exec);
@@ -384,6 +540,7 @@ fn run_fft_cutoff(
     log2: u32,
     cutoff: usize,
     cpus: usize,
+    (max_threads, deadline): (usize, Instant),
 ) -> Result<Measurement, ProbeError> {
     let n = 1usize << log2;
     let input = test_signal(n);
@@ -399,16 +556,29 @@ fn run_fft_cutoff(
             cutoff as f64,
         )
     };
-    let pool = pool_for(exec)?;
-    let ex = executor(exec, pool.as_ref(), cpus);
+    let pool = pool_for(exec, max_threads)?;
+    let inner = executor(exec, pool.as_ref(), cpus);
+    let stop = Stop::at(deadline);
+    let ex = Executor::Until {
+        inner: &inner,
+        stop: &stop,
+    };
     let mut output = vec![Complex::default(); n];
     let secs = time_per_call(|| {
         if exec == Exec::Sequential {
-            fft(ex, &input, &mut output)
+            fft(inner, &input, &mut output)
         } else {
             fft_with_cutoff(ex, &input, &mut output, cutoff)
         }
-        .map_err(|e| format!("fft: {e}"))
+        .map_err(|e| format!("fft: {e}"))?;
+        if stop.stopped() {
+            return Err(format!("{series}: {}", progress(&stop)));
+        }
+        Ok(())
+    })
+    .map_err(|e| match e {
+        ProbeError::Failed(m) if stop.stopped() => ProbeError::GaveUp(m),
+        other => other,
     })?;
     if output != reference {
         return Err(ProbeError::Failed(format!(
@@ -422,14 +592,32 @@ fn run_fft_cutoff(
 
 /// One recursive matmul of order `order` with `levels` levels; a few entries of the
 /// product are checked against dot products.
-fn run_rmatmul(exec: Exec, order: usize, levels: u32) -> Result<Measurement, ProbeError> {
-    let pool = pool_for(exec)?;
-    let ex = executor(exec, pool.as_ref(), 0);
+fn run_rmatmul(
+    exec: Exec,
+    order: usize,
+    levels: u32,
+    max_threads: usize,
+    deadline: Instant,
+) -> Result<Measurement, ProbeError> {
+    let pool = pool_for(exec, max_threads)?;
+    let inner = executor(exec, pool.as_ref(), 0);
+    let stop = Stop::at(deadline);
+    let ex = Executor::Until {
+        inner: &inner,
+        stop: &stop,
+    };
     let (a, b) = (Matrix::test_matrix(order, 1), Matrix::test_matrix(order, 2));
     let mut c = Matrix::zeros(order);
     let t0 = Instant::now();
     rmatmul(ex, &a, &b, &mut c, levels).map_err(|e| ProbeError::Failed(format!("rmatmul: {e}")))?;
     let secs = t0.elapsed().as_secs_f64();
+    if stop.stopped() {
+        return Err(ProbeError::GaveUp(format!(
+            "rmatmul N = {order}, k = {levels} on {}: {}",
+            exec.runtime(),
+            progress(&stop)
+        )));
+    }
     for e in 0..CHECKED_ENTRIES {
         let (i, j) = ((e * 7919) % order, (e * 104_729 + 3) % order);
         let want: f64 = (0..order).map(|k| a.get(i, k) * b.get(k, j)).sum();
@@ -616,6 +804,64 @@ fn rmatmul_findings(result: &ProbeResult, cpus: usize) -> Vec<Finding> {
 mod tests {
     use super::*;
     use crate::model::{Outcome, Status};
+
+    #[test]
+    fn a_running_fft_stops_at_its_deadline_and_says_how_far_it_got() {
+        FFT_LAST_S.with(|l| l.borrow_mut().clear());
+        let far = Instant::now() + std::time::Duration::from_secs(3600);
+        // The case budget ends almost at once: the size is abandoned, not overrun.
+        let m = run_fft(Exec::Mutex, 12, 1e-9, 8, far).unwrap();
+        assert!(m.points.is_empty());
+        let row = &m.tables[0].rows[0];
+        assert!(
+            row[2]
+                .as_str()
+                .unwrap()
+                .contains("stopped at its deadline after"),
+            "{row:?}"
+        );
+        // The next size of that executor is not started.
+        let m = run_fft(Exec::Mutex, 13, 10.0, 8, far).unwrap();
+        assert!(m.tables[0].rows[0][2]
+            .as_str()
+            .unwrap()
+            .contains("was stopped"));
+        // The probe's own deadline: the case gives up, saying how far it got.
+        FFT_LAST_S.with(|l| l.borrow_mut().clear());
+        let e = run_fft(Exec::Rayon, 12, 10.0, 8, Instant::now()).unwrap_err();
+        assert!(
+            matches!(&e, ProbeError::GaveUp(m) if m.contains("families")),
+            "{e}"
+        );
+        let e = run_rmatmul(Exec::Mutex, 64, 2, 8, Instant::now()).unwrap_err();
+        assert!(
+            matches!(&e, ProbeError::GaveUp(m) if m.contains("abandoned")),
+            "{e}"
+        );
+        FFT_LAST_S.with(|l| l.borrow_mut().clear());
+        // Given-up sizes become a parameter and a finding.
+        let mut r = ProbeResult::new("pool", "t", Status::Completed);
+        let mut m = Measurement::default();
+        fft_given_up(
+            &mut m,
+            Exec::Lockfree,
+            14,
+            "stopped at its deadline after 3 families; 9 abandoned".into(),
+        );
+        r.absorb(m);
+        let f = given_up(&mut r);
+        assert_eq!(r.params["fft_gave_up"][0]["size_log2"], 14);
+        assert!(matches!(&f[..], [Finding::Note { text }] if text.contains("up to 2^13")));
+    }
+
+    #[test]
+    fn the_thread_cap_is_at_least_the_default_and_the_cpus_within_the_os_limit() {
+        let (capacity, _) = crate::runner::team::thread_capacity();
+        let cap = pool_max_threads(2);
+        assert!(cap <= capacity.max(1));
+        assert!(cap == taskpool::DEFAULT_MAX_THREADS || cap == capacity.max(1));
+        assert!(pool_max_threads(1 << 20) <= taskpool::MAX_THREADS_LIMIT);
+    }
 
     /// Deterministic ±1 % wiggle around `base`, one value per round.
     fn rounds(base: f64, n: usize, seed: u64) -> Vec<f64> {

@@ -124,6 +124,13 @@ impl Probe for Sharing {
             let (mut alone, mut both) = (Vec::new(), Vec::new());
             for round in 0..ROUNDS {
                 if ctx.expired() && alone.len() >= 2 {
+                    let w = format!(
+                        "{name} {}+{}: stopped at the probe's deadline after {round} of {ROUNDS} rounds",
+                        c.a, c.b
+                    );
+                    if !ctx.warnings.contains(&w) {
+                        ctx.warnings.push(w);
+                    }
                     break;
                 }
                 for together in [round % 2 == 1, round % 2 == 0] {
