@@ -165,12 +165,18 @@ fn representative(topo: &Topology) -> (Vec<u32>, String) {
         }
     }
     let mut levels = Vec::new();
+    let partner = |a: usize, level: Level| {
+        ks.iter()
+            .find(|y| y.os != ks[a].os && level_of(&ks[a], y) == level)
+            .map(|y| (ks[a].os, y.os))
+    };
     for level in Level::ALL {
-        let found = anchors.iter().find_map(|&a| {
-            ks.iter()
-                .find(|y| y.os != ks[a].os && level_of(&ks[a], y) == level)
-                .map(|y| (ks[a].os, y.os))
-        });
+        // Any CPU at all when no anchor has a partner at this level (offline
+        // siblings can leave only cores further in with two threads).
+        let found = anchors
+            .iter()
+            .find_map(|&a| partner(a, level))
+            .or_else(|| (0..ks.len()).find_map(|a| partner(a, level)));
         if let Some((a, b)) = found {
             push(a, &mut out);
             push(b, &mut out);
