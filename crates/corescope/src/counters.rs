@@ -660,6 +660,9 @@ fn worker_wall_ns(c: &CaseCounters) -> f64 {
         .sum()
 }
 
+/// Name of the table [`summary_table`] makes.
+pub const SUMMARY_TABLE: &str = "event counters (around the measured kernels)";
+
 /// One probe's counters in a few rows (every probe with teams): totals over every
 /// case and round, per worker-second, and what was not counted and why.
 pub fn summary_table(pc: &ProbeCounters) -> Option<Table> {
@@ -682,7 +685,12 @@ pub fn summary_table(pc: &ProbeCounters) -> Option<Table> {
         .flat_map(|c| c.rounds.iter().filter_map(|r| r.pinned_migrations))
         .reduce(|a, b| a + b);
     let per_s = |v: Option<u64>| cell(v.map(|v| v as f64 / worker_s).filter(|_| worker_s > 0.0));
-    let mut rows = Vec::new();
+    let mut rows: Vec<Vec<serde_json::Value>> = vec![vec![
+        "kernels counted".into(),
+        format!("{} cases, {runs} rounds", pc.cases.len()).into(),
+        format!("{worker_s:.2} worker-seconds").into(),
+        "workers' wall time between their start and end stamps".into(),
+    ]];
     let mut row = |name: &str, v: Option<u64>, rate: serde_json::Value, note: String| {
         rows.push(vec![name.into(), count_cell(v), rate, note.into()]);
     };
@@ -750,11 +758,7 @@ pub fn summary_table(pc: &ProbeCounters) -> Option<Table> {
         );
     }
     Some(Table {
-        name: format!(
-            "event counters around the measured kernels ({} cases, {runs} rounds, {:.2} worker-seconds)",
-            pc.cases.len(),
-            worker_s
-        ),
+        name: SUMMARY_TABLE.into(),
         columns: vec![
             "counter".into(),
             "total".into(),
@@ -1121,7 +1125,8 @@ mod tests {
         assert_eq!(t.rows[0][col("migrations")], serde_json::json!("0"));
         assert!(case_table(pc, "none", |_| false).is_none());
         let s = summary_table(pc).unwrap();
-        assert_eq!(s.rows[0][0], serde_json::json!("task-clock (ns)"));
+        assert_eq!(s.name, SUMMARY_TABLE);
+        assert_eq!(s.rows[1][0], serde_json::json!("task-clock (ns)"));
         assert!(hardware_note(pc).contains("issue width 4"));
         // Without a PMU: no MIPS columns, and the note says why.
         let mut no_pmu = pc.clone();
