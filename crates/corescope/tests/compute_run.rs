@@ -82,4 +82,36 @@ fn quick_compute_run_writes_a_valid_run_file() {
         }
     }
     assert!(!p.findings.is_empty());
+    // Every worker counted its events: per case, per round; MIPS / CPI / efficiency
+    // columns where a PMU exists, a "skipped: no PMU (…)" note where not.
+    use corescope::counters::Availability;
+    let pc = p.counters.as_ref().expect("counters recorded");
+    assert_eq!(pc.software, Availability::Counted, "{pc:?}");
+    let c = pc.cases.iter().find(|c| c.case == "int linear ×2").unwrap();
+    assert_eq!(c.threads, 2);
+    assert!(c.rounds.iter().all(|r| r.total.task_clock_ns.unwrap() > 0));
+    // linear ×2 pins both workers: none may have moved.
+    if run.topology.allowed_count() >= 2 {
+        assert!(
+            c.rounds.iter().all(|r| r.pinned_migrations == Some(0)),
+            "{c:?}"
+        );
+    }
+    for kind in ["int", "fp"] {
+        let name = format!("{kind}: counters per case (medians over rounds)");
+        let t = p.tables.iter().find(|t| t.name == name).expect("table");
+        assert_eq!(
+            t.columns.iter().any(|c| c == "MIPS"),
+            pc.hardware == Availability::Counted
+        );
+    }
+    match &pc.hardware {
+        Availability::Counted => assert!(c.mips.is_some() && c.cpi.is_some()),
+        Availability::Skipped(why) => {
+            assert!(why.contains("perf_event_open"), "{why}");
+            assert!(p.findings.iter().any(|f| f
+                .to_string()
+                .starts_with("MIPS / CPI / efficiency: skipped:")));
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! A quick workload run: every kind of work measured, scalability relative to one
-//! thread, and an honest word on hardware counters. No timing thresholds.
+//! thread, and the counters of every worker (MIPS / CPI where a PMU exists, the
+//! software counts always). No timing thresholds.
 
 use assert_cmd::Command;
 use corescope::model::Status;
@@ -63,11 +64,45 @@ fn quick_workload_run_reports_rates_and_scalability() {
         );
     }
     let counters = p.params["counters"].as_str().unwrap();
-    assert!(counters.starts_with("available") || counters.starts_with("not available here"));
-    if counters.starts_with("not") {
-        assert!(p
-            .findings
-            .iter()
-            .any(|f| f.to_string().starts_with("counters: not available here")));
+    assert!(counters.starts_with("hardware and software") || counters.starts_with("software only"));
+    common_counters(p, &["compute ×1", "working-set ×4"]);
+}
+
+/// The counters every worker took: recorded per case, shown in a table with MIPS /
+/// CPI / efficiency where a PMU exists and a "skipped: no PMU" note where not.
+fn common_counters(p: &corescope::model::ProbeResult, cases: &[&str]) {
+    use corescope::counters::Availability;
+    let pc = p.counters.as_ref().expect("counters recorded");
+    assert_eq!(pc.software, Availability::Counted, "{pc:?}");
+    for case in cases {
+        let c = pc.cases.iter().find(|c| c.case == *case).unwrap();
+        assert!(c.rounds.len() >= 2, "{case}: one entry per round");
+        let r = &c.rounds[0].total;
+        assert!(
+            r.task_clock_ns.unwrap() > 0 && r.page_faults.is_some(),
+            "{r:?}"
+        );
     }
+    let table = p
+        .tables
+        .iter()
+        .find(|t| t.name.starts_with("counters per case"));
+    let table = table.expect("counters per case table");
+    let has_mips = table.columns.iter().any(|c| c == "MIPS");
+    let note = p.findings.iter().map(|f| f.to_string()).collect::<Vec<_>>();
+    match &pc.hardware {
+        Availability::Counted => assert!(has_mips),
+        Availability::Skipped(why) => {
+            assert!(!has_mips);
+            assert!(
+                note.iter()
+                    .any(|n| n == &format!("MIPS / CPI / efficiency: skipped: {why}")),
+                "{note:?}"
+            );
+        }
+    }
+    assert!(p
+        .tables
+        .iter()
+        .any(|t| t.name == corescope::counters::SUMMARY_TABLE));
 }

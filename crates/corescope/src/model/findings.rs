@@ -156,6 +156,16 @@ pub enum Warning {
         /// What changed, in numbers (`reference kernel 12 % slower after`).
         detail: String,
     },
+    /// Threads pinned to one CPU were moved to another while their kernel ran
+    /// (the `cpu-migrations` software counter): the figure mixes CPUs.
+    Migrated {
+        /// The case (`int scatter ×2`).
+        case: String,
+        /// Migrations counted in its pinned workers, over every round.
+        migrations: u64,
+        /// Rounds the case ran.
+        rounds: usize,
+    },
     /// A warning in words.
     Note {
         /// The sentence.

@@ -10,8 +10,10 @@ use std::collections::BTreeMap;
 
 use crate::topology::Topology;
 
+mod counts;
 mod findings;
 mod notes;
+pub use counts::{CaseCounters, ProbeCounters, RoundCount};
 pub use findings::{Finding, Outcome, Warning};
 pub use notes::Notes;
 
@@ -397,6 +399,10 @@ pub struct ProbeResult {
     /// here (same CPUs, same parameters) and were measured once; their points are copies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<Alias>,
+    /// Event counters of the probe's thread teams (absent in older files and for
+    /// probes without teams); see `docs/counters.md`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<ProbeCounters>,
 }
 
 /// A series point that is a copy of another variant's measurement, because both
@@ -433,6 +439,7 @@ impl ProbeResult {
             warnings: Notes::default(),
             findings: Notes::default(),
             aliases: vec![],
+            counters: None,
         }
     }
 

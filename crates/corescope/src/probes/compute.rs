@@ -7,6 +7,11 @@
 //! start). The seed keeps the best of 3; here the runner repeats each case in
 //! rounds, the placements of one thread count interleaved, and reports the median
 //! with its interval (placements that give the same CPUs are measured once).
+//!
+//! Every worker counts its events around the kernel (`counters.rs`): the tables
+//! `int: counters per case` and `fp: …` show MIPS, CPI and efficiency where the
+//! machine has a PMU, and task-clock, context switches, migrations and page
+//! faults everywhere (docs/counters.md).
 
 use super::{placement_config, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis;
@@ -257,7 +262,34 @@ impl Probe for Compute {
             ];
             result.findings.extend(found.into_iter().flatten());
         }
+        counter_tables(result, &["int", "fp"]);
     }
+}
+
+/// Seed 001's MIPS / CPI / efficiency beside the rates: per kind of work (the case
+/// labels start with it; no kinds: one table of all cases), a table of every case's
+/// counters, and the hardware part's skip reason or the source of the issue width
+/// as a note.
+pub fn counter_tables(result: &mut ProbeResult, kinds: &[&str]) {
+    let Some(pc) = &result.counters else { return };
+    let note = crate::counters::hardware_note(pc);
+    let all = "counters per case (medians over rounds)";
+    let tables: Vec<_> = if kinds.is_empty() {
+        crate::counters::case_table(pc, all, |_| true)
+            .into_iter()
+            .collect()
+    } else {
+        kinds
+            .iter()
+            .filter_map(|k| {
+                crate::counters::case_table(pc, &format!("{k}: {all}"), |c| {
+                    c.strip_prefix(k).is_some_and(|r| r.starts_with(' '))
+                })
+            })
+            .collect()
+    };
+    result.findings.push(note);
+    result.tables.extend(tables);
 }
 
 /// Placement as given on the command line (`scatter`, `0,2,4-7`).

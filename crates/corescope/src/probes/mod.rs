@@ -6,7 +6,7 @@
 use crate::clock::Clock;
 use crate::model::{Measurement, ProbeResult, Profile};
 use crate::placement::Strategy;
-use crate::runner::team::{run_team, TeamError, TeamOutcome};
+use crate::runner::team::{run_team_counted, TeamError, TeamOutcome};
 use crate::topology::Topology;
 use serde::{de::DeserializeOwned, Serialize};
 use std::collections::BTreeMap;
@@ -361,6 +361,9 @@ pub struct RunCtx<'a> {
     pub deadline: Instant,
     /// Warnings the probe wants stored with its result.
     pub warnings: Vec<String>,
+    /// What the teams of the running case counted; the runner files them under
+    /// the case (`counters::record`) after every run and drops the warm-up's.
+    pub counted: Vec<crate::counters::TeamCount>,
 }
 
 impl RunCtx<'_> {
@@ -369,7 +372,9 @@ impl RunCtx<'_> {
         Instant::now() >= self.deadline
     }
 
-    /// Run a team under this probe's deadline; pinning warnings go to the result.
+    /// Run a team under this probe's deadline; pinning warnings go to the result,
+    /// and every worker's event counters (software always, hardware where the PMU
+    /// exists) around the kernel go to [`RunCtx::counted`].
     pub fn team<S, R, FS, FK>(
         &mut self,
         cpus: &[Option<u32>],
@@ -382,7 +387,8 @@ impl RunCtx<'_> {
         FS: Fn(usize) -> S + Sync,
         FK: Fn(usize, &mut S) -> R + Sync,
     {
-        let out = run_team(cpus, reps, Some(self.deadline), setup, kernel)?;
+        let mut out = run_team_counted(cpus, reps, Some(self.deadline), true, setup, kernel)?;
+        self.counted.extend(out.counts.take());
         for w in &out.warnings {
             if !self.warnings.contains(w) {
                 self.warnings.push(w.clone());

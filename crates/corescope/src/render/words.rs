@@ -190,6 +190,14 @@ pub fn warning(w: &Warning) -> String {
             s
         }
         Warning::Noisy { detail } => format!("the machine was noisy: {detail}"),
+        Warning::Migrated {
+            case,
+            migrations,
+            rounds,
+        } => format!(
+            "{case}: the OS moved pinned threads to another CPU {migrations} time(s) in {rounds} \
+             round(s) (cpu-migrations counter); its figure mixes CPUs"
+        ),
         Warning::Note { text } => text.clone(),
     }
 }

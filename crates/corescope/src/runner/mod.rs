@@ -60,6 +60,7 @@ pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Even
         plan: ctx,
         deadline,
         warnings: Vec::new(),
+        counted: Vec::new(),
     };
     let groups = groups_of(&plan.cases);
     let mut rounds_run = Vec::new();
@@ -130,6 +131,12 @@ pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Even
     if result.status != Status::Skipped && result.cases_done > 0 {
         probe.finish(&mut result, ctx);
     }
+    result.tables.extend(
+        result
+            .counters
+            .as_ref()
+            .and_then(crate::counters::summary_table),
+    );
     result.elapsed_s = started.elapsed().as_secs_f64();
     on_event(Event::ProbeEnd {
         id,
@@ -216,6 +223,7 @@ impl GroupRun<'_, '_> {
                     .run(&self.cases[i], self.ctx)
                     .map_err(|e| (i, e))?;
             }
+            self.ctx.counted.clear();
         }
         let mut touched: Vec<(String, f64)> = Vec::new();
         let mut done = 0;
@@ -235,6 +243,8 @@ impl GroupRun<'_, '_> {
                     .probe
                     .run(&self.cases[i], self.ctx)
                     .map_err(|e| (i, e))?;
+                let counted = std::mem::take(&mut self.ctx.counted);
+                crate::counters::record(self.result, &self.cases[i].label, counted);
                 for p in &m.points {
                     if !touched.iter().any(|(s, x)| *s == p.series && *x == p.x) {
                         touched.push((p.series.clone(), p.x));

@@ -12,6 +12,7 @@
 
 use crate::affinity;
 use crate::clock::now_ns;
+use crate::counters::{CounterReading, CounterStatus, Counters, TeamCount, ThreadCount};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -135,6 +136,8 @@ pub struct TeamOutcome<R> {
     pub warnings: Vec<String>,
     /// The deadline stopped the team before all requested repetitions ran.
     pub stopped_early: bool,
+    /// Per-worker event counts around the kernel (only from [`run_team_counted`]).
+    pub counts: Option<TeamCount>,
 }
 
 impl<R> TeamOutcome<R> {
@@ -298,12 +301,38 @@ where
     FS: Fn(usize) -> S + Sync,
     FK: Fn(usize, &mut S) -> R + Sync,
 {
+    run_team_counted(cpus, reps, deadline, false, setup, kernel)
+}
+
+/// [`run_team`], and with `count` each worker also counts its own events
+/// ([`Counters`]: software always, hardware where the machine has a PMU) from
+/// just before its start stamp to just after its end stamp, in every repetition;
+/// the sums are in [`TeamOutcome::counts`]. Counters are opened after pinning and
+/// setup, so first-touch page faults of the setup are not counted.
+pub fn run_team_counted<S, R, FS, FK>(
+    cpus: &[Option<u32>],
+    reps: usize,
+    deadline: Option<Instant>,
+    count: bool,
+    setup: FS,
+    kernel: FK,
+) -> Result<TeamOutcome<R>, TeamError>
+where
+    R: Send,
+    FS: Fn(usize) -> S + Sync,
+    FK: Fn(usize, &mut S) -> R + Sync,
+{
     let n = cpus.len();
+    let skipped_counts = match count.then(|| crate::counters::descriptors_allow(n)) {
+        Some(Err(why)) => Some(why),
+        _ => None,
+    };
+    let count = count && skipped_counts.is_none();
     let reps = reps.max(1);
     let gate = Gate::new();
     let allowed = affinity::allowed_current().unwrap_or_default();
     let spin = n <= allowed.len().max(1);
-    type WorkerOut<R> = Result<(Vec<(u64, u64)>, Vec<R>, Option<String>), TeamError>;
+    type WorkerOut<R> = Result<WorkerRecord<R>, TeamError>;
 
     std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(n);
@@ -316,14 +345,21 @@ where
                     let mut state = setup(i);
                     let mut stamps = Vec::with_capacity(reps);
                     let mut results = Vec::with_capacity(reps);
+                    let mut counted = count.then(|| WorkerCounts::open(cpu, &warning));
                     while let Some(Command::Go) = gate.arrive(spin) {
+                        if let Some(c) = counted.as_mut() {
+                            c.start();
+                        }
                         let start = now_ns();
                         let r = kernel(i, &mut state);
                         let end = now_ns();
+                        if let Some(c) = counted.as_mut() {
+                            c.stop();
+                        }
                         stamps.push((start, end));
                         results.push(r);
                     }
-                    (stamps, results, warning)
+                    (stamps, results, warning, counted.map(WorkerCounts::finish))
                 };
                 catch_unwind(AssertUnwindSafe(body)).map_err(|p| {
                     gate.abort();
@@ -386,24 +422,130 @@ where
             return Err(e);
         }
         let ran = per_worker.iter().map(|w| w.0.len()).min().unwrap_or(0);
-        let reps_out = (0..ran)
+        let reps_out: Vec<RepStamps> = (0..ran)
             .map(|r| RepStamps {
                 per_thread: per_worker.iter().map(|w| w.0[r]).collect(),
             })
             .collect();
         let mut warnings: Vec<String> = Vec::new();
-        for w in per_worker.iter().filter_map(|w| w.2.clone()) {
+        let counter_errors = per_worker
+            .iter()
+            .filter_map(|w| w.3.as_ref().and_then(|c| c.2.clone()));
+        for w in per_worker
+            .iter()
+            .filter_map(|w| w.2.clone())
+            .chain(counter_errors)
+        {
             if !warnings.contains(&w) {
                 warnings.push(w);
             }
         }
+        let counts = team_count(&per_worker, &reps_out, count, skipped_counts);
         let results = per_worker.into_iter().map(|w| w.1).collect();
         Ok(TeamOutcome {
             reps: reps_out,
             results,
             warnings,
             stopped_early,
+            counts,
         })
+    })
+}
+
+/// One worker's counters and the sum of its repetitions.
+struct WorkerCounts {
+    counters: Option<Counters>,
+    status: CounterStatus,
+    pinned: bool,
+    sum: Option<CounterReading>,
+    error: Option<String>,
+}
+
+impl WorkerCounts {
+    fn open(cpu: Option<u32>, pin_refused: &Option<String>) -> Self {
+        let counters = Counters::open();
+        Self {
+            status: counters.status().clone(),
+            counters: Some(counters),
+            pinned: cpu.is_some() && pin_refused.is_none(),
+            sum: None,
+            error: None,
+        }
+    }
+
+    fn fail(&mut self, e: crate::counters::CounterError) {
+        self.error = Some(e.to_string());
+        self.counters = None;
+        self.sum = None;
+    }
+
+    fn start(&mut self) {
+        if let Some(Err(e)) = self.counters.as_mut().map(Counters::start) {
+            self.fail(e);
+        }
+    }
+
+    fn stop(&mut self) {
+        match self.counters.as_mut().map(Counters::stop) {
+            Some(Ok(r)) => match &mut self.sum {
+                Some(s) => s.accumulate(&r),
+                None => self.sum = Some(r),
+            },
+            Some(Err(e)) => self.fail(e),
+            None => {}
+        }
+    }
+
+    fn finish(self) -> (CounterStatus, ThreadCount, Option<String>) {
+        let reading = if self.error.is_some() { None } else { self.sum };
+        let t = ThreadCount {
+            pinned: self.pinned,
+            reading,
+        };
+        (self.status, t, self.error)
+    }
+}
+
+type WorkerRecord<R> = (
+    Vec<(u64, u64)>,
+    Vec<R>,
+    Option<String>,
+    Option<(CounterStatus, ThreadCount, Option<String>)>,
+);
+
+/// The team's counts from its workers' (`None` unless counting was asked for).
+fn team_count<R>(
+    per_worker: &[WorkerRecord<R>],
+    reps: &[RepStamps],
+    count: bool,
+    skipped: Option<String>,
+) -> Option<TeamCount> {
+    let wall_ns = reps.iter().map(RepStamps::team_ns).sum();
+    if let Some(why) = skipped {
+        let no = crate::counters::Availability::Skipped(why);
+        return Some(TeamCount {
+            status: CounterStatus {
+                software: no.clone(),
+                hardware: no,
+                kernel_counted: false,
+            },
+            threads: Vec::new(),
+            wall_ns,
+        });
+    }
+    if !count {
+        return None;
+    }
+    let mut status = None;
+    let mut threads = Vec::with_capacity(per_worker.len());
+    for (s, t, _) in per_worker.iter().filter_map(|w| w.3.as_ref()) {
+        status.get_or_insert_with(|| s.clone());
+        threads.push(*t);
+    }
+    Some(TeamCount {
+        status: status?,
+        threads,
+        wall_ns,
     })
 }
 
@@ -479,6 +621,78 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(err, TeamError::Panic { thread: 1, .. }), "{err}");
+    }
+
+    /// A counted team pinned to one CPU: its worker shows no migrations (or the test
+    /// says the OS refused the pin), and a kernel touching fresh pages is counted
+    /// with its page faults while the setup's first touch is not.
+    #[test]
+    fn counted_team_sees_its_kernel_only() {
+        const PAGES: usize = 64;
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        let cpu = *affinity::allowed_current().unwrap().last().unwrap();
+        let out = run_team_counted(
+            &[Some(cpu)],
+            2,
+            None,
+            true,
+            |_| {
+                // Touched here, in the setup: not counted.
+                let mut warm = vec![0u8; PAGES * page];
+                warm.iter_mut().step_by(page).for_each(|b| *b = 1);
+                warm
+            },
+            |_, warm| {
+                let len = PAGES * page;
+                // SAFETY: a new anonymous private mapping of `len` bytes, checked.
+                let p = unsafe {
+                    libc::mmap(
+                        std::ptr::null_mut(),
+                        len,
+                        libc::PROT_READ | libc::PROT_WRITE,
+                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                        -1,
+                        0,
+                    )
+                };
+                assert_ne!(p, libc::MAP_FAILED);
+                // SAFETY: our mapping; base pages, one fault per page touched.
+                unsafe { libc::madvise(p, len, libc::MADV_NOHUGEPAGE) };
+                for i in (0..len).step_by(page) {
+                    // SAFETY: i < len: inside the mapping; volatile so it happens.
+                    unsafe { p.cast::<u8>().add(i).write_volatile(1) };
+                }
+                // SAFETY: unmapping our own mapping once.
+                unsafe { libc::munmap(p, len) };
+                std::hint::black_box(&warm);
+            },
+        )
+        .unwrap();
+        let counts = out.counts.expect("counted");
+        if counts.status.software != crate::counters::Availability::Counted {
+            eprintln!("software counters: {}", counts.status.software);
+            return;
+        }
+        if !out.warnings.is_empty() {
+            eprintln!("pin refused: {:?}", out.warnings);
+            return;
+        }
+        let t = counts.threads[0];
+        assert!(t.pinned);
+        let r = t.reading.unwrap();
+        assert_eq!(r.cpu_migrations, Some(0), "{r:?}");
+        // Two repetitions, each touching 64 fresh pages: about 128 faults.
+        let faults = r.page_faults.unwrap();
+        assert!(
+            (2 * PAGES as u64..=2 * PAGES as u64 + 16).contains(&faults),
+            "{faults}"
+        );
+        assert!(counts.wall_ns > 0 && r.task_clock_ns.unwrap() > 0);
+        assert!(run_team(&[None], 1, None, |_| (), |_, _| ())
+            .unwrap()
+            .counts
+            .is_none());
     }
 
     #[test]
