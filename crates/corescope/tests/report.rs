@@ -61,10 +61,17 @@ fn html_has_a_section_and_a_figure_per_shape() {
         );
     }
     let figures = page.matches("<figure>").count();
+    // One chart per group of series sharing units; a group of one-point
+    // series is a table instead.
     let series_groups: usize = q
         .probes
         .iter()
-        .map(|p| terminal::series_groups(&p.series).len())
+        .map(|p| {
+            html::chart_groups(&p.series)
+                .iter()
+                .filter(|g| !g.is_points())
+                .count()
+        })
         .sum();
     let paired: usize = q
         .probes
