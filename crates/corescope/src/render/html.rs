@@ -23,7 +23,7 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}\
 .completed{background:#2a7}.gave_up{background:#d80}.skipped{background:#888}.failed{background:#c33}.interrupted{background:#a3a}\
 .warn{color:#a50}.findings li{margin:.2em 0}figure{margin:1em 0}figcaption{font-size:.9em;color:#555}\
 svg{max-width:100%;height:auto;font-family:system-ui,sans-serif;display:block}details{margin:.5em 0}\
-.side{display:flex;flex-wrap:wrap;gap:1em}.side figure{flex:1 1 320px;min-width:0}code{overflow-wrap:anywhere}\
+.side{display:flex;flex-wrap:wrap;gap:1em}.side figure{flex:1 1 480px;min-width:0}code{overflow-wrap:anywhere}\
 @page{margin:12mm}@media print{body{max-width:none;margin:0;font-size:11px}h2{page-break-before:always}figure,tr{break-inside:avoid}nav{display:none}.scroll{overflow:visible}}";
 
 /// The whole report.

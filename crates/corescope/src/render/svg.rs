@@ -976,6 +976,20 @@ pub fn heatmap_with(
     values: &[Vec<Option<f64>>],
     scale: ColourScale,
 ) -> String {
+    heatmap_in(title, unit, rows, cols, values, scale, None)
+}
+
+/// [`heatmap_with`] on a given value range (`lo`, `hi`), so that several maps
+/// (one per machine) share one colour scale; `None`: the map's own range.
+pub fn heatmap_in(
+    title: &str,
+    unit: &str,
+    rows: &[String],
+    cols: &[String],
+    values: &[Vec<Option<f64>>],
+    scale: ColourScale,
+    range: Option<(f64, f64)>,
+) -> String {
     // Bounded drawing: every k-th row and column of a large matrix.
     let (rk, ck) = (
         rows.len()
@@ -1004,8 +1018,10 @@ pub fn heatmap_with(
         .copied()
         .filter(|v| v.is_finite())
         .collect();
-    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = range.unwrap_or((
+        vals.iter().copied().fold(f64::INFINITY, f64::min),
+        vals.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    ));
     let mut out = open_svg(w, h, title, Some(w * 1.3));
     let show_labels = cell >= 10.0;
     for (r, row) in values.iter().enumerate() {
