@@ -234,7 +234,17 @@ fn tick_labels(name: &str, axis: &Axis) -> (Vec<(f64, String)>, String) {
             "bytes".into(),
         ),
         _ => {
-            let (scale, unit) = super::unit_scale(name, axis.magnitude());
+            let (mut scale, mut unit) = super::unit_scale(name, axis.magnitude());
+            // A rate the unit table does not know (`units_per_s`): SI prefixes
+            // all the same (200 k, not 200000).
+            if let (Some(base), 1.0) = (name.strip_suffix("_per_s"), scale) {
+                let (f, p) = super::unit_scale("per_s", axis.magnitude());
+                let prefix = p.trim_end_matches("/s");
+                scale = f;
+                unit = format!("{prefix} {}/s", base.replace('_', " "))
+                    .trim()
+                    .to_string();
+            }
             let pure_unit = matches!(
                 name,
                 "ns" | "s"
