@@ -257,7 +257,7 @@ fn tick_labels(name: &str, axis: &Axis) -> (Vec<(f64, String)>, String) {
                     | "flops_per_s"
                     | "increments_per_s"
             );
-            let title = if pure_unit || unit == name.replace('_', " ") {
+            let title = if pure_unit || name.ends_with("_per_s") || unit == name.replace('_', " ") {
                 unit
             } else {
                 format!("{} ({unit})", name.replace('_', " "))
