@@ -324,12 +324,18 @@ fn series_figure(o: &mut String, p: &ProbeResult, g: &ChartGroup) {
     } else {
         String::new()
     };
+    let unit = super::unit_scale(&first.y_name, 1.0).1;
+    let what = if g.title == unit {
+        String::new()
+    } else {
+        format!("{}: ", g.title)
+    };
     let _ = write!(
         o,
-        "<figure>{}<figcaption>{}: {} vs {}{}</figcaption></figure>",
+        "<figure>{}<figcaption>{}{} vs {}{}</figcaption></figure>",
         svg::chart(&title, &first.x_name, &first.y_name, &curves),
-        esc(&g.title),
-        esc(&super::unit_scale(&first.y_name, 1.0).1),
+        esc(&what),
+        esc(&unit),
         esc(&first.x_name.replace('_', " ")),
         esc(&ci)
     );
