@@ -12,6 +12,19 @@ chrome=(chromium --headless --no-sandbox --disable-gpu --hide-scrollbars)
 "${chrome[@]}" --window-size=1100,2400 --screenshot="$dir/shot.png" "file://$dir/run.html" 2>/dev/null
 "$bin" compare "$dir/run.json" "$dir/run.json" --html "$dir/cmp.html" >/dev/null
 "${chrome[@]}" --dump-dom "file://$dir/cmp.html" >"$dir/cmp-dom.html" 2>/dev/null
+# At 1400 and 800 px: a screenshot of the report and of the compare page
+# (two identical runs, so overlaid curves are exercised), and the page's
+# scroll width read by a probe script appended to a copy of each page (the
+# pages themselves carry no test code).
+probe="<script>addEventListener('load',function(){var d=document.documentElement,p=document.createElement('pre');p.id='overflow-probe';p.textContent=d.scrollWidth+' '+innerWidth;document.body.appendChild(p);});</script>"
+for page in run cmp; do
+    { cat "$dir/$page.html"; echo "$probe"; } >"$dir/$page-probe.html"
+    for w in 1400 800; do
+        "${chrome[@]}" --window-size=$w,2000 --dump-dom "file://$dir/$page-probe.html" \
+            2>/dev/null | grep -o '<pre id="overflow-probe">[0-9]* [0-9]*' >"$dir/$page-$w.width"
+        "${chrome[@]}" --window-size=$w,3000 --screenshot="$dir/$page-$w.png" "file://$dir/$page.html" 2>/dev/null
+    done
+done
 /usr/bin/python3 - "$dir" <<'PY'
 import json, re, sys
 from PIL import Image
@@ -24,9 +37,16 @@ for p in run["probes"]:
     m = re.search(r'<section id="%s">(.*?)</section>' % re.escape(p["id"]), dom, re.S)
     assert m, f"section {p['id']} missing from the DOM"
     body = m.group(1)
-    shapes = sum(len(p.get(k, [])) for k in ("series", "distributions", "matrices", "timelines"))
+    # A series of one point is a table row, not a chart.
+    curves = [s for s in p.get("series", []) if len(s["x"]) > 1]
+    points = [s for s in p.get("series", []) if len(s["x"]) <= 1]
+    shapes = len(curves) + sum(len(p.get(k, [])) for k in ("distributions", "matrices", "timelines"))
     if shapes:
         assert "<svg" in body, f"{p['id']}: no chart rendered"
+    if points:
+        assert "<table" in body, f"{p['id']}: one-point series without a table"
+    for m in p.get("matrices", []):
+        assert "colour-scale" in body, f"{p['id']}: heat map without a colour scale"
     if p.get("tables"):
         assert body.count("<table") >= len(p["tables"]), f"{p['id']}: tables missing"
 assert '<section id="machine">' in dom
@@ -35,7 +55,27 @@ lo, hi = im.getextrema()
 colours = len(set(Image.open(f"{d}/shot.png").convert("RGB").resize((275, 600)).getdata()))
 assert hi - lo > 100 and colours > 20, f"screenshot looks blank ({lo}-{hi}, {colours} colours)"
 cmp = open(f"{d}/cmp-dom.html").read()
-for i in ids:
-    assert f'<section id="{i}">' in cmp, f"compare: {i} missing"
-print(f"report ok: {len(ids)} sections, {dom.count('<svg')} charts, screenshot {colours} colours")
+for p in run["probes"]:
+    i = p["id"]
+    m = re.search(r'<section id="%s">(.*?)</section>' % re.escape(i), cmp, re.S)
+    assert m, f"compare: {i} missing"
+    body = m.group(1)
+    if any(p.get(k) for k in ("series", "distributions", "matrices")):
+        assert "<svg" in body, f"compare: {i} has no figure"
+    for t in p.get("tables", []):
+        assert t["name"] in body, f"compare: {i}: table {t['name']} missing"
+    if p.get("matrices"):
+        assert "ratio" in body, f"compare: {i}: no ratio heat map"
+for page in ("run", "cmp"):
+    for w in (1400, 800):
+        text = open(f"{d}/{page}-{w}.width").read().split(">")[-1].split()
+        assert len(text) == 2, f"{page} at {w} px: the width probe did not run"
+        scroll, inner = map(int, text)
+        assert scroll <= inner, f"{page} at {w} px overflows: {scroll} px wide in {inner} px"
+        shot = Image.open(f"{d}/{page}-{w}.png").convert("RGB")
+        assert shot.size[0] == w, shot.size
+        n = len(set(shot.resize((w // 5, 600)).getdata()))
+        assert n > 20, f"{page} at {w} px looks blank ({n} colours)"
+print(f"report ok: {len(ids)} sections, {dom.count('<svg')} charts, screenshot {colours} colours; "
+      f"report and compare fit 1400 and 800 px")
 PY

@@ -5,6 +5,8 @@
 //! clocks on one scale: throughput per allowed CPU, latency in cycles of each
 //! machine's nominal (or timer) clock.
 
+pub mod model;
+
 use crate::model::{Estimate, ProbeResult, RunFile, Series, Status};
 use crate::render::html::STYLE;
 use crate::render::svg::{self, esc};
@@ -369,8 +371,219 @@ pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
             series_text(&mut o, &name, &ss, &ms);
         }
         distributions_text(&mut o, &probes, &ms);
+        for m in model::matrices(&probes) {
+            matrix_text(&mut o, &m, &ms);
+        }
+        for t in model::tables(&probes) {
+            table_text(&mut o, &t, &ms);
+        }
     }
     o
+}
+
+/// The median and range of the finite values of a matrix.
+fn cell_stats(c: &model::Cells) -> Option<(f64, f64, f64)> {
+    let mut v: Vec<f64> = c
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .filter(|x| x.is_finite())
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some((v[0], v[v.len() / 2], v[v.len() - 1]))
+}
+
+/// A matrix across the runs in the terminal: each machine's median cell and
+/// range, and its median ratio to the first machine.
+fn matrix_text(o: &mut String, m: &model::MatrixComparison, ms: &[Machine]) {
+    let _ = writeln!(o, "matrix {} ({}):", m.name, m.unit);
+    for (k, mach) in ms.iter().enumerate() {
+        let Some((lo, med, hi)) = m.per_machine[k].as_ref().and_then(cell_stats) else {
+            let _ = writeln!(o, "  {}: -", mach.label);
+            continue;
+        };
+        let ratio = m.ratios[k]
+            .as_ref()
+            .and_then(cell_stats)
+            .map(|(a, r, b)| format!("; vs {}: median {r:.2}× ({a:.2}–{b:.2}×)", ms[0].label))
+            .unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "  {}: median {} (range {}–{}){ratio}",
+            mach.label,
+            fmt_value(&m.unit, med),
+            fmt_value(&m.unit, lo),
+            fmt_value(&m.unit, hi)
+        );
+    }
+}
+
+/// A free table across the runs in the terminal: one row per key and machine
+/// (the machines of a key next to each other), the table's own columns.
+fn table_text(o: &mut String, t: &model::TableComparison, ms: &[Machine]) {
+    let mut tt = new_table();
+    let kinds: Vec<_> = t
+        .columns
+        .iter()
+        .map(|c| crate::render::html::column_kind(c))
+        .collect();
+    let mut head = vec![
+        Cell::new(crate::render::html::column_kind(&t.key_column).0),
+        Cell::new("machine"),
+    ];
+    head.extend(kinds.iter().map(|(h, _)| Cell::new(h)));
+    tt.set_header(head);
+    for r in &t.rows {
+        for (m, cells) in ms.iter().zip(&r.cells) {
+            if cells.iter().all(Option::is_none) {
+                continue;
+            }
+            let mut row = vec![Cell::new(&r.key), Cell::new(&m.label)];
+            row.extend(cells.iter().zip(&kinds).map(|(v, (_, kind))| {
+                Cell::new(
+                    v.as_ref()
+                        .map(|v| crate::render::html::cell_text(v, *kind))
+                        .unwrap_or_else(|| "-".into()),
+                )
+                .set_alignment(CellAlignment::Right)
+            }));
+            tt.add_row(row);
+        }
+    }
+    let _ = writeln!(o, "{}\n{tt}", t.name);
+}
+
+/// Each distribution's CDF per machine, overlaid (identical runs are nudged
+/// apart and say so in the legend); several distributions side by side.
+fn cdfs_html(o: &mut String, ds: &[model::DistributionComparison], ms: &[Machine]) {
+    if ds.is_empty() {
+        return;
+    }
+    o.push_str("<div class='side'>");
+    for d in ds {
+        let curves: Vec<svg::Curve> = d
+            .cdfs
+            .iter()
+            .zip(ms)
+            .filter_map(|(c, m)| {
+                let c = c.as_ref()?;
+                Some(svg::Curve::new(
+                    m.label.clone(),
+                    c.iter().map(|p| p.0).collect(),
+                    c.iter().map(|p| p.1).collect(),
+                ))
+            })
+            .collect();
+        let _ = write!(
+            o,
+            "<figure>{}<figcaption>{}: cumulative distribution per machine, to the 99.9th percentile (fraction of samples at or below a value)</figcaption></figure>",
+            svg::chart(&format!("{} CDF", d.name), &d.unit, "fraction_of_samples", &curves),
+            esc(&d.name)
+        );
+    }
+    o.push_str("</div>");
+}
+
+/// A matrix across the runs: each machine's heat map side by side, then each
+/// machine's ratio to the first as a heat map on a diverging scale around 1.
+fn matrix_html(o: &mut String, m: &model::MatrixComparison, ms: &[Machine]) {
+    let _ = write!(
+        o,
+        "<h3>{} ({})</h3><div class='side'>",
+        esc(&m.name),
+        esc(&m.unit)
+    );
+    // One colour scale for every machine's map.
+    let range = m.per_machine.iter().flatten().filter_map(cell_stats).fold(
+        None,
+        |acc: Option<(f64, f64)>, (lo, _, hi)| {
+            Some(acc.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))))
+        },
+    );
+    for (v, mach) in m.per_machine.iter().zip(ms) {
+        if let Some(v) = v {
+            let _ = write!(
+                o,
+                "<figure>{}<figcaption>{} on {} (one colour scale for all machines)</figcaption></figure>",
+                svg::heatmap_in(
+                    &format!("{} on {}", m.name, mach.label),
+                    &m.unit,
+                    &m.rows,
+                    &m.cols,
+                    v,
+                    svg::ColourScale::Sequential,
+                    range
+                ),
+                esc(&m.name),
+                esc(&mach.label)
+            );
+        }
+    }
+    for (r, mach) in m.ratios.iter().zip(ms) {
+        if let Some(r) = r {
+            let _ = write!(
+                o,
+                "<figure>{}<figcaption>{}: {} ÷ {} per cell (red: larger on {}, blue: smaller)</figcaption></figure>",
+                svg::heatmap_with(
+                    &format!("{} ratio {}/{}", m.name, mach.label, ms[0].label),
+                    "ratio",
+                    &m.rows,
+                    &m.cols,
+                    r,
+                    svg::ColourScale::Ratio
+                ),
+                esc(&m.name),
+                esc(&mach.label),
+                esc(&ms[0].label),
+                esc(&mach.label)
+            );
+        }
+    }
+    o.push_str("</div>");
+}
+
+/// A free table across the runs: rows aligned by key, each column once per
+/// machine, numbers scaled as in the report.
+fn table_html(o: &mut String, t: &model::TableComparison, ms: &[Machine]) {
+    let _ = write!(
+        o,
+        "<h3>{}</h3><div class='scroll'><table><tr><th rowspan='2'>{}</th>",
+        esc(&t.name),
+        esc(&crate::render::html::column_kind(&t.key_column).0)
+    );
+    let kinds: Vec<_> = t
+        .columns
+        .iter()
+        .map(|c| crate::render::html::column_kind(c))
+        .collect();
+    for (h, _) in &kinds {
+        let _ = write!(o, "<th colspan='{}'>{}</th>", ms.len(), esc(h));
+    }
+    o.push_str("</tr><tr>");
+    for _ in &kinds {
+        for m in ms {
+            let _ = write!(o, "<th>{}</th>", esc(&m.label));
+        }
+    }
+    o.push_str("</tr>");
+    for r in &t.rows {
+        let _ = write!(o, "<tr><td>{}</td>", esc(&r.key));
+        for (ci, (_, kind)) in kinds.iter().enumerate() {
+            for cells in &r.cells {
+                let v = cells[ci]
+                    .as_ref()
+                    .map(|v| crate::render::html::cell_text(v, *kind))
+                    .unwrap_or_else(|| "-".into());
+                let _ = write!(o, "<td>{}</td>", esc(&v));
+            }
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</table></div>");
 }
 
 /// The distributions of one probe across the runs: p50 (with its interval where
@@ -506,7 +719,7 @@ pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' content='width=device-width'><title>{t}</title><style>{STYLE}</style></head><body><h1>{t}</h1>",
         t = esc(&title)
     );
-    o.push_str("<section id='machines'><h2>Machines</h2><table><tr><th></th>");
+    o.push_str("<section id='machines'><h2>Machines</h2><div class='scroll'><table><tr><th></th>");
     for m in &ms {
         let _ = write!(o, "<th>{}</th>", esc(&m.label));
     }
@@ -520,7 +733,7 @@ pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
     }
     let _ = write!(
         o,
-        "</table><p>Ratios: each machine against the first ({}). Per-CPU: divided by the CPUs the run could use. Cycles: nominal clock, or the timer's when none is known.</p></section>",
+        "</table></div><p>Ratios: each machine against the first ({}). Per-CPU: divided by the CPUs the run could use. Cycles: nominal clock, or the timer's when none is known.</p></section>",
         esc(names.first().copied().unwrap_or("-"))
     );
     for id in probe_ids(runs, only) {
@@ -547,7 +760,7 @@ pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
         o.push_str("</p>");
         let mism = param_mismatches(&probes);
         if !mism.is_empty() {
-            o.push_str("<table><tr><th>parameter differs</th>");
+            o.push_str("<div class='scroll'><table><tr><th>parameter differs</th>");
             for m in &ms {
                 let _ = write!(o, "<th>{}</th>", esc(&m.label));
             }
@@ -559,7 +772,7 @@ pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
                 }
                 o.push_str("</tr>");
             }
-            o.push_str("</table>");
+            o.push_str("</table></div>");
         }
         findings_html(&mut o, &probes, &ms);
         let index = series_index(&probes);
@@ -571,6 +784,13 @@ pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
             series_html(&mut o, &name, &ss, &ms);
         }
         distributions_html(&mut o, &probes, &ms);
+        cdfs_html(&mut o, &model::distributions(&probes), &ms);
+        for m in model::matrices(&probes) {
+            matrix_html(&mut o, &m, &ms);
+        }
+        for t in model::tables(&probes) {
+            table_html(&mut o, &t, &ms);
+        }
         o.push_str("</section>");
     }
     o.push_str(crate::render::html::SCRIPT);
@@ -639,7 +859,7 @@ fn series_html(o: &mut String, name: &str, ss: &[Option<&Series>], ms: &[Machine
         .unwrap_or_default();
     let _ = write!(
         o,
-        "<details><summary>table ({}{})</summary><table><tr><th>{}</th>",
+        "<details><summary>table ({}{})</summary><div class='scroll'><table><tr><th>{}</th>",
         esc(&unit),
         esc(&note),
         esc(&first.x_name)
@@ -672,7 +892,7 @@ fn series_html(o: &mut String, name: &str, ss: &[Option<&Series>], ms: &[Machine
         }
         o.push_str("</tr>");
     }
-    o.push_str("</table>");
+    o.push_str("</table></div>");
     if overlap {
         let _ = write!(o, "<p>{}</p>", esc(OVERLAP_NOTE));
     }
@@ -687,7 +907,7 @@ fn distributions_html(o: &mut String, probes: &[Option<&ProbeResult>], ms: &[Mac
         return;
     }
     let dindex = dist_index(probes);
-    o.push_str("<table><tr><th>distribution</th>");
+    o.push_str("<div class='scroll'><table><tr><th>distribution</th>");
     for m in ms {
         let _ = write!(
             o,
@@ -723,7 +943,7 @@ fn distributions_html(o: &mut String, probes: &[Option<&ProbeResult>], ms: &[Mac
         }
         o.push_str("</tr>");
     }
-    o.push_str("</table>");
+    o.push_str("</table></div>");
     if shown {
         o.push_str("<p>± on p50: 95 % CI of the median.</p>");
     }

@@ -61,10 +61,17 @@ fn html_has_a_section_and_a_figure_per_shape() {
         );
     }
     let figures = page.matches("<figure>").count();
+    // One chart per group of series sharing units; a group of one-point
+    // series is a table instead.
     let series_groups: usize = q
         .probes
         .iter()
-        .map(|p| terminal::series_groups(&p.series).len())
+        .map(|p| {
+            html::chart_groups(&p.series)
+                .iter()
+                .filter(|g| !g.is_points())
+                .count()
+        })
         .sum();
     let paired: usize = q
         .probes
@@ -511,4 +518,176 @@ fn compare_shows_each_runs_interval_and_overlaps() {
     let page = compare::render_html(&[a, b], None);
     assert_eq!(first_chart(&page).matches("class='ci'").count(), 6);
     assert!(page.contains("1.01× ≈") && page.contains("Findings on other"));
+}
+
+/// A series from `(x, y)` points (no intervals).
+fn series(name: &str, x_name: &str, y_name: &str, pts: &[(f64, f64)]) -> corescope::model::Series {
+    let mut s = corescope::model::Series::new(name, x_name, y_name);
+    s.x = pts.iter().map(|p| p.0).collect();
+    s.y = pts.iter().map(|p| p.1).collect();
+    s
+}
+
+/// The SVG charts of a page, in order.
+fn charts(page: &str) -> Vec<&str> {
+    page.match_indices("<svg")
+        .map(|(i, _)| &page[i..i + page[i..].find("</svg>").unwrap_or(0)])
+        .collect()
+}
+
+#[test]
+fn chart_structure_series_legend_units_and_one_point_tables() {
+    let mut p = ProbeResult::new("shapes", "t", Status::Completed);
+    // Twelve loop orders and a library share n and FLOP/s: one chart.
+    for k in 0..12 {
+        // x unsorted on purpose: the line must still run left to right.
+        p.series.push(series(
+            &format!("o{k}/normal"),
+            "n",
+            "flops_per_s",
+            &[(256.0, 3e9), (32.0, 1e9), (64.0, 2e9)],
+        ));
+    }
+    p.series.push(series(
+        "library/x",
+        "n",
+        "flops_per_s",
+        &[(32.0, 5e9), (256.0, 9e9)],
+    ));
+    // A rate and a dimensionless scalability: two charts, never one axis.
+    p.series.push(series(
+        "w/rate",
+        "threads",
+        "units_per_s",
+        &[(1.0, 5.0), (2.0, 9.0)],
+    ));
+    p.series.push(series(
+        "w/scalability",
+        "threads",
+        "x_one_thread",
+        &[(1.0, 1.0), (2.0, 1.8)],
+    ));
+    // One point only: a table, no chart.
+    p.series
+        .push(series("single/a", "size_log2", "seconds", &[(12.0, 0.5)]));
+    let groups = html::chart_groups(&p.series);
+    assert_eq!(
+        groups.len(),
+        4,
+        "{:?}",
+        groups.iter().map(|g| &g.title).collect::<Vec<_>>()
+    );
+    assert_eq!(groups[0].series.len(), 13);
+    assert!(groups
+        .iter()
+        .all(|g| g.series.iter().all(|s| s.y_name == g.series[0].y_name)));
+    assert!(groups[3].is_points());
+    let mut run = load("quick.json");
+    run.probes = vec![p];
+    let page = html::render_run(&run);
+    let section = &page[page.find("<section id='shapes'>").unwrap()..];
+    let svgs = charts(section);
+    // Three charts (the one-point group is a table row).
+    assert_eq!(svgs.len(), 3, "one-point series drawn as a chart");
+    assert!(section.contains("<details open><summary>table ("));
+    let matmul = svgs[0];
+    // Every series drawn, one legend entry each, responsive width.
+    assert_eq!(matmul.matches("<g class='curve'").count(), 13);
+    assert_eq!(matmul.matches("<g class='legend'").count(), 13);
+    assert!(matmul.contains("width='100%'") && matmul.contains("viewBox="));
+    assert!(matmul.contains("n (log)"));
+    // Colour and dash: no two of the 13 styles alike.
+    let styles: std::collections::HashSet<(String, String)> = matmul
+        .match_indices("<polyline")
+        .map(|(i, _)| {
+            let l = &matmul[i..i + matmul[i..].find("/>").unwrap()];
+            let attr = |a: &str| {
+                let j = l.find(a).unwrap() + a.len();
+                l[j..j + l[j..].find('\'').unwrap()].to_string()
+            };
+            (attr("stroke='"), attr("stroke-dasharray='"))
+        })
+        .collect();
+    assert_eq!(styles.len(), 13);
+    // x sorted: each polyline's x coordinates rise.
+    for (i, _) in matmul.match_indices("points='") {
+        let pts = &matmul[i + 8..i + 8 + matmul[i + 8..].find('\'').unwrap()];
+        let xs: Vec<f64> = pts
+            .split(' ')
+            .map(|p| p.split(',').next().unwrap().parse().unwrap())
+            .collect();
+        assert!(xs.windows(2).all(|w| w[0] <= w[1]), "{xs:?}");
+    }
+    // One unit per axis.
+    assert!(svgs[1].contains("units per s") && !svgs[1].contains("x one thread"));
+    assert!(svgs[2].contains("x one thread") && !svgs[2].contains("units per s"));
+}
+
+#[test]
+fn heat_maps_have_colour_scales_and_timelines_a_legend_of_kinds() {
+    let q = load("quick.json");
+    let page = html::render_run(&q);
+    let mats: usize = q.probes.iter().map(|p| p.matrices.len()).sum();
+    let paired: usize = q
+        .probes
+        .iter()
+        .flat_map(|p| &p.distributions)
+        .filter(|d| d.paired_with.is_some() && !d.pairs.is_empty())
+        .count();
+    assert!(mats > 0);
+    // One colour scale per heat map and per intensity map.
+    assert_eq!(page.matches("class='colour-scale'").count(), mats + paired);
+    let kinds: std::collections::HashSet<&str> = q
+        .probes
+        .iter()
+        .flat_map(|p| &p.timelines)
+        .flat_map(|t| &t.lanes)
+        .flat_map(|l| &l.spans)
+        .map(|s| s.kind.as_str())
+        .collect();
+    assert!(!kinds.is_empty());
+    assert!(page.matches("<g class='kind'>").count() >= kinds.len());
+}
+
+#[test]
+fn free_tables_are_readable_with_the_best_row_marked() {
+    use serde_json::json;
+    let t = corescope::model::Table {
+        name: "tune".into(),
+        columns: vec!["run".into(), "events_per_s".into(), "step_ns".into()],
+        rows: vec![
+            vec![json!("a"), json!(9612064.0), json!(3.5)],
+            vec![json!("b"), json!(12000000.0), json!(2.0)],
+        ],
+    };
+    assert_eq!(html::column_kind("events_per_s").0, "events/s");
+    assert_eq!(
+        html::cell_text(&json!(9612064.0), html::ColumnKind::Rate),
+        "9.612 M"
+    );
+    assert_eq!(html::best_row(&t), Some(1));
+    let mut p = ProbeResult::new("tune", "t", Status::Completed);
+    p.tables.push(t);
+    let mut run = load("quick.json");
+    run.probes = vec![p];
+    let page = html::render_run(&run);
+    assert!(page.contains("<th>events/s</th>") && !page.contains("events_per_s"));
+    assert!(page.contains("<tr class='best'") && page.contains("b ★"));
+    assert!(!page.contains("9612064"));
+    assert!(page.contains("<div class='scroll'><table>"));
+}
+
+#[test]
+fn compare_draws_matrices_ratios_cdfs_and_aligned_tables() {
+    let q = load("quick.json");
+    let page = compare::render_html(&[q.clone(), q.clone()], None);
+    let mats: usize = q.probes.iter().map(|p| p.matrices.len()).sum();
+    // Two machines' maps and one ratio map per matrix, each with its scale.
+    assert_eq!(page.matches("class='colour-scale'").count(), 3 * mats);
+    assert!(page.contains("cumulative distribution per machine"));
+    // Identical runs: the second curve says so in its legend.
+    assert!(page.contains("= vm"), "identical runs not marked");
+    for t in q.probes.iter().flat_map(|p| &p.tables) {
+        assert!(page.contains(&format!("<h3>{}</h3>", t.name)), "{}", t.name);
+    }
 }

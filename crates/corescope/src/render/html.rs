@@ -10,16 +10,21 @@ use super::{fmt_num, fmt_value, fmt_x, words};
 use crate::model::{Distribution, Estimate, ProbeResult, RunFile, Status};
 use std::fmt::Write;
 
-/// The report's stylesheet (shared with `compare`).
-pub const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}\
-h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}\
+/// The report's stylesheet (shared with `compare`). Charts take the column's
+/// width; wide tables scroll inside their own box (`.scroll`), so that the page
+/// never overflows at 800 px; print (A4 or Letter: `@page` sets only margins)
+/// keeps figures whole and opens every `<details>` (see [`SCRIPT`]).
+pub const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}\
+h1{font-size:1.6em;overflow-wrap:anywhere}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}\
 table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ddd;padding:2px 8px;text-align:right}\
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}\
+.scroll{max-width:100%;overflow-x:auto}td{overflow-wrap:anywhere}tr.best td{background:#e7f6ec;font-weight:600}\
 .badge{font-size:.75em;padding:2px 8px;border-radius:8px;color:#fff;vertical-align:middle}\
 .completed{background:#2a7}.gave_up{background:#d80}.skipped{background:#888}.failed{background:#c33}.interrupted{background:#a3a}\
 .warn{color:#a50}.findings li{margin:.2em 0}figure{margin:1em 0}figcaption{font-size:.9em;color:#555}\
-svg{max-width:100%;height:auto;font-family:system-ui,sans-serif}details{margin:.5em 0}\
-@media print{details{display:block}h2{page-break-before:always}}";
+svg{max-width:100%;height:auto;font-family:system-ui,sans-serif;display:block}details{margin:.5em 0}\
+.side{display:flex;flex-wrap:wrap;gap:1em}.side figure{flex:1 1 480px;min-width:0}code{overflow-wrap:anywhere}\
+@page{margin:12mm}@media print{body{max-width:none;margin:0;font-size:11px}h2{page-break-before:always}figure,tr{break-inside:avoid}nav{display:none}.scroll{overflow:visible}}";
 
 /// The whole report.
 pub fn render_run(run: &RunFile) -> String {
@@ -61,15 +66,15 @@ pub fn render_run(run: &RunFile) -> String {
     o
 }
 
-/// The only script: clicking a legend entry hides or shows its curve. The
-/// report reads fine without it.
-pub const SCRIPT: &str = "<script>document.querySelectorAll('g.legend').forEach(function(l){l.addEventListener('click',function(){var c=l.ownerSVGElement.querySelector('g.curve[data-curve=\"'+l.dataset.curve+'\"]');if(c){var h=c.style.display==='none';c.style.display=h?'':'none';l.style.opacity=h?1:0.4;}});});</script>";
+/// The only script: clicking a legend entry hides or shows its curve, and
+/// printing opens every collapsed part. The report reads fine without it.
+pub const SCRIPT: &str = "<script>window.addEventListener('beforeprint',function(){document.querySelectorAll('details').forEach(function(d){d.open=true;});});document.querySelectorAll('g.legend').forEach(function(l){l.addEventListener('click',function(){var c=l.ownerSVGElement.querySelector('g.curve[data-curve=\"'+l.dataset.curve+'\"]');if(c){var h=c.style.display==='none';c.style.display=h?'':'none';l.style.opacity=h?1:0.4;}});});</script>";
 
 fn machine(o: &mut String, run: &RunFile) {
     let h = &run.host;
     let e = &run.env;
     let c = &run.clock;
-    o.push_str("<section id='machine'><h2>Machine</h2><table>");
+    o.push_str("<section id='machine'><h2>Machine</h2><div class='scroll'><table>");
     let mut rows: Vec<(&str, String)> = vec![
         ("host", h.hostname.clone()),
         ("CPU", format!("{} ({})", h.cpu_model, h.arch)),
@@ -109,10 +114,10 @@ fn machine(o: &mut String, run: &RunFile) {
     for (k, v) in rows {
         let _ = write!(o, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
     }
-    o.push_str("</table>");
+    o.push_str("</table></div>");
     let _ = write!(o, "<figure>{}<figcaption>packages, cores and hardware threads (hover for CPU ids)</figcaption></figure>", svg::topology(&run.topology));
     // The CPU table, collapsed.
-    let _ = write!(o, "<details><summary>CPU table ({} CPUs)</summary><table><tr><th>CPU</th><th>package</th><th>NUMA</th><th>core</th><th>slot</th><th>allowed</th></tr>", run.topology.pus.len());
+    let _ = write!(o, "<details><summary>CPU table ({} CPUs)</summary><div class='scroll'><table><tr><th>CPU</th><th>package</th><th>NUMA</th><th>core</th><th>slot</th><th>allowed</th></tr>", run.topology.pus.len());
     for p in run.topology.pus.iter().take(4096) {
         let _ = write!(
             o,
@@ -127,7 +132,7 @@ fn machine(o: &mut String, run: &RunFile) {
             if p.allowed { "yes" } else { "no" }
         );
     }
-    o.push_str("</table></details></section>");
+    o.push_str("</table></div></details></section>");
 }
 
 fn probe(o: &mut String, p: &ProbeResult) {
@@ -156,37 +161,9 @@ fn probe(o: &mut String, p: &ProbeResult) {
         }
         o.push_str("</ul>");
     }
-    for group in series_groups(&p.series) {
-        let first = group[0];
-        let what = first.name.split('/').next().unwrap_or(&first.name);
-        let curves: Vec<svg::Curve> = group
-            .iter()
-            .map(|s| {
-                svg::Curve::of_series(s.name.split_once('/').map(|(_, v)| v).unwrap_or(&s.name), s)
-            })
-            .collect();
-        let title = format!("{} — {what}", p.id);
-        let ci = if curves.iter().any(svg::Curve::has_intervals) {
-            let all: Vec<Estimate> = group
-                .iter()
-                .flat_map(|s| (0..s.y.len()).filter_map(|i| s.estimate(i)))
-                .collect();
-            repetitions(&all)
-                .map(|(reps, _)| format!("; bars and band: 95 % CI of the median, {reps}"))
-                .unwrap_or_default()
-        } else {
-            String::new()
-        };
-        let _ = write!(
-            o,
-            "<figure>{}<figcaption>{}: {} vs {}{}</figcaption></figure>",
-            svg::chart(&title, &first.x_name, &first.y_name, &curves),
-            esc(what),
-            esc(&first.y_name.replace('_', " ")),
-            esc(&first.x_name.replace('_', " ")),
-            esc(&ci)
-        );
-        series_table(o, &group);
+    params(o, p);
+    for g in chart_groups(&p.series) {
+        series_figure(o, p, &g);
     }
     if !p.distributions.is_empty() {
         distributions(o, p);
@@ -194,51 +171,35 @@ fn probe(o: &mut String, p: &ProbeResult) {
     for m in &p.matrices {
         let _ = write!(
             o,
-            "<figure>{}<figcaption>{} ({})</figcaption></figure>",
+            "<figure>{}<figcaption>{} ({}); colour scale on the right, grey: not measured</figcaption></figure>",
             svg::heatmap(&m.name, &m.unit, &m.rows, &m.cols, &m.values),
             esc(&m.name),
             esc(&m.unit)
         );
     }
     for t in &p.timelines {
-        let lanes: Vec<(String, Vec<(f64, f64)>)> = t
+        let lanes: Vec<svg::Lane> = t
             .lanes
             .iter()
             .map(|l| {
                 (
                     l.label.clone(),
-                    l.spans.iter().map(|s| (s.start_ns, s.end_ns)).collect(),
+                    l.spans
+                        .iter()
+                        .map(|s| (s.start_ns, s.end_ns, s.kind.clone()))
+                        .collect(),
                 )
             })
             .collect();
         let _ = write!(
             o,
-            "<figure>{}<figcaption>timeline {}: one lane per thread, one bar per portion of work</figcaption></figure>",
+            "<figure>{}<figcaption>timeline {}: one lane per thread, one bar per portion of work, coloured by kind</figcaption></figure>",
             svg::gantt(&t.name, &lanes),
             esc(&t.name)
         );
     }
     for t in &p.tables {
-        let _ = write!(o, "<h3>{}</h3><table><tr>", esc(&t.name));
-        for c in &t.columns {
-            let _ = write!(o, "<th>{}</th>", esc(c));
-        }
-        o.push_str("</tr>");
-        for r in &t.rows {
-            o.push_str("<tr>");
-            for v in r {
-                let s = match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    serde_json::Value::Number(n) => {
-                        n.as_f64().map(fmt_num).unwrap_or_else(|| n.to_string())
-                    }
-                    other => other.to_string(),
-                };
-                let _ = write!(o, "<td>{}</td>", esc(&s));
-            }
-            o.push_str("</tr>");
-        }
-        o.push_str("</table>");
+        free_table(o, t);
     }
     if !p.warnings.is_empty() {
         o.push_str("<details class='warn'><summary>");
@@ -256,7 +217,133 @@ fn probe(o: &mut String, p: &ProbeResult) {
     o.push_str("</section>");
 }
 
-fn series_table(o: &mut String, group: &[&crate::model::Series]) {
+/// Most series one chart draws before a group is split by series name.
+pub const MAX_SERIES_PER_CHART: usize = 16;
+
+/// Series drawn on one chart: one x and one y unit, at most
+/// [`MAX_SERIES_PER_CHART`] curves.
+#[derive(Debug, Clone)]
+pub struct ChartGroup<'a> {
+    /// What the chart shows (the shared name prefix, or the y unit).
+    pub title: String,
+    /// The series.
+    pub series: Vec<&'a crate::model::Series>,
+    /// Legend label of each series (its name without the shared prefix).
+    pub labels: Vec<String>,
+}
+
+impl ChartGroup<'_> {
+    /// Whether every series has at most one point: then the group is a table
+    /// row, not a chart.
+    pub fn is_points(&self) -> bool {
+        self.series.iter().all(|s| s.x.len() <= 1)
+    }
+}
+
+/// The charts of a probe's series: series sharing an x and a y unit go on one
+/// chart (all loop orders and the library of matmul; one unit per axis, so a
+/// rate and a dimensionless scalability never share one); more than
+/// [`MAX_SERIES_PER_CHART`] of them are split by the name before the first `/`.
+pub fn chart_groups(series: &[crate::model::Series]) -> Vec<ChartGroup<'_>> {
+    let mut buckets: Vec<((&str, &str), Vec<&crate::model::Series>)> = Vec::new();
+    for s in series {
+        let key = (s.x_name.as_str(), s.y_name.as_str());
+        match buckets.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(s),
+            None => buckets.push((key, vec![s])),
+        }
+    }
+    let prefix = |s: &crate::model::Series| s.name.split('/').next().unwrap_or("").to_string();
+    let mut out = Vec::new();
+    for ((_, y_name), b) in buckets {
+        let parts: Vec<Vec<&crate::model::Series>> = if b.len() <= MAX_SERIES_PER_CHART {
+            vec![b]
+        } else {
+            let mut by: Vec<(String, Vec<&crate::model::Series>)> = Vec::new();
+            for s in b {
+                let k = prefix(s);
+                match by.iter_mut().find(|(p, _)| *p == k) {
+                    Some((_, v)) => v.push(s),
+                    None => by.push((k, vec![s])),
+                }
+            }
+            by.into_iter().map(|(_, v)| v).collect()
+        };
+        for part in parts {
+            let first = prefix(part[0]);
+            let shared = part
+                .iter()
+                .all(|s| prefix(s) == first && s.name.contains('/'));
+            let labels = part
+                .iter()
+                .map(|s| match s.name.split_once('/') {
+                    Some((_, rest)) if shared => rest.to_string(),
+                    _ => s.name.clone(),
+                })
+                .collect();
+            let title = if shared {
+                first
+            } else {
+                super::unit_scale(y_name, 1.0).1
+            };
+            out.push(ChartGroup {
+                title,
+                series: part,
+                labels,
+            });
+        }
+    }
+    out
+}
+
+/// One chart group: its chart with the intervals, and its table (collapsed);
+/// a group of one-point series is a table only, shown open.
+fn series_figure(o: &mut String, p: &ProbeResult, g: &ChartGroup) {
+    let first = g.series[0];
+    if g.is_points() {
+        let _ = write!(o, "<h3>{}</h3>", esc(&g.title));
+        series_table(o, g, true);
+        return;
+    }
+    let curves: Vec<svg::Curve> = g
+        .series
+        .iter()
+        .zip(&g.labels)
+        .map(|(s, l)| svg::Curve::of_series(l.clone(), s))
+        .collect();
+    let title = format!("{} — {}", p.id, g.title);
+    let ci = if curves.iter().any(svg::Curve::has_intervals) {
+        let all: Vec<Estimate> = g
+            .series
+            .iter()
+            .flat_map(|s| (0..s.y.len()).filter_map(|i| s.estimate(i)))
+            .collect();
+        repetitions(&all)
+            .map(|(reps, _)| format!("; bars and band: 95 % CI of the median, {reps}"))
+            .unwrap_or_default()
+    } else {
+        String::new()
+    };
+    let unit = super::unit_scale(&first.y_name, 1.0).1;
+    let what = if g.title == unit {
+        String::new()
+    } else {
+        format!("{}: ", g.title)
+    };
+    let _ = write!(
+        o,
+        "<figure>{}<figcaption>{}{} vs {}{}</figcaption></figure>",
+        svg::chart(&title, &first.x_name, &first.y_name, &curves),
+        esc(&what),
+        esc(&unit),
+        esc(&first.x_name.replace('_', " ")),
+        esc(&ci)
+    );
+    series_table(o, g, false);
+}
+
+fn series_table(o: &mut String, g: &ChartGroup, open: bool) {
+    let group = &g.series;
     let first = group[0];
     let (xs, scale, label) = super::table_axes(group);
     let lookups: Vec<_> = group.iter().map(|s| estimates_by_x(s)).collect();
@@ -265,17 +352,14 @@ fn series_table(o: &mut String, group: &[&crate::model::Series]) {
         .unwrap_or_default();
     let _ = write!(
         o,
-        "<details><summary>table ({}{})</summary><table><tr><th>{}</th>",
+        "<details{}><summary>table ({}{})</summary><div class='scroll'><table><tr><th>{}</th>",
+        if open { " open" } else { "" },
         esc(&label),
         esc(&note),
-        esc(&first.x_name)
+        esc(&first.x_name.replace('_', " "))
     );
-    for s in group {
-        let _ = write!(
-            o,
-            "<th>{}</th>",
-            esc(s.name.split_once('/').map(|(_, v)| v).unwrap_or(&s.name))
-        );
+    for l in &g.labels {
+        let _ = write!(o, "<th>{}</th>", esc(l));
     }
     o.push_str("</tr>");
     for x in xs {
@@ -290,7 +374,153 @@ fn series_table(o: &mut String, group: &[&crate::model::Series]) {
         }
         o.push_str("</tr>");
     }
-    o.push_str("</table></details>");
+    o.push_str("</table></div></details>");
+}
+
+/// The parameters of a probe (sizes, repetitions, budgets), collapsed.
+fn params(o: &mut String, p: &ProbeResult) {
+    if p.params.is_empty() {
+        return;
+    }
+    let _ = write!(
+        o,
+        "<details class='params'><summary>parameters ({})</summary><div class='scroll'><table><tr><th>parameter</th><th>value</th></tr>",
+        p.params.len()
+    );
+    for (k, v) in &p.params {
+        let (head, kind) = column_kind(k);
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{}</td></tr>",
+            esc(&head),
+            esc(&cell_text(v, kind))
+        );
+    }
+    o.push_str("</table></div></details>");
+}
+
+/// What a free table's column holds, read from its name.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ColumnKind {
+    /// A rate (`events_per_s`): scaled with an SI prefix; larger is better.
+    Rate,
+    /// A time in ns (`step_ns`).
+    Nanoseconds,
+    /// A size in bytes.
+    Bytes,
+    /// A rate whose header already names its scaled unit (`8B ×1 (M events/s)`):
+    /// numbers as they are; larger is better.
+    ScaledRate,
+    /// Anything else: numbers with about four significant digits.
+    Plain,
+}
+
+/// A human header and the kind of a column named in snake case
+/// (`events_per_s` → `events/s`, `step_ns` → `step`, in ns).
+pub fn column_kind(name: &str) -> (String, ColumnKind) {
+    let human = |s: &str| {
+        s.replace("ctx_sw", "context switches")
+            .replace("_per_1e6", " per million events")
+            .replace('_', " ")
+    };
+    if let Some(base) = name.strip_suffix("_per_s") {
+        (format!("{}/s", human(base)), ColumnKind::Rate)
+    } else if name.contains("/s)") || name.ends_with("/s") {
+        (name.to_string(), ColumnKind::ScaledRate)
+    } else if let Some(base) = name.strip_suffix("_ns") {
+        (human(base), ColumnKind::Nanoseconds)
+    } else if let Some(base) = name.strip_suffix("_bytes") {
+        (human(base), ColumnKind::Bytes)
+    } else {
+        (human(name), ColumnKind::Plain)
+    }
+}
+
+/// A table cell for people: `9612064` in a rate column → `9.61 M`.
+pub fn cell_text(v: &serde_json::Value, kind: ColumnKind) -> String {
+    let serde_json::Value::Number(n) = v else {
+        return match v {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Null => "-".into(),
+            other => other.to_string(),
+        };
+    };
+    let Some(x) = n.as_f64() else {
+        return n.to_string();
+    };
+    match kind {
+        ColumnKind::Rate => {
+            let (f, p) = super::unit_scale("per_s", x);
+            format!("{} {}", fmt_num(x / f), p.trim_end_matches("/s"))
+                .trim_end()
+                .to_string()
+        }
+        ColumnKind::Nanoseconds => fmt_value("ns", x),
+        ColumnKind::Bytes => fmt_value("bytes", x),
+        ColumnKind::Plain | ColumnKind::ScaledRate => fmt_num(x),
+    }
+}
+
+/// The row to mark as best in a free table: the highest value of its first
+/// rate column, when the table has at least two rows with a number there.
+pub fn best_row(t: &crate::model::Table) -> Option<usize> {
+    let col = t
+        .columns
+        .iter()
+        .position(|c| matches!(column_kind(c).1, ColumnKind::Rate | ColumnKind::ScaledRate))?;
+    let vals: Vec<(usize, f64)> = t
+        .rows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            r.get(col)
+                .and_then(serde_json::Value::as_f64)
+                .map(|v| (i, v))
+        })
+        .filter(|(_, v)| v.is_finite())
+        .collect();
+    if vals.len() < 2 {
+        return None;
+    }
+    vals.into_iter()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i)
+}
+
+/// A free table: human headers, numbers scaled by their column's unit, the best
+/// row marked, scrolling inside its box when wider than the page.
+fn free_table(o: &mut String, t: &crate::model::Table) {
+    let kinds: Vec<(String, ColumnKind)> = t.columns.iter().map(|c| column_kind(c)).collect();
+    let best = best_row(t);
+    let _ = write!(
+        o,
+        "<h3>{}</h3><div class='scroll'><table><tr>",
+        esc(&t.name)
+    );
+    for (h, _) in &kinds {
+        let _ = write!(o, "<th>{}</th>", esc(h));
+    }
+    o.push_str("</tr>");
+    for (i, r) in t.rows.iter().enumerate() {
+        if best == Some(i) {
+            o.push_str("<tr class='best' title='best (highest rate)'>");
+        } else {
+            o.push_str("<tr>");
+        }
+        for (k, v) in r.iter().enumerate() {
+            let kind = kinds.get(k).map(|k| k.1).unwrap_or(ColumnKind::Plain);
+            let mut s = cell_text(v, kind);
+            if k == 0 && best == Some(i) {
+                s.push_str(" ★");
+            }
+            let _ = write!(o, "<td>{}</td>", esc(&s));
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</table></div>");
+    if best.is_some() {
+        o.push_str("<p class='note'>★ best row: the highest rate.</p>");
+    }
 }
 
 /// The median's 95 % interval as a table cell (`1.20–1.31 µs`), when it has one.
@@ -310,7 +540,7 @@ fn distributions(o: &mut String, p: &ProbeResult) {
         .distributions
         .iter()
         .any(|d| has_interval(&d.summary.median()));
-    o.push_str("<table><tr><th>distribution</th><th>unit</th><th>n</th><th>min</th><th>p50</th>");
+    o.push_str("<div class='scroll'><table><tr><th>distribution</th><th>unit</th><th>n</th><th>min</th><th>p50</th>");
     if ci {
         o.push_str("<th>p50 95 % CI</th>");
     }
@@ -351,7 +581,7 @@ fn distributions(o: &mut String, p: &ProbeResult) {
             esc(&mode)
         );
     }
-    o.push_str("</table>");
+    o.push_str("</table></div>");
     // Seed 000 Figure 8: A vs B with y = x, and the histograms.
     for d in &p.distributions {
         if let (Some(a), false) = (&d.paired_with, d.pairs.is_empty()) {

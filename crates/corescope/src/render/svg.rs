@@ -5,18 +5,43 @@
 use super::{fmt_num, fmt_value};
 use std::fmt::Write;
 
-/// Width and height of a chart, in px.
-pub const W: f64 = 640.0;
+/// Width and height of a chart's drawing (its viewBox); on the page a chart
+/// takes the width of its column (`width='100%'`) and keeps this aspect.
+pub const W: f64 = 860.0;
 /// See [`W`].
-pub const H: f64 = 300.0;
+pub const H: f64 = 380.0;
 const ML: f64 = 70.0;
-const MR: f64 = 150.0;
+const MR: f64 = 190.0;
 const MT: f64 = 20.0;
 const MB: f64 = 45.0;
-/// Colours of series (colour-blind friendly, Okabe–Ito).
+/// Colours of series (colour-blind friendly, Okabe–Ito; the yellow darkened to
+/// read on white).
 pub const PALETTE: [&str; 8] = [
-    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#B8A200",
 ];
+/// Dash patterns (SVG `stroke-dasharray`): the second eight series are dashed,
+/// the third dotted, so colour and dash tell 32 series apart.
+pub const DASHES: [&str; 4] = ["", "7 3", "2 2", "9 3 2 3"];
+
+/// Colour and dash pattern of series `i`: no two of the first 32 share both.
+pub fn series_style(i: usize) -> (&'static str, &'static str) {
+    (
+        PALETTE[i % PALETTE.len()],
+        DASHES[(i / PALETTE.len()) % DASHES.len()],
+    )
+}
+
+/// The opening tag of a chart: a viewBox of `w × h` that scales with the page
+/// (`width='100%'`), never wider than `max_px` when given (small heat maps).
+pub fn open_svg(w: f64, h: f64, title: &str, max_px: Option<f64>) -> String {
+    let style = max_px
+        .map(|m| format!(" style='max-width:{m:.0}px'"))
+        .unwrap_or_default();
+    format!(
+        "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {w:.0} {h:.0}' width='100%'{style} preserveAspectRatio='xMinYMin meet' role='img' aria-label='{t}'><title>{t}</title>",
+        t = esc(title)
+    )
+}
 
 /// Escape text for HTML and SVG.
 pub fn esc(s: &str) -> String {
@@ -64,6 +89,7 @@ impl Axis {
         }
         let log = lo > 0.0 && (force_log || hi / lo > 20.0) && hi > lo;
         if log {
+            let (lo, hi) = log_ends(lo, hi, false);
             Axis {
                 lo,
                 hi,
@@ -89,6 +115,15 @@ impl Axis {
                 binary: false,
             }
         }
+    }
+    /// The axis with log ticks at powers of two (threads, bytes), its ends
+    /// padded out to the nearest such tick.
+    fn binary(mut self, data_lo: f64, data_hi: f64) -> Self {
+        if self.log {
+            (self.lo, self.hi) = log_ends(data_lo, data_hi, true);
+            self.binary = true;
+        }
+        self
     }
     /// Position of `v` on the axis, 0 at `lo` and 1 at `hi`; always finite
     /// (computed in halves so that spans near `f64::MAX` do not overflow).
@@ -139,6 +174,37 @@ impl Axis {
     }
 }
 
+/// The ends of a log axis over `lo..hi` (both > 0) padded out to the next
+/// tick (a power of two when `binary`, else 1, 2 or 5 × 10^k), so that no point
+/// sits on the frame without a tick.
+fn log_ends(lo: f64, hi: f64, binary: bool) -> (f64, f64) {
+    if !(lo > 0.0 && hi >= lo && hi.is_finite()) {
+        return (lo, hi);
+    }
+    if binary {
+        let (a, b) = (lo.log2().floor(), hi.log2().ceil());
+        let (a, b) = (2f64.powf(a), 2f64.powf(b));
+        return if b > a { (a, b) } else { (a, a * 2.0) };
+    }
+    let grid = |e: f64| [1.0, 2.0, 5.0].map(|m| m * 10f64.powf(e));
+    let (ea, eb) = (lo.log10().floor(), hi.log10().floor());
+    let a = grid(ea)
+        .into_iter()
+        .rev()
+        .find(|&t| t <= lo * (1.0 + 1e-9))
+        .unwrap_or(10f64.powf(ea));
+    let b = grid(eb)
+        .into_iter()
+        .chain([10f64.powf(eb + 1.0)])
+        .find(|&t| t >= hi * (1.0 - 1e-9))
+        .unwrap_or(10f64.powf(eb + 1.0));
+    if b > a {
+        (a, b)
+    } else {
+        (a, a * 2.0)
+    }
+}
+
 /// The smallest of 1, 2, 2.5, 5 × 10^k that is at least `raw`.
 fn nice_step(raw: f64) -> f64 {
     if raw.is_nan() || raw <= 0.0 || !raw.is_finite() {
@@ -168,7 +234,17 @@ fn tick_labels(name: &str, axis: &Axis) -> (Vec<(f64, String)>, String) {
             "bytes".into(),
         ),
         _ => {
-            let (scale, unit) = super::unit_scale(name, axis.magnitude());
+            let (mut scale, mut unit) = super::unit_scale(name, axis.magnitude());
+            // A rate the unit table does not know (`units_per_s`): SI prefixes
+            // all the same (200 k, not 200000).
+            if let (Some(base), 1.0) = (name.strip_suffix("_per_s"), scale) {
+                let (f, p) = super::unit_scale("per_s", axis.magnitude());
+                let prefix = p.trim_end_matches("/s");
+                scale = f;
+                unit = format!("{prefix} {}/s", base.replace('_', " "))
+                    .trim()
+                    .to_string();
+            }
             let pure_unit = matches!(
                 name,
                 "ns" | "s"
@@ -181,7 +257,7 @@ fn tick_labels(name: &str, axis: &Axis) -> (Vec<(f64, String)>, String) {
                     | "flops_per_s"
                     | "increments_per_s"
             );
-            let title = if pure_unit || unit == name.replace('_', " ") {
+            let title = if pure_unit || name.ends_with("_per_s") || unit == name.replace('_', " ") {
                 unit
             } else {
                 format!("{} ({unit})", name.replace('_', " "))
@@ -207,12 +283,7 @@ fn label(unit: &str, v: f64) -> String {
 
 /// Frame, axes, ticks and axis titles.
 fn frame(out: &mut String, x: &Axis, y: &Axis, x_name: &str, y_name: &str, title: &str) {
-    let _ = write!(
-        out,
-        "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {W} {H}' width='{W}' height='{H}' role='img' aria-label='{}'><title>{}</title>",
-        esc(title),
-        esc(title)
-    );
+    out.push_str(&open_svg(W, H, title, None));
     let (x0, x1, y0, y1) = (ML, W - MR, H - MB, MT);
     let _ = write!(
         out,
@@ -347,14 +418,23 @@ impl Dot {
 pub fn chart(title: &str, x_name: &str, y_name: &str, curves: &[Curve]) -> String {
     // Thread counts and sizes on a log-2 axis; a 0 (a 0-byte message) is drawn
     // at the left edge (its tooltip keeps the true value).
-    let log_x = matches!(x_name, "threads" | "bytes");
+    // Sizes that are all powers of two (paddings, batches) get the same axis.
+    let pow2 = curves
+        .iter()
+        .flat_map(|c| c.x.iter())
+        .all(|&v| v > 0.0 && v.log2().fract() == 0.0);
+    let log_x = matches!(x_name, "threads" | "bytes" | "n" | "batch")
+        || (pow2 && curves.iter().map(|c| c.x.len()).sum::<usize>() > 2);
     let xs_all = || curves.iter().flat_map(|c| c.x.iter().copied());
-    let mut x = if log_x && xs_all().any(|v| v > 0.0) && xs_all().all(|v| v >= 0.0) {
-        Axis::over(xs_all().filter(|&v| v > 0.0), true, false)
+    let positive = || xs_all().filter(|&v| v > 0.0 && v.is_finite());
+    let x = if log_x && positive().count() > 0 && xs_all().all(|v| v >= 0.0) {
+        let lo = positive().fold(f64::INFINITY, f64::min);
+        let hi = positive().fold(f64::NEG_INFINITY, f64::max);
+        let x = Axis::over(positive(), hi > lo, false);
+        x.binary(lo, hi)
     } else {
         Axis::over(xs_all(), false, false)
     };
-    x.binary = log_x;
     // The y axis holds the intervals too, so no bar is cut off.
     let ends = curves
         .iter()
@@ -373,8 +453,20 @@ pub fn chart(title: &str, x_name: &str, y_name: &str, curves: &[Curve]) -> Strin
     let per_curve = (MAX_LINE_POINTS / shown.max(1)).max(2);
     let mut thinned = false;
     let mut any_ci = false;
+    // Legend rows on the right; closer together when there are many.
+    let row_h = ((H - MT - 30.0) / shown.max(1) as f64).min(15.0);
     for (i, c) in curves.iter().take(shown).enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
+        let (color, dash) = series_style(i);
+        // A curve with the same points as an earlier one (two identical runs)
+        // gets its markers nudged right so that both stay visible.
+        let same_as = curves[..i]
+            .iter()
+            .position(|o| o.x == c.x && o.y == c.y && !c.x.is_empty());
+        let nudge = if same_as.is_some() {
+            3.0 * i as f64
+        } else {
+            0.0
+        };
         let py = |v: f64| y0 - y.t(v) * (y0 - y1);
         let mut pts: Vec<Dot> =
             c.x.iter()
@@ -394,7 +486,7 @@ pub fn chart(title: &str, x_name: &str, y_name: &str, curves: &[Curve]) -> Strin
                         (f64::NAN, f64::NAN)
                     };
                     Dot {
-                        px: x0 + x.t(a) * (x1 - x0),
+                        px: x0 + x.t(a) * (x1 - x0) + nudge,
                         py: py(b),
                         x: a,
                         y: b,
@@ -405,6 +497,7 @@ pub fn chart(title: &str, x_name: &str, y_name: &str, curves: &[Curve]) -> Strin
                     }
                 })
                 .collect();
+        // Lines join points in order of x, never back and forth.
         pts.sort_by(|a, b| a.px.total_cmp(&b.px));
         if pts.len() > per_curve {
             pts = thin(&pts, per_curve);
@@ -421,22 +514,28 @@ pub fn chart(title: &str, x_name: &str, y_name: &str, curves: &[Curve]) -> Strin
             .collect();
         let _ = write!(
             out,
-            "<polyline fill='none' stroke='{color}' stroke-width='1.8' points='{}'/>",
+            "<polyline fill='none' stroke='{color}' stroke-width='1.8' stroke-dasharray='{dash}' points='{}'/>",
             path.join(" ")
         );
         for p in &pts {
-            dot(&mut out, p, color, &c.name, x_name, y_name);
+            dot(&mut out, p, (color, i), &c.name, x_name, y_name);
         }
         out.push_str("</g>");
-        let ly = MT + 14.0 * i as f64 + 8.0;
+        let ly = MT + row_h * i as f64 + 8.0;
+        let same = same_as
+            .map(|k| format!(" = {}", curves[k].name))
+            .unwrap_or_default();
+        let shown_name = super::clean(&format!("{}{same}", c.name), LEGEND_CHARS, false);
         let _ = write!(
             out,
-            "<g class='legend' data-curve='{i}' style='cursor:pointer'><title>click to hide or show</title><rect x='{}' y='{:.1}' width='10' height='3' fill='{color}'/><text x='{}' y='{:.1}' font-size='10'>{}</text></g>",
-            x1 + 8.0,
-            ly - 3.0,
-            x1 + 22.0,
-            ly + 1.0,
-            esc(&c.name)
+            "<g class='legend' data-curve='{i}' style='cursor:pointer'><title>{} (click to hide or show)</title><line x1='{}' y1='{ly:.1}' x2='{}' y2='{ly:.1}' stroke='{color}' stroke-width='2.2' stroke-dasharray='{dash}'/>{}<text x='{}' y='{:.1}' font-size='10'>{}</text></g>",
+            esc(&c.name),
+            x1 + 6.0,
+            x1 + 28.0,
+            marker(x1 + 17.0, ly, (color, i), ""),
+            x1 + 32.0,
+            ly + 3.5,
+            esc(&shown_name)
         );
     }
     if any_ci {
@@ -444,7 +543,7 @@ pub fn chart(title: &str, x_name: &str, y_name: &str, curves: &[Curve]) -> Strin
             out,
             "<text x='{}' y='{:.1}' font-size='9' fill='#555'>bars, band: 95 % CI</text>",
             x1 + 8.0,
-            MT + 14.0 * shown as f64 + 12.0
+            MT + row_h * shown as f64 + 12.0
         );
     }
     let mut notes = Vec::new();
@@ -489,7 +588,8 @@ fn band(out: &mut String, pts: &[Dot], color: &str) {
 }
 
 /// A point's marker with its tooltip, and its error bar when it has an interval.
-fn dot(out: &mut String, p: &Dot, color: &str, name: &str, x_name: &str, y_name: &str) {
+fn dot(out: &mut String, p: &Dot, style: (&str, usize), name: &str, x_name: &str, y_name: &str) {
+    let color = style.0;
     let mut tip = format!("{name}: {} → {}", label(x_name, p.x), label(y_name, p.y));
     if p.has_ci() {
         let _ = write!(
@@ -508,13 +608,37 @@ fn dot(out: &mut String, p: &Dot, color: &str, name: &str, x_name: &str, y_name:
             label(y_name, p.hi)
         );
     }
-    let _ = write!(
-        out,
-        "<circle cx='{:.1}' cy='{:.1}' r='2.5' fill='{color}'><title>{}</title></circle>",
-        p.px,
-        p.py,
-        esc(&tip)
-    );
+    out.push_str(&marker(p.px, p.py, style, &tip));
+}
+
+/// Longest series name in a legend; the tooltip has it whole.
+const LEGEND_CHARS: usize = 27;
+
+/// The marker of series `style.1` at `(x, y)`: a circle, square, diamond or
+/// triangle (by series, so that overlaid curves stay apart), with a tooltip.
+fn marker(x: f64, y: f64, style: (&str, usize), tip: &str) -> String {
+    let (color, i) = style;
+    let title = if tip.is_empty() {
+        String::new()
+    } else {
+        format!("<title>{}</title>", esc(tip))
+    };
+    match i % 4 {
+        0 => format!("<circle cx='{x:.1}' cy='{y:.1}' r='2.6' fill='{color}'>{title}</circle>"),
+        1 => format!(
+            "<rect x='{:.1}' y='{:.1}' width='5' height='5' fill='{color}'>{title}</rect>",
+            x - 2.5,
+            y - 2.5
+        ),
+        2 => format!(
+            "<path d='M{x:.1},{:.1}l3.2,3.2l-3.2,3.2l-3.2,-3.2z' fill='{color}'>{title}</path>",
+            y - 3.2
+        ),
+        _ => format!(
+            "<path d='M{x:.1},{:.1}l3.2,5.6h-6.4z' fill='{color}'>{title}</path>",
+            y - 3.4
+        ),
+    }
 }
 
 /// Most curves one line chart draws.
@@ -554,10 +678,12 @@ pub fn paired(title: &str, a_name: &str, b_name: &str, unit: &str, pairs: &[[f64
     let (sx1, sy0) = (sx0 + side, sy1 + side);
     let (mx0, mx1) = (sx1 + 8.0, sx1 + 68.0);
     let (ix0, ix1) = (mx1 + 60.0, mx1 + 60.0 + side);
-    let (w, h) = (ix1 + 80.0, sy0 + 50.0);
-    let mut out = format!(
-        "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {w:.0} {h:.0}' width='{w:.0}' height='{h:.0}' role='img' aria-label='{t}'><title>{t}</title>",
-        t = esc(&format!("{title}: {b_name} against {a_name}, {} pairs", pairs.len()))
+    let (w, h) = (ix1 + 60.0, sy0 + 50.0);
+    let mut out = open_svg(
+        w,
+        h,
+        &format!("{title}: {b_name} against {a_name}, {} pairs", pairs.len()),
+        Some(w * 1.4),
     );
     let px = |v: f64| sx0 + axis.t(v) * (sx1 - sx0);
     let py = |v: f64| sy0 - axis.t(v) * (sy0 - sy1);
@@ -645,26 +771,33 @@ pub fn paired(title: &str, a_name: &str, b_name: &str, unit: &str, pairs: &[[f64
             if c == 0 {
                 continue;
             }
-            let t = (c as f64).ln_1p() / mg.ln_1p();
+            let fill = ColourScale::Counts.fill(ColourScale::Counts.t(c as f64, 1.0, mg));
             let _ = write!(
                 out,
-                "<rect x='{:.1}' y='{:.1}' width='{cw:.1}' height='{cw:.1}' fill='hsl({:.0},80%,{:.0}%)'><title>{c}</title></rect>",
+                "<rect x='{:.1}' y='{:.1}' width='{cw:.1}' height='{cw:.1}' fill='{fill}'><title>{c}</title></rect>",
                 ix0 + i as f64 * cw,
                 sy0 - (j + 1) as f64 * cw,
-                220.0 - 200.0 * t,
-                85.0 - 40.0 * t
             );
         }
     }
     let _ = write!(
         out,
-        "<line x1='{ix0}' y1='{sy0}' x2='{ix1}' y2='{sy1}' stroke='#888' stroke-dasharray='4 3'/><text x='{:.1}' y='{:.1}' font-size='11' text-anchor='middle'>intensity (pairs per cell, log)</text><text x='{:.1}' y='{:.1}' font-size='9' text-anchor='middle'>{}</text></svg>",
+        "<line x1='{ix0}' y1='{sy0}' x2='{ix1}' y2='{sy1}' stroke='#888' stroke-dasharray='4 3'/><text x='{:.1}' y='{:.1}' font-size='11' text-anchor='middle'>intensity (pairs per cell, log)</text><text x='{:.1}' y='{:.1}' font-size='9' text-anchor='middle'>same axes as the scatter</text>",
         (ix0 + ix1) / 2.0,
         sy1 - 8.0,
         (ix0 + ix1) / 2.0,
         sy0 + 13.0,
-        esc(&format!("same axes; darkest cell {} pairs", mg as u64))
     );
+    out.push_str(&colour_bar(
+        ix1 + 8.0,
+        sy1,
+        side,
+        1.0,
+        mg,
+        ColourScale::Counts,
+        "pairs",
+    ));
+    out.push_str("</svg>");
     out
 }
 
@@ -712,13 +845,160 @@ pub const MAX_BARS: usize = 2000;
 /// Most rows (and columns) a heat map draws; larger matrices are sampled.
 pub const MAX_HEATMAP_SIDE: usize = 128;
 
-/// A heat map of a matrix with labelled rows and columns.
+/// How a heat map colours its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColourScale {
+    /// Light (lowest) to dark blue (highest), linear in the value.
+    Sequential,
+    /// Ratios around 1 on a log scale: blue below 1, white at 1, red above,
+    /// symmetric (the larger of the two excursions sets both ends).
+    Ratio,
+    /// Counts from 1 to the highest on a log scale, blue (few) to red (many).
+    Counts,
+}
+
+impl ColourScale {
+    /// Position in 0..=1 of `v` on the scale over `lo..=hi`.
+    fn t(self, v: f64, lo: f64, hi: f64) -> f64 {
+        match self {
+            ColourScale::Sequential => {
+                if hi > lo {
+                    ((v / 2.0 - lo / 2.0) / (hi / 2.0 - lo / 2.0)).clamp(0.0, 1.0)
+                } else {
+                    0.5
+                }
+            }
+            ColourScale::Counts => {
+                if hi > 0.0 {
+                    (v.max(0.0).ln_1p() / hi.ln_1p()).clamp(0.0, 1.0)
+                } else {
+                    0.5
+                }
+            }
+            ColourScale::Ratio => {
+                let m = ratio_span(lo, hi);
+                if v > 0.0 && m > 0.0 {
+                    (0.5 + v.ln() / m / 2.0).clamp(0.0, 1.0)
+                } else {
+                    0.5
+                }
+            }
+        }
+    }
+    /// The fill at position `t` (0..=1).
+    fn fill(self, t: f64) -> String {
+        match self {
+            ColourScale::Sequential => format!("hsl(210,70%,{:.0}%)", 95.0 - 60.0 * t),
+            ColourScale::Ratio => {
+                let d = (t - 0.5).abs() * 2.0;
+                let hue = if t < 0.5 { 210 } else { 10 };
+                format!("hsl({hue},75%,{:.0}%)", 97.0 - 50.0 * d)
+            }
+            ColourScale::Counts => {
+                format!("hsl({:.0},80%,{:.0}%)", 220.0 - 200.0 * t, 85.0 - 40.0 * t)
+            }
+        }
+    }
+}
+
+/// Half the width of a ratio scale in ln units: the larger excursion from 1.
+fn ratio_span(lo: f64, hi: f64) -> f64 {
+    let a = if lo > 0.0 { lo.ln().abs() } else { 0.0 };
+    let b = if hi > 0.0 { hi.ln().abs() } else { 0.0 };
+    a.max(b).max(0.01)
+}
+
+/// A vertical colour scale (legend) at `(x, y)`, `h` px tall: 24 steps, the
+/// lowest value at the bottom, with tick labels at both ends and the middle.
+pub fn colour_bar(
+    x: f64,
+    y: f64,
+    h: f64,
+    lo: f64,
+    hi: f64,
+    scale: ColourScale,
+    unit: &str,
+) -> String {
+    const STEPS: usize = 24;
+    let mut o = String::from("<g class='colour-scale'>");
+    let step_h = h / STEPS as f64;
+    for k in 0..STEPS {
+        let t = (k as f64 + 0.5) / STEPS as f64;
+        let _ = write!(
+            o,
+            "<rect x='{x:.1}' y='{:.1}' width='12' height='{:.2}' fill='{}'/>",
+            y + h - (k + 1) as f64 * step_h,
+            step_h + 0.3,
+            scale.fill(t)
+        );
+    }
+    let _ = write!(
+        o,
+        "<rect x='{x:.1}' y='{y:.1}' width='12' height='{h:.1}' fill='none' stroke='#999'/>"
+    );
+    let (lo_v, mid_v, hi_v) = match scale {
+        ColourScale::Sequential => (lo, (lo + hi) / 2.0, hi),
+        ColourScale::Counts => (1.0, (hi.ln_1p() / 2.0).exp_m1().round(), hi),
+        ColourScale::Ratio => {
+            let m = ratio_span(lo, hi);
+            ((-m).exp(), 1.0, m.exp())
+        }
+    };
+    let text = |v: f64| match scale {
+        ColourScale::Ratio => format!("{v:.2}×"),
+        ColourScale::Sequential => fmt_value(unit, v),
+        ColourScale::Counts => format!("{v:.0}"),
+    };
+    let marks: &[(f64, f64)] = if hi > lo || scale == ColourScale::Ratio {
+        &[(hi_v, y + 4.0), (mid_v, y + h / 2.0 + 3.0), (lo_v, y + h)]
+    } else {
+        &[(hi_v, y + h / 2.0 + 3.0)]
+    };
+    for &(v, py) in marks {
+        let _ = write!(
+            o,
+            "<text x='{:.1}' y='{py:.1}' font-size='9'>{}</text>",
+            x + 16.0,
+            esc(&text(v))
+        );
+    }
+    o.push_str("</g>");
+    o
+}
+
+/// A heat map of a matrix with labelled rows and columns and its colour scale.
 pub fn heatmap(
     title: &str,
     unit: &str,
     rows: &[String],
     cols: &[String],
     values: &[Vec<Option<f64>>],
+) -> String {
+    heatmap_with(title, unit, rows, cols, values, ColourScale::Sequential)
+}
+
+/// [`heatmap`] with a chosen colour scale (a ratio map uses [`ColourScale::Ratio`]).
+pub fn heatmap_with(
+    title: &str,
+    unit: &str,
+    rows: &[String],
+    cols: &[String],
+    values: &[Vec<Option<f64>>],
+    scale: ColourScale,
+) -> String {
+    heatmap_in(title, unit, rows, cols, values, scale, None)
+}
+
+/// [`heatmap_with`] on a given value range (`lo`, `hi`), so that several maps
+/// (one per machine) share one colour scale; `None`: the map's own range.
+pub fn heatmap_in(
+    title: &str,
+    unit: &str,
+    rows: &[String],
+    cols: &[String],
+    values: &[Vec<Option<f64>>],
+    scale: ColourScale,
+    range: Option<(f64, f64)>,
 ) -> String {
     // Bounded drawing: every k-th row and column of a large matrix.
     let (rk, ck) = (
@@ -739,30 +1019,34 @@ pub fn heatmap(
     let (rows, cols) = (rows.as_slice(), cols.as_slice());
     let n = rows.len().max(1) as f64;
     let m = cols.len().max(1) as f64;
-    let cell = (420.0 / n.max(m)).clamp(4.0, 40.0);
-    let (w, h) = (80.0 + cell * m + 120.0, 40.0 + cell * n + 20.0);
-    let vals: Vec<f64> = values.iter().flatten().flatten().copied().collect();
-    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let mut out = format!(
-        "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {w:.0} {h:.0}' width='{w:.0}' height='{h:.0}' role='img' aria-label='{t}'><title>{t}</title>",
-        t = esc(title)
-    );
+    let cell = (420.0 / n.max(m)).clamp(4.0, 48.0);
+    let (w, h) = (80.0 + cell * m + 110.0, (40.0 + cell * n + 20.0).max(150.0));
+    let vals: Vec<f64> = values
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
+    let (lo, hi) = range.unwrap_or((
+        vals.iter().copied().fold(f64::INFINITY, f64::min),
+        vals.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    ));
+    let mut out = open_svg(w, h, title, Some(w * 1.3));
     let show_labels = cell >= 10.0;
     for (r, row) in values.iter().enumerate() {
         for (c, v) in row.iter().enumerate() {
             let (px, py) = (80.0 + c as f64 * cell, 40.0 + r as f64 * cell);
             let (fill, tip) = match v {
-                Some(v) => {
-                    let t = if hi > lo {
-                        ((v / 2.0 - lo / 2.0) / (hi / 2.0 - lo / 2.0)).clamp(0.0, 1.0)
-                    } else {
-                        0.5
+                Some(v) if v.is_finite() => {
+                    let tip = match scale {
+                        ColourScale::Ratio => format!("{v:.3}×"),
+                        ColourScale::Sequential => fmt_value(unit, *v),
+                        ColourScale::Counts => format!("{v:.0}"),
                     };
-                    let l = 95.0 - 60.0 * t;
-                    (format!("hsl(210,70%,{l:.0}%)"), fmt_value(unit, *v))
+                    (scale.fill(scale.t(*v, lo, hi)), tip)
                 }
-                None => ("#f4f4f4".to_string(), "not measured".to_string()),
+                _ => ("#f4f4f4".to_string(), "not measured".to_string()),
             };
             let _ = write!(
                 out,
@@ -802,14 +1086,15 @@ pub fn heatmap(
     }
     if lo.is_finite() {
         let lx = 80.0 + cell * m + 12.0;
-        let _ = write!(
-            out,
-            "<rect x='{lx:.0}' y='40' width='12' height='12' fill='hsl(210,70%,95%)'/><text x='{:.0}' y='50' font-size='10'>{}</text><rect x='{lx:.0}' y='58' width='12' height='12' fill='hsl(210,70%,35%)'/><text x='{:.0}' y='68' font-size='10'>{}</text>",
-            lx + 16.0,
-            esc(&fmt_value(unit, lo)),
-            lx + 16.0,
-            esc(&fmt_value(unit, hi))
-        );
+        out.push_str(&colour_bar(
+            lx,
+            40.0,
+            (cell * n).max(90.0),
+            lo,
+            hi,
+            scale,
+            unit,
+        ));
     }
     out.push_str("</svg>");
     out
@@ -820,8 +1105,13 @@ pub const MAX_LANES: usize = 256;
 /// Most spans a timeline draws, over all lanes.
 pub const MAX_SPANS: usize = 20_000;
 
-/// Gantt lanes: one row per lane, spans as bars.
-pub fn gantt(title: &str, lanes: &[(String, Vec<(f64, f64)>)]) -> String {
+/// One lane of a timeline: its label and its spans `(start_ns, end_ns, kind)`.
+pub type Lane = (String, Vec<(f64, f64, String)>);
+
+/// Gantt lanes: one row per lane, spans as bars coloured by their kind
+/// (`work`, `compute`, `Sendrecv` …) with a legend of the kinds above the lanes;
+/// neighbouring spans of one kind are told apart by a thin white edge.
+pub fn gantt(title: &str, lanes: &[Lane]) -> String {
     // Bounded drawing: at most MAX_LANES lanes and MAX_SPANS spans in all.
     let lanes = &lanes[..lanes.len().min(MAX_LANES)];
     let per_lane = (MAX_SPANS / lanes.len().max(1)).max(2);
@@ -830,15 +1120,37 @@ pub fn gantt(title: &str, lanes: &[(String, Vec<(f64, f64)>)]) -> String {
         .flat_map(|l| l.1.iter().map(|s| s.1))
         .fold(0.0, f64::max)
         .max(1.0);
+    let mut kinds: Vec<&str> = Vec::new();
+    for s in lanes.iter().flat_map(|l| &l.1) {
+        if !kinds.contains(&s.2.as_str()) && kinds.len() < 64 {
+            kinds.push(&s.2);
+        }
+    }
+    let colour = |k: &str| {
+        kinds
+            .iter()
+            .position(|&c| c == k)
+            .map(|i| PALETTE[i % PALETTE.len()])
+            .unwrap_or("#888")
+    };
     let lane_h = 14.0;
-    let h = MT + lanes.len() as f64 * lane_h + MB;
+    let top = MT + 18.0;
+    let h = top + lanes.len() as f64 * lane_h + MB;
     let (x0, x1) = (110.0, W - 20.0);
-    let mut out = format!(
-        "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {W} {h:.0}' width='{W}' height='{h:.0}' role='img' aria-label='{t}'><title>{t}</title>",
-        t = esc(title)
-    );
+    let mut out = open_svg(W, h, title, None);
+    let mut lx = x0;
+    for k in &kinds {
+        let _ = write!(
+            out,
+            "<g class='kind'><rect x='{lx:.1}' y='6' width='12' height='10' fill='{}'/><text x='{:.1}' y='15' font-size='10'>{}</text></g>",
+            colour(k),
+            lx + 16.0,
+            esc(k)
+        );
+        lx += 16.0 + 7.0 * k.chars().count().min(24) as f64 + 14.0;
+    }
     for (i, (label, spans)) in lanes.iter().enumerate() {
-        let y = MT + i as f64 * lane_h;
+        let y = top + i as f64 * lane_h;
         let _ = write!(
             out,
             "<text x='{}' y='{:.1}' font-size='9' text-anchor='end'>{}</text>",
@@ -847,21 +1159,24 @@ pub fn gantt(title: &str, lanes: &[(String, Vec<(f64, f64)>)]) -> String {
             esc(label)
         );
         let step = spans.len().div_ceil(per_lane).max(1);
-        for (k, &(a, b)) in spans.iter().enumerate().step_by(step) {
+        for (a, b, kind) in spans.iter().step_by(step) {
             let (pa, pb) = (
                 x0 + (a / end).clamp(0.0, 1.0) * (x1 - x0),
                 x0 + (b / end).clamp(0.0, 1.0) * (x1 - x0),
             );
             let _ = write!(
                 out,
-                "<rect x='{pa:.2}' y='{y:.1}' width='{:.2}' height='{:.1}' fill='{}'/>",
+                "<rect x='{pa:.2}' y='{y:.1}' width='{:.2}' height='{:.1}' fill='{}' stroke='#fff' stroke-width='0.4'><title>{}: {}–{}</title></rect>",
                 (pb - pa).max(0.3),
                 lane_h - 3.0,
-                if k % 2 == 0 { "#0072B2" } else { "#56B4E9" }
+                colour(kind),
+                esc(kind),
+                esc(&fmt_value("ns", *a)),
+                esc(&fmt_value("ns", *b))
             );
         }
     }
-    let y = MT + lanes.len() as f64 * lane_h;
+    let y = top + lanes.len() as f64 * lane_h;
     let _ = write!(
         out,
         "<line x1='{x0}' y1='{y:.1}' x2='{x1}' y2='{y:.1}' stroke='#999'/><text x='{x0}' y='{:.1}' font-size='10'>0</text><text x='{x1}' y='{:.1}' font-size='10' text-anchor='end'>{}</text><text x='{:.1}' y='{:.1}' font-size='11' text-anchor='middle'>time since the first start</text></svg>",
@@ -883,7 +1198,7 @@ pub const MAX_TOPOLOGY_PUS: usize = 16_384;
 pub fn topology(t: &crate::topology::Topology) -> String {
     if t.pus.len() > MAX_TOPOLOGY_PUS {
         return format!(
-            "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 640 30' width='640' height='30' role='img'><text x='4' y='18' font-size='11'>{}</text></svg>",
+            "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 640 30' width='100%' role='img'><text x='4' y='18' font-size='11'>{}</text></svg>",
             esc(&format!(
                 "{} CPUs: too many to draw (more than {MAX_TOPOLOGY_PUS}); see the CPU table",
                 t.pus.len()
@@ -967,7 +1282,7 @@ pub fn topology(t: &crate::topology::Topology) -> String {
     let h = y + 18.0;
     let _ = write!(
         out,
-        "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {h:.0}' width='{width}' height='{h:.0}' role='img' aria-label='{t}'><title>{t}</title>{body}<text x='4' y='{:.1}' font-size='10'>dark: first hardware thread of a core · light: SMT siblings · grey: not allowed to this process</text></svg>",
+        "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {h:.0}' width='100%' role='img' aria-label='{t}'><title>{t}</title>{body}<text x='4' y='{:.1}' font-size='10'>dark: first hardware thread of a core · light: SMT siblings · grey: not allowed to this process</text></svg>",
         y + 12.0,
         t = esc(&format!("machine drawing: {}", t.summary()))
     );
@@ -1048,8 +1363,9 @@ mod tests {
         let bars = svg.matches("class='ci'").count();
         // The same thinning for the bars as for the points; none where a point
         // has no (finite) interval.
+        // (One more circle: the legend's marker.)
         assert_eq!(
-            bars + 1,
+            bars + 2,
             svg.matches("<circle").count(),
             "first point has none"
         );

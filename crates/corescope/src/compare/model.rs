@@ -1,0 +1,416 @@
+//! The comparison model: pure functions from the runs' probes (one entry per
+//! machine, `None` where a run lacks the probe) to typed rows that the terminal
+//! and HTML renderers of `compare` draw. Nothing here formats or measures.
+//!
+//! - matrices are aligned by row and column label, with each machine's ratio to
+//!   the first cell by cell;
+//! - free tables are aligned by the value of their first column (the key);
+//! - distributions become cumulative distributions (from the exact histogram
+//!   where the file has one, else from the summary's percentiles).
+
+use crate::model::{Distribution, ProbeResult};
+
+/// Values of a matrix, `values[row][col]`, `None` where not measured.
+pub type Cells = Vec<Vec<Option<f64>>>;
+
+/// One matrix across the machines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatrixComparison {
+    /// Name (`c2c/cas`).
+    pub name: String,
+    /// Unit of the values (`ns`).
+    pub unit: String,
+    /// Row labels: every label any machine has, in order of first appearance.
+    pub rows: Vec<String>,
+    /// Column labels, likewise.
+    pub cols: Vec<String>,
+    /// Each machine's values on these labels; `None` where the run lacks the matrix.
+    pub per_machine: Vec<Option<Cells>>,
+    /// Each machine's values divided by the first machine's, cell by cell
+    /// (`ratios[0]` is the first machine itself: all `None`); `None` where
+    /// either run lacks the matrix.
+    pub ratios: Vec<Option<Cells>>,
+}
+
+/// One free table across the machines, rows aligned by key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableComparison {
+    /// Name.
+    pub name: String,
+    /// Header of the key column (the first column).
+    pub key_column: String,
+    /// The other columns: every column any machine has, in order.
+    pub columns: Vec<String>,
+    /// One row per key, in order of first appearance.
+    pub rows: Vec<AlignedRow>,
+}
+
+/// One key of a [`TableComparison`]: each machine's cells for each column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlignedRow {
+    /// The key (the first cell, as text).
+    pub key: String,
+    /// `cells[machine][column]`; `None` where that machine has no such row or column.
+    pub cells: Vec<Vec<Option<serde_json::Value>>>,
+}
+
+/// One distribution across the machines as cumulative distributions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DistributionComparison {
+    /// Name.
+    pub name: String,
+    /// Unit of the values.
+    pub unit: String,
+    /// Each machine's CDF as `(value, fraction of samples ≤ value)`, sorted by
+    /// value, fractions rising from 0 (to 1, or to 0.999 where the tail is cut
+    /// at the 99.9th percentile); `None` where the run lacks it.
+    pub cdfs: Vec<Option<Vec<(f64, f64)>>>,
+}
+
+/// Labels in order of first appearance across several lists.
+fn union<'a>(lists: impl Iterator<Item = &'a [String]>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for l in lists {
+        for s in l {
+            if seen.insert(s.as_str()) {
+                out.push(s.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Every matrix of the probes, aligned by name and labels.
+pub fn matrices(probes: &[Option<&ProbeResult>]) -> Vec<MatrixComparison> {
+    let names = union(
+        probes
+            .iter()
+            .flatten()
+            .map(|p| {
+                p.matrices
+                    .iter()
+                    .map(|m| m.name.clone())
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>()
+            .iter()
+            .map(Vec::as_slice),
+    );
+    names
+        .into_iter()
+        .map(|name| {
+            let ms: Vec<Option<&crate::model::Matrix>> = probes
+                .iter()
+                .map(|p| p.and_then(|p| p.matrices.iter().find(|m| m.name == name)))
+                .collect();
+            let rows = union(ms.iter().flatten().map(|m| m.rows.as_slice()));
+            let cols = union(ms.iter().flatten().map(|m| m.cols.as_slice()));
+            let per_machine: Vec<Option<Cells>> = ms
+                .iter()
+                .map(|m| m.map(|m| realign(m, &rows, &cols)))
+                .collect();
+            let ratios = per_machine
+                .iter()
+                .enumerate()
+                .map(
+                    |(k, v)| match (k, per_machine.first().and_then(Option::as_ref), v) {
+                        (1.., Some(a), Some(b)) => Some(cell_ratios(a, b)),
+                        _ => None,
+                    },
+                )
+                .collect();
+            MatrixComparison {
+                unit: ms
+                    .iter()
+                    .flatten()
+                    .next()
+                    .map(|m| m.unit.clone())
+                    .unwrap_or_default(),
+                name,
+                rows,
+                cols,
+                per_machine,
+                ratios,
+            }
+        })
+        .collect()
+}
+
+/// A matrix's values on the given labels (`None` where it has no such cell).
+fn realign(m: &crate::model::Matrix, rows: &[String], cols: &[String]) -> Cells {
+    rows.iter()
+        .map(|r| {
+            let ri = m.rows.iter().position(|x| x == r);
+            cols.iter()
+                .map(|c| {
+                    let ci = m.cols.iter().position(|x| x == c)?;
+                    m.values.get(ri?)?.get(ci).copied().flatten()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// `b ÷ a` cell by cell; `None` where either is missing, zero or not finite.
+pub fn cell_ratios(a: &Cells, b: &Cells) -> Cells {
+    a.iter()
+        .zip(b)
+        .map(|(ra, rb)| {
+            ra.iter()
+                .zip(rb)
+                .map(|(x, y)| match (x, y) {
+                    (Some(x), Some(y)) if *x != 0.0 && x.is_finite() && y.is_finite() => {
+                        Some(y / x)
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The text of a key cell.
+fn key_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Every free table of the probes, aligned by name, then by key (the first
+/// cell of each row) and column header.
+pub fn tables(probes: &[Option<&ProbeResult>]) -> Vec<TableComparison> {
+    let names = union(
+        probes
+            .iter()
+            .flatten()
+            .map(|p| p.tables.iter().map(|t| t.name.clone()).collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+            .iter()
+            .map(Vec::as_slice),
+    );
+    names
+        .into_iter()
+        .map(|name| {
+            let ts: Vec<Option<&crate::model::Table>> = probes
+                .iter()
+                .map(|p| p.and_then(|p| p.tables.iter().find(|t| t.name == name)))
+                .collect();
+            let key_column = ts
+                .iter()
+                .flatten()
+                .find_map(|t| t.columns.first().cloned())
+                .unwrap_or_default();
+            let rest: Vec<Vec<String>> = ts
+                .iter()
+                .flatten()
+                .map(|t| t.columns.iter().skip(1).cloned().collect())
+                .collect();
+            let columns = union(rest.iter().map(Vec::as_slice));
+            let keys: Vec<Vec<String>> = ts
+                .iter()
+                .flatten()
+                .map(|t| {
+                    t.rows
+                        .iter()
+                        .filter_map(|r| r.first().map(key_text))
+                        .collect()
+                })
+                .collect();
+            let keys = union(keys.iter().map(Vec::as_slice));
+            let rows = keys
+                .into_iter()
+                .map(|key| AlignedRow {
+                    cells: ts.iter().map(|t| row_cells(*t, &key, &columns)).collect(),
+                    key,
+                })
+                .collect();
+            TableComparison {
+                name,
+                key_column,
+                columns,
+                rows,
+            }
+        })
+        .collect()
+}
+
+/// One machine's cells of the row with `key`, on the given columns.
+fn row_cells(
+    t: Option<&crate::model::Table>,
+    key: &str,
+    columns: &[String],
+) -> Vec<Option<serde_json::Value>> {
+    let row = t.and_then(|t| {
+        t.rows
+            .iter()
+            .find(|r| r.first().map(key_text).as_deref() == Some(key))
+            .map(|r| (t, r))
+    });
+    columns
+        .iter()
+        .map(|c| {
+            let (t, r) = row?;
+            let i = t.columns.iter().position(|x| x == c)?;
+            r.get(i).cloned()
+        })
+        .collect()
+}
+
+/// A distribution's cumulative distribution: from its histogram (exact at each
+/// bin's upper edge) when it has one, else from its percentiles.
+pub fn cdf(d: &Distribution) -> Vec<(f64, f64)> {
+    let h = &d.histogram;
+    let total: u64 = h.counts.iter().sum();
+    let mut pts: Vec<(f64, f64)> =
+        if total > 0 && h.edges.len() == h.counts.len() + 1 && h.edges[0].is_finite() {
+            let mut acc = 0u64;
+            std::iter::once((h.edges[0], 0.0))
+                .chain(h.counts.iter().zip(&h.edges[1..]).map(|(&c, &e)| {
+                    acc += c;
+                    (e, acc as f64 / total as f64)
+                }))
+                .collect()
+        } else {
+            let s = &d.summary;
+            vec![
+                (s.min, 0.0),
+                (s.p50, 0.5),
+                (s.p90, 0.9),
+                (s.p99, 0.99),
+                (s.p999, 0.999),
+                (s.max, 1.0),
+            ]
+        };
+    // Up to the 99.9th percentile: a long tail (one 1 ms outlier among 0.1 µs
+    // samples) would squeeze the body into one vertical step; the percentiles
+    // sharpen the body where histogram bins are coarse.
+    let s = &d.summary;
+    let cut = s.p999;
+    if cut.is_finite() && pts.len() > 6 {
+        pts.retain(|p| p.0 <= cut);
+        pts.extend([(s.p50, 0.5), (s.p90, 0.9), (s.p99, 0.99), (s.p999, 0.999)]);
+    }
+    pts.retain(|(v, f)| v.is_finite() && f.is_finite());
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    // Fractions never fall (bins and interpolated percentiles may disagree).
+    let mut top = 0.0f64;
+    for p in &mut pts {
+        top = top.max(p.1);
+        p.1 = top;
+    }
+    pts
+}
+
+/// Every distribution of the probes, aligned by name, as CDFs per machine.
+pub fn distributions(probes: &[Option<&ProbeResult>]) -> Vec<DistributionComparison> {
+    let names = union(
+        probes
+            .iter()
+            .flatten()
+            .map(|p| {
+                p.distributions
+                    .iter()
+                    .map(|d| d.name.clone())
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>()
+            .iter()
+            .map(Vec::as_slice),
+    );
+    names
+        .into_iter()
+        .map(|name| {
+            let ds: Vec<Option<&Distribution>> = probes
+                .iter()
+                .map(|p| p.and_then(|p| p.distributions.iter().find(|d| d.name == name)))
+                .collect();
+            DistributionComparison {
+                unit: ds
+                    .iter()
+                    .flatten()
+                    .next()
+                    .map(|d| d.unit.clone())
+                    .unwrap_or_default(),
+                cdfs: ds.iter().map(|d| d.map(cdf)).collect(),
+                name,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn probe(v: serde_json::Value) -> ProbeResult {
+        let mut base = json!({
+            "id": "p", "title": "t", "status": "completed",
+            "params": {}, "cases_planned": 1, "cases_done": 1, "elapsed_s": 0.0
+        });
+        for (k, x) in v.as_object().unwrap() {
+            base[k] = x.clone();
+        }
+        serde_json::from_value(base).unwrap()
+    }
+
+    #[test]
+    fn matrices_align_by_label_and_give_ratios() {
+        let a = probe(json!({"matrices": [{"name": "m", "unit": "ns",
+            "rows": ["0", "1"], "cols": ["0", "1"],
+            "values": [[null, 10.0], [20.0, null]]}]}));
+        let b = probe(json!({"matrices": [{"name": "m", "unit": "ns",
+            "rows": ["1", "0"], "cols": ["1", "0"],
+            "values": [[null, 30.0], [5.0, null]]}]}));
+        let m = matrices(&[Some(&a), Some(&b), None]);
+        assert_eq!(m.len(), 1);
+        let m = &m[0];
+        assert_eq!(m.rows, ["0", "1"]);
+        // b's (0,1) is 5, its (1,0) is 30, after realignment.
+        assert_eq!(
+            m.per_machine[1].as_ref().unwrap(),
+            &vec![vec![None, Some(5.0)], vec![Some(30.0), None]]
+        );
+        assert_eq!(
+            m.ratios[1].as_ref().unwrap(),
+            &vec![vec![None, Some(0.5)], vec![Some(1.5), None]]
+        );
+        assert!(m.ratios[0].is_none() && m.ratios[2].is_none());
+    }
+
+    #[test]
+    fn tables_align_by_key_and_column() {
+        let a = probe(
+            json!({"tables": [{"name": "t", "columns": ["impl", "rate_per_s"],
+            "rows": [["x", 1.0], ["y", 2.0]]}]}),
+        );
+        let b = probe(
+            json!({"tables": [{"name": "t", "columns": ["impl", "extra", "rate_per_s"],
+            "rows": [["y", 7, 3.0], ["z", 8, 4.0]]}]}),
+        );
+        let t = &tables(&[Some(&a), Some(&b)])[0];
+        assert_eq!(t.key_column, "impl");
+        assert_eq!(t.columns, ["rate_per_s", "extra"]);
+        let keys: Vec<&str> = t.rows.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(keys, ["x", "y", "z"]);
+        assert_eq!(t.rows[1].cells[0], vec![Some(json!(2.0)), None]);
+        assert_eq!(t.rows[1].cells[1], vec![Some(json!(3.0)), Some(json!(7))]);
+        assert_eq!(t.rows[0].cells[1], vec![None, None]);
+    }
+
+    #[test]
+    fn cdfs_rise_from_zero_to_one() {
+        let p = probe(json!({"distributions": [{"name": "d", "unit": "ns",
+            "summary": {"count": 4, "min": 1.0, "p50": 2.0, "p90": 3.0, "p99": 4.0,
+                        "p999": 4.0, "max": 4.0, "mean": 2.5, "stddev": 1.0},
+            "histogram": {"edges": [1.0, 2.0, 3.0, 4.0], "counts": [1, 2, 1], "log": false}}]}));
+        let d = &distributions(&[Some(&p), None])[0];
+        let c = d.cdfs[0].as_ref().unwrap();
+        assert_eq!(c.first(), Some(&(1.0, 0.0)));
+        assert_eq!(c.last().map(|p| p.0), Some(4.0));
+        assert!(c.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1));
+        assert!(d.cdfs[1].is_none());
+    }
+}
