@@ -93,6 +93,8 @@ fn report(a: ReportArgs) -> Result<()> {
     }
     if a.markdown {
         out_text(&html::markdown(&run))?;
+    } else if a.summary {
+        out_text(&crate::render::summary::render(&run, terminal::width()))?;
     } else if !wrote {
         out_text(&terminal::render_run(&run))?;
     }
@@ -365,6 +367,7 @@ fn run(a: RunArgs) -> Result<()> {
         }
     };
     let out = plan.out.clone();
+    let verbose = a.verbose;
     let started_ns = clock::now_ns();
     let topo = plan.ctx.topo.clone();
     let mut check = |at: &str| crate::drift::check(at, &topo, started_ns);
@@ -379,17 +382,28 @@ fn run(a: RunArgs) -> Result<()> {
             store::save(r, &out).with_context(|| format!("saving {}", out.display()))?;
             bar.suspend(|| -> Result<()> {
                 match r.probes.last() {
-                    Some(p) => out_text(&format!("\n{}", terminal::render_probe(p))),
-                    None => Ok(()),
+                    Some(p) if verbose => out_text(&format!("\n{}", terminal::render_probe(p))),
+                    _ => Ok(()),
                 }
             })
         },
     )?;
     bar.finish_and_clear();
-    out_text(&terminal::drift_summary(&run))?;
+    if a.verbose {
+        out_text(&terminal::drift_summary(&run))?;
+    } else {
+        out_text(&format!(
+            "\n{}",
+            crate::render::summary::render(&run, terminal::width())
+        ))?;
+    }
     // Written even when a signal stopped the run: the HTML shows what was measured.
     let html_note = write_run_html(&run, &plan.out, a.no_html)?;
-    out_text(&format!("\nrun file: {}\n{html_note}", plan.out.display()))?;
+    out_text(&format!(
+        "\nrun file: {}\n{html_note}full tables: corescope report {}\n",
+        plan.out.display(),
+        plan.out.display()
+    ))?;
     match interrupt::requested() {
         Some(sig) => Err(interrupt::Interrupted(sig).into()),
         None => Ok(()),

@@ -94,6 +94,9 @@ pub struct RunArgs {
     /// Do not write the HTML report next to the run file.
     #[arg(long)]
     pub no_html: bool,
+    /// Print every probe's full tables as it ends (default: one-screen summary at the end).
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 /// Options of `topo`.
@@ -143,6 +146,9 @@ pub struct ReportArgs {
     /// Print Markdown instead of terminal tables.
     #[arg(long)]
     pub markdown: bool,
+    /// Print only the one-screen summary (what `corescope run` ends with).
+    #[arg(long, conflicts_with = "markdown")]
+    pub summary: bool,
 }
 
 /// Options of `compare`.
