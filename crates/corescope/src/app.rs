@@ -25,8 +25,22 @@ pub fn main_with(cli: cli::Cli) -> Result<()> {
         Some(Command::Place(a)) => place(a),
         Some(Command::Report(a)) => report(a),
         Some(Command::Compare(a)) => compare(a),
+        Some(Command::Reference(c)) => reference_cmd(c),
         Some(Command::Tune(a)) => tune_cmd(a),
         Some(Command::Mpi(a)) => crate::mpi::main(a),
+    }
+}
+
+fn reference_cmd(c: cli::ReferenceCmd) -> Result<()> {
+    use crate::render::reference as text;
+    match c {
+        cli::ReferenceCmd::List => out_text(&text::list(&crate::reference::all()?)),
+        cli::ReferenceCmd::Show { name } => out_text(&text::show(&crate::reference::get(&name)?)),
+        cli::ReferenceCmd::Compare { run, name } => {
+            let r = crate::reference::get(&name)?;
+            let run = store::load(&run)?;
+            out_text(&text::compare(&crate::render::for_display(&run), &r))
+        }
     }
 }
 
