@@ -16,12 +16,12 @@ use std::collections::HashMap;
 /// Width used when stdout is not a terminal and `COLUMNS` is unset.
 pub const DEFAULT_WIDTH: u16 = 100;
 /// A fixed width for tables whose renderers do not ask [`width`] yet.
-pub const WIDTH: u16 = DEFAULT_WIDTH;
+pub const WIDTH: u16 = 80;
 /// Narrowest width we lay tables out for.
 const MIN_WIDTH: u16 = 40;
 
-/// Widest table we aim for: the terminal's width when stdout is one, else
-/// `COLUMNS`, else [`DEFAULT_WIDTH`].
+/// Widest table we aim for: `COLUMNS` when set (as `ls` does), else the
+/// terminal's width when stdout is one, else [`DEFAULT_WIDTH`].
 pub fn width() -> usize {
     let cols = std::env::var("COLUMNS")
         .ok()
@@ -31,7 +31,7 @@ pub fn width() -> usize {
 
 /// [`width`] from what the terminal and `COLUMNS` say (pure, for tests).
 pub fn width_from(terminal: Option<u16>, columns: Option<u16>) -> usize {
-    usize::from(terminal.or(columns).unwrap_or(DEFAULT_WIDTH).max(MIN_WIDTH))
+    usize::from(columns.or(terminal).unwrap_or(DEFAULT_WIDTH).max(MIN_WIDTH))
 }
 
 fn new_table() -> Table {
@@ -537,8 +537,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn width_follows_the_terminal_then_columns_then_100() {
-        assert_eq!(width_from(Some(132), Some(80)), 132);
+    fn width_follows_columns_then_the_terminal_then_100() {
+        assert_eq!(width_from(Some(132), Some(80)), 80);
+        assert_eq!(width_from(Some(132), None), 132);
         assert_eq!(width_from(None, Some(80)), 80);
         assert_eq!(width_from(None, None), 100);
         assert_eq!(width_from(Some(10), None), 40);
