@@ -148,6 +148,13 @@ fn probe_items(p: &ProbeResult, run: &RunFile) -> Vec<String> {
         items.insert(0, format!("[{}]", p.status.name()));
     }
     if items.is_empty() {
+        // Findings in words only (version 1 files, untyped probes): the first ones.
+        items.extend(p.findings.iter().filter_map(|f| match f {
+            Finding::Note { text } => Some(text.clone()),
+            _ => None,
+        }));
+    }
+    if items.is_empty() {
         items.push("no key result recorded (see `corescope report`)".into());
     }
     items
@@ -596,7 +603,7 @@ fn matrix_worst(p: &ProbeResult) -> Vec<String> {
 fn warning_lines(run: &RunFile, width: usize) -> Vec<String> {
     let mut noisy = Vec::new();
     let mut wide = Vec::new();
-    let mut notes = 0usize;
+    let mut notes = Vec::new();
     for p in &run.probes {
         for w in &p.warnings {
             match w {
@@ -606,23 +613,32 @@ fn warning_lines(run: &RunFile, width: usize) -> Vec<String> {
                 Warning::WideInterval { .. } => {
                     wide.push(format!("! {}: {}", p.id, super::words::warning(w)))
                 }
-                Warning::Note { .. } => notes += 1,
+                Warning::Note { .. } => {
+                    notes.push(format!("! {}: {}", p.id, super::words::warning(w)))
+                }
             }
         }
     }
-    let total = noisy.len() + wide.len() + notes;
+    let total = noisy.len() + wide.len() + notes.len();
     if total == 0 {
         return vec!["no warnings".into()];
     }
     let mut out = vec![fit(
         &format!(
-            "warnings: {total} ({} noisy machine, {} wide intervals, {notes} other; all in `corescope report`)",
+            "warnings: {total} ({} noisy machine, {} wide intervals, {} other; all in `corescope report`)",
             noisy.len(),
-            wide.len()
+            wide.len(),
+            notes.len()
         ),
         width,
     )];
-    out.extend(noisy.iter().chain(&wide).map(|l| fit(l, width)));
+    out.extend(
+        noisy
+            .iter()
+            .chain(&wide)
+            .chain(&notes)
+            .map(|l| fit(l, width)),
+    );
     out
 }
 
