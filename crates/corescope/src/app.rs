@@ -26,8 +26,22 @@ pub fn main_with(cli: cli::Cli) -> Result<()> {
         Some(Command::Place(a)) => place(a),
         Some(Command::Report(a)) => report(a),
         Some(Command::Compare(a)) => compare(a),
+        Some(Command::Reference(c)) => reference_cmd(c),
         Some(Command::Tune(a)) => tune_cmd(a),
         Some(Command::Mpi(a)) => crate::mpi::main(a),
+    }
+}
+
+fn reference_cmd(c: cli::ReferenceCmd) -> Result<()> {
+    use crate::render::reference as text;
+    match c {
+        cli::ReferenceCmd::List => out_text(&text::list(&crate::reference::all()?)),
+        cli::ReferenceCmd::Show { name } => out_text(&text::show(&crate::reference::get(&name)?)),
+        cli::ReferenceCmd::Compare { run, name } => {
+            let r = crate::reference::get(&name)?;
+            let run = store::load(&run)?;
+            out_text(&text::compare(&crate::render::for_display(&run), &r))
+        }
     }
 }
 
@@ -94,6 +108,8 @@ fn report(a: ReportArgs) -> Result<()> {
     }
     if a.markdown {
         out_text(&html::markdown(&run))?;
+    } else if a.summary {
+        out_text(&crate::render::summary::render(&run, terminal::width()))?;
     } else if !wrote {
         out_text(&terminal::render_run(&run))?;
     }
@@ -371,6 +387,7 @@ fn run(a: RunArgs) -> Result<()> {
             }
         }
     };
+    let verbose = a.verbose;
     let started_ns = clock::now_ns();
     let topo = plan.ctx.topo.clone();
     let mut check = |at: &str| crate::drift::check(at, &topo, started_ns);
@@ -383,17 +400,28 @@ fn run(a: RunArgs) -> Result<()> {
         |r| -> Result<()> {
             bar.suspend(|| -> Result<()> {
                 match r.probes.last() {
-                    Some(p) => out_text(&format!("\n{}", terminal::render_probe(p))),
-                    None => Ok(()),
+                    Some(p) if verbose => out_text(&format!("\n{}", terminal::render_probe(p))),
+                    _ => Ok(()),
                 }
             })
         },
     )?;
     bar.finish_and_clear();
-    out_text(&terminal::drift_summary(&session.run))?;
+    if a.verbose {
+        out_text(&terminal::drift_summary(&session.run))?;
+    } else {
+        out_text(&format!(
+            "\n{}",
+            crate::render::summary::render(&session.run, terminal::width())
+        ))?;
+    }
     // Written even when a signal stopped the run: the HTML shows what was measured.
     let html_note = write_run_html(&session.run, &plan.out, a.no_html)?;
-    out_text(&format!("\nrun file: {}\n{html_note}", plan.out.display()))?;
+    out_text(&format!(
+        "\nrun file: {}\n{html_note}full tables: corescope report {}\n",
+        plan.out.display(),
+        plan.out.display()
+    ))?;
     match interrupt::requested() {
         Some(sig) => Err(interrupt::Interrupted(sig).into()),
         None => Ok(()),

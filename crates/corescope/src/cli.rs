@@ -53,6 +53,10 @@ pub enum Command {
     Report(ReportArgs),
     /// Put run files of several machines side by side (one column per machine).
     Compare(CompareArgs),
+    /// The papers' machines (SPARC T3-4, X4470, Magny Cours, E6900, T3E, Origin2000):
+    /// the numbers the seeds state, each with its source, and a run beside them.
+    #[command(subcommand)]
+    Reference(ReferenceCmd),
     /// Tune a component for this machine and write its best configuration.
     Tune(TuneArgs),
     /// MPI ping-pong, Allreduce and a Jacobi halo exchange; start it under mpirun,
@@ -94,6 +98,9 @@ pub struct RunArgs {
     /// Do not write the HTML report next to the run file.
     #[arg(long)]
     pub no_html: bool,
+    /// Print every probe's full tables as it ends (default: one-screen summary at the end).
+    #[arg(long, short)]
+    pub verbose: bool,
 }
 
 /// Options of `topo`.
@@ -143,6 +150,9 @@ pub struct ReportArgs {
     /// Print Markdown instead of terminal tables.
     #[arg(long)]
     pub markdown: bool,
+    /// Print only the one-screen summary (what `corescope run` ends with).
+    #[arg(long, conflicts_with = "markdown")]
+    pub summary: bool,
 }
 
 /// Options of `compare`.
@@ -157,6 +167,26 @@ pub struct CompareArgs {
     /// Only these probes (comma-separated ids).
     #[arg(long, value_name = "LIST")]
     pub probes: Option<String>,
+}
+
+/// `reference` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ReferenceCmd {
+    /// List the reference machines.
+    List,
+    /// Every number of one reference machine with its source.
+    Show {
+        /// Its name (`t3-4`, see `corescope reference list`).
+        name: String,
+    },
+    /// Put a run beside a reference machine where the same quantity exists
+    /// (per core and per cycle where both clocks are known).
+    Compare {
+        /// A run file written by `corescope run`.
+        run: PathBuf,
+        /// The reference machine (`t3-4`).
+        name: String,
+    },
 }
 
 /// Options of `tune`.

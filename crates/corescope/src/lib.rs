@@ -26,6 +26,7 @@ pub mod model;
 pub mod mpi;
 pub mod placement;
 pub mod probes;
+pub mod reference;
 pub mod render;
 pub mod runner;
 pub mod session;

@@ -23,7 +23,12 @@ fn quick_compute_run_writes_a_valid_run_file() {
         .assert()
         .success();
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
-    assert!(stdout.contains("== compute"), "{stdout}");
+    // The run ends with the one-screen summary: a line per probe, no full tables.
+    assert!(
+        stdout.lines().any(|l| l.starts_with("compute ")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("== compute"), "{stdout}");
     assert!(stdout.contains("run file:"), "{stdout}");
 
     let run = corescope::store::load(&out).expect("run file loads");

@@ -427,10 +427,7 @@ fn intervals_show_in_every_output() {
         .lines()
         .filter(|l| l.starts_with(['│', '┌', '└', '╞', '├']))
     {
-        assert!(
-            line.chars().count() <= usize::from(terminal::WIDTH),
-            "{line}"
-        );
+        assert!(line.chars().count() <= terminal::width(), "{line}");
     }
     // The tight placement (±0.3 %) shows no ±.
     let scatter_row = text

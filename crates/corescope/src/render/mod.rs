@@ -2,6 +2,8 @@
 
 pub mod csv;
 pub mod html;
+pub mod reference;
+pub mod summary;
 pub mod svg;
 pub mod terminal;
 pub mod topo;

@@ -7,18 +7,83 @@ use super::words;
 use crate::model::{
     Distribution, Estimate, Matrix, ProbeResult, RunFile, Series, Status, Table as ModelTable,
 };
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{
+    presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table,
+    Width,
+};
 use std::collections::HashMap;
 
-/// Widest table we aim for.
+/// Width used when stdout is not a terminal and `COLUMNS` is unset.
+pub const DEFAULT_WIDTH: u16 = 100;
+/// A fixed width for tables whose renderers do not ask [`width`] yet.
 pub const WIDTH: u16 = 80;
+/// Narrowest width we lay tables out for.
+const MIN_WIDTH: u16 = 40;
+
+/// Widest table we aim for: `COLUMNS` when set (as `ls` does), else the
+/// terminal's width when stdout is one, else [`DEFAULT_WIDTH`].
+pub fn width() -> usize {
+    let cols = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse().ok());
+    width_from(terminal_size::terminal_size().map(|(w, _)| w.0), cols)
+}
+
+/// [`width`] from what the terminal and `COLUMNS` say (pure, for tests).
+pub fn width_from(terminal: Option<u16>, columns: Option<u16>) -> usize {
+    usize::from(columns.or(terminal).unwrap_or(DEFAULT_WIDTH).max(MIN_WIDTH))
+}
 
 fn new_table() -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(WIDTH);
+        .set_width(u16::try_from(width()).unwrap_or(DEFAULT_WIDTH));
     t
+}
+
+/// Keep every word of every cell whole: each column is at least as wide as its
+/// longest word (a table wider than the terminal beats a name cut in two).
+fn keep_words_whole(t: &mut Table) {
+    let mut longest: Vec<usize> = Vec::new();
+    let words = |s: &str| s.split_whitespace().map(|w| w.chars().count()).max();
+    let mut see = |i: usize, s: &str| {
+        if longest.len() <= i {
+            longest.resize(i + 1, 0);
+        }
+        longest[i] = longest[i].max(words(s).unwrap_or(0));
+    };
+    if let Some(h) = t.header() {
+        for (i, c) in h.cell_iter().enumerate() {
+            see(i, &c.content());
+        }
+    }
+    for row in t.row_iter() {
+        for (i, c) in row.cell_iter().enumerate() {
+            see(i, &c.content());
+        }
+    }
+    // Borders and padding: one bar before each column and one at the end, one
+    // space of padding each side of a cell.
+    let needed = longest.iter().map(|w| w + 3).sum::<usize>() + 1;
+    let needed = u16::try_from(needed).unwrap_or(u16::MAX);
+    if t.width().is_some_and(|w| w < needed) {
+        t.set_width(needed);
+    }
+    for (i, w) in longest.into_iter().enumerate() {
+        if let Some(col) = t.column_mut(i) {
+            // A constraint's width counts the cell's padding (one space each side).
+            col.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(
+                u16::try_from(w + 2).unwrap_or(u16::MAX),
+            )));
+        }
+    }
+}
+
+/// A finished table as text, its words kept whole.
+fn table_text(mut t: Table) -> String {
+    keep_words_whole(&mut t);
+    t.to_string()
 }
 
 /// The measured core clock, one line; empty when the file has none (older files).
@@ -305,8 +370,7 @@ fn titled(what: &str, label: &str, note: Option<&str>) -> String {
     match note {
         None => format!("{what} ({label}):\n"),
         Some(n)
-            if what.chars().count() + label.chars().count() + n.chars().count() + 6
-                <= WIDTH as usize =>
+            if what.chars().count() + label.chars().count() + n.chars().count() + 6 <= width() =>
         {
             format!("{what} ({label}; {n}):\n")
         }
@@ -348,6 +412,7 @@ fn series_table(group: &[&Series]) -> String {
         t.add_row(row);
     }
     let note = interval_note(lookups.iter().flat_map(|m| m.values()));
+    let t = table_text(t);
     format!("{}{t}\n", titled(what, &label, note.as_deref()))
 }
 
@@ -407,6 +472,7 @@ fn distribution_table(ds: &[Distribution]) -> String {
     } else {
         ""
     };
+    let t = table_text(t);
     format!("{t}\n{note}")
 }
 
@@ -440,6 +506,7 @@ fn matrix_table(m: &Matrix) -> String {
         }));
         t.add_row(cells);
     }
+    let t = table_text(t);
     format!("{} ({}):\n{t}\n", m.name, m.unit)
 }
 
@@ -461,5 +528,45 @@ fn free_table(mt: &ModelTable) -> String {
                 .collect::<Vec<_>>(),
         );
     }
+    let t = table_text(t);
     format!("{}:\n{t}\n", mt.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn width_follows_columns_then_the_terminal_then_100() {
+        assert_eq!(width_from(Some(132), Some(80)), 80);
+        assert_eq!(width_from(Some(132), None), 132);
+        assert_eq!(width_from(None, Some(80)), 80);
+        assert_eq!(width_from(None, None), 100);
+        assert_eq!(width_from(Some(10), None), 40);
+    }
+
+    #[test]
+    fn narrow_tables_never_split_a_word() {
+        let words = [
+            "create/joinable/other-core/start",
+            "handoff/sleeping/unpinned/wake",
+            "throughput/crossbeam/64B/other-core",
+        ];
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(40);
+        t.set_header(vec!["distribution", "unit", "p50 of the samples"]);
+        for w in words {
+            t.add_row(vec![
+                format!("{w} and more words"),
+                "ns".into(),
+                "12.34 ±3%".into(),
+            ]);
+        }
+        let text = table_text(t);
+        for w in words.iter().chain(&["distribution", "12.34"]) {
+            assert!(text.contains(w), "{w} split in\n{text}");
+        }
+    }
 }
