@@ -2,6 +2,7 @@
 
 pub mod csv;
 pub mod html;
+pub mod plan;
 pub mod svg;
 pub mod terminal;
 pub mod topo;
