@@ -293,9 +293,9 @@ pub fn estimate_probe(probe: &dyn Probe, ctx: &PlanCtx, cal: &Calibration) -> Pr
     };
     est.params = plan.params.clone().into_iter().collect();
     if ctx.thinned() && THREAD_SWEEPS.contains(&probe.id()) {
-        let mut note = crate::probes::THINNED_RULE.to_string();
+        let mut note = "thinned thread counts".to_string();
         if probe.id() == "peak" {
-            note.push_str("; placements compact and scatter only");
+            note.push_str(", compact and scatter only");
         }
         est.params.insert("scaled_down".into(), note.into());
     }

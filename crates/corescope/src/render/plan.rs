@@ -113,6 +113,16 @@ pub fn summary(r: &PlanReport) -> String {
     ]);
     out.push_str(&t.to_string());
     out.push('\n');
+    if r.probes
+        .iter()
+        .any(|p| p.params.contains_key("scaled_down"))
+    {
+        out.push_str(&format!(
+            "thinned (default profile above {} CPUs): {}\n",
+            crate::probes::THIN_ABOVE_CPUS,
+            crate::probes::THINNED_RULE
+        ));
+    }
     out
 }
 
