@@ -2,7 +2,9 @@
 //! Measuring happens in `runner` and `probes`; this layer only orchestrates and
 //! writes results to stdout/stderr and files.
 
-use crate::cli::{self, Command, CompareArgs, PlaceArgs, ReportArgs, RunArgs, TopoArgs, TuneArgs};
+use crate::cli::{
+    self, Command, CompareArgs, PlaceArgs, PlanArgs, ReportArgs, RunArgs, TopoArgs, TuneArgs,
+};
 use crate::clock::{self, Clock};
 use crate::model::{Profile, RunFile};
 use crate::placement;
@@ -24,6 +26,7 @@ pub fn main_with(cli: cli::Cli) -> Result<()> {
         Some(Command::List) => list(),
         Some(Command::Topo(a)) => topo_cmd(a),
         Some(Command::Place(a)) => place(a),
+        Some(Command::Plan(a)) => plan_cmd(a),
         Some(Command::Report(a)) => report(a),
         Some(Command::Compare(a)) => compare(a),
         Some(Command::Reference(c)) => reference_cmd(c),
@@ -89,6 +92,44 @@ fn place(a: PlaceArgs) -> Result<()> {
     strategy.validate(&t)?;
     let cpus = placement::assign(&t, &strategy, threads)?;
     out_text(&format!("{}\n", placement::format_assignment(&cpus)))
+}
+
+fn plan_cmd(a: PlanArgs) -> Result<()> {
+    let probes = select_probes(&a.probes)?;
+    let here = topology::detect().context("could not read this machine's topology")?;
+    let cal = if a.reference {
+        crate::estimate::Calibration::reference()
+    } else {
+        crate::estimate::Calibration::measure(&here)
+    };
+    if let Some(path) = &a.check {
+        let run = store::load(path)?;
+        let rows = crate::estimate::check(&run, &cal);
+        return if a.json {
+            out_text(&format!("{}\n", serde_json::to_string_pretty(&rows)?))
+        } else {
+            out_text(&crate::render::plan::check(&rows))
+        };
+    }
+    let topo = match (a.synthetic.as_deref(), a.xml.as_ref()) {
+        (None, None) => here,
+        (s, x) => load_topology(s, x)?,
+    };
+    let profile = a.profile();
+    let budget_s = match &a.budget {
+        Some(b) => cli::parse_budget(b).map_err(|e| anyhow!(e))?,
+        None => cli::default_budget_s(profile),
+    };
+    let ctx = crate::estimate::plan_ctx(topo, profile, budget_s);
+    let report = crate::estimate::plan_all(&probes, &ctx, &cal);
+    if a.json {
+        return out_text(&format!("{}\n", serde_json::to_string_pretty(&report)?));
+    }
+    let mut text = crate::render::plan::summary(&report);
+    if !a.summary {
+        text.push_str(&crate::render::plan::cases(&report));
+    }
+    out_text(&text)
 }
 
 fn report(a: ReportArgs) -> Result<()> {
@@ -266,6 +307,25 @@ fn unknown_probe(id: &str, known: &[&str]) -> String {
     }
 }
 
+/// The probes named on the command line (all when none is).
+fn select_probes(ids: &[String]) -> Result<Vec<Box<dyn Probe>>> {
+    if ids.is_empty() {
+        return Ok(probes::registry());
+    }
+    let known: Vec<&str> = probes::registry()
+        .iter()
+        .map(|p| p.id())
+        .collect::<Vec<_>>();
+    let mut v = Vec::new();
+    for id in ids {
+        match probes::find(id) {
+            Some(p) => v.push(p),
+            None => bail!("{}", unknown_probe(id, &known)),
+        }
+    }
+    Ok(v)
+}
+
 /// Validated options of `run`.
 struct RunPlan {
     probes: Vec<Box<dyn Probe>>,
@@ -275,22 +335,7 @@ struct RunPlan {
 }
 
 fn validate_run(a: &RunArgs, topo: topology::Topology) -> Result<RunPlan> {
-    let probes: Vec<Box<dyn Probe>> = if a.probes.is_empty() {
-        probes::registry()
-    } else {
-        let known: Vec<&str> = probes::registry()
-            .iter()
-            .map(|p| p.id())
-            .collect::<Vec<_>>();
-        let mut v = Vec::new();
-        for id in &a.probes {
-            match probes::find(id) {
-                Some(p) => v.push(p),
-                None => bail!("{}", unknown_probe(id, &known)),
-            }
-        }
-        v
-    };
+    let probes = select_probes(&a.probes)?;
     let threads = a
         .threads
         .as_deref()

@@ -49,6 +49,11 @@ pub enum Command {
     /// offline and disallowed CPUs are never chosen. More threads than CPUs wrap
     /// around. See docs/placement.md.
     Place(PlaceArgs),
+    /// Show, without measuring, every probe's cases (threads, CPUs, sizes) and an
+    /// estimate of how long a run takes, for this machine or a topology file; the
+    /// estimate's constants come from a short calibration (under 2 s) of this
+    /// machine. See docs/plan.md.
+    Plan(PlanArgs),
     /// Render a run file again: tables on the terminal, or an HTML report, CSV or Markdown.
     Report(ReportArgs),
     /// Put run files of several machines side by side (one column per machine).
@@ -115,6 +120,56 @@ pub struct TopoArgs {
     /// Print the topology as JSON (the run file's `topology` object).
     #[arg(long)]
     pub json: bool,
+}
+
+/// Options of `plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Probes to plan (default: all; see `corescope list`).
+    #[arg(value_name = "PROBE")]
+    pub probes: Vec<String>,
+    /// Plan the quick profile.
+    #[arg(long, conflicts_with = "full")]
+    pub quick: bool,
+    /// Plan the full profile.
+    #[arg(long)]
+    pub full: bool,
+    /// Seconds each probe may take (default: the profile's, as `run`).
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+    pub budget: Option<String>,
+    /// An hwloc synthetic machine instead of this one, e.g. "pack:4 core:16 group:2 pu:4".
+    #[arg(long, value_name = "SPEC", conflicts_with = "xml")]
+    pub synthetic: Option<String>,
+    /// An hwloc XML export instead of this machine.
+    #[arg(long, value_name = "FILE")]
+    pub xml: Option<PathBuf>,
+    /// Only the table of probes, not every case.
+    #[arg(long)]
+    pub summary: bool,
+    /// Print the plan as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Price with the constants of the reference machine the model was fitted on
+    /// instead of calibrating this one (reproducible estimates).
+    #[arg(long)]
+    pub reference: bool,
+    /// Compare the estimate with the durations a run file records (planned on the
+    /// run's topology, profile and budgets).
+    #[arg(long, value_name = "RUN.json", conflicts_with_all = ["xml", "synthetic"])]
+    pub check: Option<PathBuf>,
+}
+
+impl PlanArgs {
+    /// The profile chosen by the flags.
+    pub fn profile(&self) -> Profile {
+        if self.quick {
+            Profile::Quick
+        } else if self.full {
+            Profile::Full
+        } else {
+            Profile::Default
+        }
+    }
 }
 
 /// Options of `place`.
@@ -427,8 +482,8 @@ pub fn suggest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
 }
 
 /// The subcommands, for "did you mean" when a word is taken for a probe.
-pub const COMMANDS: [&str; 8] = [
-    "run", "list", "topo", "place", "report", "compare", "tune", "mpi",
+pub const COMMANDS: [&str; 9] = [
+    "run", "list", "topo", "place", "plan", "report", "compare", "tune", "mpi",
 ];
 
 /// Parse `--budget`: seconds, a positive number.

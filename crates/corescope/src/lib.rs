@@ -19,6 +19,7 @@ pub mod clock;
 pub mod compare;
 pub mod counters;
 pub mod drift;
+pub mod estimate;
 pub mod interrupt;
 pub mod kernels;
 pub mod memguard;

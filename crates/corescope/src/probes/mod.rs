@@ -286,11 +286,38 @@ impl PlanCtx {
 
     /// Thread counts of the seeds, 2^n and 2^n + 2^(n−1) (1, 2, 3, 4, 6, 8, 12, ...),
     /// plus the CPU count and its multiples, up to `factor` × CPUs; or the user's list.
+    /// The default profile on more than [`THIN_ABOVE_CPUS`] CPUs thins the list
+    /// ([`thinned_thread_counts`]) so a default run keeps within 10 minutes.
     pub fn thread_counts(&self, factor: usize) -> Vec<usize> {
         if let Some(t) = &self.overrides.threads {
             return t.clone();
         }
+        if self.thinned() {
+            return thinned_thread_counts(self.cpus(), factor);
+        }
         default_thread_counts(self.cpus(), factor)
+    }
+
+    /// Whether this plan thins its thread-count sweeps (the default profile on more
+    /// than [`THIN_ABOVE_CPUS`] CPUs, without `--threads`).
+    pub fn thinned(&self) -> bool {
+        self.profile == Profile::Default
+            && self.cpus() > THIN_ABOVE_CPUS
+            && self.overrides.threads.is_none()
+    }
+
+    /// Placements to sweep: the user's; on a thinned plan ([`PlanCtx::thinned`])
+    /// `thinned`; else `default`.
+    pub fn placements_or_thinned(
+        &self,
+        default: &[Strategy],
+        thinned: &[Strategy],
+    ) -> Vec<Strategy> {
+        if self.thinned() {
+            self.placements(thinned)
+        } else {
+            self.placements(default)
+        }
     }
 
     /// Placements to sweep: the user's, or the given default.
@@ -300,6 +327,33 @@ impl PlanCtx {
             .clone()
             .unwrap_or_else(|| default.to_vec())
     }
+}
+
+/// Above this many allowed CPUs the default profile measures fewer thread counts
+/// ([`thinned_thread_counts`]): with the seeds' full list (1, 2, 3, 4, 6, … to 4×
+/// CPUs) compute, peak, memory and atomics alone take over 10 minutes on 7 CPUs
+/// (`corescope plan --xml 16em64t-4s2c2t-offlines.xml`, see docs/plan.md).
+pub const THIN_ABOVE_CPUS: usize = 4;
+
+/// What [`thinned_thread_counts`] keeps, in words (for `corescope plan` and docs).
+pub const THINNED_RULE: &str =
+    "thread counts thinned: powers of two up to the CPU count, the CPU count, and 2× CPUs where the sweep went to 4×";
+
+/// The default profile's thread counts on a big machine: powers of two up to the
+/// CPU count, the CPU count itself, and twice it when `factor` ≥ 4 (oversubscription
+/// is shown once, not at 3× and 4×; memory's sweep to 2× stops at the CPU count).
+pub fn thinned_thread_counts(cpus: usize, factor: usize) -> Vec<usize> {
+    let cpus = cpus.max(1);
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |p| Some(p * 2))
+        .take_while(|&p| p <= cpus)
+        .collect();
+    v.push(cpus);
+    if factor >= 4 {
+        v.push(2 * cpus);
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// 1, 2, 3, 4, 6, 8, 12, 16, ... up to `factor × cpus`, with `cpus`, `2·cpus`, ...
@@ -412,6 +466,16 @@ mod tests {
         assert_eq!(big.last(), Some(&2048));
         assert!(big.contains(&512) && big.contains(&768) && big.contains(&1536));
         assert!(big.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn thinned_counts_keep_powers_of_two_the_cpu_count_and_twice_it() {
+        assert_eq!(thinned_thread_counts(16, 4), vec![1, 2, 4, 8, 16, 32]);
+        assert_eq!(thinned_thread_counts(48, 1), vec![1, 2, 4, 8, 16, 32, 48]);
+        assert_eq!(thinned_thread_counts(1, 4), vec![1, 2]);
+        assert_eq!(thinned_thread_counts(16, 2), vec![1, 2, 4, 8, 16]);
+        let big = thinned_thread_counts(2048, 4);
+        assert_eq!((big.len(), big.last()), (13, Some(&4096)));
     }
 
     #[test]

@@ -456,7 +456,9 @@ impl Probe for Peak {
         // interleaved.
         let instructions: u64 = ctx.profile.pick(20_000_000, 200_000_000, 4_000_000_000);
         let counts = ctx.thread_counts(1);
-        let placements = ctx.placements(&PLACEMENTS);
+        // A big machine (default profile): compact and scatter only, the two ends.
+        let placements =
+            ctx.placements_or_thinned(&PLACEMENTS, &[Strategy::Compact, Strategy::Scatter]);
         let mut found = Vec::new();
         let mut absent = Vec::new();
         for level in LEVELS.into_iter().filter(|l| l.of_this_arch()) {

@@ -2,6 +2,7 @@
 
 pub mod csv;
 pub mod html;
+pub mod plan;
 pub mod reference;
 pub mod summary;
 pub mod svg;
