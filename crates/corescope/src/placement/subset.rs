@@ -123,8 +123,14 @@ pub fn level(topo: &Topology, a: u32, b: u32) -> Option<Level> {
 
 /// The CPUs to measure, in topology order, and a sentence when they are a subset.
 pub fn cpus(topo: &Topology) -> (Vec<u32>, Option<String>) {
+    cpus_up_to(topo, FULL_MATRIX_MAX)
+}
+
+/// As [`cpus`], with every allowed CPU up to `full_max` CPUs (a probe whose pairs
+/// cost more measures the full matrix on fewer).
+pub fn cpus_up_to(topo: &Topology, full_max: usize) -> (Vec<u32>, Option<String>) {
     let allowed: Vec<_> = topo.allowed_pus().collect();
-    if allowed.len() <= FULL_MATRIX_MAX {
+    if allowed.len() <= full_max {
         return (allowed.iter().map(|p| p.os_index).collect(), None);
     }
     let (out, note) = representative(topo);

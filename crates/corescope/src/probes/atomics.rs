@@ -156,6 +156,10 @@ impl Probe for Atomics {
         // One repetition; the runner repeats every case in rounds, all methods and
         // placements of one thread count interleaved.
         let duration_ns: u64 = ctx.profile.pick(10_000_000, 40_000_000, 200_000_000);
+        // The compared rounds, at most 4 beyond the minimum: every thread count up to
+        // 4× the CPUs is a group, and 30 rounds of each would dominate a big run.
+        let mut rounds = super::pool::rounds_for(ctx.profile, super::Rounds::COMPARED);
+        rounds.max = rounds.max.min(rounds.min + 4);
         let mut cases = Vec::new();
         for &threads in &counts {
             let group = format!("atomics with {}", crate::units::threads(threads as f64));
@@ -172,11 +176,8 @@ impl Probe for Atomics {
                                 duration_ns,
                             },
                         )
-                        .compared(
-                            &group,
-                            p.name(),
-                            format!("{} {config}", method.name()),
-                        ),
+                        .compared(&group, p.name(), format!("{} {config}", method.name()))
+                        .with_rounds(rounds),
                     );
                 }
             }

@@ -30,7 +30,7 @@
 use super::memory::{build_chase, chase, read_sum, DEFAULT_LINE_BYTES};
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::memguard;
-use crate::model::{Finding, Matrix, Measurement, Point, ProbeResult, Table};
+use crate::model::{Finding, Matrix, Measurement, Point, ProbeResult, Profile, Table};
 use crate::placement::{self, Strategy};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
@@ -80,6 +80,10 @@ struct CaseParams {
     /// Chase steps (latency only).
     steps: u64,
 }
+
+/// Nodes up to which the default profile measures every (CPU node, memory node)
+/// pair.
+const MATRIX_FULL_MAX_NODES: usize = 4;
 
 /// NUMA nodes with allowed CPUs and those CPUs, scatter order (one per core first);
 /// a machine whose OS reports no node is one node 0.
@@ -154,7 +158,16 @@ impl Probe for Numa {
         let lat_fit = memguard::fit("numa latency", lat_want, lat_min, 1, 4096, false, &avail)
             .map_err(|e| ProbeError::Skipped(e.to_string()))?;
         let steps: u64 = ctx.profile.pick(200_000, 1_000_000, 4_000_000);
-        let rounds = super::pool::rounds_for(ctx.profile, Rounds::COMPARED);
+        let mut rounds = super::pool::rounds_for(ctx.profile, Rounds::COMPARED);
+        // Beyond 4 nodes the default and quick profiles measure each CPU node against
+        // its own memory, the next node's and the one halfway round (the full
+        // profile: every pair), in 6 to 8 rounds (enough for the signed-rank test to
+        // separate two cells): nodes² cells × 12 rounds would take most of a run.
+        let thin = nodes.len() > MATRIX_FULL_MAX_NODES && ctx.profile != Profile::Full;
+        if nodes.len() > 2 && ctx.profile != Profile::Full {
+            rounds.min = rounds.min.min(6);
+            rounds.max = rounds.max.min(8);
+        }
         let mut cases = Vec::new();
         for kind in [Kind::Read, Kind::Latency] {
             for (cpu_node, node_cpus) in &nodes {
@@ -168,7 +181,12 @@ impl Probe for Numa {
                     Kind::Read => fit.per_thread,
                     Kind::Latency => lat_fit.per_thread,
                 };
-                for (mem_node, _) in &nodes {
+                let i = nodes.iter().position(|(n, _)| n == cpu_node).unwrap_or(0);
+                let n = nodes.len();
+                for (k, (mem_node, _)) in nodes.iter().enumerate() {
+                    if thin && k != i && k != (i + 1) % n && k != (i + n / 2) % n {
+                        continue;
+                    }
                     let p = CaseParams {
                         kind,
                         cpu_node: *cpu_node,

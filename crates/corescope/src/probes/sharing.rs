@@ -90,7 +90,11 @@ impl Probe for Sharing {
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
-        let (cpus, note) = subset::cpus(&ctx.topo);
+        // Each pair runs the kernel alone and together in rounds: the default
+        // profile measures the full matrix up to 16 CPUs (120 pairs), the
+        // representative subset beyond.
+        let full_max = ctx.profile.pick(8, 16, subset::FULL_MATRIX_MAX);
+        let (cpus, note) = subset::cpus_up_to(&ctx.topo, full_max);
         if cpus.len() < 2 {
             return Err(ProbeError::Skipped("fewer than 2 CPUs allowed".into()));
         }
