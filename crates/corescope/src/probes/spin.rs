@@ -516,10 +516,6 @@ impl Probe for Spin {
             .parse()
             .map_err(|e: hspc::wait::UnknownSpinKind| ProbeError::Failed(e.to_string()))?;
         let clock = ctx.plan.clock.clone();
-        let start_ticks = clock.ns_to_ticks(SPINNER_START_US * 1e3) as u64;
-        let woke = AtomicU64::new(0);
-        let armed = AtomicU64::new(0);
-        let handoffs = c.handoffs;
         let deadline = ctx.deadline;
 
         // Phase 1: slowdown, alone and with the spinner(s) alternating.
@@ -551,117 +547,14 @@ impl Probe for Spin {
                 ))
             })?;
 
-        // Phase 2: hand-off latency (release → the spinner returns).
-        let lock2 = LockWord::new();
-        let hand = ctx.team(
-            &[c.active, c.spinner],
-            1,
-            |_| (),
-            |me, _| -> Vec<u64> {
-                let mut lat = Vec::new();
-                if me == 1 {
-                    let mut s = spinner_for(kind, c.chase_bytes);
-                    for k in 1..=handoffs as u64 {
-                        if !pairs::wait_until(clock.ns_to_ticks(5e9) as u64, || {
-                            armed.load(Ordering::Acquire) >= k
-                        }) {
-                            return lat;
-                        }
-                        let (w, _) = s.wait(&lock2);
-                        woke.store(ticks().max(1), Ordering::Release);
-                        if w == Woken::Stopped {
-                            return lat;
-                        }
-                    }
-                    return lat;
-                }
-                for k in 1..=handoffs as u64 {
-                    lock2.lock();
-                    woke.store(0, Ordering::Release);
-                    armed.store(k, Ordering::Release);
-                    let t = ticks();
-                    while ticks().wrapping_sub(t) < start_ticks / 10 {
-                        std::thread::yield_now();
-                    }
-                    let t0 = ticks();
-                    lock2.release();
-                    if !pairs::wait_until(clock.ns_to_ticks(5e9) as u64, || {
-                        woke.load(Ordering::Acquire) != 0
-                    }) {
-                        break;
-                    }
-                    lat.push(woke.load(Ordering::Acquire).wrapping_sub(t0));
-                    if std::time::Instant::now() >= deadline {
-                        break;
-                    }
-                }
-                armed.store(u64::MAX, Ordering::Release);
-                lock2.stop();
-                lat
-            },
-        )?;
-        let mut lat = hand
-            .results
-            .first()
-            .and_then(|r| r.first())
-            .cloned()
-            .unwrap_or_default();
-        let handoff_ns = clock.ticks_to_ns(median(&mut lat) as u64);
+        let handoff_ns = handoff_phase(ctx, &c, kind, &clock)?;
         let read_ns = clock.ticks_to_ns(phases.spin_ticks.load(Ordering::Acquire))
             / phases.reads.load(Ordering::Acquire).max(1) as f64;
-
         let rel = c
             .label
             .clone()
             .unwrap_or_else(|| c.relation.name().to_string());
-        let mut m = Measurement::default();
-        // Per benchmark: the slowdown (HL estimate of with ÷ alone); over all of them:
-        // every (with, alone) pair of every benchmark, compared at once.
-        let mut row = vec![
-            serde_json::json!(kind.name()),
-            serde_json::json!((read_ns * 10.0).round() / 10.0),
-            serde_json::json!(handoff_ns.round()),
-        ];
-        let round3 = |v: f64| serde_json::json!((v * 1000.0).round() / 1000.0);
-        let (mut all_with, mut all_alone) = (Vec::new(), Vec::new());
-        for (with, alone) in &paired {
-            let r = stats::compare_paired(with, alone).map(|c| c.ratio.value);
-            row.push(r.map_or(serde_json::Value::Null, round3));
-            all_with.extend(with);
-            all_alone.extend(alone);
-        }
-        let all = stats::compare_paired(&all_with, &all_alone)
-            .ok_or_else(|| ProbeError::Failed("no benchmark time was measured".into()))?;
-        row.extend([
-            round3(all.ratio.value),
-            round3(all.ratio.lo),
-            round3(all.ratio.hi),
-            serde_json::json!(outcome_name(all.outcome)),
-        ]);
-        let mut columns = vec![
-            "loop".to_string(),
-            "read_interval_ns".into(),
-            "handoff_ns".into(),
-        ];
-        columns.extend(BENCHES.iter().map(|b| format!("{b} ×")));
-        columns.extend(SUMMARY_COLUMNS.iter().map(|c| c.to_string()));
-        m.tables.push(Table {
-            name: format!("spin/{rel}"),
-            columns,
-            rows: vec![row],
-        });
-        m.points.push(Point::samples(
-            format!("mean-slowdown/{rel}"),
-            "read_interval_ns",
-            read_ns,
-            "x_alone",
-            all_with
-                .iter()
-                .zip(&all_alone)
-                .map(|(w, a)| w / a.max(f64::MIN_POSITIVE))
-                .collect(),
-        ));
-        Ok(m)
+        slowdown_measurement(kind, read_ns, handoff_ns, &paired, &rel)
     }
 
     fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
@@ -811,6 +704,134 @@ fn transpose(t: &Table) -> Table {
         columns,
         rows,
     }
+}
+
+/// Phase 2: the hand-off latency, release → the spinner returns; the median in ns.
+fn handoff_phase(
+    ctx: &mut RunCtx,
+    c: &CaseParams,
+    kind: SpinKind,
+    clock: &crate::clock::Clock,
+) -> Result<f64, ProbeError> {
+    let start_ticks = clock.ns_to_ticks(SPINNER_START_US * 1e3) as u64;
+    let woke = AtomicU64::new(0);
+    let armed = AtomicU64::new(0);
+    let handoffs = c.handoffs;
+    let deadline = ctx.deadline;
+    let lock2 = LockWord::new();
+    let hand = ctx.team(
+        &[c.active, c.spinner],
+        1,
+        |_| (),
+        |me, _| -> Vec<u64> {
+            let mut lat = Vec::new();
+            if me == 1 {
+                let mut s = spinner_for(kind, c.chase_bytes);
+                for k in 1..=handoffs as u64 {
+                    if !pairs::wait_until(clock.ns_to_ticks(5e9) as u64, || {
+                        armed.load(Ordering::Acquire) >= k
+                    }) {
+                        return lat;
+                    }
+                    let (w, _) = s.wait(&lock2);
+                    woke.store(ticks().max(1), Ordering::Release);
+                    if w == Woken::Stopped {
+                        return lat;
+                    }
+                }
+                return lat;
+            }
+            for k in 1..=handoffs as u64 {
+                lock2.lock();
+                woke.store(0, Ordering::Release);
+                armed.store(k, Ordering::Release);
+                let t = ticks();
+                while ticks().wrapping_sub(t) < start_ticks / 10 {
+                    std::thread::yield_now();
+                }
+                let t0 = ticks();
+                lock2.release();
+                if !pairs::wait_until(clock.ns_to_ticks(5e9) as u64, || {
+                    woke.load(Ordering::Acquire) != 0
+                }) {
+                    break;
+                }
+                lat.push(woke.load(Ordering::Acquire).wrapping_sub(t0));
+                if std::time::Instant::now() >= deadline {
+                    break;
+                }
+            }
+            armed.store(u64::MAX, Ordering::Release);
+            lock2.stop();
+            lat
+        },
+    )?;
+    let mut lat = hand
+        .results
+        .first()
+        .and_then(|r| r.first())
+        .cloned()
+        .unwrap_or_default();
+    Ok(clock.ticks_to_ns(median(&mut lat) as u64))
+}
+
+/// The loop's row (read interval, hand-off, slowdown per benchmark and over all of
+/// them) and its point: the slowdown per paired round at its read interval.
+fn slowdown_measurement(
+    kind: SpinKind,
+    read_ns: f64,
+    handoff_ns: f64,
+    paired: &[(Vec<f64>, Vec<f64>)],
+    rel: &str,
+) -> Result<Measurement, ProbeError> {
+    let mut m = Measurement::default();
+    // Per benchmark: the slowdown (HL estimate of with ÷ alone); over all of them:
+    // every (with, alone) pair of every benchmark, compared at once.
+    let mut row = vec![
+        serde_json::json!(kind.name()),
+        serde_json::json!((read_ns * 10.0).round() / 10.0),
+        serde_json::json!(handoff_ns.round()),
+    ];
+    let round3 = |v: f64| serde_json::json!((v * 1000.0).round() / 1000.0);
+    let (mut all_with, mut all_alone) = (Vec::new(), Vec::new());
+    for (with, alone) in paired {
+        let r = stats::compare_paired(with, alone).map(|c| c.ratio.value);
+        row.push(r.map_or(serde_json::Value::Null, round3));
+        all_with.extend(with);
+        all_alone.extend(alone);
+    }
+    let all = stats::compare_paired(&all_with, &all_alone)
+        .ok_or_else(|| ProbeError::Failed("no benchmark time was measured".into()))?;
+    row.extend([
+        round3(all.ratio.value),
+        round3(all.ratio.lo),
+        round3(all.ratio.hi),
+        serde_json::json!(outcome_name(all.outcome)),
+    ]);
+    let mut columns = vec![
+        "loop".to_string(),
+        "read_interval_ns".into(),
+        "handoff_ns".into(),
+    ];
+    columns.extend(BENCHES.iter().map(|b| format!("{b} ×")));
+    columns.extend(SUMMARY_COLUMNS.iter().map(|c| c.to_string()));
+    m.tables.push(Table {
+        name: format!("spin/{rel}"),
+        columns,
+        rows: vec![row],
+    });
+    m.points.push(Point::samples(
+        format!("mean-slowdown/{rel}"),
+        "read_interval_ns",
+        read_ns,
+        "x_alone",
+        all_with
+            .iter()
+            .zip(&all_alone)
+            .map(|(w, a)| w / a.max(f64::MIN_POSITIVE))
+            .collect(),
+    ));
+    Ok(m)
 }
 
 #[cfg(test)]
