@@ -654,50 +654,9 @@ impl Probe for Memory {
             }
         }
 
-        // Working-set sweep: 4 KiB → 4× LLC; per case about `target` bytes read per thread.
-        let ws_max = if llc > 0 {
-            WS_LLC_FACTOR * llc
-        } else {
-            WS_FALLBACK_MAX_BYTES
-        };
-        let ws_fit = memguard::fit(
-            "working-set sweep",
-            ws_max,
-            WS_MIN_BYTES,
-            cpus,
-            WS_MIN_BYTES,
-            false,
-            &avail,
-        )
-        .map_err(|e| ProbeError::Skipped(e.to_string()))?;
-        let sizes = working_sets(
-            ws_fit.per_thread,
-            ctx.profile != crate::model::Profile::Quick,
-        );
-        let target: u64 = ctx.profile.pick(32 << 20, 256 << 20, 1 << 30);
-        let steps: u64 = ctx.profile.pick(1 << 19, 1 << 22, 1 << 24);
-        for (label, threads) in [("1t", 1usize), ("all", cpus)] {
-            for &ws in &sizes {
-                cases.push(Case::new(
-                    format!("ws-read/{label} {}", memguard::human(ws)),
-                    &CaseParams::WsRead {
-                        threads,
-                        label: label.into(),
-                        ws_bytes: ws,
-                        passes: (target / ws).max(1),
-                    },
-                ));
-            }
-        }
-        for &ws in &sizes {
-            cases.push(Case::new(
-                format!("ws-latency/1t {}", memguard::human(ws)),
-                &CaseParams::WsLatency {
-                    ws_bytes: ws,
-                    steps,
-                },
-            ));
-        }
+        let ws = working_set_plan(ctx, &avail)?;
+        cases.extend(ws.cases);
+        let (sizes, target, steps) = (ws.sizes, ws.target, ws.steps);
 
         let mut plan = Plan {
             cases,
@@ -729,7 +688,7 @@ impl Probe for Memory {
         if let Some(w) = fit.warning {
             notes.push(w);
         }
-        if let Some(w) = ws_fit.warning {
+        if let Some(w) = ws.warning {
             notes.push(w);
         }
         if !thp_ok {
@@ -1113,6 +1072,76 @@ fn run_ws_latency(ctx: &mut RunCtx, ws_bytes: u64, steps: u64) -> Result<Measure
         "ns",
         best.team_ns() as f64 / steps as f64,
     )]))
+}
+
+/// The working-set sweep's cases and sizes.
+struct WsPlan {
+    cases: Vec<Case>,
+    sizes: Vec<u64>,
+    /// Bytes read per thread per case.
+    target: u64,
+    /// Chase steps per latency case.
+    steps: u64,
+    /// The memory guard's word when it shrank the sweep.
+    warning: Option<String>,
+}
+
+/// Working-set sweep: 4 KiB → 4× LLC, read by one thread and by all, and chased by
+/// one; per case about `target` bytes read per thread.
+fn working_set_plan(ctx: &PlanCtx, avail: &memguard::Available) -> Result<WsPlan, ProbeError> {
+    let cpus = ctx.cpus();
+    let llc = ctx.topo.llc_bytes().unwrap_or(0);
+    let mut cases = Vec::new();
+    let ws_max = if llc > 0 {
+        WS_LLC_FACTOR * llc
+    } else {
+        WS_FALLBACK_MAX_BYTES
+    };
+    let ws_fit = memguard::fit(
+        "working-set sweep",
+        ws_max,
+        WS_MIN_BYTES,
+        cpus,
+        WS_MIN_BYTES,
+        false,
+        avail,
+    )
+    .map_err(|e| ProbeError::Skipped(e.to_string()))?;
+    let sizes = working_sets(
+        ws_fit.per_thread,
+        ctx.profile != crate::model::Profile::Quick,
+    );
+    let target: u64 = ctx.profile.pick(32 << 20, 256 << 20, 1 << 30);
+    let steps: u64 = ctx.profile.pick(1 << 19, 1 << 22, 1 << 24);
+    for (label, threads) in [("1t", 1usize), ("all", cpus)] {
+        for &ws in &sizes {
+            cases.push(Case::new(
+                format!("ws-read/{label} {}", memguard::human(ws)),
+                &CaseParams::WsRead {
+                    threads,
+                    label: label.into(),
+                    ws_bytes: ws,
+                    passes: (target / ws).max(1),
+                },
+            ));
+        }
+    }
+    for &ws in &sizes {
+        cases.push(Case::new(
+            format!("ws-latency/1t {}", memguard::human(ws)),
+            &CaseParams::WsLatency {
+                ws_bytes: ws,
+                steps,
+            },
+        ));
+    }
+    Ok(WsPlan {
+        cases,
+        sizes,
+        target,
+        steps,
+        warning: ws_fit.warning,
+    })
 }
 
 #[cfg(test)]
