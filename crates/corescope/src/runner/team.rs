@@ -304,6 +304,60 @@ where
     run_team_counted(cpus, reps, deadline, false, setup, kernel)
 }
 
+/// The coordinator: releases the workers for `reps` repetitions, or fewer when the
+/// deadline passes (at least one); true when it stopped early.
+fn drive(gate: &Gate, n: usize, reps: usize, deadline: Option<Instant>) -> bool {
+    let mut ran = 0;
+    while gate.wait_all(n) {
+        let out_of_time = deadline.is_some_and(|d| Instant::now() >= d);
+        if ran == reps || (ran > 0 && out_of_time) {
+            gate.release(Command::Stop);
+            return ran < reps;
+        }
+        gate.release(Command::Go);
+        ran += 1;
+    }
+    false
+}
+
+/// The team's outcome from its workers' records: stamps per repetition (as many as
+/// every worker ran), results per worker, warnings once each, counts.
+fn assemble<R>(
+    per_worker: Vec<WorkerRecord<R>>,
+    stopped_early: bool,
+    count: bool,
+    skipped_counts: Option<String>,
+) -> TeamOutcome<R> {
+    let ran = per_worker.iter().map(|w| w.0.len()).min().unwrap_or(0);
+    let reps_out: Vec<RepStamps> = (0..ran)
+        .map(|r| RepStamps {
+            per_thread: per_worker.iter().map(|w| w.0[r]).collect(),
+        })
+        .collect();
+    let mut warnings: Vec<String> = Vec::new();
+    let counter_errors = per_worker
+        .iter()
+        .filter_map(|w| w.3.as_ref().and_then(|c| c.2.clone()));
+    for w in per_worker
+        .iter()
+        .filter_map(|w| w.2.clone())
+        .chain(counter_errors)
+    {
+        if !warnings.contains(&w) {
+            warnings.push(w);
+        }
+    }
+    let counts = team_count(&per_worker, &reps_out, count, skipped_counts);
+    let results = per_worker.into_iter().map(|w| w.1).collect();
+    TeamOutcome {
+        reps: reps_out,
+        results,
+        warnings,
+        stopped_early,
+        counts,
+    }
+}
+
 /// [`run_team`], and with `count` each worker also counts its own events
 /// ([`Counters`]: software always, hardware where the machine has a PMU) from
 /// just before its start stamp to just after its end stamp, in every repetition;
@@ -387,20 +441,7 @@ where
             }
         }
 
-        let mut ran = 0;
-        let mut stopped_early = false;
-        if spawn_error.is_none() {
-            while gate.wait_all(n) {
-                let out_of_time = deadline.is_some_and(|d| Instant::now() >= d);
-                if ran == reps || (ran > 0 && out_of_time) {
-                    stopped_early = ran < reps;
-                    gate.release(Command::Stop);
-                    break;
-                }
-                gate.release(Command::Go);
-                ran += 1;
-            }
-        }
+        let stopped_early = spawn_error.is_none() && drive(&gate, n, reps, deadline);
 
         let mut per_worker = Vec::with_capacity(n);
         let mut first_error = spawn_error;
@@ -421,34 +462,7 @@ where
         if let Some(e) = first_error {
             return Err(e);
         }
-        let ran = per_worker.iter().map(|w| w.0.len()).min().unwrap_or(0);
-        let reps_out: Vec<RepStamps> = (0..ran)
-            .map(|r| RepStamps {
-                per_thread: per_worker.iter().map(|w| w.0[r]).collect(),
-            })
-            .collect();
-        let mut warnings: Vec<String> = Vec::new();
-        let counter_errors = per_worker
-            .iter()
-            .filter_map(|w| w.3.as_ref().and_then(|c| c.2.clone()));
-        for w in per_worker
-            .iter()
-            .filter_map(|w| w.2.clone())
-            .chain(counter_errors)
-        {
-            if !warnings.contains(&w) {
-                warnings.push(w);
-            }
-        }
-        let counts = team_count(&per_worker, &reps_out, count, skipped_counts);
-        let results = per_worker.into_iter().map(|w| w.1).collect();
-        Ok(TeamOutcome {
-            reps: reps_out,
-            results,
-            warnings,
-            stopped_early,
-            counts,
-        })
+        Ok(assemble(per_worker, stopped_early, count, skipped_counts))
     })
 }
 
