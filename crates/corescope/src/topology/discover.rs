@@ -277,6 +277,37 @@ struct RawPu<'t> {
     os_index: u32,
 }
 
+/// One convention per level: the OS index, unless some object of the level has
+/// none (then the logical index for every object of that level). Returns whether
+/// packages and cores use OS indexes, and the levels numbered logically.
+fn numbering(topo: &hwlocality::Topology) -> (bool, bool, Vec<String>) {
+    let os_numbered = |ty: ObjectType| topo.objects_with_type(ty).all(|o| o.os_index().is_some());
+    let (package_os, core_os) = (
+        os_numbered(ObjectType::Package),
+        os_numbered(ObjectType::Core),
+    );
+    let mut logical_levels = Vec::new();
+    if !package_os {
+        logical_levels.push("package".to_string());
+    }
+    if !core_os {
+        logical_levels.push("core".to_string());
+    }
+    (package_os, core_os, logical_levels)
+}
+
+/// CPUs the machine has but the tree does not show (offline, or outside the
+/// export's cpuset).
+fn unavailable_cpus(topo: &hwlocality::Topology, pus: &[Pu]) -> Vec<u32> {
+    let in_tree: std::collections::HashSet<u32> = pus.iter().map(|p| p.os_index).collect();
+    topo.complete_cpuset()
+        .iter_set()
+        .take_while(|i| usize::from(*i) < MAX_SET_INDEX)
+        .filter_map(|i| u32::try_from(usize::from(i)).ok())
+        .filter(|i| !in_tree.contains(i))
+        .collect()
+}
+
 /// Convert a loaded hwloc topology into our plain data.
 fn convert(topo: &hwlocality::Topology, source: String) -> Result<Topology, TopologyError> {
     let allowed_set = topo.allowed_cpuset();
@@ -310,13 +341,7 @@ fn convert(topo: &hwlocality::Topology, source: String) -> Result<Topology, Topo
         .iter()
         .flat_map(|k| k.cpus.iter().map(|&c| (c, k.label.clone())))
         .collect();
-    // One convention per level: the OS index, unless some object of the level
-    // has none (then the logical index for every object of that level).
-    let os_numbered = |ty: ObjectType| topo.objects_with_type(ty).all(|o| o.os_index().is_some());
-    let (package_os, core_os) = (
-        os_numbered(ObjectType::Package),
-        os_numbered(ObjectType::Core),
-    );
+    let (package_os, core_os, logical_levels) = numbering(topo);
     let number = |o: &TopologyObject, os: bool| {
         if os {
             o.os_index().map_or(u32::MAX, index_u32)
@@ -324,13 +349,6 @@ fn convert(topo: &hwlocality::Topology, source: String) -> Result<Topology, Topo
             index_u32(o.logical_index())
         }
     };
-    let mut logical_levels = Vec::new();
-    if !package_os {
-        logical_levels.push("package".to_string());
-    }
-    if !core_os {
-        logical_levels.push("core".to_string());
-    }
 
     // Per-core slot counters: the slot is the PU's position among its core's PUs.
     let mut slots: HashMap<u32, u32> = HashMap::new();
@@ -379,14 +397,7 @@ fn convert(topo: &hwlocality::Topology, source: String) -> Result<Topology, Topo
     let levels = compute_levels(topo, &raw, &mut pus);
     let caches = collect_caches(topo);
 
-    let in_tree: std::collections::HashSet<u32> = pus.iter().map(|p| p.os_index).collect();
-    let unavailable: Vec<u32> = topo
-        .complete_cpuset()
-        .iter_set()
-        .take_while(|i| usize::from(*i) < MAX_SET_INDEX)
-        .filter_map(|i| u32::try_from(usize::from(i)).ok())
-        .filter(|i| !in_tree.contains(i))
-        .collect();
+    let unavailable = unavailable_cpus(topo, &pus);
 
     let cores = {
         let mut c: Vec<u32> = pus.iter().map(|p| p.core).collect();
