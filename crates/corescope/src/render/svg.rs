@@ -412,10 +412,9 @@ impl Dot {
     }
 }
 
-/// A line chart of several curves sharing axes. Where a curve has intervals,
-/// each point gets an error bar (`class='ci'`) and the curve a translucent band
-/// (`class='band'`); the bars and band are thinned with the points.
-pub fn chart(title: &str, x_name: &str, y_name: &str, curves: &[Curve]) -> String {
+/// The axes of a line chart: x on a log-2 axis for thread counts, sizes and
+/// powers of two; y holding every point and interval end.
+fn chart_axes(x_name: &str, curves: &[Curve]) -> (Axis, Axis) {
     // Thread counts and sizes on a log-2 axis; a 0 (a 0-byte message) is drawn
     // at the left edge (its tooltip keeps the true value).
     // Sizes that are all powers of two (paddings, batches) get the same axis.
@@ -444,9 +443,54 @@ pub fn chart(title: &str, x_name: &str, y_name: &str, curves: &[Curve]) -> Strin
         false,
         true,
     );
+    (x, y)
+}
+
+/// A curve's points in drawing coordinates, with their intervals; `nudge` moves
+/// them right (a curve equal to an earlier one).
+fn curve_dots(c: &Curve, (x, y): (&Axis, &Axis), nudge: f64) -> Vec<Dot> {
+    let (x0, x1, y0, y1) = (ML, W - MR, H - MB, MT);
+    let py = |v: f64| y0 - y.t(v) * (y0 - y1);
+    let pts: Vec<Dot> =
+        c.x.iter()
+            .zip(&c.y)
+            .enumerate()
+            .filter(|(_, (a, b))| a.is_finite() && b.is_finite())
+            .map(|(k, (&a, &b))| {
+                let (lo, hi) =
+                    c.ci.get(k)
+                        .copied()
+                        .flatten()
+                        .filter(|(lo, hi)| lo.is_finite() && hi.is_finite())
+                        .unwrap_or((f64::NAN, f64::NAN));
+                let (py_lo, py_hi) = if lo.is_finite() {
+                    (py(lo), py(hi))
+                } else {
+                    (f64::NAN, f64::NAN)
+                };
+                Dot {
+                    px: x0 + x.t(a) * (x1 - x0) + nudge,
+                    py: py(b),
+                    x: a,
+                    y: b,
+                    lo,
+                    hi,
+                    py_lo,
+                    py_hi,
+                }
+            })
+            .collect();
+    pts
+}
+
+/// A line chart of several curves sharing axes. Where a curve has intervals,
+/// each point gets an error bar (`class='ci'`) and the curve a translucent band
+/// (`class='band'`); the bars and band are thinned with the points.
+pub fn chart(title: &str, x_name: &str, y_name: &str, curves: &[Curve]) -> String {
+    let (x, y) = chart_axes(x_name, curves);
     let mut out = String::new();
     frame(&mut out, &x, &y, x_name, y_name, title);
-    let (x0, x1, y0, y1) = (ML, W - MR, H - MB, MT);
+    let (x0, x1) = (ML, W - MR);
     // Bounded drawing: at most MAX_CURVES curves and MAX_LINE_POINTS points in
     // all; the tables and the CSV keep every value.
     let shown = curves.len().min(MAX_CURVES);
@@ -467,36 +511,7 @@ pub fn chart(title: &str, x_name: &str, y_name: &str, curves: &[Curve]) -> Strin
         } else {
             0.0
         };
-        let py = |v: f64| y0 - y.t(v) * (y0 - y1);
-        let mut pts: Vec<Dot> =
-            c.x.iter()
-                .zip(&c.y)
-                .enumerate()
-                .filter(|(_, (a, b))| a.is_finite() && b.is_finite())
-                .map(|(k, (&a, &b))| {
-                    let (lo, hi) =
-                        c.ci.get(k)
-                            .copied()
-                            .flatten()
-                            .filter(|(lo, hi)| lo.is_finite() && hi.is_finite())
-                            .unwrap_or((f64::NAN, f64::NAN));
-                    let (py_lo, py_hi) = if lo.is_finite() {
-                        (py(lo), py(hi))
-                    } else {
-                        (f64::NAN, f64::NAN)
-                    };
-                    Dot {
-                        px: x0 + x.t(a) * (x1 - x0) + nudge,
-                        py: py(b),
-                        x: a,
-                        y: b,
-                        lo,
-                        hi,
-                        py_lo,
-                        py_hi,
-                    }
-                })
-                .collect();
+        let mut pts = curve_dots(c, (&x, &y), nudge);
         // Lines join points in order of x, never back and forth.
         pts.sort_by(|a, b| a.px.total_cmp(&b.px));
         if pts.len() > per_curve {
@@ -661,6 +676,101 @@ fn thin<T: Copy>(pts: &[T], n: usize) -> Vec<T> {
 /// fixed stride (the marginal histograms and the intensity map stay exact).
 pub const MAX_SCATTER_POINTS: usize = 2000;
 
+/// Where the parts of a paired chart sit: the scatter (`sx0`, `sy0`, `sy1`, `side`),
+/// the right margin histogram (`mx0`..`mx1`), the intensity map (`ix0`..`ix1`).
+struct PairedLayout {
+    sx0: f64,
+    sy0: f64,
+    sy1: f64,
+    side: f64,
+    mx0: f64,
+    mx1: f64,
+    ix0: f64,
+    ix1: f64,
+}
+
+/// The marginal histograms of a paired chart (over the scatter's axis, exact) and
+/// its intensity map (log-scaled counts per cell) with a colour bar.
+fn densities(
+    out: &mut String,
+    pairs: &[[f64; 2]],
+    axis: &Axis,
+    l: &PairedLayout,
+    (a_name, b_name): (&str, &str),
+) {
+    let PairedLayout {
+        sx0,
+        sy0,
+        sy1,
+        side,
+        mx0,
+        mx1,
+        ix0,
+        ix1,
+    } = *l;
+    const BINS: usize = 40;
+    let bin = |v: f64| ((axis.t(v) * BINS as f64) as usize).min(BINS - 1);
+    let mut ha = [0u64; BINS];
+    let mut hb = [0u64; BINS];
+    let mut grid = vec![[0u64; BINS]; BINS];
+    for p in pairs {
+        let (i, j) = (bin(p[0]), bin(p[1]));
+        ha[i] += 1;
+        hb[j] += 1;
+        grid[j][i] += 1;
+    }
+    let ma = ha.iter().copied().max().unwrap_or(0).max(1) as f64;
+    let mb = hb.iter().copied().max().unwrap_or(0).max(1) as f64;
+    let cw = side / BINS as f64;
+    for k in 0..BINS {
+        if ha[k] > 0 {
+            let hh = ha[k] as f64 / ma * 55.0;
+            let _ = write!(out, "<rect x='{:.1}' y='{:.1}' width='{cw:.1}' height='{hh:.1}' fill='#009E73'><title>{}: {}</title></rect>", sx0 + k as f64 * cw, sy1 - 4.0 - hh, esc(a_name), ha[k]);
+        }
+        if hb[k] > 0 {
+            let ww = hb[k] as f64 / mb * (mx1 - mx0);
+            let _ = write!(out, "<rect x='{mx0:.1}' y='{:.1}' width='{ww:.1}' height='{cw:.1}' fill='#009E73'><title>{}: {}</title></rect>", sy0 - (k + 1) as f64 * cw, esc(b_name), hb[k]);
+        }
+    }
+    // Intensity map: log-scaled counts per cell.
+    let mg = grid.iter().flatten().copied().max().unwrap_or(0).max(1) as f64;
+    let _ = write!(
+        out,
+        "<rect x='{ix0}' y='{sy1}' width='{side}' height='{side}' fill='#fff' stroke='#999'/>"
+    );
+    for (j, row) in grid.iter().enumerate() {
+        for (i, &c) in row.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            let fill = ColourScale::Counts.fill(ColourScale::Counts.t(c as f64, 1.0, mg));
+            let _ = write!(
+                out,
+                "<rect x='{:.1}' y='{:.1}' width='{cw:.1}' height='{cw:.1}' fill='{fill}'><title>{c}</title></rect>",
+                ix0 + i as f64 * cw,
+                sy0 - (j + 1) as f64 * cw,
+            );
+        }
+    }
+    let _ = write!(
+        out,
+        "<line x1='{ix0}' y1='{sy0}' x2='{ix1}' y2='{sy1}' stroke='#888' stroke-dasharray='4 3'/><text x='{:.1}' y='{:.1}' font-size='11' text-anchor='middle'>intensity (pairs per cell, log)</text><text x='{:.1}' y='{:.1}' font-size='9' text-anchor='middle'>same axes as the scatter</text>",
+        (ix0 + ix1) / 2.0,
+        sy1 - 8.0,
+        (ix0 + ix1) / 2.0,
+        sy0 + 13.0,
+    );
+    out.push_str(&colour_bar(
+        ix1 + 8.0,
+        sy1,
+        side,
+        1.0,
+        mg,
+        ColourScale::Counts,
+        "pairs",
+    ));
+}
+
 /// Seed 000 Figure 8: pairs (A, B) as a scatter with the y = x line, the
 /// histogram of A above it and of B to its right (both exact, from every
 /// pair), and next to it the intensity map (2-D histogram) of the same pairs.
@@ -735,68 +845,17 @@ pub fn paired(title: &str, a_name: &str, b_name: &str, unit: &str, pairs: &[[f64
     if stride > 1 {
         let _ = write!(out, "<text x='{sx0}' y='{:.1}' font-size='9' fill='#555'>every {stride}th pair drawn</text>", sy0 + 44.0);
     }
-    // Marginal histograms over the same axis, exact.
-    const BINS: usize = 40;
-    let bin = |v: f64| ((axis.t(v) * BINS as f64) as usize).min(BINS - 1);
-    let mut ha = [0u64; BINS];
-    let mut hb = [0u64; BINS];
-    let mut grid = vec![[0u64; BINS]; BINS];
-    for p in &pairs {
-        let (i, j) = (bin(p[0]), bin(p[1]));
-        ha[i] += 1;
-        hb[j] += 1;
-        grid[j][i] += 1;
-    }
-    let ma = ha.iter().copied().max().unwrap_or(0).max(1) as f64;
-    let mb = hb.iter().copied().max().unwrap_or(0).max(1) as f64;
-    let cw = side / BINS as f64;
-    for k in 0..BINS {
-        if ha[k] > 0 {
-            let hh = ha[k] as f64 / ma * 55.0;
-            let _ = write!(out, "<rect x='{:.1}' y='{:.1}' width='{cw:.1}' height='{hh:.1}' fill='#009E73'><title>{}: {}</title></rect>", sx0 + k as f64 * cw, sy1 - 4.0 - hh, esc(a_name), ha[k]);
-        }
-        if hb[k] > 0 {
-            let ww = hb[k] as f64 / mb * (mx1 - mx0);
-            let _ = write!(out, "<rect x='{mx0:.1}' y='{:.1}' width='{ww:.1}' height='{cw:.1}' fill='#009E73'><title>{}: {}</title></rect>", sy0 - (k + 1) as f64 * cw, esc(b_name), hb[k]);
-        }
-    }
-    // Intensity map: log-scaled counts per cell.
-    let mg = grid.iter().flatten().copied().max().unwrap_or(0).max(1) as f64;
-    let _ = write!(
-        out,
-        "<rect x='{ix0}' y='{sy1}' width='{side}' height='{side}' fill='#fff' stroke='#999'/>"
-    );
-    for (j, row) in grid.iter().enumerate() {
-        for (i, &c) in row.iter().enumerate() {
-            if c == 0 {
-                continue;
-            }
-            let fill = ColourScale::Counts.fill(ColourScale::Counts.t(c as f64, 1.0, mg));
-            let _ = write!(
-                out,
-                "<rect x='{:.1}' y='{:.1}' width='{cw:.1}' height='{cw:.1}' fill='{fill}'><title>{c}</title></rect>",
-                ix0 + i as f64 * cw,
-                sy0 - (j + 1) as f64 * cw,
-            );
-        }
-    }
-    let _ = write!(
-        out,
-        "<line x1='{ix0}' y1='{sy0}' x2='{ix1}' y2='{sy1}' stroke='#888' stroke-dasharray='4 3'/><text x='{:.1}' y='{:.1}' font-size='11' text-anchor='middle'>intensity (pairs per cell, log)</text><text x='{:.1}' y='{:.1}' font-size='9' text-anchor='middle'>same axes as the scatter</text>",
-        (ix0 + ix1) / 2.0,
-        sy1 - 8.0,
-        (ix0 + ix1) / 2.0,
-        sy0 + 13.0,
-    );
-    out.push_str(&colour_bar(
-        ix1 + 8.0,
+    let layout = PairedLayout {
+        sx0,
+        sy0,
         sy1,
         side,
-        1.0,
-        mg,
-        ColourScale::Counts,
-        "pairs",
-    ));
+        mx0,
+        mx1,
+        ix0,
+        ix1,
+    };
+    densities(&mut out, &pairs, &axis, &layout, (a_name, b_name));
     out.push_str("</svg>");
     out
 }
