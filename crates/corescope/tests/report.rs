@@ -204,6 +204,47 @@ fn terminal_and_markdown_snapshots() {
     insta::assert_snapshot!("intervals_markdown", html::markdown(&i));
 }
 
+/// Every key path of a JSON value with the types found there, arrays collapsed to
+/// `[]`: the shape of the run file, without its numbers.
+fn shape(v: &serde_json::Value, path: &str, out: &mut std::collections::BTreeSet<String>) {
+    use serde_json::Value;
+    let kind = match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    out.insert(format!("{path}: {kind}"));
+    match v {
+        Value::Array(a) => a.iter().for_each(|x| shape(x, &format!("{path}[]"), out)),
+        Value::Object(o) => o
+            .iter()
+            .for_each(|(k, x)| shape(x, &format!("{path}.{k}"), out)),
+        _ => {}
+    }
+}
+
+/// The public contract from fixed data: the run file's shape as written today (a
+/// changed, added or removed field shows up here and must be reviewed), and the
+/// HTML report of a fixture.
+#[test]
+fn run_file_shape_and_html_snapshots() {
+    let mut run = with_intervals();
+    run.tool.version = "fixed".into();
+    let value = serde_json::to_value(&run).unwrap();
+    let mut paths = std::collections::BTreeSet::new();
+    shape(&value, "", &mut paths);
+    insta::assert_snapshot!(
+        "run_file_shape",
+        paths.into_iter().collect::<Vec<_>>().join("\n")
+    );
+    let mut s = load("statuses.json");
+    s.tool.version = "fixed".into();
+    insta::assert_snapshot!("statuses_html", html::render_run(&s));
+}
+
 #[test]
 fn report_command_writes_html_csv_and_markdown() {
     let dir = tempfile::tempdir().unwrap();
