@@ -12,10 +12,10 @@
 
 use crate::model::Profile;
 use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError};
+use crate::runner::groups_of;
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::HashMap;
 use std::time::Instant;
 
 /// What the estimate assumes for rounds beyond a group's minimum: this share of the
@@ -327,26 +327,6 @@ pub fn estimate_probe(probe: &dyn Probe, ctx: &PlanCtx, cal: &Calibration) -> Pr
 /// The drift check after every probe: compute's chain 7 × 4 M ops, a round trip.
 fn probe_overhead_s(cal: &Calibration) -> f64 {
     (7.0 * CAL_PASSES as f64 * 1024.0 * cal.op_ns + 400.0 * cal.round_trip_ns) * 1e-9
-}
-
-/// The runner's grouping (`runner::groups_of`): cases sharing a group, in order of
-/// first appearance; every other case alone.
-fn groups_of(cases: &[Case]) -> Vec<Vec<usize>> {
-    let mut out: Vec<Vec<usize>> = Vec::new();
-    let mut by_name: HashMap<&str, usize> = HashMap::new();
-    for (i, c) in cases.iter().enumerate() {
-        match c.group.as_deref() {
-            Some(g) => match by_name.get(g) {
-                Some(&k) => out[k].push(i),
-                None => {
-                    by_name.insert(g, out.len());
-                    out.push(vec![i]);
-                }
-            },
-            None => out.push(vec![i]),
-        }
-    }
-    out
 }
 
 /// Walk the groups as the runner does: per case the runs it gets; the probe's

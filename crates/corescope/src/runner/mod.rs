@@ -146,8 +146,8 @@ pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Even
 }
 
 /// Cases grouped for interleaving: cases sharing a `group` (in order of first
-/// appearance), every other case alone.
-fn groups_of(cases: &[Case]) -> Vec<Vec<usize>> {
+/// appearance), every other case alone. `corescope plan` walks the same groups.
+pub fn groups_of(cases: &[Case]) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = Vec::new();
     let mut by_name: HashMap<&str, usize> = HashMap::new();
     for (i, c) in cases.iter().enumerate() {
