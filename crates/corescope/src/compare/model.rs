@@ -81,22 +81,25 @@ fn union<'a>(lists: impl Iterator<Item = &'a [String]>) -> Vec<String> {
     out
 }
 
+/// The names `names` gives for each present probe, in order of first appearance.
+fn names_in<'p, I>(
+    probes: &[Option<&'p ProbeResult>],
+    names: impl Fn(&'p ProbeResult) -> I,
+) -> Vec<String>
+where
+    I: Iterator<Item = &'p String>,
+{
+    let lists: Vec<Vec<String>> = probes
+        .iter()
+        .flatten()
+        .map(|&p| names(p).cloned().collect())
+        .collect();
+    union(lists.iter().map(Vec::as_slice))
+}
+
 /// Every matrix of the probes, aligned by name and labels.
 pub fn matrices(probes: &[Option<&ProbeResult>]) -> Vec<MatrixComparison> {
-    let names = union(
-        probes
-            .iter()
-            .flatten()
-            .map(|p| {
-                p.matrices
-                    .iter()
-                    .map(|m| m.name.clone())
-                    .collect::<Vec<_>>()
-            })
-            .collect::<Vec<_>>()
-            .iter()
-            .map(Vec::as_slice),
-    );
+    let names = names_in(probes, |p| p.matrices.iter().map(|m| &m.name));
     names
         .into_iter()
         .map(|name| {
@@ -181,15 +184,7 @@ fn key_text(v: &serde_json::Value) -> String {
 /// Every free table of the probes, aligned by name, then by key (the first
 /// cell of each row) and column header.
 pub fn tables(probes: &[Option<&ProbeResult>]) -> Vec<TableComparison> {
-    let names = union(
-        probes
-            .iter()
-            .flatten()
-            .map(|p| p.tables.iter().map(|t| t.name.clone()).collect::<Vec<_>>())
-            .collect::<Vec<_>>()
-            .iter()
-            .map(Vec::as_slice),
-    );
+    let names = names_in(probes, |p| p.tables.iter().map(|t| &t.name));
     names
         .into_iter()
         .map(|name| {
@@ -305,20 +300,7 @@ pub fn cdf(d: &Distribution) -> Vec<(f64, f64)> {
 
 /// Every distribution of the probes, aligned by name, as CDFs per machine.
 pub fn distributions(probes: &[Option<&ProbeResult>]) -> Vec<DistributionComparison> {
-    let names = union(
-        probes
-            .iter()
-            .flatten()
-            .map(|p| {
-                p.distributions
-                    .iter()
-                    .map(|d| d.name.clone())
-                    .collect::<Vec<_>>()
-            })
-            .collect::<Vec<_>>()
-            .iter()
-            .map(Vec::as_slice),
-    );
+    let names = names_in(probes, |p| p.distributions.iter().map(|d| &d.name));
     names
         .into_iter()
         .map(|name| {
