@@ -160,9 +160,12 @@ impl Event for [u64; 8] {
 }
 
 /// The producing half, as the harness calls it: never blocks.
-pub trait Tx<E>: Send {
-    /// Sends a prefix of `src`; returns its length (0 when full).
-    fn send(&mut self, src: &[E]) -> usize;
+pub trait Tx<E: Copy>: Send {
+    /// Sends a prefix of `src`; returns its length (0 when full). By default a loop
+    /// of single calls (crates without batch calls).
+    fn send(&mut self, src: &[E]) -> usize {
+        src.iter().take_while(|&&e| self.send_one(e)).count()
+    }
     /// Sends one event; false when full.
     fn send_one(&mut self, e: E) -> bool;
     /// Makes everything sent visible (hspc n-buffer); a no-op elsewhere.
@@ -171,8 +174,19 @@ pub trait Tx<E>: Send {
 
 /// The consuming half, as the harness calls it: never blocks.
 pub trait Rx<E>: Send {
-    /// Receives into a prefix of `dst`; returns its length (0 when empty).
-    fn recv(&mut self, dst: &mut [E]) -> usize;
+    /// Receives into a prefix of `dst`; returns its length (0 when empty). By
+    /// default a loop of single calls (crates without batch calls).
+    fn recv(&mut self, dst: &mut [E]) -> usize {
+        let mut n = 0;
+        for slot in dst {
+            match self.recv_one() {
+                Some(e) => *slot = e,
+                None => break,
+            }
+            n += 1;
+        }
+        n
+    }
     /// Receives one event, if there is one.
     fn recv_one(&mut self) -> Option<E>;
 }
@@ -269,35 +283,12 @@ impl<E: Event> Rx<E> for ringbuf::HeapCons<E> {
 /// heapless has no batch calls: batches are loops of single calls.
 impl<E: Event> Tx<E> for heapless::spsc::Producer<'_, E> {
     #[inline]
-    fn send(&mut self, src: &[E]) -> usize {
-        let mut n = 0;
-        for &e in src {
-            if self.enqueue(e).is_err() {
-                break;
-            }
-            n += 1;
-        }
-        n
-    }
-    #[inline]
     fn send_one(&mut self, e: E) -> bool {
         self.enqueue(e).is_ok()
     }
 }
 
 impl<E: Event> Rx<E> for heapless::spsc::Consumer<'_, E> {
-    #[inline]
-    fn recv(&mut self, dst: &mut [E]) -> usize {
-        let mut n = 0;
-        for slot in dst {
-            match self.dequeue() {
-                Some(e) => *slot = e,
-                None => break,
-            }
-            n += 1;
-        }
-        n
-    }
     #[inline]
     fn recv_one(&mut self) -> Option<E> {
         self.dequeue()
@@ -309,35 +300,12 @@ pub struct Cb<E>(Arc<crossbeam_queue::ArrayQueue<E>>);
 
 impl<E: Event> Tx<E> for Cb<E> {
     #[inline]
-    fn send(&mut self, src: &[E]) -> usize {
-        let mut n = 0;
-        for &e in src {
-            if self.0.push(e).is_err() {
-                break;
-            }
-            n += 1;
-        }
-        n
-    }
-    #[inline]
     fn send_one(&mut self, e: E) -> bool {
         self.0.push(e).is_ok()
     }
 }
 
 impl<E: Event> Rx<E> for Cb<E> {
-    #[inline]
-    fn recv(&mut self, dst: &mut [E]) -> usize {
-        let mut n = 0;
-        for slot in dst {
-            match self.0.pop() {
-                Some(e) => *slot = e,
-                None => break,
-            }
-            n += 1;
-        }
-        n
-    }
     #[inline]
     fn recv_one(&mut self) -> Option<E> {
         self.0.pop()
@@ -347,35 +315,12 @@ impl<E: Event> Rx<E> for Cb<E> {
 /// std's channel has no batch calls either: loops of `try_send` / `try_recv`.
 impl<E: Event> Tx<E> for SyncSender<E> {
     #[inline]
-    fn send(&mut self, src: &[E]) -> usize {
-        let mut n = 0;
-        for &e in src {
-            if self.try_send(e).is_err() {
-                break;
-            }
-            n += 1;
-        }
-        n
-    }
-    #[inline]
     fn send_one(&mut self, e: E) -> bool {
         self.try_send(e).is_ok()
     }
 }
 
 impl<E: Event> Rx<E> for Receiver<E> {
-    #[inline]
-    fn recv(&mut self, dst: &mut [E]) -> usize {
-        let mut n = 0;
-        for slot in dst {
-            match self.try_recv() {
-                Ok(e) => *slot = e,
-                Err(_) => break,
-            }
-            n += 1;
-        }
-        n
-    }
     #[inline]
     fn recv_one(&mut self) -> Option<E> {
         self.try_recv().ok()
