@@ -24,13 +24,27 @@ const BATCH: usize = 64;
 
 /// One side of a contender, with the harness's non-blocking calls.
 trait Tx: Send {
-    /// Sends a prefix of `src`; returns its length (0 when full).
-    fn send(&mut self, src: &[u64]) -> usize;
+    /// Sends a prefix of `src`; returns its length (0 when full). By default a loop
+    /// of single calls (crates without batch calls).
+    fn send(&mut self, src: &[u64]) -> usize {
+        src.iter().take_while(|&&v| self.send_one(v)).count()
+    }
     fn send_one(&mut self, v: u64) -> bool;
 }
 trait Rx: Send {
-    /// Receives into a prefix of `dst`; returns its length (0 when empty).
-    fn recv(&mut self, dst: &mut [u64]) -> usize;
+    /// Receives into a prefix of `dst`; returns its length (0 when empty). By
+    /// default a loop of single calls (crates without batch calls).
+    fn recv(&mut self, dst: &mut [u64]) -> usize {
+        let mut n = 0;
+        for slot in dst {
+            match self.recv_one() {
+                Some(v) => *slot = v,
+                None => break,
+            }
+            n += 1;
+        }
+        n
+    }
     fn recv_one(&mut self) -> Option<u64>;
 }
 
@@ -107,32 +121,11 @@ impl Rx for ringbuf::HeapCons<u64> {
 
 /// heapless has no batch calls: batches are loops of single calls.
 impl Tx for heapless::spsc::Producer<'_, u64> {
-    fn send(&mut self, src: &[u64]) -> usize {
-        let mut n = 0;
-        for &v in src {
-            if self.enqueue(v).is_err() {
-                break;
-            }
-            n += 1;
-        }
-        n
-    }
     fn send_one(&mut self, v: u64) -> bool {
         self.enqueue(v).is_ok()
     }
 }
 impl Rx for heapless::spsc::Consumer<'_, u64> {
-    fn recv(&mut self, dst: &mut [u64]) -> usize {
-        let mut n = 0;
-        for slot in dst {
-            match self.dequeue() {
-                Some(v) => *slot = v,
-                None => break,
-            }
-            n += 1;
-        }
-        n
-    }
     fn recv_one(&mut self) -> Option<u64> {
         self.dequeue()
     }
@@ -145,32 +138,11 @@ type HeaplessQueue = heapless::spsc::Queue<u64, CAPACITY_EVENTS>;
 /// crossbeam's queue has no batch calls: batches are loops of single calls.
 struct Cb(std::sync::Arc<crossbeam_queue::ArrayQueue<u64>>);
 impl Tx for Cb {
-    fn send(&mut self, src: &[u64]) -> usize {
-        let mut n = 0;
-        for &v in src {
-            if self.0.push(v).is_err() {
-                break;
-            }
-            n += 1;
-        }
-        n
-    }
     fn send_one(&mut self, v: u64) -> bool {
         self.0.push(v).is_ok()
     }
 }
 impl Rx for Cb {
-    fn recv(&mut self, dst: &mut [u64]) -> usize {
-        let mut n = 0;
-        for slot in dst {
-            match self.0.pop() {
-                Some(v) => *slot = v,
-                None => break,
-            }
-            n += 1;
-        }
-        n
-    }
     fn recv_one(&mut self) -> Option<u64> {
         self.0.pop()
     }
