@@ -57,7 +57,7 @@ impl Method {
     ];
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 struct CaseParams {
     method: Method,
     placement: String,
@@ -200,7 +200,7 @@ impl Probe for Atomics {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.decode()?;
+        let c: CaseParams = case.typed()?;
         let (strategy, cpus) = super::placed(&ctx.plan.topo, &c.placement, c.threads)?;
         let shared = Box::<Shared>::default();
         let s = &*shared;

@@ -24,7 +24,7 @@ use super::numa::NodeBuffer;
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::model::{Estimate, Finding, Matrix, Measurement, ProbeResult};
 use crate::placement::subset;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
@@ -36,7 +36,7 @@ pub const LINE_PAD: usize = 128;
 /// The probe.
 pub struct C2c;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 struct CaseParams {
     a: u32,
     b: u32,
@@ -189,7 +189,7 @@ impl Probe for C2c {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.decode()?;
+        let c: CaseParams = case.typed()?;
         let clock = ctx.plan.clock.clone();
         let (mut cas_t, mut rw_t) = (Vec::new(), Vec::new());
         for _ in 0..REPS {

@@ -749,7 +749,7 @@ struct Placement {
     cpus: PairCpus,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 enum CaseParams {
     Throughput {
         placement: Placement,
@@ -939,7 +939,7 @@ impl Probe for ChannelProbe {
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         let warnings = Mutex::new(Vec::new());
         let mut m = Measurement::default();
-        match case.decode()? {
+        match case.typed()? {
             CaseParams::Throughput {
                 placement,
                 impl_,

@@ -46,7 +46,7 @@ impl Kind {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 struct CaseParams {
     kind: Kind,
     placement: String,
@@ -213,7 +213,7 @@ impl Probe for Compute {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.decode()?;
+        let c: CaseParams = case.typed()?;
         let (strategy, cpus) = super::placed(&ctx.plan.topo, &c.placement, c.threads)?;
         let passes = c.passes;
         let out = match c.kind {

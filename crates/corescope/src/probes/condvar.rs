@@ -50,7 +50,7 @@ impl Variant {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 struct CaseParams {
     variants: Vec<Variant>,
     /// Samples per variant (taken in chunks).
@@ -189,7 +189,7 @@ impl Probe for Condvar {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.decode()?;
+        let c: CaseParams = case.typed()?;
         let clock = ctx.plan.clock.clone();
         let (per_variant, stop) = pairs::interleaved(c.variants.len(), c.samples, |v, n| {
             chunk_of(ctx, &c.variants[v], n)

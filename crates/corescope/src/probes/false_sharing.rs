@@ -14,7 +14,7 @@ use crate::analysis;
 use crate::clock::now_ns;
 use crate::model::{Finding, Lane, Measurement, Outcome, Point, ProbeResult, Span, Timeline};
 use crate::placement::{self, Strategy};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Barrier;
 
@@ -38,7 +38,7 @@ pub const ROUNDS: Rounds = Rounds {
 /// The probe.
 pub struct FalseSharing;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 struct CaseParams {
     threads: usize,
     pad: usize,
@@ -145,7 +145,7 @@ impl Probe for FalseSharing {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.decode()?;
+        let c: CaseParams = case.typed()?;
         let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, c.threads)
             .map_err(|e| ProbeError::Failed(e.to_string()))?;
         let counters = Counters::new(c.threads, c.pad).map_err(ProbeError::Failed)?;

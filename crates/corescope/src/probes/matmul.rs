@@ -15,7 +15,7 @@
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::model::{Measurement, Point, ProbeResult};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -39,7 +39,7 @@ pub const ROUNDS: Rounds = Rounds {
 /// The probe.
 pub struct Matmul;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 struct CaseParams {
     n: usize,
     /// `ijk/normal` … `kji/transposed`, or `library/matrixmultiply`.
@@ -179,7 +179,7 @@ impl Probe for Matmul {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.decode()?;
+        let c: CaseParams = case.typed()?;
         let n = c.n;
         let mut m = Measurement::default();
         // Gave up at a smaller n: not run again (its own n keeps all its rounds).

@@ -140,7 +140,7 @@ impl Kernel {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 enum CaseParams {
     /// A bandwidth case of the thread sweep.
     Bandwidth {
@@ -704,7 +704,7 @@ impl Probe for Memory {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        match case.decode()? {
+        match case.typed()? {
             CaseParams::Bandwidth {
                 kernel,
                 placement,

@@ -8,8 +8,10 @@ use crate::model::{Measurement, ProbeResult, Profile};
 use crate::placement::Strategy;
 use crate::runner::team::{run_team_counted, TeamError, TeamOutcome};
 use crate::topology::Topology;
-use serde::{de::DeserializeOwned, Serialize};
+use serde::Serialize;
+use std::any::Any;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 pub mod atomics;
@@ -140,12 +142,18 @@ impl Plan {
 
 /// One point of a probe's sweep: a label for progress and typed parameters, and how
 /// the runner repeats it and with which other cases it is compared.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// The parameters travel as the probe's own type ([`Case::typed`] hands them back
+/// as they were planned, with no JSON round trip); their JSON form is kept beside
+/// them for what reads them generically (`corescope plan`, the cost model).
+#[derive(Debug, Clone)]
 pub struct Case {
     /// Shown in the progress bar (`int scatter ×8`).
     pub label: String,
-    /// The probe's own parameters, as JSON (decode with [`Case::decode`]).
+    /// The probe's parameters as written for readers that do not know its type.
     pub params: serde_json::Value,
+    /// The probe's parameters as its own type.
+    typed: Arc<dyn Any + Send + Sync>,
     /// The comparison this case is a variant of; the runner measures the cases of one
     /// group in interleaved rounds (rotated order), so drift hits every variant alike.
     pub group: Option<String>,
@@ -194,11 +202,15 @@ impl Rounds {
 }
 
 impl Case {
-    /// A case from any serialisable parameter struct, run once.
-    pub fn new(label: impl Into<String>, params: &impl Serialize) -> Self {
+    /// A case from the probe's parameter type, run once.
+    pub fn new<P>(label: impl Into<String>, params: &P) -> Self
+    where
+        P: Serialize + Clone + Send + Sync + 'static,
+    {
         Self {
             label: label.into(),
             params: serde_json::to_value(params).unwrap_or(serde_json::Value::Null),
+            typed: Arc::new(params.clone()),
             group: None,
             variant: None,
             config: None,
@@ -227,10 +239,30 @@ impl Case {
         self
     }
 
-    /// The parameters back as the probe's own type.
-    pub fn decode<T: DeserializeOwned>(&self) -> Result<T, ProbeError> {
-        serde_json::from_value(self.params.clone())
-            .map_err(|e| ProbeError::Failed(format!("case '{}': bad parameters: {e}", self.label)))
+    /// The parameters back as the probe's own type, as planned. A probe asking for
+    /// another type than it planned with is a bug in that probe, reported as a
+    /// failed case rather than a panic.
+    pub fn typed<P: Clone + 'static>(&self) -> Result<P, ProbeError> {
+        self.typed.downcast_ref::<P>().cloned().ok_or_else(|| {
+            ProbeError::Failed(format!(
+                "case '{}': parameters are not a {}",
+                self.label,
+                std::any::type_name::<P>()
+            ))
+        })
+    }
+}
+
+/// Cases are equal when everything the run file records of them is: the typed
+/// parameters are the same values as their JSON form.
+impl PartialEq for Case {
+    fn eq(&self, other: &Self) -> bool {
+        self.label == other.label
+            && self.params == other.params
+            && self.group == other.group
+            && self.variant == other.variant
+            && self.config == other.config
+            && self.rounds == other.rounds
     }
 }
 
@@ -455,6 +487,30 @@ impl RunCtx<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, Clone, PartialEq, Serialize)]
+    struct Params {
+        size_bytes: u64,
+        name: String,
+    }
+
+    #[test]
+    fn a_case_hands_its_parameters_back_as_planned_and_refuses_another_type() {
+        let p = Params {
+            size_bytes: u64::MAX,
+            name: "ring".into(),
+        };
+        let case = Case::new("c", &p);
+        // The exact value, even one JSON numbers could not hold as an f64.
+        assert_eq!(case.typed::<Params>().unwrap(), p);
+        assert_eq!(case.params["name"], "ring");
+        let wrong = case.typed::<u32>().unwrap_err().to_string();
+        assert!(
+            wrong.contains("case 'c'") && wrong.contains("u32"),
+            "{wrong}"
+        );
+        assert_eq!(case.clone(), case);
+    }
 
     #[test]
     fn thread_counts_follow_the_seed() {

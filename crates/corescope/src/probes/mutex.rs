@@ -69,7 +69,7 @@ impl HandoffVariant {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 enum CaseParams {
     Uncontended {
         imps: Vec<Impl>,
@@ -265,7 +265,7 @@ impl Probe for MutexProbe {
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         let clock = ctx.plan.clock.clone();
         let mut m = Measurement::default();
-        match case.decode()? {
+        match case.typed()? {
             CaseParams::Uncontended { imps, cpu, samples } => {
                 let (per_imp, _) = pairs::interleaved(imps.len(), samples, |v, chunk| {
                     let imp = imps[v];

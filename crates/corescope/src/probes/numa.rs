@@ -69,7 +69,7 @@ impl Kind {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 struct CaseParams {
     kind: Kind,
     cpu_node: u32,
@@ -246,7 +246,7 @@ impl Probe for Numa {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.decode()?;
+        let c: CaseParams = case.typed()?;
         let cpus: Vec<Option<u32>> = c.cpus.iter().map(|&x| Some(x)).collect();
         let line = ctx
             .plan
@@ -822,7 +822,7 @@ mod tests {
                 .cases
                 .iter()
                 .filter(|c| {
-                    let p: CaseParams = c.decode().unwrap();
+                    let p: CaseParams = c.typed().unwrap();
                     p.cpu_node == p.mem_node
                 })
                 .count();
@@ -838,7 +838,7 @@ mod tests {
             assert!(plan.cases.iter().all(|c| c.rounds.min >= 2));
             // Each case's CPUs lie on its CPU node.
             for c in &plan.cases {
-                let p: CaseParams = c.decode().unwrap();
+                let p: CaseParams = c.typed().unwrap();
                 assert!(!p.cpus.is_empty());
                 for cpu in &p.cpus {
                     let node = ctx.topo.pu(*cpu).and_then(|p| p.numa_node).unwrap_or(0);
@@ -850,7 +850,7 @@ mod tests {
             let mut r = ProbeResult::new("numa", "t", Status::Completed);
             r.params = plan.params.clone();
             for c in &plan.cases {
-                let p: CaseParams = c.decode().unwrap();
+                let p: CaseParams = c.typed().unwrap();
                 let local = p.cpu_node == p.mem_node;
                 let (y_name, y) = match p.kind {
                     Kind::Read => ("bytes_per_s", if local { 2e10 } else { 1e10 }),

@@ -430,7 +430,7 @@ unsafe fn x86_call(
 
 // ---- the probe -----------------------------------------------------------------
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 struct CaseParams {
     level: Level,
     precision: Precision,
@@ -516,7 +516,7 @@ impl Probe for Peak {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.decode()?;
+        let c: CaseParams = case.typed()?;
         let (strategy, cpus) = super::placed(&ctx.plan.topo, &c.placement, c.threads)?;
         let (level, precision, iters) = (c.level, c.precision, c.iters);
         let out = ctx.team(

@@ -113,7 +113,7 @@ impl Exec {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 enum CaseParams {
     Fft {
         exec: Exec,
@@ -320,7 +320,7 @@ impl Probe for PoolProbe {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        match case.decode()? {
+        match case.typed()? {
             CaseParams::Fft {
                 exec,
                 log2,

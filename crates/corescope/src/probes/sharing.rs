@@ -16,7 +16,7 @@ use super::compute::{fp_kernel, int_kernel, INPUTS};
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::model::{Finding, Matrix, Measurement, ProbeResult};
 use crate::placement::subset;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::hint::black_box;
 
 /// Rounds of (alone, together) per pair and kernel: 6 is the fewest with which the
@@ -28,7 +28,7 @@ pub const SHARED_SLOWDOWN: f64 = 1.3;
 /// The probe.
 pub struct Sharing;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 struct CaseParams {
     a: u32,
     b: u32,
@@ -122,7 +122,7 @@ impl Probe for Sharing {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.decode()?;
+        let c: CaseParams = case.typed()?;
         let mut m = Measurement::default();
         for (fp, name) in [(false, "sharing/int"), (true, "sharing/fp")] {
             let (mut alone, mut both) = (Vec::new(), Vec::new());

@@ -20,7 +20,7 @@ use crate::model::{Estimate, Finding, Measurement, Outcome, Point, ProbeResult, 
 use crate::placement::pairs::{self, Relation};
 use crate::stats;
 use hspc::wait::{ChaseBuffer, LockWord, SpinKind, Spinner, Woken};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -49,7 +49,7 @@ pub const SPINNER_START_US: f64 = 500.0;
 /// The probe.
 pub struct Spin;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 struct CaseParams {
     relation: Relation,
     active: Option<u32>,
@@ -510,7 +510,7 @@ impl Probe for Spin {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.decode()?;
+        let c: CaseParams = case.typed()?;
         let kind: SpinKind = c
             .kind
             .parse()

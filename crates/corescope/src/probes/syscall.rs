@@ -241,7 +241,7 @@ pub fn findings(distributions: &[Distribution], calls_per_batch: Option<u64>) ->
         .collect()
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 struct CaseParams {
     cpu: Option<u32>,
     calls_per_batch: u32,
@@ -285,7 +285,7 @@ impl Probe for Syscall {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.decode()?;
+        let c: CaseParams = case.typed()?;
         check(&AtomicU32::new(0))?;
         let until = (Instant::now() + Duration::from_nanos(c.max_duration_ns)).min(ctx.deadline);
         let out = ctx.team(

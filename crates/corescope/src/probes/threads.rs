@@ -48,7 +48,7 @@ impl Variant {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 struct CaseParams {
     variants: Vec<Variant>,
     /// Samples per variant (taken in chunks).
@@ -224,7 +224,7 @@ impl Probe for Threads {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.decode()?;
+        let c: CaseParams = case.typed()?;
         let clock = ctx.plan.clock.clone();
         let limit = clock.ns_to_ticks(CHILD_TIMEOUT_S * 1e9) as u64;
         let deadline = ctx.deadline;

@@ -85,7 +85,7 @@ impl Work {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize)]
 struct CaseParams {
     work: Work,
     threads: usize,
@@ -226,7 +226,7 @@ impl Probe for Workload {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.decode()?;
+        let c: CaseParams = case.typed()?;
         let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, c.threads)
             .map_err(|e| ProbeError::Failed(e.to_string()))?;
         let dur = c.duration_ns;

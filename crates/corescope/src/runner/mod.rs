@@ -520,7 +520,7 @@ mod tests {
             .param("n", self.cases))
         }
         fn run(&self, case: &Case, _: &mut RunCtx) -> Result<Measurement, ProbeError> {
-            let i: usize = case.decode()?;
+            let i: usize = case.typed()?;
             if Some(i) == self.fail_at {
                 return Err(ProbeError::Failed("boom".into()));
             }
@@ -629,7 +629,7 @@ mod tests {
             })
         }
         fn run(&self, case: &Case, _: &mut RunCtx) -> Result<Measurement, ProbeError> {
-            let v: String = case.decode()?;
+            let v: String = case.typed()?;
             let mut order = self.order.lock().unwrap();
             order.push(v.clone());
             let y = if v == "scatter" { 2.0 } else { 1.0 } + order.len() as f64 * 1e-3;

@@ -566,7 +566,7 @@ pub struct ChannelTune {
 }
 
 /// The one case of the probe.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Serialize)]
 struct CaseParams {
     event_bytes: usize,
     budget_s: f64,
@@ -610,7 +610,7 @@ impl Probe for ChannelTune {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let p: CaseParams = case.decode()?;
+        let p: CaseParams = case.typed()?;
         let left_s = ctx
             .deadline
             .saturating_duration_since(Instant::now())
