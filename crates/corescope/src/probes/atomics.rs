@@ -182,10 +182,7 @@ impl Probe for Atomics {
                 }
             }
         }
-        Ok(Plan {
-            cases,
-            ..Plan::default()
-        }
+        Ok(Plan::new(cases)
         .param("thread_counts", &counts)
         .param("duration_ns", duration_ns)
         .param("max_backoff_spins", MAX_BACKOFF_SPINS)
@@ -261,7 +258,7 @@ impl Probe for Atomics {
         Ok(Measurement::points(pts))
     }
 
-    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
         let cpus = ctx.cpus();
         let unit = "increments_per_s";
         for m in Method::ALL {

@@ -168,11 +168,9 @@ impl Probe for C2c {
                 ));
             }
         }
-        let mut plan = Plan {
-            cases,
-            ..Plan::default()
-        }
+        let mut plan = Plan::new(cases)
         .param("cpus", &cpus)
+        .with_facts(cpus.clone())
         .param("round_trips", round_trips)
         .param("repetitions", REPS)
         .param("line_pad_bytes", LINE_PAD)
@@ -183,7 +181,7 @@ impl Probe for C2c {
              move_pages, unmapped afterwards; never recycled",
         );
         if let Some(n) = note {
-            plan = plan.param("subset", n);
+            plan = plan.warning(n);
         }
         Ok(plan)
     }
@@ -286,12 +284,8 @@ impl Probe for C2c {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
-        let cpus: Vec<u32> = result
-            .params
-            .get("cpus")
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .unwrap_or_default();
+    fn finish(&self, result: &mut ProbeResult, plan: &Plan, ctx: &PlanCtx) {
+        let cpus: Vec<u32> = plan.facts::<Vec<u32>>().cloned().unwrap_or_default();
         let mut full = Vec::new();
         for name in ["c2c/cas", "c2c/rw"] {
             let spread_name = format!("{name}/spread");
@@ -320,9 +314,6 @@ impl Probe for C2c {
             full.push(spreads);
         }
         result.matrices = full;
-        if let Some(n) = result.params.get("subset").and_then(|v| v.as_str()) {
-            result.warnings.push(n.to_string());
-        }
     }
 }
 

@@ -916,24 +916,21 @@ impl Probe for ChannelProbe {
                 })
             })
             .collect();
-        Ok(Plan {
-            cases,
-            ..Plan::default()
-        }
-        .param(
-            "implementations",
-            Impl::ALL.iter().map(|i| i.name()).collect::<Vec<_>>(),
-        )
-        .param("hspc_configs", configs)
-        .param("channel_bytes", CHANNEL_BYTES)
-        .param("batches", BATCHES)
-        .param("events_per_run", events)
-        .param("rounds_min", rounds.min)
-        .param("rounds_max", rounds.max)
-        .param("roundtrip_samples", samples)
-        .param("roundtrip_event_bytes", 8)
-        .param("yield_every_failed_calls", YIELD_EVERY)
-        .param("skipped", skipped))
+        Ok(Plan::new(cases)
+            .param(
+                "implementations",
+                Impl::ALL.iter().map(|i| i.name()).collect::<Vec<_>>(),
+            )
+            .param("hspc_configs", configs)
+            .param("channel_bytes", CHANNEL_BYTES)
+            .param("batches", BATCHES)
+            .param("events_per_run", events)
+            .param("rounds_min", rounds.min)
+            .param("rounds_max", rounds.max)
+            .param("roundtrip_samples", samples)
+            .param("roundtrip_event_bytes", 8)
+            .param("yield_every_failed_calls", YIELD_EVERY)
+            .skipping(skipped))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
@@ -989,8 +986,7 @@ impl Probe for ChannelProbe {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _ctx: &PlanCtx) {
-        super::skipped_as_findings(result);
+    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, _ctx: &PlanCtx) {
         let mut places: Vec<String> = Vec::new();
         for d in &result.distributions {
             if let Some(p) = d.name.rsplit('/').next() {

@@ -188,28 +188,25 @@ impl Probe for Compute {
                 }
             }
         }
-        Ok(Plan {
-            cases,
-            ..Plan::default()
-        }
-        .param("inputs", INPUTS)
-        .param("ops_per_input", OPS_PER_INPUT)
-        .param("elements_per_thread", elements)
-        .param(
-            "work_rule",
-            if ctx.profile == Profile::Full {
-                "fixed work per thread"
-            } else {
-                "work per thread scaled by cpus/max(threads, cpus)"
-            },
-        )
-        .param("repetitions", "runner rounds (see rounds_min / rounds_max)")
-        .param("per_cycle_clock", crate::clock::PER_CYCLE_RULE)
-        .param("thread_counts", &counts)
-        .param(
-            "placements",
-            placements.iter().map(placement_arg).collect::<Vec<_>>(),
-        ))
+        Ok(Plan::new(cases)
+            .param("inputs", INPUTS)
+            .param("ops_per_input", OPS_PER_INPUT)
+            .param("elements_per_thread", elements)
+            .param(
+                "work_rule",
+                if ctx.profile == Profile::Full {
+                    "fixed work per thread"
+                } else {
+                    "work per thread scaled by cpus/max(threads, cpus)"
+                },
+            )
+            .param("repetitions", "runner rounds (see rounds_min / rounds_max)")
+            .param("per_cycle_clock", crate::clock::PER_CYCLE_RULE)
+            .param("thread_counts", &counts)
+            .param(
+                "placements",
+                placements.iter().map(placement_arg).collect::<Vec<_>>(),
+            ))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
@@ -253,7 +250,7 @@ impl Probe for Compute {
         ]))
     }
 
-    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
         let cpus = ctx.cpus();
         for what in ["int", "fp"] {
             let found = [

@@ -179,13 +179,10 @@ impl Probe for Condvar {
                 samples: n,
             },
         )];
-        Ok(Plan {
-            cases,
-            ..Plan::default()
-        }
-        .param("samples", n)
-        .param("chunks", pairs::CHUNKS)
-        .param("skipped", skipped))
+        Ok(Plan::new(cases)
+            .param("samples", n)
+            .param("chunks", pairs::CHUNKS)
+            .skipping(skipped))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
@@ -219,8 +216,7 @@ impl Probe for Condvar {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
-        super::skipped_as_findings(result);
+    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
         let ds = &result.distributions;
         let mut found = pairs::relation_findings(ds, "signal wake-up", "signal", "/wake");
         for rel in ["other-core", "same-cpu", "unpinned"] {

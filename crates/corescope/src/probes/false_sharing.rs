@@ -129,19 +129,16 @@ impl Probe for FalseSharing {
                     .with_rounds(super::pool::rounds_for(ctx.profile, ROUNDS))
             })
             .collect();
-        Ok(Plan {
-            cases,
-            ..Plan::default()
-        }
-        .param("threads", threads)
-        .param("portions", portions)
-        .param("increments_per_portion", increments)
-        .param("portions_per_barrier", PORTIONS_PER_BARRIER)
-        .param("paddings", PADDINGS)
-        .param(
-            "repetitions",
-            "runner rounds, all paddings interleaved (see rounds_min / rounds_max)",
-        ))
+        Ok(Plan::new(cases)
+            .param("threads", threads)
+            .param("portions", portions)
+            .param("increments_per_portion", increments)
+            .param("portions_per_barrier", PORTIONS_PER_BARRIER)
+            .param("paddings", PADDINGS)
+            .param(
+                "repetitions",
+                "runner rounds, all paddings interleaved (see rounds_min / rounds_max)",
+            ))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
@@ -211,7 +208,7 @@ impl Probe for FalseSharing {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
         let Some(s) = result.series("padding/time").cloned() else {
             return;
         };

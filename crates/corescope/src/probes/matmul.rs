@@ -164,18 +164,15 @@ impl Probe for Matmul {
                 );
             }
         }
-        Ok(Plan {
-            cases,
-            ..Plan::default()
-        }
-        .param("sizes", &sizes)
-        .param("orders", ORDERS)
-        .param("library", "matrixmultiply 0.3 dgemm (one thread)")
-        .param("flops", "2n³ per product")
-        .param(
-            "repetitions",
-            "runner rounds, the variants of one n interleaved (see rounds_min / rounds_max)",
-        ))
+        Ok(Plan::new(cases)
+            .param("sizes", &sizes)
+            .param("orders", ORDERS)
+            .param("library", "matrixmultiply 0.3 dgemm (one thread)")
+            .param("flops", "2n³ per product")
+            .param(
+                "repetitions",
+                "runner rounds, the variants of one n interleaved (see rounds_min / rounds_max)",
+            ))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
@@ -243,7 +240,7 @@ impl Probe for Matmul {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, _ctx: &PlanCtx) {
         GAVE_UP.with(|g| g.borrow_mut().clear());
         // At the largest n every naive variant reached: best and worst order, and the
         // library against the best order, paired by round.

@@ -658,10 +658,7 @@ impl Probe for Memory {
         cases.extend(ws.cases);
         let (sizes, target, steps) = (ws.sizes, ws.target, ws.steps);
 
-        let mut plan = Plan {
-            cases,
-            ..Plan::default()
-        }
+        let mut plan = Plan::new(cases)
         .param("block_bytes_per_thread", block)
         .param("block_bytes_requested", requested)
         .param("repetitions", "bandwidth: runner rounds, every kernel and placement of one thread count interleaved; working sets: best of 3")
@@ -697,8 +694,8 @@ impl Probe for Memory {
                 thp.as_deref().unwrap_or("not readable")
             ));
         }
-        if !notes.is_empty() {
-            plan = plan.param("notes", notes);
+        for n in notes {
+            plan = plan.warning(n);
         }
         Ok(plan)
     }
@@ -721,17 +718,8 @@ impl Probe for Memory {
         }
     }
 
-    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
         let cpus = ctx.cpus();
-        if let Some(serde_json::Value::Array(notes)) = result.params.get("notes") {
-            let notes: Vec<String> = notes
-                .iter()
-                .filter_map(|n| n.as_str().map(String::from))
-                .collect();
-            for n in notes {
-                result.warnings.push_unique(n);
-            }
-        }
         for what in ["read", "write", "copy", "triad"] {
             let found = [
                 analysis::scaling(result, what, "bytes_per_s", cpus),

@@ -94,19 +94,6 @@ pub fn placed(
     Ok((strategy, cpus))
 }
 
-/// Copy the plan's `skipped` parameter (placements that do not exist here,
-/// each "name: skipped: why") into the findings, so the report says what was
-/// not measured and why.
-pub fn skipped_as_findings(result: &mut ProbeResult) {
-    if let Some(serde_json::Value::Array(s)) = result.params.get("skipped") {
-        let lines: Vec<String> = s
-            .iter()
-            .filter_map(|v| v.as_str().map(String::from))
-            .collect();
-        result.findings.extend(lines);
-    }
-}
-
 /// What a probe is.
 pub trait Probe: Send + Sync {
     /// Short id used on the command line and in run files (`compute`).
@@ -118,25 +105,67 @@ pub trait Probe: Send + Sync {
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError>;
     /// Measure one case.
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError>;
-    /// Derive findings (and warnings) from the merged result. Default: none.
-    fn finish(&self, _result: &mut ProbeResult, _ctx: &PlanCtx) {}
+    /// Derive findings (and warnings) from the merged result, with the plan it was
+    /// measured by (its typed facts: [`Plan::facts`]). Default: none.
+    fn finish(&self, _result: &mut ProbeResult, _plan: &Plan, _ctx: &PlanCtx) {}
 }
 
-/// A probe's plan: its cases and the probe-level parameters recorded in the run file.
+/// A probe's plan: its cases, the probe-level parameters recorded in the run file,
+/// what it leaves out here and why, and the facts its `finish` needs.
 #[derive(Debug, Clone, Default)]
 pub struct Plan {
     /// Cases, in the order to run.
     pub cases: Vec<Case>,
     /// Sizes, iterations, repetitions: recorded as `params` of the result.
     pub params: BTreeMap<String, serde_json::Value>,
+    /// Parts of the sweep this machine cannot run, each "name: skipped: why": the
+    /// runner records them (`params.skipped`) and states each as a finding.
+    pub skipped: Vec<String>,
+    /// What the plan chose that a reader must know (a representative subset, a
+    /// capped size): the runner stores each as a warning of the result.
+    pub warnings: Vec<String>,
+    /// The plan's own facts for [`Probe::finish`], as the probe's type.
+    facts: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 impl Plan {
+    /// A plan of these cases.
+    pub fn new(cases: Vec<Case>) -> Self {
+        Self {
+            cases,
+            ..Self::default()
+        }
+    }
+
     /// Record a parameter.
     pub fn param(mut self, key: &str, value: impl Serialize) -> Self {
         self.params
             .insert(key.into(), serde_json::to_value(value).unwrap_or_default());
         self
+    }
+
+    /// Say what this machine cannot run, each line "name: skipped: why".
+    pub fn skipping(mut self, lines: impl IntoIterator<Item = String>) -> Self {
+        self.skipped.extend(lines);
+        self
+    }
+
+    /// Store a warning with the result (a choice the plan made that shapes it).
+    pub fn warning(mut self, line: impl Into<String>) -> Self {
+        self.warnings.push(line.into());
+        self
+    }
+
+    /// Keep facts of the plan for [`Probe::finish`] (the CPUs of a matrix, the
+    /// nodes measured), typed.
+    pub fn with_facts<F: Any + Send + Sync>(mut self, facts: F) -> Self {
+        self.facts = Some(Arc::new(facts));
+        self
+    }
+
+    /// The facts kept by [`Plan::with_facts`], if they are an `F`.
+    pub fn facts<F: 'static>(&self) -> Option<&F> {
+        self.facts.as_deref()?.downcast_ref::<F>()
     }
 }
 
@@ -501,7 +530,6 @@ mod tests {
             name: "ring".into(),
         };
         let case = Case::new("c", &p);
-        // The exact value, even one JSON numbers could not hold as an f64.
         assert_eq!(case.typed::<Params>().unwrap(), p);
         assert_eq!(case.params["name"], "ring");
         let wrong = case.typed::<u32>().unwrap_err().to_string();

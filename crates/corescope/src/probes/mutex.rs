@@ -251,15 +251,12 @@ impl Probe for MutexProbe {
                 samples: n,
             },
         ));
-        Ok(Plan {
-            cases,
-            ..Plan::default()
-        }
-        .param("samples", n)
-        .param("chunks", pairs::CHUNKS)
-        .param("pairs_per_uncontended_sample", PAIRS_PER_SAMPLE)
-        .param("settle_us", SETTLE_US)
-        .param("skipped", skipped))
+        Ok(Plan::new(cases)
+            .param("samples", n)
+            .param("chunks", pairs::CHUNKS)
+            .param("pairs_per_uncontended_sample", PAIRS_PER_SAMPLE)
+            .param("settle_us", SETTLE_US)
+            .skipping(skipped))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
@@ -320,8 +317,7 @@ impl Probe for MutexProbe {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
-        super::skipped_as_findings(result);
+    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
         let ds = &result.distributions;
         let mut found = Vec::new();
         found.extend(

@@ -217,18 +217,18 @@ impl Probe for Numa {
                 }
             }
         }
-        let mut warnings: Vec<String> = [fit.warning, lat_fit.warning]
+        let warnings: Vec<String> = [fit.warning, lat_fit.warning]
             .into_iter()
             .flatten()
             .collect();
-        if ctx.topo.pus.iter().all(|p| p.numa_node.is_none()) {
-            warnings.push("the OS reports no NUMA node: measured as one node 0".into());
-        }
-        Ok(Plan {
-            cases,
-            ..Plan::default()
-        }
-        .param("nodes", nodes.iter().map(|(n, _)| *n).collect::<Vec<_>>())
+        let no_node = ctx.topo.pus.iter().all(|p| p.numa_node.is_none());
+        let warnings = warnings.into_iter().chain(
+            no_node.then(|| "the OS reports no NUMA node: measured as one node 0".to_string()),
+        );
+        let node_ids: Vec<u32> = nodes.iter().map(|(n, _)| *n).collect();
+        let mut plan = Plan::new(cases)
+        .param("nodes", &node_ids)
+        .with_facts(node_ids.clone())
         .param(
             "node_cpus",
             nodes
@@ -242,7 +242,11 @@ impl Probe for Numa {
         .param("latency_steps", steps)
         .param("checked_pages_per_buffer", CHECKED_PAGES)
         .param("binding", "mbind(MPOL_BIND, MPOL_MF_STRICT) before first touch by the pinned thread; checked with move_pages (query mode)")
-        .param("plan_warnings", warnings))
+        ;
+        for w in warnings {
+            plan = plan.warning(w);
+        }
+        Ok(plan)
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
@@ -339,17 +343,8 @@ impl Probe for Numa {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _ctx: &PlanCtx) {
-        let nodes: Vec<u32> = result
-            .params
-            .get("nodes")
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .unwrap_or_default();
-        if let Some(serde_json::Value::Array(ws)) = result.params.get("plan_warnings").cloned() {
-            for w in ws.iter().filter_map(|w| w.as_str()) {
-                result.warnings.push_unique(w.to_string());
-            }
-        }
+    fn finish(&self, result: &mut ProbeResult, plan: &Plan, _ctx: &PlanCtx) {
+        let nodes: Vec<u32> = plan.facts::<Vec<u32>>().cloned().unwrap_or_default();
         merge_binding_tables(result);
         for (kind, unit) in [(Kind::Read, "bytes_per_s"), (Kind::Latency, "ns")] {
             result.matrices.push(matrix(result, kind, unit, &nodes));
@@ -866,7 +861,7 @@ mod tests {
                     ));
                 }
             }
-            Numa.finish(&mut r, &ctx);
+            Numa.finish(&mut r, &plan, &ctx);
             for name in ["numa/read", "numa/latency", "numa/pages-on-node"] {
                 let m = r.matrices.iter().find(|m| m.name == name).unwrap();
                 assert_eq!(

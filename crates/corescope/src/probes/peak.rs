@@ -494,25 +494,23 @@ impl Probe for Peak {
                 }
             }
         }
-        Ok(Plan {
-            cases,
-            ..Plan::default()
-        }
-        .param(
-            "isa_levels",
-            found.iter().map(|l| l.name()).collect::<Vec<_>>(),
-        )
-        .param("isa_levels_absent", &absent)
-        .param("accumulator_chains", CHAINS)
-        .param("flop_per_step_per_lane", FLOP_PER_STEP)
-        .param("fp_instructions_per_thread_per_rep", instructions)
-        .param("repetitions", "runner rounds (see rounds_min / rounds_max)")
-        .param("per_cycle_clock", crate::clock::PER_CYCLE_RULE)
-        .param("thread_counts", &counts)
-        .param(
-            "placements",
-            placements.iter().map(placement_arg).collect::<Vec<_>>(),
-        ))
+        Ok(Plan::new(cases)
+            .param(
+                "isa_levels",
+                found.iter().map(|l| l.name()).collect::<Vec<_>>(),
+            )
+            .param("isa_levels_absent", &absent)
+            .skipping(absent.iter().map(|why| format!("not measured: {why}")))
+            .param("accumulator_chains", CHAINS)
+            .param("flop_per_step_per_lane", FLOP_PER_STEP)
+            .param("fp_instructions_per_thread_per_rep", instructions)
+            .param("repetitions", "runner rounds (see rounds_min / rounds_max)")
+            .param("per_cycle_clock", crate::clock::PER_CYCLE_RULE)
+            .param("thread_counts", &counts)
+            .param(
+                "placements",
+                placements.iter().map(placement_arg).collect::<Vec<_>>(),
+            ))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
@@ -568,7 +566,7 @@ impl Probe for Peak {
         ]))
     }
 
-    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
         let names: Vec<String> = LEVELS
             .iter()
             .flat_map(|&l| [Precision::F64, Precision::F32].map(|p| kernel_name(l, p)))
@@ -602,11 +600,6 @@ impl Probe for Peak {
                     value: e,
                     context: Some("at the measured core clock".into()),
                 });
-            }
-        }
-        if let Some(serde_json::Value::Array(a)) = result.params.get("isa_levels_absent") {
-            for why in a.iter().filter_map(|v| v.as_str()) {
-                result.findings.push(format!("not measured: {why}"));
             }
         }
     }

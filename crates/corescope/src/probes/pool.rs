@@ -290,10 +290,7 @@ impl Probe for PoolProbe {
                 }
             }
         }
-        Ok(Plan {
-            cases,
-            ..Plan::default()
-        }
+        Ok(Plan::new(cases)
         .param("fft_max_log2", max_log2)
         .param("rmatmul_orders", &orders)
         .param("rmatmul_max_levels", max_levels)
@@ -348,7 +345,7 @@ impl Probe for PoolProbe {
         }
     }
 
-    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
         FFT_LAST_S.with(|l| l.borrow_mut().clear());
         let mut found = fft_findings(result);
         found.extend(cutoff_findings(result));

@@ -107,16 +107,14 @@ impl Probe for Sharing {
                 cases.push(Case::new(format!("{a}+{b}"), &CaseParams { a, b, passes }));
             }
         }
-        let mut plan = Plan {
-            cases,
-            ..Plan::default()
-        }
-        .param("cpus", &cpus)
-        .param("passes", passes)
-        .param("rounds", ROUNDS)
-        .param("shared_slowdown", SHARED_SLOWDOWN);
+        let mut plan = Plan::new(cases)
+            .param("cpus", &cpus)
+            .with_facts(cpus.clone())
+            .param("passes", passes)
+            .param("rounds", ROUNDS)
+            .param("shared_slowdown", SHARED_SLOWDOWN);
         if let Some(n) = note {
-            plan = plan.param("subset", n);
+            plan = plan.warning(n);
         }
         Ok(plan)
     }
@@ -176,12 +174,8 @@ impl Probe for Sharing {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
-        let cpus: Vec<u32> = result
-            .params
-            .get("cpus")
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .unwrap_or_default();
+    fn finish(&self, result: &mut ProbeResult, plan: &Plan, ctx: &PlanCtx) {
+        let cpus: Vec<u32> = plan.facts::<Vec<u32>>().cloned().unwrap_or_default();
         let mut full = Vec::new();
         for (name, unit) in [
             ("sharing/int", "integer pipeline"),
@@ -208,9 +202,6 @@ impl Probe for Sharing {
             full.push(spread);
         }
         result.matrices = full;
-        if let Some(n) = result.params.get("subset").and_then(|v| v.as_str()) {
-            result.warnings.push(n.to_string());
-        }
     }
 }
 

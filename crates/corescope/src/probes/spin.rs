@@ -491,22 +491,19 @@ impl Probe for Spin {
             }
             Err(why) => skipped.push(format!("all-others: skipped: {why}")),
         }
-        Ok(Plan {
-            cases,
-            ..Plan::default()
-        }
-        .param("benchmarks", BENCHES)
-        .param(
-            "spinners",
-            SpinKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
-        )
-        .param("spinner_threads", spinner_threads)
-        .param("repetitions", reps)
-        .param("handoffs", handoffs)
-        .param("l1_chase_bytes", l1_bytes / 2)
-        .param("l2_chase_bytes", l2_bytes / 2)
-        .param("cachemiss_chase_bytes", chase_bytes)
-        .param("skipped", skipped))
+        Ok(Plan::new(cases)
+            .param("benchmarks", BENCHES)
+            .param(
+                "spinners",
+                SpinKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
+            )
+            .param("spinner_threads", spinner_threads)
+            .param("repetitions", reps)
+            .param("handoffs", handoffs)
+            .param("l1_chase_bytes", l1_bytes / 2)
+            .param("l2_chase_bytes", l2_bytes / 2)
+            .param("cachemiss_chase_bytes", chase_bytes)
+            .skipping(skipped))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
@@ -557,8 +554,7 @@ impl Probe for Spin {
         slowdown_measurement(kind, read_ns, handoff_ns, &paired, &rel)
     }
 
-    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
-        super::skipped_as_findings(result);
+    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
         // One table per placement: merge the one-row tables of the cases.
         let mut merged: Vec<Table> = Vec::new();
         for t in result.tables.drain(..) {

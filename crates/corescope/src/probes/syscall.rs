@@ -269,19 +269,18 @@ impl Probe for Syscall {
                 .profile
                 .pick(1_000_000_000, 5_000_000_000, 30_000_000_000),
         };
-        Ok(Plan {
-            cases: vec![Case::new(format!("4 calls, {config}"), &params)],
-            ..Plan::default()
-        }
-        .param("cpu", &config)
-        .param("calls_per_batch", params.calls_per_batch)
-        .param("max_batches_per_call", params.max_batches)
-        .param("max_duration_ns", params.max_duration_ns)
-        .param("warmup_rotations", WARMUP_ROTATIONS)
-        .param(
-            "calls",
-            Call::ALL.iter().map(|c| c.name()).collect::<Vec<_>>(),
-        ))
+        Ok(
+            Plan::new(vec![Case::new(format!("4 calls, {config}"), &params)])
+                .param("cpu", &config)
+                .param("calls_per_batch", params.calls_per_batch)
+                .param("max_batches_per_call", params.max_batches)
+                .param("max_duration_ns", params.max_duration_ns)
+                .param("warmup_rotations", WARMUP_ROTATIONS)
+                .param(
+                    "calls",
+                    Call::ALL.iter().map(|c| c.name()).collect::<Vec<_>>(),
+                ),
+        )
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
@@ -319,7 +318,7 @@ impl Probe for Syscall {
         })
     }
 
-    fn finish(&self, result: &mut ProbeResult, _ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, _ctx: &PlanCtx) {
         let k = result
             .params
             .get("calls_per_batch")

@@ -210,17 +210,14 @@ impl Probe for Threads {
                 samples: n,
             },
         )];
-        Ok(Plan {
-            cases,
-            ..Plan::default()
-        }
-        .param("samples", n)
-        .param("chunks", pairs::CHUNKS)
-        .param("skipped", skipped)
-        .param(
-            "clock",
-            "TSC (x86_64) / virtual counter (aarch64), converted to ns",
-        ))
+        Ok(Plan::new(cases)
+            .param("samples", n)
+            .param("chunks", pairs::CHUNKS)
+            .skipping(skipped)
+            .param(
+                "clock",
+                "TSC (x86_64) / virtual counter (aarch64), converted to ns",
+            ))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
@@ -269,8 +266,7 @@ impl Probe for Threads {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
-        super::skipped_as_findings(result);
+    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
         let ds = &result.distributions;
         for rel in ["other-core", "same-cpu", "unpinned"] {
             let (j, d) = (

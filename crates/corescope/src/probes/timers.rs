@@ -152,11 +152,7 @@ impl Probe for Timers {
     }
 
     fn plan(&self, _ctx: &PlanCtx) -> Result<Plan, ProbeError> {
-        Ok(Plan {
-            cases: vec![Case::new("clocks", &())],
-            ..Plan::default()
-        }
-        .param("migrations_per_pair", MIGRATIONS))
+        Ok(Plan::new(vec![Case::new("clocks", &())]).param("migrations_per_pair", MIGRATIONS))
     }
 
     fn run(&self, _case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
@@ -220,7 +216,7 @@ impl Probe for Timers {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, _ctx: &PlanCtx) {
         let Some(t) = result.tables.iter().find(|t| t.name == "timers") else {
             return;
         };

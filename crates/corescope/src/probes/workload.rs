@@ -198,10 +198,7 @@ impl Probe for Workload {
                 );
             }
         }
-        let mut plan = Plan {
-            cases,
-            ..Plan::default()
-        }
+        let mut plan = Plan::new(cases)
         .param("thread_counts", &counts)
         .param("duration_ns", duration_ns)
         .param("compute_unit_ops", COMPUTE_PASSES * INPUTS as u64 * 8)
@@ -220,7 +217,7 @@ impl Probe for Workload {
             },
         );
         if let Err(e) = io_ok {
-            plan = plan.param("io_skipped", format!("skipped: {e}"));
+            plan = plan.warning(format!("io: skipped: {e}"));
         }
         Ok(plan)
     }
@@ -291,7 +288,7 @@ impl Probe for Workload {
         )]))
     }
 
-    fn finish(&self, result: &mut ProbeResult, _ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, _ctx: &PlanCtx) {
         let works: Vec<String> = result
             .series
             .iter()
@@ -305,10 +302,6 @@ impl Probe for Workload {
             result.findings.extend(found);
         }
         result.findings.extend(open_cost(result));
-        if let Some(v) = result.params.get("io_skipped").and_then(|v| v.as_str()) {
-            let line = format!("io: {v}");
-            result.warnings.push(line);
-        }
         super::compute::counter_tables(result, &[]);
     }
 }

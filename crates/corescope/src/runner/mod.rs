@@ -14,7 +14,7 @@ pub mod team;
 use crate::model::{
     Alias, DriftCheck, Estimate, Finding, Measurement, ProbeResult, RunFile, Status, Warning,
 };
-use crate::probes::{Case, Event, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::probes::{Case, Event, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::session::Session;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -29,6 +29,22 @@ pub const MAX_ROUNDS: usize = 30;
 pub const TARGET_REL_HALF_WIDTH: f64 = 0.01;
 /// A point whose interval stays wider than ±5 % gets a warning.
 pub const WIDE_REL_HALF_WIDTH: f64 = 0.05;
+
+/// Record the plan in the result: its parameters and budget, what it skips here
+/// (as a parameter and as findings) and its warnings.
+fn file_plan(plan: &Plan, ctx: &PlanCtx, result: &mut ProbeResult) {
+    result.params = plan.params.clone();
+    result.params.insert("budget_s".into(), ctx.budget_s.into());
+    if !plan.skipped.is_empty() {
+        result
+            .params
+            .insert("skipped".into(), plan.skipped.clone().into());
+    }
+    result.findings.extend(plan.skipped.iter().cloned());
+    for w in &plan.warnings {
+        result.warnings.push_unique(w.clone());
+    }
+}
 
 /// Run one probe under its budget. Never fails: every outcome is a status.
 pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Event)) -> ProbeResult {
@@ -48,8 +64,7 @@ pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Even
             return result;
         }
     };
-    result.params = plan.params;
-    result.params.insert("budget_s".into(), ctx.budget_s.into());
+    file_plan(&plan, ctx, &mut result);
     result.cases_planned = plan.cases.len();
     on_event(Event::ProbeStart {
         id: id.clone(),
@@ -129,7 +144,7 @@ pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Even
     wide_interval_warnings(&mut result);
     merge_same_configurations(&mut result);
     if result.status != Status::Skipped && result.cases_done > 0 {
-        probe.finish(&mut result, ctx);
+        probe.finish(&mut result, &plan, ctx);
     }
     result.tables.extend(
         result
@@ -511,12 +526,11 @@ mod tests {
             "a fake probe"
         }
         fn plan(&self, _: &PlanCtx) -> Result<Plan, ProbeError> {
-            Ok(Plan {
-                cases: (0..self.cases)
+            Ok(Plan::new(
+                (0..self.cases)
                     .map(|i| Case::new(format!("case {i}"), &i))
                     .collect(),
-                ..Plan::default()
-            }
+            )
             .param("n", self.cases))
         }
         fn run(&self, case: &Case, _: &mut RunCtx) -> Result<Measurement, ProbeError> {
@@ -533,6 +547,24 @@ mod tests {
                 2.0 * i as f64,
             )]))
         }
+    }
+
+    #[test]
+    fn the_plan_says_what_it_skips_and_warns_in_the_result() {
+        let plan = Plan::new(Vec::new())
+            .param("n", 1)
+            .skipping(["spin: skipped: one CPU".to_string()])
+            .warning("a subset of 4 CPUs")
+            .with_facts(vec![3u32, 5]);
+        let mut r = ProbeResult::new("p", "t", Status::Completed);
+        file_plan(&plan, &ctx(1.0), &mut r);
+        assert_eq!(r.params["n"], 1);
+        assert_eq!(r.params["budget_s"], 1.0);
+        assert_eq!(r.params["skipped"][0], "spin: skipped: one CPU");
+        assert!(r.findings.contains("spin: skipped: one CPU"));
+        assert!(r.warnings.contains("a subset of 4 CPUs"));
+        assert_eq!(plan.facts::<Vec<u32>>(), Some(&vec![3, 5]));
+        assert_eq!(plan.facts::<Vec<u64>>(), None, "facts of another type");
     }
 
     fn ctx(budget_s: f64) -> PlanCtx {
@@ -623,10 +655,7 @@ mod tests {
             .iter()
             .map(|(v, cfg)| Case::new(*v, &v.to_string()).compared("int ×2", *v, *cfg))
             .collect();
-            Ok(Plan {
-                cases,
-                ..Plan::default()
-            })
+            Ok(Plan::new(cases))
         }
         fn run(&self, case: &Case, _: &mut RunCtx) -> Result<Measurement, ProbeError> {
             let v: String = case.typed()?;

@@ -597,16 +597,13 @@ impl Probe for ChannelTune {
                 budget_s,
             },
         );
-        Ok(Plan {
-            cases: vec![case],
-            ..Plan::default()
-        }
-        .param("event_bytes", event_bytes)
-        .param("event_bytes_asked", opts.event_bytes)
-        .param("tune_budget_s", budget_s)
-        .param("placement", placement)
-        .param("cpus", [cpus.0, cpus.1])
-        .param("work_steps_per_call", WORK_STEPS))
+        Ok(Plan::new(vec![case])
+            .param("event_bytes", event_bytes)
+            .param("event_bytes_asked", opts.event_bytes)
+            .param("tune_budget_s", budget_s)
+            .param("placement", placement)
+            .param("cpus", [cpus.0, cpus.1])
+            .param("work_steps_per_call", WORK_STEPS))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
