@@ -110,7 +110,7 @@ impl MutexStack {
     fn new(capacity: u32) -> Self {
         MutexStack {
             slots: Mutex::new(Vec::with_capacity(capacity as usize)),
-            contentions: Padded(AtomicU64::new(0)),
+            contentions: Padded::new(AtomicU64::new(0)),
         }
     }
 
@@ -167,9 +167,9 @@ pub(crate) struct TreiberStack {
 impl TreiberStack {
     pub(crate) fn new(capacity: u32) -> Self {
         TreiberStack {
-            head: Padded(AtomicU64::new(0)),
+            head: Padded::new(AtomicU64::new(0)),
             next: (0..capacity).map(|_| AtomicU32::new(0)).collect(),
-            cas_failures: Padded(AtomicU64::new(0)),
+            cas_failures: Padded::new(AtomicU64::new(0)),
         }
     }
 

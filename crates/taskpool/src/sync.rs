@@ -201,24 +201,8 @@ pub(crate) mod thread {
     }
 }
 
-/// Bytes between two independently written hot words.
-///
-/// 128 rather than 64 on x86_64 and aarch64 because the spatial prefetcher
-/// pulls cache lines in pairs, so two words 64 bytes apart still share traffic.
-/// Sources: Intel 64 and IA-32 Architectures Optimization Reference Manual,
-/// §2.5.5.4 (adjacent cache line prefetch); crossbeam-utils `CachePadded`.
-pub(crate) const FALSE_SHARING_BYTES: usize = 128;
-
-/// Keeps `T` alone on its [`FALSE_SHARING_BYTES`] block.
-#[repr(align(128))]
-#[derive(Debug, Default)]
-pub(crate) struct Padded<T>(pub(crate) T);
-
-const _: () = assert!(std::mem::align_of::<Padded<u8>>() == FALSE_SHARING_BYTES);
-
-impl<T> std::ops::Deref for Padded<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
+/// Keeps a hot word alone on its cache line(s): crossbeam-utils' `CachePadded`, the
+/// one padding type of the workspace (128 bytes on x86_64 and aarch64, where the
+/// spatial prefetcher pulls lines in pairs; its documentation gives the per-target
+/// sizes and sources). Under loom it wraps loom's atomics the same way.
+pub(crate) use crossbeam_utils::CachePadded as Padded;

@@ -10,6 +10,7 @@ use crate::analysis;
 use crate::clock::now_ns;
 use crate::model::{Measurement, Point, ProbeResult};
 use crate::placement::Strategy;
+use crossbeam_utils::CachePadded;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -65,12 +66,11 @@ struct CaseParams {
     duration_ns: u64,
 }
 
-/// The shared word, alone on its line(s).
-#[repr(align(128))]
+/// The shared word and the shared lock, each alone on its padded line(s).
 #[derive(Default)]
 pub struct Shared {
-    word: AtomicU64,
-    locked: Mutex<u64>,
+    word: CachePadded<AtomicU64>,
+    locked: CachePadded<Mutex<u64>>,
 }
 
 /// One thread's work until `end_ns`: (successes, failed CAS).

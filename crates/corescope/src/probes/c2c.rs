@@ -24,14 +24,17 @@ use super::numa::NodeBuffer;
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::model::{Estimate, Finding, Matrix, Measurement, ProbeResult};
 use crate::placement::subset;
+use crossbeam_utils::CachePadded;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 /// Repetitions per pair; the median is kept, and the spread recorded.
 pub const REPS: usize = 3;
-/// Padding of each line: 128 bytes, because adjacent-line prefetch on x86 pairs lines.
-pub const LINE_PAD: usize = 128;
+/// Bytes each line occupies: crossbeam-utils' `CachePadded` (128 on x86_64, aarch64 and
+/// powerpc64, because their prefetchers pull lines in pairs; see its sources), the one
+/// padding type of the workspace.
+pub const LINE_PAD: usize = std::mem::size_of::<Line>();
 
 /// The probe.
 pub struct C2c;
@@ -43,9 +46,8 @@ struct CaseParams {
     round_trips: u64,
 }
 
-#[repr(align(128))]
-#[derive(Default)]
-struct Line(AtomicU64);
+/// One word alone on its padded line.
+type Line = CachePadded<AtomicU64>;
 
 #[derive(Default)]
 struct Lines {
@@ -54,8 +56,6 @@ struct Lines {
     pong: Line,
     abort: AtomicBool,
 }
-
-const _: () = assert!(std::mem::size_of::<Line>() == LINE_PAD);
 
 /// The lines of one pair and repetition, on a page of their own.
 struct LinePage {
@@ -71,9 +71,9 @@ impl LinePage {
             buf: NodeBuffer::new(words, node, false)?,
         };
         let l = page.lines();
-        l.cas.0.store(0, Ordering::Relaxed);
-        l.ping.0.store(0, Ordering::Relaxed);
-        l.pong.0.store(0, Ordering::Relaxed);
+        l.cas.store(0, Ordering::Relaxed);
+        l.ping.store(0, Ordering::Relaxed);
+        l.pong.store(0, Ordering::Relaxed);
         l.abort.store(false, Ordering::Relaxed);
         Ok(page)
     }
@@ -119,7 +119,6 @@ fn bounce(l: &Lines, me: usize, n: u64) -> Option<(u64, u64)> {
         };
         let ok = spin(&l.abort, || {
             l.cas
-                .0
                 .compare_exchange(from, to, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
         });
@@ -130,15 +129,15 @@ fn bounce(l: &Lines, me: usize, n: u64) -> Option<(u64, u64)> {
     let t1 = ticks();
     for k in 1..=n {
         if me == 0 {
-            l.ping.0.store(k, Ordering::Release);
-            if !spin(&l.abort, || l.pong.0.load(Ordering::Acquire) == k) {
+            l.ping.store(k, Ordering::Release);
+            if !spin(&l.abort, || l.pong.load(Ordering::Acquire) == k) {
                 return None;
             }
         } else {
-            if !spin(&l.abort, || l.ping.0.load(Ordering::Acquire) == k) {
+            if !spin(&l.abort, || l.ping.load(Ordering::Acquire) == k) {
                 return None;
             }
-            l.pong.0.store(k, Ordering::Release);
+            l.pong.store(k, Ordering::Release);
         }
     }
     Some((t1 - t0, crate::clock::ticks() - t1))
@@ -423,8 +422,8 @@ mod tests {
             (a, h.join().unwrap())
         });
         assert!(r.0.is_some() && r.1.is_some());
-        assert_eq!(l.cas.0.load(Ordering::Relaxed), 2 * n);
-        assert_eq!(l.pong.0.load(Ordering::Relaxed), n);
+        assert_eq!(l.cas.load(Ordering::Relaxed), 2 * n);
+        assert_eq!(l.pong.load(Ordering::Relaxed), n);
     }
 
     #[test]
@@ -456,7 +455,7 @@ mod tests {
         assert_ne!(a.buf.as_ptr(), b.buf.as_ptr());
         assert_eq!(a.buf.as_ptr() as usize % 4096, 0);
         for l in [a.lines(), b.lines()] {
-            assert_eq!(l.cas.0.load(Ordering::Relaxed), 0);
+            assert_eq!(l.cas.load(Ordering::Relaxed), 0);
             assert!(!l.abort.load(Ordering::Relaxed));
         }
         // The page is where it was bound (or the warning says why not).
@@ -473,7 +472,7 @@ mod tests {
             (x, h.join().unwrap())
         });
         assert!(r.0.is_some() && r.1.is_some());
-        assert_eq!(b.lines().cas.0.load(Ordering::Relaxed), 2 * n);
+        assert_eq!(b.lines().cas.load(Ordering::Relaxed), 2 * n);
     }
 
     #[test]
