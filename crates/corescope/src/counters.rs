@@ -838,6 +838,30 @@ pub fn hardware_note(pc: &ProbeCounters) -> String {
     }
 }
 
+/// Seed 001's MIPS / CPI / efficiency beside the rates: per kind of work (the case
+/// labels start with it; no kinds: one table of all cases), a table of every case's
+/// counters, and the hardware part's skip reason or the source of the issue width
+/// as a note.
+pub fn case_tables(result: &mut ProbeResult, kinds: &[&str]) {
+    let Some(pc) = &result.counters else { return };
+    let note = hardware_note(pc);
+    let all = "counters per case (medians over rounds)";
+    let tables: Vec<_> = if kinds.is_empty() {
+        case_table(pc, all, |_| true).into_iter().collect()
+    } else {
+        kinds
+            .iter()
+            .filter_map(|k| {
+                case_table(pc, &format!("{k}: {all}"), |c| {
+                    c.strip_prefix(k).is_some_and(|r| r.starts_with(' '))
+                })
+            })
+            .collect()
+    };
+    result.findings.push(note);
+    result.tables.extend(tables);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

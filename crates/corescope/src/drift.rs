@@ -36,7 +36,7 @@ const ROUND_TRIP_BUDGET_NS: u64 = 20_000_000;
 /// The reference kernel: compute's dependent integer chain on one thread pinned to
 /// `cpu` (or unpinned), timed `REFERENCE_REPS` times; ns per repetition.
 pub fn reference_kernel(cpu: Option<u32>) -> Option<Estimate> {
-    let inputs: [i64; crate::probes::compute::INPUTS] = std::array::from_fn(|i| 2 * i as i64 + 3);
+    let inputs: [i64; crate::kernels::chains::INPUTS] = std::array::from_fn(|i| 2 * i as i64 + 3);
     let times = std::thread::scope(|s| {
         s.spawn(|| {
             if let Some(c) = cpu {
@@ -45,7 +45,7 @@ pub fn reference_kernel(cpu: Option<u32>) -> Option<Estimate> {
             (0..REFERENCE_REPS)
                 .map(|k| {
                     let t0 = now_ns();
-                    std::hint::black_box(crate::probes::compute::int_kernel(
+                    std::hint::black_box(crate::kernels::chains::int_kernel(
                         &inputs,
                         [3, 5, 7, 11],
                         REFERENCE_PASSES,

@@ -141,12 +141,12 @@ impl Calibration {
 const CAL_PASSES: u64 = 4_000;
 
 fn measure_op_ns() -> f64 {
-    let inputs: [i64; crate::probes::compute::INPUTS] = std::array::from_fn(|i| 2 * i as i64 + 3);
-    let ops = (CAL_PASSES * crate::probes::compute::INPUTS as u64 * 8) as f64;
+    let inputs: [i64; crate::kernels::chains::INPUTS] = std::array::from_fn(|i| 2 * i as i64 + 3);
+    let ops = (CAL_PASSES * crate::kernels::chains::INPUTS as u64 * 8) as f64;
     (0..5)
         .map(|k| {
             let t = Instant::now();
-            std::hint::black_box(crate::probes::compute::int_kernel(
+            std::hint::black_box(crate::kernels::chains::int_kernel(
                 &inputs,
                 [3, 5, 7, 11],
                 CAL_PASSES,

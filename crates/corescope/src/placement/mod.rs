@@ -417,6 +417,14 @@ pub fn format_assignment(cpus: &[Option<u32>]) -> String {
         .join(",")
 }
 
+/// Placement as given on the command line (`scatter`, `0,2,4-7`).
+pub fn arg(s: &Strategy) -> String {
+    match s {
+        Strategy::List(cpus) => Topology::format_cpu_list(cpus),
+        other => other.name(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,11 +4,11 @@
 //! success. Every thread stops at its own end time whatever happens, so a contended
 //! 2048-thread run cannot hang the machine (the seed's did for two minutes).
 
-use super::compute::placement_arg;
 use super::{placement_config, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis;
 use crate::clock::now_ns;
 use crate::model::{Measurement, Point, ProbeResult};
+use crate::placement::arg as placement_arg;
 use crate::placement::Strategy;
 use crossbeam_utils::CachePadded;
 use serde::{Deserialize, Serialize};

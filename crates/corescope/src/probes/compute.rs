@@ -15,15 +15,15 @@
 
 use super::{placement_config, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis;
+use crate::kernels::chains::{
+    fp_inputs, fp_kernel, int_inputs, int_kernel, FP_K, INPUTS, INT_K, OPS_PER_INPUT,
+};
 use crate::model::{Measurement, Point, ProbeResult, Profile};
+use crate::placement::arg as placement_arg;
 use crate::placement::Strategy;
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 
-/// Inputs per pass, as in the seed.
-pub const INPUTS: usize = 128;
-/// Dependent operations per input: 2 add, 2 sub, 4 mul.
-pub const OPS_PER_INPUT: u64 = 8;
 /// Largest thread count as a multiple of the CPU count (seed: up to 4× the strands).
 pub const MAX_THREAD_FACTOR: usize = 4;
 
@@ -54,84 +54,6 @@ struct CaseParams {
     /// Passes over the 128 inputs per thread.
     passes: u64,
 }
-
-// The kernel. One macro so the integer and floating-point versions do exactly the
-// same calculation (seed 000: "exactly the same for both").
-//
-// How it keeps the compiler from folding operations (seed 000 §3.2 tells how a
-// compiler removed 2 of 8): every step depends on the previous result, additions
-// and subtractions alternate with multiplications so no two additive constants
-// meet, and the multipliers come through `black_box` so none is known at compile
-// time. For f64 Rust never reassociates or contracts into FMA without explicit
-// intrinsics. Checked in the release build (x86_64, rustc 1.95, `objdump -d`):
-// LLVM unrolls the inner loop by two; per input `int_kernel` executes 4 `imul`,
-// 2 `add`, 2 `sub` on the result register (plus the loop counter's own add), and
-// `fp_kernel` 4 `mulsd`, 2 `addsd`, 2 `subsd`: scalar, no packed forms, no FMA.
-macro_rules! kernel {
-    ($name:ident, $t:ty, $add:ident, $sub:ident, $mul:ident) => {
-        /// Run `passes` passes over `inputs`, 8 dependent operations per input.
-        #[inline(never)]
-        pub fn $name(inputs: &[$t; INPUTS], k: [$t; 4], passes: u64, seed: $t) -> $t {
-            let [k0, k1, k2, k3] = black_box(k);
-            let mut r = seed;
-            for _ in 0..passes {
-                for &x in inputs.iter() {
-                    r = r.$add(x); // add
-                    r = r.$mul(k0); // mul
-                    r = r.$sub(x); // sub
-                    r = r.$mul(k1); // mul
-                    r = r.$add(k2); // add
-                    r = r.$mul(x); // mul
-                    r = r.$sub(k3); // sub
-                    r = r.$mul(k1); // mul
-                }
-                r = black_box(r);
-            }
-            r
-        }
-    };
-}
-
-trait Arith: Copy {
-    fn fadd(self, o: Self) -> Self;
-    fn fsub(self, o: Self) -> Self;
-    fn fmul(self, o: Self) -> Self;
-}
-impl Arith for f64 {
-    #[inline(always)]
-    fn fadd(self, o: Self) -> Self {
-        self + o
-    }
-    #[inline(always)]
-    fn fsub(self, o: Self) -> Self {
-        self - o
-    }
-    #[inline(always)]
-    fn fmul(self, o: Self) -> Self {
-        self * o
-    }
-}
-
-kernel!(int_kernel, i64, wrapping_add, wrapping_sub, wrapping_mul);
-kernel!(fp_kernel, f64, fadd, fsub, fmul);
-
-/// Integer inputs: odd values so products never collapse to zero.
-fn int_inputs(thread: usize) -> [i64; INPUTS] {
-    std::array::from_fn(|i| (2 * (i + thread) + 3) as i64)
-}
-
-/// Multipliers for the integer kernel.
-const INT_K: [i64; 4] = [3, 5, 7, 11];
-
-/// FP inputs in [0.9, 1.1): with multipliers whose product stays below 1 the
-/// recurrence contracts to a finite, non-zero fixed point — no overflow, no
-/// denormals (which would slow some FPUs by 100×).
-fn fp_inputs(thread: usize) -> [f64; INPUTS] {
-    std::array::from_fn(|i| 0.9 + 0.2 * (((i + thread) % INPUTS) as f64) / INPUTS as f64)
-}
-
-/// Multipliers for the FP kernel: 0.5 · 1.25 · x · 1.25 < 0.86 for x < 1.1.
-const FP_K: [f64; 4] = [0.5, 1.25, 0.75, 0.25];
 
 /// Default placements of the probe.
 pub const PLACEMENTS: [Strategy; 4] = [
@@ -259,41 +181,7 @@ impl Probe for Compute {
             ];
             result.findings.extend(found.into_iter().flatten());
         }
-        counter_tables(result, &["int", "fp"]);
-    }
-}
-
-/// Seed 001's MIPS / CPI / efficiency beside the rates: per kind of work (the case
-/// labels start with it; no kinds: one table of all cases), a table of every case's
-/// counters, and the hardware part's skip reason or the source of the issue width
-/// as a note.
-pub fn counter_tables(result: &mut ProbeResult, kinds: &[&str]) {
-    let Some(pc) = &result.counters else { return };
-    let note = crate::counters::hardware_note(pc);
-    let all = "counters per case (medians over rounds)";
-    let tables: Vec<_> = if kinds.is_empty() {
-        crate::counters::case_table(pc, all, |_| true)
-            .into_iter()
-            .collect()
-    } else {
-        kinds
-            .iter()
-            .filter_map(|k| {
-                crate::counters::case_table(pc, &format!("{k}: {all}"), |c| {
-                    c.strip_prefix(k).is_some_and(|r| r.starts_with(' '))
-                })
-            })
-            .collect()
-    };
-    result.findings.push(note);
-    result.tables.extend(tables);
-}
-
-/// Placement as given on the command line (`scatter`, `0,2,4-7`).
-pub fn placement_arg(s: &Strategy) -> String {
-    match s {
-        Strategy::List(cpus) => crate::topology::Topology::format_cpu_list(cpus),
-        other => other.name(),
+        crate::counters::case_tables(result, &["int", "fp"]);
     }
 }
 

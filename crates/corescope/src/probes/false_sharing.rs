@@ -12,6 +12,7 @@
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::clock::now_ns;
+use crate::kernels::buffer::{Block, Pages};
 use crate::model::{Finding, Lane, Measurement, Outcome, Point, ProbeResult, Span, Timeline};
 use crate::placement::{self, Strategy};
 use serde::Serialize;
@@ -48,7 +49,7 @@ struct CaseParams {
 
 /// Counters `pad` bytes apart in one 4 KiB-aligned buffer.
 pub struct Counters {
-    block: super::memory::Block,
+    block: Block,
     pad: usize,
 }
 
@@ -58,7 +59,7 @@ impl Counters {
         let pad = pad.max(2) & !1;
         let words = (n * pad).div_ceil(8) + 1;
         Ok(Self {
-            block: super::memory::Block::new(words, super::memory::Pages::Default, 0)?,
+            block: Block::new(words, Pages::Default, 0)?,
             pad,
         })
     }

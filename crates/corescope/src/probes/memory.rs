@@ -30,24 +30,22 @@
 //! Byte counting is STREAM's: read 8 B and write 8 B per word, copy 16 B and triad
 //! 24 B per element; write-allocate traffic is not counted. GB/s = 10^9 B/s.
 
-use super::compute::placement_arg;
 use super::{placement_config, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis;
+use crate::kernels::buffer::{Block, Pages, HUGE_PAGE_BYTES};
+use crate::kernels::chase::{build_chase, chase};
+use crate::kernels::stream::{copy, read_sum, triad, write_fill};
 use crate::memguard;
 use crate::model::{Finding, Measurement, Point, ProbeResult};
+use crate::placement::arg as placement_arg;
 use crate::placement::{self, Strategy};
 use serde::{Deserialize, Serialize};
-use std::alloc::Layout;
 use std::hint::black_box;
-use std::ptr::NonNull;
 use std::sync::Mutex;
 
 /// Repetitions of the working-set cases inside one team (the best is kept, as the
 /// seed's best of 3); the bandwidth sweep is repeated in rounds by the runner.
 pub const REPS: usize = 3;
-/// Size of a transparent huge page on x86_64 and most aarch64 kernels (2 MiB);
-/// blocks are aligned and sized to it so a THP request can be honoured.
-pub const HUGE_PAGE_BYTES: usize = 2 << 20;
 /// Smallest useful block per thread for the bandwidth sweep.
 pub const MIN_BLOCK_BYTES: u64 = 4 << 20;
 /// Cache line assumed for the pointer chase when the topology does not say (x86_64,
@@ -85,17 +83,6 @@ pub enum Kernel {
     /// Read, with transparent huge pages refused for the block (`MADV_NOHUGEPAGE`):
     /// the "off" arm of the THP comparison, whatever the system's THP mode.
     ReadNoThp,
-}
-
-/// Which pages back a block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pages {
-    /// Whatever the system's THP mode gives (no advice).
-    Default,
-    /// `MADV_HUGEPAGE` before the first touch.
-    Huge,
-    /// `MADV_NOHUGEPAGE` before the first touch.
-    Small,
 }
 
 impl Kernel {
@@ -158,285 +145,6 @@ enum CaseParams {
     },
     /// Working-set latency: a pointer chase over `ws_bytes`.
     WsLatency { ws_bytes: u64, steps: u64 },
-}
-
-// ---------------------------------------------------------------------------
-// Blocks
-
-/// A page-aligned, heap-allocated array of 64-bit words, optionally with
-/// transparent huge pages requested before the first touch.
-pub struct Block {
-    ptr: NonNull<u64>,
-    words: usize,
-    layout: Layout,
-}
-
-// SAFETY: a Block owns its allocation exclusively (like a Vec<u64>); moving it to
-// another thread moves that ownership.
-unsafe impl Send for Block {}
-// SAFETY: `&Block` only hands out `&[u64]` (shared reads), like `&Vec<u64>`.
-unsafe impl Sync for Block {}
-
-impl Block {
-    /// Allocate `words` words (rounded up to whole huge pages), advise the kernel
-    /// which pages to use, and write every word (the first touch) with `fill`.
-    pub fn new(words: usize, pages: Pages, fill: u64) -> Result<Self, String> {
-        let bytes = (words.max(1) * 8).div_ceil(HUGE_PAGE_BYTES) * HUGE_PAGE_BYTES;
-        let layout = Layout::from_size_align(bytes, HUGE_PAGE_BYTES)
-            .map_err(|e| format!("block of {bytes} B: {e}"))?;
-        // SAFETY: the layout has a non-zero size.
-        let raw = unsafe { std::alloc::alloc(layout) } as *mut u64;
-        let ptr = NonNull::new(raw)
-            .ok_or_else(|| format!("could not allocate {}", memguard::human(bytes as u64)))?;
-        let advice = match pages {
-            Pages::Default => None,
-            Pages::Huge => Some(libc::MADV_HUGEPAGE),
-            Pages::Small => Some(libc::MADV_NOHUGEPAGE),
-        };
-        if let Some(advice) = advice {
-            // SAFETY: ptr..ptr+bytes is our own, 2 MiB-aligned allocation; madvise
-            // only changes how the kernel backs it. A failure (THP off) is harmless.
-            unsafe {
-                libc::madvise(ptr.as_ptr().cast(), bytes, advice);
-            }
-        }
-        let mut b = Block {
-            ptr,
-            words: bytes / 8,
-            layout,
-        };
-        b.words = words.max(1);
-        b.as_mut_slice().fill(fill);
-        Ok(b)
-    }
-
-    /// The words.
-    pub fn as_slice(&self) -> &[u64] {
-        // SAFETY: ptr points to at least `words` initialised u64 (written in `new`),
-        // and `&self` rules out a concurrent `&mut`.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.words) }
-    }
-
-    /// The words, mutably.
-    pub fn as_mut_slice(&mut self) -> &mut [u64] {
-        // SAFETY: as in `as_slice`; `&mut self` makes the access exclusive. Before
-        // the first fill the memory is uninitialised, but u64 has no invalid bit
-        // patterns and `new` only writes through this slice before reading.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.words) }
-    }
-
-    /// The words as f64 (for triad).
-    pub fn as_f64_mut(&mut self) -> &mut [f64] {
-        // SAFETY: u64 and f64 have the same size and alignment; every bit pattern is
-        // a valid f64.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().cast(), self.words) }
-    }
-
-    /// Start address (for the huge-page check).
-    pub fn addr(&self) -> usize {
-        self.ptr.as_ptr() as usize
-    }
-
-    /// Bytes allocated.
-    pub fn allocated_bytes(&self) -> usize {
-        self.layout.size()
-    }
-}
-
-impl Drop for Block {
-    fn drop(&mut self) {
-        // SAFETY: ptr was allocated with exactly this layout and is freed once.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), self.layout) }
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Kernels
-
-/// Wrapping sum of every word (8 independent accumulators so LLVM vectorises); on
-/// x86_64 with AVX2 the same loop compiled for 256-bit loads.
-pub fn read_sum(words: &[u64]) -> u64 {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { read_sum_avx2(words) };
-    }
-    read_sum_generic(words)
-}
-
-#[inline(never)]
-fn read_sum_generic(words: &[u64]) -> u64 {
-    read_sum_body(words)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline(never)]
-unsafe fn read_sum_avx2(words: &[u64]) -> u64 {
-    read_sum_body(words)
-}
-
-#[inline(always)]
-fn read_sum_body(words: &[u64]) -> u64 {
-    let mut acc = [0u64; 8];
-    let chunks = words.chunks_exact(8);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for i in 0..8 {
-            acc[i] = acc[i].wrapping_add(c[i]);
-        }
-    }
-    let mut s = acc.iter().fold(0u64, |a, &b| a.wrapping_add(b));
-    for &w in rest {
-        s = s.wrapping_add(w);
-    }
-    s
-}
-
-/// The word `write` stores: the byte 0x5A in every position, so `fill` becomes a
-/// `memset` of a non-zero byte.
-pub const WRITE_WORD: u64 = 0x5A5A_5A5A_5A5A_5A5A;
-
-/// Fill every word with [`WRITE_WORD`] (glibc `memset` of 0x5A).
-#[inline(never)]
-pub fn write_fill(words: &mut [u64]) {
-    words.fill(WRITE_WORD);
-    black_box(words.as_ptr());
-}
-
-/// STREAM copy. On x86_64 with 16-byte aligned arrays: SSE2 loads and non-temporal
-/// (streaming) stores, which skip the read-for-ownership of the destination — what
-/// the machine does best for arrays larger than the caches (as likwid-bench's
-/// `copy_mem`). Elsewhere glibc `memcpy`.
-#[inline(never)]
-pub fn copy(dst: &mut [u64], src: &[u64]) {
-    let n = dst.len().min(src.len());
-    let mut done = 0;
-    #[cfg(target_arch = "x86_64")]
-    if (dst.as_ptr() as usize | src.as_ptr() as usize) % 16 == 0 {
-        done = n / 8 * 8;
-        // SAFETY: both slices hold at least `done` words, are 16-byte aligned (checked)
-        // and do not overlap (`&mut` vs `&`); SSE2 is part of the x86_64 baseline.
-        unsafe { copy_nt_sse2(dst.as_mut_ptr(), src.as_ptr(), done) };
-    }
-    dst[done..n].copy_from_slice(&src[done..n]);
-    black_box(dst.as_ptr());
-}
-
-/// `words` (a multiple of 8) words from `src` to `dst` with streaming stores.
-///
-/// # Safety
-/// `dst` and `src` must be valid for `words` words, 16-byte aligned, not overlapping.
-#[cfg(target_arch = "x86_64")]
-unsafe fn copy_nt_sse2(dst: *mut u64, src: *const u64, words: usize) {
-    use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_sfence, _mm_stream_si128};
-    let (d, s) = (dst as *mut __m128i, src as *const __m128i);
-    let mut i = 0;
-    while i < words / 2 {
-        // SAFETY: i + 3 < words / 2 vectors, inside both arrays (caller's contract).
-        unsafe {
-            let a = _mm_load_si128(s.add(i));
-            let b = _mm_load_si128(s.add(i + 1));
-            let c = _mm_load_si128(s.add(i + 2));
-            let e = _mm_load_si128(s.add(i + 3));
-            _mm_stream_si128(d.add(i), a);
-            _mm_stream_si128(d.add(i + 1), b);
-            _mm_stream_si128(d.add(i + 2), c);
-            _mm_stream_si128(d.add(i + 3), e);
-        }
-        i += 4;
-    }
-    // Streaming stores are weakly ordered: fence before anyone reads the result.
-    // SAFETY: SSE is part of the x86_64 baseline.
-    unsafe { _mm_sfence() };
-}
-
-/// STREAM triad `a[i] = b[i] + s·c[i]`. On x86_64 with 16-byte aligned arrays the
-/// stores are non-temporal (as likwid-bench's `triad_mem`), elsewhere ordinary.
-#[inline(never)]
-pub fn triad(a: &mut [f64], b: &[f64], c: &[f64], s: f64) {
-    let n = a.len().min(b.len()).min(c.len());
-    let mut done = 0;
-    #[cfg(target_arch = "x86_64")]
-    if (a.as_ptr() as usize | b.as_ptr() as usize | c.as_ptr() as usize) % 16 == 0 {
-        done = n / 4 * 4;
-        // SAFETY: all three slices hold at least `done` elements, are 16-byte aligned
-        // (checked) and `a` overlaps neither `b` nor `c` (`&mut` vs `&`).
-        unsafe { triad_nt_sse2(a.as_mut_ptr(), b.as_ptr(), c.as_ptr(), s, done) };
-    }
-    for ((a, &b), &c) in a[done..n].iter_mut().zip(&b[done..n]).zip(&c[done..n]) {
-        *a = b + s * c;
-    }
-    black_box(a.as_ptr());
-}
-
-/// Triad over `n` (a multiple of 4) elements with streaming stores.
-///
-/// # Safety
-/// As [`copy_nt_sse2`], for all three arrays.
-#[cfg(target_arch = "x86_64")]
-unsafe fn triad_nt_sse2(a: *mut f64, b: *const f64, c: *const f64, s: f64, n: usize) {
-    use std::arch::x86_64::{
-        _mm_add_pd, _mm_load_pd, _mm_mul_pd, _mm_set1_pd, _mm_sfence, _mm_stream_pd,
-    };
-    // SAFETY: SSE2 is part of the x86_64 baseline.
-    let sv = unsafe { _mm_set1_pd(s) };
-    let mut i = 0;
-    while i < n {
-        // SAFETY: i + 3 < n, inside every array (caller's contract), 16-byte aligned.
-        unsafe {
-            let x = _mm_add_pd(_mm_load_pd(b.add(i)), _mm_mul_pd(sv, _mm_load_pd(c.add(i))));
-            let y = _mm_add_pd(
-                _mm_load_pd(b.add(i + 2)),
-                _mm_mul_pd(sv, _mm_load_pd(c.add(i + 2))),
-            );
-            _mm_stream_pd(a.add(i), x);
-            _mm_stream_pd(a.add(i + 2), y);
-        }
-        i += 4;
-    }
-    // SAFETY: as above; the fence orders the streaming stores.
-    unsafe { _mm_sfence() };
-}
-
-/// Follow `steps` links of a pointer chase starting at slot 0; returns where it ended.
-/// `next[i · stride]` holds the slot after slot `i`.
-#[inline(never)]
-pub fn chase(next: &[u64], stride: usize, steps: u64) -> u64 {
-    let mut i = 0u64;
-    for _ in 0..steps {
-        i = next[i as usize * stride];
-    }
-    i
-}
-
-/// A random cyclic permutation of `n` slots (Sattolo's algorithm), written into
-/// `next[i · stride]`: from any slot the chase visits all `n` before returning.
-pub fn build_chase(next: &mut [u64], stride: usize, n: usize, seed: u64) {
-    let mut order: Vec<u64> = (0..n as u64).collect();
-    let mut rng = SplitMix(seed);
-    for i in (1..n).rev() {
-        let j = (rng.next() % i as u64) as usize; // j < i: one cycle
-        order.swap(i, j);
-    }
-    for k in 0..n {
-        let from = order[k] as usize;
-        let to = order[(k + 1) % n];
-        next[from * stride] = to;
-    }
-}
-
-/// SplitMix64: a small, good-enough generator for shuffling.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
 }
 
 /// Bytes a kernel moves over one block of `block_bytes` (STREAM counting).
@@ -1135,6 +843,7 @@ fn working_set_plan(ctx: &PlanCtx, avail: &memguard::Available) -> Result<WsPlan
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::stream::WRITE_WORD;
 
     #[test]
     fn read_sum_is_the_sum() {

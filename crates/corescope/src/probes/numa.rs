@@ -3,10 +3,10 @@
 //!
 //! - `read/cpus-node<i>` at x = j: up to [`bandwidth_threads`] CPUs of node i
 //!   (spread over its cores first) each read their own block bound to node j once
-//!   with the memory probe's `read` kernel ([`super::memory::read_sum`]); bytes /
+//!   with the memory probe's `read` kernel ([`crate::kernels::stream::read_sum`]); bytes /
 //!   (last end − first start).
 //! - `latency/cpus-node<i>` at x = j: the first CPU of node i follows a dependent
-//!   pointer chase ([`super::memory::chase`]) over a random cyclic permutation
+//!   pointer chase ([`crate::kernels::chase::chase`]) over a random cyclic permutation
 //!   (Sattolo) of cache lines in a buffer bound to node j, [`LATENCY_LLC_FACTOR`] ×
 //!   the last-level cache and at least [`LATENCY_MIN_BYTES`]: nearly every step misses
 //!   every cache; ns per step.
@@ -27,8 +27,10 @@
 //! nodes); intervals and counts stay in the series. On one node only the diagonal
 //! exists, and a finding says so.
 
-use super::memory::{build_chase, chase, read_sum, DEFAULT_LINE_BYTES};
+use super::memory::DEFAULT_LINE_BYTES;
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use crate::kernels::chase::{build_chase, chase};
+use crate::kernels::stream::read_sum;
 use crate::memguard;
 use crate::model::{Finding, Matrix, Measurement, Point, ProbeResult, Profile, Table};
 use crate::placement::{self, Strategy};

@@ -26,11 +26,11 @@
 //! `fmul`/`fadd` on d/s registers and `neon-fma` `fmla` on 128-bit vectors; SVE is
 //! not measured (no stable Rust intrinsics).
 
-use super::compute::placement_arg;
 use super::placement_config;
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis;
 use crate::model::{Measurement, Point, ProbeResult};
+use crate::placement::arg as placement_arg;
 use crate::placement::Strategy;
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;

@@ -12,8 +12,8 @@
 //! significant.
 
 use super::c2c::assemble;
-use super::compute::{fp_kernel, int_kernel, INPUTS};
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::kernels::chains::{fp_kernel, int_kernel, INPUTS};
 use crate::model::{Finding, Matrix, Measurement, ProbeResult};
 use crate::placement::subset;
 use serde::Serialize;

@@ -107,7 +107,7 @@ impl ChaseRing {
         let lines = (bytes / 64).max(2);
         let mut next = vec![0usize; lines * 8];
         let mut words: Vec<u64> = vec![0; lines * 8];
-        super::memory::build_chase(&mut words, 8, lines, seed);
+        crate::kernels::chase::build_chase(&mut words, 8, lines, seed);
         for (n, w) in next.iter_mut().zip(&words) {
             *n = *w as usize;
         }

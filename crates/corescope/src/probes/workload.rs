@@ -26,10 +26,10 @@
 //! software counts (task-clock, context switches, migrations, page faults)
 //! everywhere; without a PMU a note says "skipped: no PMU (…)" (docs/counters.md).
 
-use super::compute::{int_kernel, INPUTS};
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::clock::now_ns;
+use crate::kernels::chains::{int_kernel, INPUTS};
 use crate::model::{Finding, Measurement, Point, ProbeResult};
 use crate::placement::{self, Strategy};
 use serde::{Deserialize, Serialize};
@@ -258,7 +258,7 @@ impl Probe for Workload {
                             ));
                         }
                         State::Ws(block) => {
-                            black_box(super::memory::read_sum(black_box(block)));
+                            black_box(crate::kernels::stream::read_sum(black_box(block)));
                         }
                         State::Io(Some(fd), buf) => write_unit(fd.0, buf)?,
                         State::Io(None, buf) => {
@@ -302,7 +302,7 @@ impl Probe for Workload {
             result.findings.extend(found);
         }
         result.findings.extend(open_cost(result));
-        super::compute::counter_tables(result, &[]);
+        crate::counters::case_tables(result, &[]);
     }
 }
 

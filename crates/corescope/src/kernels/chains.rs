@@ -1,0 +1,87 @@
+//! The dependent arithmetic chains of the compute probe (seed 000 §3: 128 inputs,
+//! 8 dependent operations each), integer and floating point, shared with the
+//! sharing and workload probes.
+
+use std::hint::black_box;
+
+/// Inputs per pass, as in the seed.
+pub const INPUTS: usize = 128;
+/// Dependent operations per input: 2 add, 2 sub, 4 mul.
+pub const OPS_PER_INPUT: u64 = 8;
+// The kernel. One macro so the integer and floating-point versions do exactly the
+// same calculation (seed 000: "exactly the same for both").
+//
+// How it keeps the compiler from folding operations (seed 000 §3.2 tells how a
+// compiler removed 2 of 8): every step depends on the previous result, additions
+// and subtractions alternate with multiplications so no two additive constants
+// meet, and the multipliers come through `black_box` so none is known at compile
+// time. For f64 Rust never reassociates or contracts into FMA without explicit
+// intrinsics. Checked in the release build (x86_64, rustc 1.95, `objdump -d`):
+// LLVM unrolls the inner loop by two; per input `int_kernel` executes 4 `imul`,
+// 2 `add`, 2 `sub` on the result register (plus the loop counter's own add), and
+// `fp_kernel` 4 `mulsd`, 2 `addsd`, 2 `subsd`: scalar, no packed forms, no FMA.
+macro_rules! kernel {
+    ($name:ident, $t:ty, $add:ident, $sub:ident, $mul:ident) => {
+        /// Run `passes` passes over `inputs`, 8 dependent operations per input.
+        #[inline(never)]
+        pub fn $name(inputs: &[$t; INPUTS], k: [$t; 4], passes: u64, seed: $t) -> $t {
+            let [k0, k1, k2, k3] = black_box(k);
+            let mut r = seed;
+            for _ in 0..passes {
+                for &x in inputs.iter() {
+                    r = r.$add(x); // add
+                    r = r.$mul(k0); // mul
+                    r = r.$sub(x); // sub
+                    r = r.$mul(k1); // mul
+                    r = r.$add(k2); // add
+                    r = r.$mul(x); // mul
+                    r = r.$sub(k3); // sub
+                    r = r.$mul(k1); // mul
+                }
+                r = black_box(r);
+            }
+            r
+        }
+    };
+}
+
+pub trait Arith: Copy {
+    fn fadd(self, o: Self) -> Self;
+    fn fsub(self, o: Self) -> Self;
+    fn fmul(self, o: Self) -> Self;
+}
+impl Arith for f64 {
+    #[inline(always)]
+    fn fadd(self, o: Self) -> Self {
+        self + o
+    }
+    #[inline(always)]
+    fn fsub(self, o: Self) -> Self {
+        self - o
+    }
+    #[inline(always)]
+    fn fmul(self, o: Self) -> Self {
+        self * o
+    }
+}
+
+kernel!(int_kernel, i64, wrapping_add, wrapping_sub, wrapping_mul);
+kernel!(fp_kernel, f64, fadd, fsub, fmul);
+
+/// Integer inputs: odd values so products never collapse to zero.
+pub fn int_inputs(thread: usize) -> [i64; INPUTS] {
+    std::array::from_fn(|i| (2 * (i + thread) + 3) as i64)
+}
+
+/// Multipliers for the integer kernel.
+pub const INT_K: [i64; 4] = [3, 5, 7, 11];
+
+/// FP inputs in [0.9, 1.1): with multipliers whose product stays below 1 the
+/// recurrence contracts to a finite, non-zero fixed point — no overflow, no
+/// denormals (which would slow some FPUs by 100×).
+pub fn fp_inputs(thread: usize) -> [f64; INPUTS] {
+    std::array::from_fn(|i| 0.9 + 0.2 * (((i + thread) % INPUTS) as f64) / INPUTS as f64)
+}
+
+/// Multipliers for the FP kernel: 0.5 · 1.25 · x · 1.25 < 0.86 for x < 1.1.
+pub const FP_K: [f64; 4] = [0.5, 1.25, 0.75, 0.25];

@@ -1,0 +1,152 @@
+//! The STREAM-style kernels over a block: `read` (sum), `write` (fill), `copy`,
+//! `triad`. What each compiles to is said in the memory probe's documentation
+//! (`probes/memory.rs`), which times them; the NUMA, workload and false-sharing
+//! probes run `read_sum` too.
+
+use std::hint::black_box;
+
+/// Wrapping sum of every word (8 independent accumulators so LLVM vectorises); on
+/// x86_64 with AVX2 the same loop compiled for 256-bit loads.
+pub fn read_sum(words: &[u64]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { read_sum_avx2(words) };
+    }
+    read_sum_generic(words)
+}
+
+#[inline(never)]
+fn read_sum_generic(words: &[u64]) -> u64 {
+    read_sum_body(words)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn read_sum_avx2(words: &[u64]) -> u64 {
+    read_sum_body(words)
+}
+
+#[inline(always)]
+fn read_sum_body(words: &[u64]) -> u64 {
+    let mut acc = [0u64; 8];
+    let chunks = words.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for i in 0..8 {
+            acc[i] = acc[i].wrapping_add(c[i]);
+        }
+    }
+    let mut s = acc.iter().fold(0u64, |a, &b| a.wrapping_add(b));
+    for &w in rest {
+        s = s.wrapping_add(w);
+    }
+    s
+}
+
+/// The word `write` stores: the byte 0x5A in every position, so `fill` becomes a
+/// `memset` of a non-zero byte.
+pub const WRITE_WORD: u64 = 0x5A5A_5A5A_5A5A_5A5A;
+
+/// Fill every word with [`WRITE_WORD`] (glibc `memset` of 0x5A).
+#[inline(never)]
+pub fn write_fill(words: &mut [u64]) {
+    words.fill(WRITE_WORD);
+    black_box(words.as_ptr());
+}
+
+/// STREAM copy. On x86_64 with 16-byte aligned arrays: SSE2 loads and non-temporal
+/// (streaming) stores, which skip the read-for-ownership of the destination — what
+/// the machine does best for arrays larger than the caches (as likwid-bench's
+/// `copy_mem`). Elsewhere glibc `memcpy`.
+#[inline(never)]
+pub fn copy(dst: &mut [u64], src: &[u64]) {
+    let n = dst.len().min(src.len());
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if (dst.as_ptr() as usize | src.as_ptr() as usize) % 16 == 0 {
+        done = n / 8 * 8;
+        // SAFETY: both slices hold at least `done` words, are 16-byte aligned (checked)
+        // and do not overlap (`&mut` vs `&`); SSE2 is part of the x86_64 baseline.
+        unsafe { copy_nt_sse2(dst.as_mut_ptr(), src.as_ptr(), done) };
+    }
+    dst[done..n].copy_from_slice(&src[done..n]);
+    black_box(dst.as_ptr());
+}
+
+/// `words` (a multiple of 8) words from `src` to `dst` with streaming stores.
+///
+/// # Safety
+/// `dst` and `src` must be valid for `words` words, 16-byte aligned, not overlapping.
+#[cfg(target_arch = "x86_64")]
+unsafe fn copy_nt_sse2(dst: *mut u64, src: *const u64, words: usize) {
+    use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_sfence, _mm_stream_si128};
+    let (d, s) = (dst as *mut __m128i, src as *const __m128i);
+    let mut i = 0;
+    while i < words / 2 {
+        // SAFETY: i + 3 < words / 2 vectors, inside both arrays (caller's contract).
+        unsafe {
+            let a = _mm_load_si128(s.add(i));
+            let b = _mm_load_si128(s.add(i + 1));
+            let c = _mm_load_si128(s.add(i + 2));
+            let e = _mm_load_si128(s.add(i + 3));
+            _mm_stream_si128(d.add(i), a);
+            _mm_stream_si128(d.add(i + 1), b);
+            _mm_stream_si128(d.add(i + 2), c);
+            _mm_stream_si128(d.add(i + 3), e);
+        }
+        i += 4;
+    }
+    // Streaming stores are weakly ordered: fence before anyone reads the result.
+    // SAFETY: SSE is part of the x86_64 baseline.
+    unsafe { _mm_sfence() };
+}
+
+/// STREAM triad `a[i] = b[i] + s·c[i]`. On x86_64 with 16-byte aligned arrays the
+/// stores are non-temporal (as likwid-bench's `triad_mem`), elsewhere ordinary.
+#[inline(never)]
+pub fn triad(a: &mut [f64], b: &[f64], c: &[f64], s: f64) {
+    let n = a.len().min(b.len()).min(c.len());
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if (a.as_ptr() as usize | b.as_ptr() as usize | c.as_ptr() as usize) % 16 == 0 {
+        done = n / 4 * 4;
+        // SAFETY: all three slices hold at least `done` elements, are 16-byte aligned
+        // (checked) and `a` overlaps neither `b` nor `c` (`&mut` vs `&`).
+        unsafe { triad_nt_sse2(a.as_mut_ptr(), b.as_ptr(), c.as_ptr(), s, done) };
+    }
+    for ((a, &b), &c) in a[done..n].iter_mut().zip(&b[done..n]).zip(&c[done..n]) {
+        *a = b + s * c;
+    }
+    black_box(a.as_ptr());
+}
+
+/// Triad over `n` (a multiple of 4) elements with streaming stores.
+///
+/// # Safety
+/// As [`copy_nt_sse2`], for all three arrays.
+#[cfg(target_arch = "x86_64")]
+unsafe fn triad_nt_sse2(a: *mut f64, b: *const f64, c: *const f64, s: f64, n: usize) {
+    use std::arch::x86_64::{
+        _mm_add_pd, _mm_load_pd, _mm_mul_pd, _mm_set1_pd, _mm_sfence, _mm_stream_pd,
+    };
+    // SAFETY: SSE2 is part of the x86_64 baseline.
+    let sv = unsafe { _mm_set1_pd(s) };
+    let mut i = 0;
+    while i < n {
+        // SAFETY: i + 3 < n, inside every array (caller's contract), 16-byte aligned.
+        unsafe {
+            let x = _mm_add_pd(_mm_load_pd(b.add(i)), _mm_mul_pd(sv, _mm_load_pd(c.add(i))));
+            let y = _mm_add_pd(
+                _mm_load_pd(b.add(i + 2)),
+                _mm_mul_pd(sv, _mm_load_pd(c.add(i + 2))),
+            );
+            _mm_stream_pd(a.add(i), x);
+            _mm_stream_pd(a.add(i + 2), y);
+        }
+        i += 4;
+    }
+    // SAFETY: as above; the fence orders the streaming stores.
+    unsafe { _mm_sfence() };
+}
