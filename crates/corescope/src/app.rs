@@ -343,7 +343,7 @@ fn validate_run(a: &RunArgs, topo: topology::Topology) -> Result<RunPlan> {
         .transpose()
         .map_err(|e| anyhow!(e))?;
     if let Some(&most) = threads.as_ref().and_then(|t| t.last()) {
-        let (cap, why) = runner::team::thread_capacity();
+        let (cap, why) = crate::harness::team::thread_capacity();
         if most > cap {
             bail!(
                 "--threads {most}: this system can create about {cap} more threads \

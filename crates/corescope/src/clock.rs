@@ -11,9 +11,9 @@
 //! known latency, one thread and every allowed CPU busy) and used by per-cycle
 //! figures through [`Clock::per_cycle_hz`].
 
+use crate::harness::team::{run_team, TeamError};
 use crate::kernels::clock_chain::{self, ADDS_PER_ITER, ADD_LATENCY_CYCLES};
 use crate::model::{ClockInfo, Profile};
-use crate::runner::team::{run_team, TeamError};
 use std::time::{Duration, Instant};
 
 /// `CLOCK_MONOTONIC` in ns since an arbitrary origin (boot).

@@ -20,6 +20,7 @@ pub mod compare;
 pub mod counters;
 pub mod drift;
 pub mod estimate;
+pub mod harness;
 pub mod interrupt;
 pub mod kernels;
 pub mod memguard;

@@ -3,8 +3,8 @@
 //! No timing thresholds.
 
 use corescope::clock::Clock;
+use corescope::harness::pair;
 use corescope::model::{Profile, Status};
-use corescope::placement::pairs;
 use corescope::probes::{self, Overrides, PlanCtx};
 use std::time::Duration;
 
@@ -20,7 +20,7 @@ fn ctx() -> PlanCtx {
 
 #[test]
 fn the_pool_probe_measures_both_free_lists_and_rayon() {
-    let before = pairs::thread_count().unwrap();
+    let before = pair::thread_count().unwrap();
     let r =
         corescope::runner::run_probe(probes::find("pool").unwrap().as_ref(), &ctx(), &mut |_| {});
     assert!(
@@ -82,7 +82,7 @@ fn the_pool_probe_measures_both_free_lists_and_rayon() {
     let ra = r.series("rmatmul/rayon/256").unwrap();
     assert!(t.n.iter().chain(&ra.n).all(|&n| n == t.n[0] && n >= 2));
     // The probe's pools were dropped: their workers joined (rayon's global pool stays).
-    let after = pairs::thread_count().unwrap();
+    let after = pair::thread_count().unwrap();
     let rayon = rayon::current_num_threads();
     assert!(
         after <= before + rayon,

@@ -3,8 +3,8 @@
 //! table, and no thread left behind. No timing thresholds.
 
 use corescope::clock::Clock;
+use corescope::harness::pair;
 use corescope::model::{Finding, Profile, Status};
-use corescope::placement::pairs;
 use corescope::probes::{self, Overrides, PlanCtx};
 use std::time::Duration;
 
@@ -21,8 +21,8 @@ fn ctx() -> PlanCtx {
 #[test]
 fn primitive_probes_yield_complete_distributions_and_leave_no_thread() {
     let ctx = ctx();
-    let expected = pairs::samples(Profile::Quick);
-    let before = pairs::thread_count().unwrap();
+    let expected = pair::samples(Profile::Quick);
+    let before = pair::thread_count().unwrap();
     for id in ["threads", "mutex", "condvar"] {
         let probe = probes::find(id).unwrap();
         let r = corescope::runner::run_probe(probe.as_ref(), &ctx, &mut |_| {});
@@ -79,13 +79,13 @@ fn primitive_probes_yield_complete_distributions_and_leave_no_thread() {
         }
     }
     // Every joinable child joined, every detached child finished, every partner gone.
-    let mut after = pairs::thread_count().unwrap();
+    let mut after = pair::thread_count().unwrap();
     for _ in 0..100 {
         if after <= before {
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
-        after = pairs::thread_count().unwrap();
+        after = pair::thread_count().unwrap();
     }
     assert!(after <= before, "threads before {before}, after {after}");
 }

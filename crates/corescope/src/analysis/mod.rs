@@ -9,6 +9,8 @@
 use crate::model::{Estimate, Finding, ProbeResult};
 use crate::stats;
 
+pub mod pairs;
+
 /// The curves `what/<variant>` of a result.
 fn family<'a>(
     result: &'a ProbeResult,

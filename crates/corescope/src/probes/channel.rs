@@ -24,7 +24,9 @@
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
+use crate::analysis::pairs as pair_stats;
 use crate::clock::{ticks, Clock};
+use crate::harness::pair;
 use crate::model::{Finding, Measurement, Point, ProbeResult, Profile, Table};
 use crate::placement::pairs::{self, PairCpus, Relation};
 use crate::units::fmt_value;
@@ -864,7 +866,7 @@ impl Probe for ChannelProbe {
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         let events: u64 = ctx.profile.pick(1 << 18, 1 << 21, 1 << 24);
         let rounds = throughput_rounds(ctx.profile);
-        let samples = pairs::samples(ctx.profile);
+        let samples = pair::samples(ctx.profile);
         let (places, skipped) = placements(ctx);
         if places.is_empty() {
             return Err(ProbeError::Skipped("no allowed CPU".into()));
@@ -974,12 +976,12 @@ impl Probe for ChannelProbe {
                 let ticks = roundtrip_of::<u64>(impl_, samples, placement.cpus, d, &warnings)?
                     .map_err(|f| fail(impl_, "round trip", f, ctx))?;
                 let clock: &Clock = &ctx.plan.clock;
-                let dist = pairs::dist_ns(
+                let dist = pair_stats::dist_ns(
                     &format!("roundtrip/{}/{}", impl_.name(), placement.name),
                     clock,
                     &ticks,
                 );
-                pairs::push_dists(&mut m, clock, [dist]);
+                pair_stats::push_dists(&mut m, clock, [dist]);
             }
         }
         absorb_warnings(ctx, warnings);

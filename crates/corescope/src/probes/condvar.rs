@@ -11,15 +11,17 @@
 //! Waits are timed (100 ms slices), so a lost wake-up cannot hang the probe.
 //!
 //! Repetition and comparison: one case measures every variant (signal and broadcast,
-//! each relation) in [`pairs::CHUNKS`] chunks taken in rotated order, so drift hits
+//! each relation) in [`pair::CHUNKS`] chunks taken in rotated order, so drift hits
 //! all variants alike. Findings compare medians through their 95 % intervals (signal
 //! vs broadcast; other core vs same CPU) and state a difference only when it is
 //! significant.
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
+use crate::harness::pair::{self, PthreadCond, PthreadMutex};
 use crate::model::{Measurement, ProbeResult};
-use crate::placement::pairs::{self, PthreadCond, PthreadMutex, Relation};
+use crate::placement::pairs::{self, Relation};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -104,7 +106,7 @@ fn run_pair(
             stop = Some(format!("budget reached after {} samples", k - 1));
             break;
         }
-        if !pairs::wait_until(limit, || sh.ready.load(Ordering::Acquire) == k) {
+        if !pair::wait_until(limit, || sh.ready.load(Ordering::Acquire) == k) {
             stop = Some(format!(
                 "the waiter did not get ready within {PARTNER_TIMEOUT_S} s"
             ));
@@ -128,7 +130,7 @@ fn run_pair(
             sh.c.signal();
         }
         let t1 = ticks();
-        if !pairs::wait_until(limit, || sh.woke.load(Ordering::Acquire) != 0) {
+        if !pair::wait_until(limit, || sh.woke.load(Ordering::Acquire) != 0) {
             stop = Some(format!(
                 "the waiter did not wake within {PARTNER_TIMEOUT_S} s"
             ));
@@ -154,7 +156,7 @@ impl Probe for Condvar {
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
-        let n = pairs::samples(ctx.profile);
+        let n = pair::samples(ctx.profile);
         let mut variants = Vec::new();
         let mut skipped = Vec::new();
         for (relation, pair) in pairs::pairs(&ctx.topo) {
@@ -181,14 +183,14 @@ impl Probe for Condvar {
         )];
         Ok(Plan::new(cases)
             .param("samples", n)
-            .param("chunks", pairs::CHUNKS)
+            .param("chunks", pair::CHUNKS)
             .skipping(skipped))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         let c: CaseParams = case.typed()?;
         let clock = ctx.plan.clock.clone();
-        let (per_variant, stop) = pairs::interleaved(c.variants.len(), c.samples, |v, n| {
+        let (per_variant, stop) = pair::interleaved(c.variants.len(), c.samples, |v, n| {
             chunk_of(ctx, &c.variants[v], n)
         })?;
         let mut m = Measurement::default();
@@ -201,14 +203,14 @@ impl Probe for Condvar {
             }
             let base = var.name();
             let (call, wake): (Vec<u64>, Vec<u64>) = cw.into_iter().unzip();
-            let ds = pairs::paired(
+            let ds = pair_stats::paired(
                 &format!("{base}/call"),
                 &format!("{base}/wake"),
                 &clock,
                 &call,
                 &wake,
             );
-            pairs::push_dists(&mut m, &clock, ds);
+            pair_stats::push_dists(&mut m, &clock, ds);
         }
         if m.distributions.is_empty() {
             return Err(ProbeError::GaveUp("condvar: no sample".into()));
@@ -218,13 +220,13 @@ impl Probe for Condvar {
 
     fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
         let ds = &result.distributions;
-        let mut found = pairs::relation_findings(ds, "signal wake-up", "signal", "/wake");
+        let mut found = pair_stats::relation_findings(ds, "signal wake-up", "signal", "/wake");
         for rel in ["other-core", "same-cpu", "unpinned"] {
             let (s, b) = (
                 format!("signal/{rel}/call"),
                 format!("broadcast/{rel}/call"),
             );
-            if let Some(f) = pairs::compare_dists(
+            if let Some(f) = pair_stats::compare_dists(
                 ds,
                 &format!("the call with one waiter on {rel}"),
                 ("signal", &s),
@@ -238,7 +240,7 @@ impl Probe for Condvar {
         found.extend(
             ds.iter()
                 .filter(|d| d.name.starts_with("signal/") && d.name.ends_with("/wake"))
-                .map(|d| pairs::median_finding(d, &ctx.clock)),
+                .map(|d| pair_stats::median_finding(d, &ctx.clock)),
         );
         result.findings.extend(found);
     }
@@ -249,7 +251,7 @@ fn chunk_of(
     ctx: &mut RunCtx,
     var: &Variant,
     samples: usize,
-) -> Result<pairs::PairChunk, ProbeError> {
+) -> Result<pair::PairChunk, ProbeError> {
     let clock = ctx.plan.clock.clone();
     let sh = Shared {
         m: PthreadMutex::new(),

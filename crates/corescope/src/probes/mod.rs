@@ -4,9 +4,9 @@
 //! budgets and progress. A new probe is one file plus one line in [`registry`].
 
 use crate::clock::Clock;
+use crate::harness::team::{run_team_counted, TeamError, TeamOutcome};
 use crate::model::{Measurement, ProbeResult, Profile};
 use crate::placement::Strategy;
-use crate::runner::team::{run_team_counted, TeamError, TeamOutcome};
 use crate::topology::Topology;
 use serde::Serialize;
 use std::any::Any;

@@ -9,14 +9,16 @@
 //!
 //! Repetition and comparison: two cases, uncontended and hand-off; each measures all
 //! its variants (the three implementations; sleeping and spinning waiters at each
-//! relation) in [`pairs::CHUNKS`] chunks taken in rotated order, so drift hits all
+//! relation) in [`pair::CHUNKS`] chunks taken in rotated order, so drift hits all
 //! variants alike. Findings compare medians through their 95 % intervals and state a
 //! difference only when it is significant.
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
+use crate::harness::pair::{self, PthreadMutex};
 use crate::model::{Measurement, ProbeResult};
-use crate::placement::pairs::{self, PthreadMutex, Relation};
+use crate::placement::pairs::{self, Relation};
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -106,7 +108,7 @@ fn handoff(
     if me == 1 {
         // The waiter.
         for k in 1..=samples as u64 {
-            if !pairs::wait_until(limit, || {
+            if !pair::wait_until(limit, || {
                 sh.go.load(Ordering::Acquire) == k || sh.abort.load(Ordering::Acquire)
             }) || sh.abort.load(Ordering::Acquire)
             {
@@ -139,7 +141,7 @@ fn handoff(
         sh.m.lock();
         sh.woke.store(0, Ordering::Release);
         sh.go.store(k, Ordering::Release);
-        if !pairs::wait_until(limit, || sh.ready.load(Ordering::Acquire) == k) {
+        if !pair::wait_until(limit, || sh.ready.load(Ordering::Acquire) == k) {
             sh.m.unlock();
             stop = Some(format!(
                 "the waiter did not get ready within {PARTNER_TIMEOUT_S} s"
@@ -155,7 +157,7 @@ fn handoff(
         let t0 = ticks();
         sh.m.unlock();
         let t1 = ticks();
-        if !pairs::wait_until(limit, || sh.woke.load(Ordering::Acquire) != 0) {
+        if !pair::wait_until(limit, || sh.woke.load(Ordering::Acquire) != 0) {
             stop = Some(format!(
                 "the waiter did not wake within {PARTNER_TIMEOUT_S} s"
             ));
@@ -210,7 +212,7 @@ impl Probe for MutexProbe {
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
-        let n = pairs::samples(ctx.profile);
+        let n = pair::samples(ctx.profile);
         let first = ctx.topo.allowed_pus().next().map(|p| p.os_index);
         let imps = vec![Impl::Pthread, Impl::Std, Impl::ParkingLot];
         let mut cases = vec![Case::new(
@@ -253,7 +255,7 @@ impl Probe for MutexProbe {
         ));
         Ok(Plan::new(cases)
             .param("samples", n)
-            .param("chunks", pairs::CHUNKS)
+            .param("chunks", pair::CHUNKS)
             .param("pairs_per_uncontended_sample", PAIRS_PER_SAMPLE)
             .param("settle_us", SETTLE_US)
             .skipping(skipped))
@@ -264,7 +266,7 @@ impl Probe for MutexProbe {
         let mut m = Measurement::default();
         match case.typed()? {
             CaseParams::Uncontended { imps, cpu, samples } => {
-                let (per_imp, _) = pairs::interleaved(imps.len(), samples, |v, chunk| {
+                let (per_imp, _) = pair::interleaved(imps.len(), samples, |v, chunk| {
                     let imp = imps[v];
                     let out = ctx.team(&[cpu], 1, |_| (), |_, _| uncontended(imp, chunk))?;
                     let t: Vec<u64> = out.results.into_iter().flatten().flatten().collect();
@@ -288,7 +290,7 @@ impl Probe for MutexProbe {
             }
             CaseParams::Handoff { variants, samples } => {
                 let (per_variant, stop) =
-                    pairs::interleaved(variants.len(), samples, |v, chunk| {
+                    pair::interleaved(variants.len(), samples, |v, chunk| {
                         handoff_chunk(ctx, &variants[v], chunk)
                     })?;
                 if let Some(why) = stop {
@@ -300,14 +302,14 @@ impl Probe for MutexProbe {
                     }
                     let base = var.name();
                     let (unlock, wake): (Vec<u64>, Vec<u64>) = uw.into_iter().unzip();
-                    let ds = pairs::paired(
+                    let ds = pair_stats::paired(
                         &format!("{base}/unlock"),
                         &format!("{base}/wake"),
                         &clock,
                         &unlock,
                         &wake,
                     );
-                    pairs::push_dists(&mut m, &clock, ds);
+                    pair_stats::push_dists(&mut m, &clock, ds);
                 }
             }
         }
@@ -323,7 +325,7 @@ impl Probe for MutexProbe {
         found.extend(
             ds.iter()
                 .filter(|d| d.name.starts_with("uncontended/"))
-                .map(|d| pairs::median_finding(d, &ctx.clock)),
+                .map(|d| pair_stats::median_finding(d, &ctx.clock)),
         );
         for (a, b) in [
             ("pthread", "std"),
@@ -331,7 +333,7 @@ impl Probe for MutexProbe {
             ("std", "parking_lot"),
         ] {
             let (na, nb) = (format!("uncontended/{a}"), format!("uncontended/{b}"));
-            found.extend(pairs::compare_dists(
+            found.extend(pair_stats::compare_dists(
                 ds,
                 "uncontended lock+unlock (per pair)",
                 (a, &na),
@@ -344,7 +346,7 @@ impl Probe for MutexProbe {
                 format!("handoff/sleeping/{rel}/wake"),
                 format!("handoff/spinning/{rel}/wake"),
             );
-            found.extend(pairs::compare_dists(
+            found.extend(pair_stats::compare_dists(
                 ds,
                 &format!("waking the waiter on {rel}"),
                 ("sleeping", &sl),
@@ -352,7 +354,7 @@ impl Probe for MutexProbe {
                 None,
             ));
         }
-        found.extend(pairs::relation_findings(
+        found.extend(pair_stats::relation_findings(
             ds,
             "sleeping waiter wake-up",
             "handoff/sleeping",
@@ -361,7 +363,7 @@ impl Probe for MutexProbe {
         found.extend(
             ds.iter()
                 .filter(|d| d.name.starts_with("handoff/sleeping/") && d.name.ends_with("/wake"))
-                .map(|d| pairs::median_finding(d, &ctx.clock)),
+                .map(|d| pair_stats::median_finding(d, &ctx.clock)),
         );
         result.findings.extend(found);
     }
@@ -373,7 +375,7 @@ fn handoff_chunk(
     ctx: &mut RunCtx,
     var: &HandoffVariant,
     samples: usize,
-) -> Result<pairs::PairChunk, ProbeError> {
+) -> Result<pair::PairChunk, ProbeError> {
     let clock = ctx.plan.clock.clone();
     let sh = Shared {
         m: PthreadMutex::new(),

@@ -140,7 +140,7 @@ enum CaseParams {
 /// The pool's thread cap on this machine: taskpool's default, at least one worker per
 /// allowed CPU, and no more than the OS lets this process create.
 pub fn pool_max_threads(cpus: usize) -> usize {
-    let (capacity, _) = crate::runner::team::thread_capacity();
+    let (capacity, _) = crate::harness::team::thread_capacity();
     taskpool::DEFAULT_MAX_THREADS
         .max(cpus)
         .min(capacity.max(1))
@@ -853,7 +853,7 @@ mod tests {
 
     #[test]
     fn the_thread_cap_is_at_least_the_default_and_the_cpus_within_the_os_limit() {
-        let (capacity, _) = crate::runner::team::thread_capacity();
+        let (capacity, _) = crate::harness::team::thread_capacity();
         let cap = pool_max_threads(2);
         assert!(cap <= capacity.max(1));
         assert!(cap == taskpool::DEFAULT_MAX_THREADS || cap == capacity.max(1));

@@ -16,6 +16,7 @@
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::{ticks, Clock};
+use crate::harness::pair;
 use crate::model::{Estimate, Finding, Measurement, Outcome, Point, ProbeResult, Table};
 use crate::placement::pairs::{self, Relation};
 use crate::stats;
@@ -308,7 +309,7 @@ impl Phases {
     /// Wait until `counter` reaches the count of phase `p` done by every spinner.
     fn wait_for(&self, clock: &Clock, counter: &AtomicU64, p: usize) -> bool {
         let target = self.spinners * (p as u64 + 1);
-        pairs::wait_until(clock.ns_to_ticks(SPINNER_WAIT_S * 1e9) as u64, || {
+        pair::wait_until(clock.ns_to_ticks(SPINNER_WAIT_S * 1e9) as u64, || {
             counter.load(Ordering::Acquire) >= target
         })
     }
@@ -724,7 +725,7 @@ fn handoff_phase(
             if me == 1 {
                 let mut s = spinner_for(kind, c.chase_bytes);
                 for k in 1..=handoffs as u64 {
-                    if !pairs::wait_until(clock.ns_to_ticks(5e9) as u64, || {
+                    if !pair::wait_until(clock.ns_to_ticks(5e9) as u64, || {
                         armed.load(Ordering::Acquire) >= k
                     }) {
                         return lat;
@@ -747,7 +748,7 @@ fn handoff_phase(
                 }
                 let t0 = ticks();
                 lock2.release();
-                if !pairs::wait_until(clock.ns_to_ticks(5e9) as u64, || {
+                if !pair::wait_until(clock.ns_to_ticks(5e9) as u64, || {
                     woke.load(Ordering::Acquire) != 0
                 }) {
                     break;

@@ -10,13 +10,15 @@
 //! work before the next sample: nothing is left behind.
 //!
 //! Repetition and comparison: one case measures every variant (joinable and detached,
-//! each relation), in [`pairs::CHUNKS`] chunks taken in rotated order, so drift hits
+//! each relation), in [`pair::CHUNKS`] chunks taken in rotated order, so drift hits
 //! all variants alike. Findings compare medians through their 95 % intervals
 //! (joinable vs detached; other core vs same CPU) and state a difference only when
 //! it is significant.
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
+use crate::harness::pair;
 use crate::model::{Measurement, ProbeResult};
 use crate::placement::pairs::{self, Relation};
 use serde::{Deserialize, Serialize};
@@ -155,9 +157,9 @@ fn sample(c: &Variant, samples: usize, limit_ticks: u64, deadline: std::time::In
                 )),
             );
         }
-        let started = pairs::wait_until(limit_ticks, || slot.start.load(Ordering::Acquire) != 0);
+        let started = pair::wait_until(limit_ticks, || slot.start.load(Ordering::Acquire) != 0);
         if c.detached {
-            pairs::wait_until(limit_ticks, || slot.done.load(Ordering::Acquire));
+            pair::wait_until(limit_ticks, || slot.done.load(Ordering::Acquire));
         } else {
             // SAFETY: tid is a joinable thread we created and join exactly once.
             unsafe { libc::pthread_join(tid, std::ptr::null_mut()) };
@@ -185,7 +187,7 @@ impl Probe for Threads {
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
-        let n = pairs::samples(ctx.profile);
+        let n = pair::samples(ctx.profile);
         let mut variants = Vec::new();
         let mut skipped = Vec::new();
         for (relation, pair) in pairs::pairs(&ctx.topo) {
@@ -212,7 +214,7 @@ impl Probe for Threads {
         )];
         Ok(Plan::new(cases)
             .param("samples", n)
-            .param("chunks", pairs::CHUNKS)
+            .param("chunks", pair::CHUNKS)
             .skipping(skipped)
             .param(
                 "clock",
@@ -226,7 +228,7 @@ impl Probe for Threads {
         let limit = clock.ns_to_ticks(CHILD_TIMEOUT_S * 1e9) as u64;
         let deadline = ctx.deadline;
         let (per_variant, stop) =
-            pairs::interleaved(c.variants.len(), c.samples, |v, chunk| {
+            pair::interleaved(c.variants.len(), c.samples, |v, chunk| {
                 let var = &c.variants[v];
                 let out = ctx.team(
                     &[var.parent],
@@ -251,14 +253,14 @@ impl Probe for Threads {
             }
             let base = var.name();
             let (a, b): (Vec<u64>, Vec<u64>) = ab.into_iter().unzip();
-            let ds = pairs::paired(
+            let ds = pair_stats::paired(
                 &format!("{base}/call"),
                 &format!("{base}/start"),
                 &clock,
                 &a,
                 &b,
             );
-            pairs::push_dists(&mut m, &clock, ds);
+            pair_stats::push_dists(&mut m, &clock, ds);
         }
         if m.distributions.is_empty() {
             return Err(ProbeError::GaveUp("create: no sample".into()));
@@ -273,7 +275,7 @@ impl Probe for Threads {
                 format!("create/joinable/{rel}/call"),
                 format!("create/detached/{rel}/call"),
             );
-            if let Some(f) = pairs::compare_dists(
+            if let Some(f) = pair_stats::compare_dists(
                 ds,
                 &format!("pthread_create call, child on {rel}"),
                 ("joinable", &j),
@@ -284,7 +286,7 @@ impl Probe for Threads {
                 break;
             }
         }
-        let mut found = pairs::relation_findings(
+        let mut found = pair_stats::relation_findings(
             ds,
             "time until the child runs (joinable)",
             "create/joinable",
@@ -293,7 +295,7 @@ impl Probe for Threads {
         found.extend(
             ds.iter()
                 .filter(|d| d.name.starts_with("create/joinable/") && d.name.ends_with("/start"))
-                .map(|d| pairs::median_finding(d, &ctx.clock)),
+                .map(|d| pair_stats::median_finding(d, &ctx.clock)),
         );
         result.findings.extend(found);
     }

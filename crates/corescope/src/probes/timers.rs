@@ -168,7 +168,7 @@ impl Probe for Timers {
         let all = clocks();
         // Overhead: the clocks take turns, rotated each round.
         let mut overhead: Vec<Vec<f64>> = vec![Vec::new(); all.len()];
-        for (r, v) in crate::placement::pairs::rotation(all.len(), OVERHEAD_SAMPLES)
+        for (r, v) in crate::harness::pair::rotation(all.len(), OVERHEAD_SAMPLES)
             .into_iter()
             .enumerate()
         {

@@ -9,8 +9,6 @@
 //! from a minimum while an interval is wide and the budget's share for the group
 //! allows. Variants that would run the same configuration here are measured once.
 
-pub mod team;
-
 use crate::model::{
     Alias, DriftCheck, Estimate, Finding, Measurement, ProbeResult, RunFile, Status, Warning,
 };
