@@ -614,7 +614,7 @@ mod tests {
             let mut rng = Rng(10_000 + seed);
             let (a, b) = rounds(
                 &mut rng,
-                crate::runner::MIN_COMPARED_ROUNDS,
+                crate::probes::MIN_COMPARED_ROUNDS,
                 1.0 / 1.2,
                 0.05,
             );

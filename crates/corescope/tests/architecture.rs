@@ -1,11 +1,14 @@
-//! The rooms below the commands do not import the renderer: `render/` is a leaf that
-//! only the commands use (see docs/architecture.md). A plain text scan of the sources,
+//! The rooms below the commands do not import the renderer (`render/` is a leaf that
+//! only the commands use), and the rooms table of docs/architecture.md is the import
+//! graph of `src/`. Plain text scans of the sources,
 //! comments left out.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Files and folders (under `src/`) that must not import `render`.
-const BELOW_THE_RENDERER: [&str; 13] = [
+const BELOW_THE_RENDERER: [&str; 14] = [
+    "harness",
     "probes",
     "analysis",
     "stats.rs",
@@ -92,5 +95,136 @@ fn nothing_below_the_commands_imports_the_renderer() {
         "these import the renderer (use crate::units for numbers; findings are typed and \
          worded by render::words):\n{}",
         offenders.join("\n")
+    );
+}
+
+/// The top-level room a source path (relative to `src/`) belongs to: `probes`
+/// for `probes/c2c.rs`, `clock` for `clock.rs`.
+fn room_of(rel: &Path) -> String {
+    let first = rel
+        .components()
+        .next()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .unwrap_or_default();
+    first.trim_end_matches(".rs").to_string()
+}
+
+/// The rooms a file's code names as `crate::room…` (also inside `crate::{a, b::c}`),
+/// comments and the unit-test module at the end left out.
+fn crate_uses(text: &str) -> BTreeSet<String> {
+    let code_end = text.find("#[cfg(test)]\nmod tests").unwrap_or(text.len());
+    let code: String = text[..code_end]
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = BTreeSet::new();
+    let mut rest = code.as_str();
+    while let Some(i) = rest.find("crate::") {
+        let after = &rest[i + "crate::".len()..];
+        let names: Vec<&str> = if let Some(group) = after.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            group[..end].split(',').collect()
+        } else {
+            vec![after]
+        };
+        for n in names {
+            let ident: String = n
+                .trim()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !ident.is_empty() && ident != "self" {
+                out.insert(ident);
+            }
+        }
+        rest = after;
+    }
+    out
+}
+
+/// Room → the rooms in its "uses" column, from the rooms table of
+/// docs/architecture.md (the first backticked name of a row is the room).
+fn documented_uses(doc: &str, rooms: &BTreeSet<String>) -> BTreeMap<String, BTreeSet<String>> {
+    let ticked = |cell: &str| -> Vec<String> {
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(|t| {
+                t.split(['/', ':'])
+                    .next()
+                    .unwrap_or("")
+                    .trim_end_matches(".rs")
+                    .to_string()
+            })
+            .collect()
+    };
+    let mut out = BTreeMap::new();
+    for line in doc.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split('|').collect();
+        if cells.len() < 6 {
+            continue;
+        }
+        let Some(room) = ticked(cells[1]).into_iter().next() else {
+            continue;
+        };
+        let uses = ticked(cells[4])
+            .into_iter()
+            .filter(|u| rooms.contains(u))
+            .collect();
+        out.insert(room, uses);
+    }
+    out
+}
+
+#[test]
+fn the_scan_reads_crate_paths_and_groups() {
+    let uses = crate_uses(
+        "use crate::model::{A, B};\nuse crate::{stats, units::fmt};\n// crate::render\nfn f() { crate::clock::now(); }\n#[cfg(test)]\nmod tests { use crate::store; }",
+    );
+    let want: BTreeSet<String> = ["clock", "model", "stats", "units"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(uses, want);
+}
+
+#[test]
+fn the_rooms_table_is_the_import_graph() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut actual: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).expect("under src");
+        let room = room_of(rel);
+        if room == "main" || room == "lib" {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let entry = actual.entry(room.clone()).or_default();
+        entry.extend(crate_uses(&text).into_iter().filter(|u| *u != room));
+    }
+    let rooms: BTreeSet<String> = actual.keys().cloned().collect();
+    let doc_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/architecture.md");
+    let doc = std::fs::read_to_string(&doc_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", doc_path.display()));
+    let documented = documented_uses(&doc, &rooms);
+    let mut wrong = Vec::new();
+    for (room, uses) in &actual {
+        match documented.get(room) {
+            None => wrong.push(format!("{room}: no row in the rooms table")),
+            Some(d) if d != uses => wrong.push(format!(
+                "{room}: imports {:?}, the table says {:?}",
+                uses, d
+            )),
+            Some(_) => {}
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/architecture.md is out of date:\n{}",
+        wrong.join("\n")
     );
 }

@@ -1,7 +1,7 @@
 //! Page-aligned blocks of 64-bit words for the memory kernels, with transparent
 //! huge pages requested (or refused) before the first touch.
 
-use crate::memguard;
+use crate::units::fmt_value;
 use std::alloc::Layout;
 use std::ptr::NonNull;
 
@@ -44,7 +44,7 @@ impl Block {
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { std::alloc::alloc(layout) } as *mut u64;
         let ptr = NonNull::new(raw)
-            .ok_or_else(|| format!("could not allocate {}", memguard::human(bytes as u64)))?;
+            .ok_or_else(|| format!("could not allocate {}", fmt_value("bytes", bytes as f64)))?;
         let advice = match pages {
             Pages::Default => None,
             Pages::Huge => Some(libc::MADV_HUGEPAGE),

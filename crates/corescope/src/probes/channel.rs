@@ -842,10 +842,10 @@ fn throughput_rounds(profile: Profile) -> Rounds {
     Rounds {
         min: profile.pick(
             6,
-            crate::runner::MIN_COMPARED_ROUNDS,
-            crate::runner::MIN_COMPARED_ROUNDS,
+            crate::probes::MIN_COMPARED_ROUNDS,
+            crate::probes::MIN_COMPARED_ROUNDS,
         ),
-        max: profile.pick(6, 16, crate::runner::MAX_ROUNDS),
+        max: profile.pick(6, 16, crate::probes::MAX_ROUNDS),
         ..Rounds::COMPARED
     }
 }

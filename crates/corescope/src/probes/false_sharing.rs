@@ -30,10 +30,10 @@ pub const PADDED: usize = 128;
 /// Rounds of the sweep: the compared minimum, a few more while intervals are wide
 /// (capped so the default suite keeps its time).
 pub const ROUNDS: Rounds = Rounds {
-    min: crate::runner::MIN_COMPARED_ROUNDS,
-    max: crate::runner::MIN_COMPARED_ROUNDS + 5,
+    min: crate::probes::MIN_COMPARED_ROUNDS,
+    max: crate::probes::MIN_COMPARED_ROUNDS + 5,
     warmup: true,
-    target_rel_half_width: crate::runner::TARGET_REL_HALF_WIDTH,
+    target_rel_half_width: crate::probes::TARGET_REL_HALF_WIDTH,
 };
 
 /// The probe.

@@ -33,7 +33,7 @@ pub const ROUNDS: Rounds = Rounds {
     min: 6,
     max: 8,
     warmup: false,
-    target_rel_half_width: crate::runner::TARGET_REL_HALF_WIDTH,
+    target_rel_half_width: crate::probes::TARGET_REL_HALF_WIDTH,
 };
 
 /// The probe.

@@ -196,6 +196,15 @@ pub struct Case {
     pub rounds: Rounds,
 }
 
+/// Smallest number of rounds of a compared variant: the signed-rank test needs 6
+/// pairs to reach 5 % at all; 12 give it power against a 20 % difference under the
+/// noise of a shared machine (see the tests in `stats`).
+pub const MIN_COMPARED_ROUNDS: usize = 12;
+/// Most rounds of a compared variant.
+pub const MAX_ROUNDS: usize = 30;
+/// Rounds stop early once every point's interval is within ±1 %.
+pub const TARGET_REL_HALF_WIDTH: f64 = 0.01;
+
 /// How the runner repeats a case: each round runs [`Probe::run`] once, which returns
 /// one or more samples per point.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -223,10 +232,10 @@ impl Rounds {
     /// The rounds of a compared variant: enough for the signed-rank test to be able to
     /// find a difference, more while intervals are wide.
     pub const COMPARED: Rounds = Rounds {
-        min: crate::runner::MIN_COMPARED_ROUNDS,
-        max: crate::runner::MAX_ROUNDS,
+        min: MIN_COMPARED_ROUNDS,
+        max: MAX_ROUNDS,
         warmup: true,
-        target_rel_half_width: crate::runner::TARGET_REL_HALF_WIDTH,
+        target_rel_half_width: TARGET_REL_HALF_WIDTH,
     };
 }
 

@@ -30,7 +30,7 @@
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::model::{Finding, Measurement, Point, ProbeResult, Table};
-use crate::runner::{MIN_COMPARED_ROUNDS, TARGET_REL_HALF_WIDTH};
+use crate::probes::{MIN_COMPARED_ROUNDS, TARGET_REL_HALF_WIDTH};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::time::Instant;

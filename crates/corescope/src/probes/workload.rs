@@ -50,10 +50,10 @@ pub const MAX_THREAD_FACTOR: usize = 2;
 /// Rounds of a group: the compared minimum, and a few more while intervals are wide
 /// (capped so the default suite keeps its time).
 pub const ROUNDS: Rounds = Rounds {
-    min: crate::runner::MIN_COMPARED_ROUNDS,
-    max: crate::runner::MIN_COMPARED_ROUNDS + 5,
+    min: crate::probes::MIN_COMPARED_ROUNDS,
+    max: crate::probes::MIN_COMPARED_ROUNDS + 5,
     warmup: true,
-    target_rel_half_width: crate::runner::TARGET_REL_HALF_WIDTH,
+    target_rel_half_width: crate::probes::TARGET_REL_HALF_WIDTH,
 };
 
 /// The probe.

@@ -17,14 +17,6 @@ use crate::session::Session;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-/// Smallest number of rounds of a compared variant: the signed-rank test needs 6
-/// pairs to reach 5 % at all; 12 give it power against a 20 % difference under the
-/// noise of a shared machine (see the tests in `stats`).
-pub const MIN_COMPARED_ROUNDS: usize = 12;
-/// Most rounds of a compared variant.
-pub const MAX_ROUNDS: usize = 30;
-/// Rounds stop early once every point's interval is within ±1 %.
-pub const TARGET_REL_HALF_WIDTH: f64 = 0.01;
 /// A point whose interval stays wider than ±5 % gets a warning.
 pub const WIDE_REL_HALF_WIDTH: f64 = 0.05;
 
@@ -508,7 +500,7 @@ mod tests {
     use super::*;
     use crate::clock::Clock;
     use crate::model::{ClockInfo, Measurement, Point, Profile};
-    use crate::probes::{Case, Overrides, Plan};
+    use crate::probes::{Case, Overrides, Plan, MIN_COMPARED_ROUNDS};
 
     struct Fake {
         cases: usize,
