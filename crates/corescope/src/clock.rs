@@ -141,7 +141,7 @@ impl Clock {
             step_ns: ticks_step * ns_per_tick,
             monotonic_step_ns: mono_step,
             monotonic_overhead_ns: mono_overhead,
-            invariant: invariant_tsc(),
+            invariant: crate::topology::host::invariant_tsc(),
             ..ClockInfo::default()
         };
         Self { info, ns_per_tick }
@@ -443,17 +443,6 @@ pub fn overhead_and_step(read: impl Fn() -> u64) -> (f64, f64) {
         step = (best_mean * READS as f64) as u64;
     }
     (best_mean, step as f64)
-}
-
-/// Whether the TSC is invariant (Linux `constant_tsc` and `nonstop_tsc` flags).
-fn invariant_tsc() -> Option<bool> {
-    if !cfg!(target_arch = "x86_64") {
-        return None;
-    }
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").ok()?;
-    let flags = cpuinfo.lines().find(|l| l.starts_with("flags"))?;
-    let has = |f: &str| flags.split_whitespace().any(|w| w == f);
-    Some(has("constant_tsc") && has("nonstop_tsc"))
 }
 
 #[cfg(test)]

@@ -286,9 +286,8 @@ fn skip_reason(event: &str, e: &io::Error) -> String {
             format!("no PMU (perf_event_open({event}): {e})")
         }
         Some(libc::EACCES) | Some(libc::EPERM) => {
-            let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-                .map(|s| s.trim().to_string())
-                .unwrap_or_else(|_| "unknown".into());
+            let paranoid =
+                crate::topology::host::perf_event_paranoid().unwrap_or_else(|| "unknown".into());
             format!(
                 "not permitted (perf_event_open({event}): {e}; perf_event_paranoid = {paranoid})"
             )

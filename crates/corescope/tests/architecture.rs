@@ -228,3 +228,41 @@ fn the_rooms_table_is_the_import_graph() {
         wrong.join("\n")
     );
 }
+
+/// Files of the host (not of this process) that only `topology/` reads.
+const HOST_FILES: [&str; 7] = [
+    "\"/proc/sys",
+    "\"/sys/",
+    "\"/proc/meminfo\"",
+    "\"/proc/cpuinfo\"",
+    "\"/proc/loadavg\"",
+    "\"/proc/stat\"",
+    "\"/proc/cmdline\"",
+];
+
+#[test]
+fn host_facts_are_read_only_in_topology() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut offenders = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).expect("under src");
+        if room_of(rel) == "topology" {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let code_end = text.find("#[cfg(test)]\nmod tests").unwrap_or(text.len());
+        for (i, line) in text[..code_end].lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if !line.trim_start().starts_with("//") && HOST_FILES.iter().any(|h| code.contains(h)) {
+                offenders.push(format!("{}:{}: {}", rel.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "host facts are read in topology/ only (topology::host):\n{}",
+        offenders.join("\n")
+    );
+}

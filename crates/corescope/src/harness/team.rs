@@ -41,62 +41,35 @@ const RESERVED_THREADS: usize = 16;
 /// or the runtime abort when it cannot map a thread's guard page, so callers
 /// refuse such counts up front.
 pub fn thread_capacity() -> (usize, &'static str) {
-    let read = |p: &str| -> Option<usize> { std::fs::read_to_string(p).ok()?.trim().parse().ok() };
-    // Scheduling entities that exist now: "running/total" in /proc/loadavg.
-    let existing = std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split_whitespace().nth(3)?.split('/').nth(1)?.parse().ok())
-        .unwrap_or(0usize);
-    let maps_now = std::fs::read_to_string("/proc/self/maps")
-        .map(|m| m.lines().count())
-        .unwrap_or(0);
-    let mut limits: Vec<(usize, &'static str)> = Vec::new();
-    if let Some(m) = read("/proc/sys/vm/max_map_count") {
-        limits.push((
-            m.saturating_sub(maps_now) / MAPS_PER_THREAD,
-            "vm.max_map_count",
-        ));
-    }
-    if let Some(t) = read("/proc/sys/kernel/threads-max") {
-        limits.push((t.saturating_sub(existing), "kernel.threads-max"));
-    }
-    if let Some(t) = read("/proc/sys/kernel/pid_max") {
-        limits.push((t.saturating_sub(existing), "kernel.pid_max"));
-    }
-    let rlimit = |res| {
-        let mut r = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes one rlimit into the struct we own.
-        let ok = unsafe { libc::getrlimit(res, &mut r) } == 0;
-        (ok && r.rlim_cur != libc::RLIM_INFINITY)
-            .then(|| usize::try_from(r.rlim_cur).unwrap_or(usize::MAX))
-    };
-    if let Some(n) = rlimit(libc::RLIMIT_NPROC) {
-        limits.push((n, "RLIMIT_NPROC (ulimit -u)"));
-    }
-    if let Some(bytes) = rlimit(libc::RLIMIT_AS) {
-        limits.push((
-            bytes / WORKER_STACK_BYTES,
-            "RLIMIT_AS (ulimit -v) for thread stacks",
-        ));
-    }
-    if let Some(kib) = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
-        m.lines()
-            .find(|l| l.starts_with("MemAvailable:"))?
-            .split_whitespace()
-            .nth(1)?
-            .parse::<usize>()
-            .ok()
-    }) {
-        limits.push((
-            kib.saturating_mul(1024) / WORKER_STACK_BYTES,
-            "available memory for thread stacks",
-        ));
-    }
+    capacity_from(&crate::topology::host::thread_limits())
+}
+
+/// [`thread_capacity`] from limits read earlier (pure).
+pub fn capacity_from(l: &crate::topology::host::ThreadLimits) -> (usize, &'static str) {
+    let limits = [
+        l.max_map_count.map(|m| {
+            (
+                m.saturating_sub(l.maps_now) / MAPS_PER_THREAD,
+                "vm.max_map_count",
+            )
+        }),
+        l.threads_max
+            .map(|t| (t.saturating_sub(l.tasks_now), "kernel.threads-max")),
+        l.pid_max
+            .map(|t| (t.saturating_sub(l.tasks_now), "kernel.pid_max")),
+        l.nproc.map(|n| (n, "RLIMIT_NPROC (ulimit -u)")),
+        l.address_space_bytes.map(|b| {
+            (
+                b / WORKER_STACK_BYTES,
+                "RLIMIT_AS (ulimit -v) for thread stacks",
+            )
+        }),
+        l.mem_available_bytes
+            .map(|b| (b / WORKER_STACK_BYTES, "available memory for thread stacks")),
+    ];
     limits
         .into_iter()
+        .flatten()
         .min_by_key(|l| l.0)
         .map(|(n, why)| (n.saturating_sub(RESERVED_THREADS), why))
         .unwrap_or((usize::MAX, "no known limit"))

@@ -239,14 +239,6 @@ pub fn cache_levels(topo: &crate::topology::Topology) -> Vec<(u8, u64)> {
 // ---------------------------------------------------------------------------
 // Huge pages
 
-/// THP mode from /sys (`always`, `madvise`, `never`), if readable.
-pub fn thp_mode() -> Option<String> {
-    let s = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok()?;
-    let start = s.find('[')?;
-    let end = s[start..].find(']')?;
-    Some(s[start + 1..start + end].to_string())
-}
-
 /// Fraction of a freshly touched 8 MiB block with THP requested that the kernel backs
 /// with huge pages, if /proc/self/smaps says.
 pub fn thp_probe() -> Option<f64> {
@@ -320,7 +312,7 @@ impl Probe for Memory {
         )
         .map_err(|e| ProbeError::Skipped(e.to_string()))?;
         let block = fit.per_thread;
-        let thp = thp_mode();
+        let thp = crate::topology::host::thp_mode();
         let thp_ok = thp.as_deref().is_some_and(|m| m != "never");
         // Does the kernel grant huge pages when asked? A small test block says.
         let thp_granted = if thp_ok { thp_probe() } else { None };

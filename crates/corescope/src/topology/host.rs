@@ -336,6 +336,80 @@ fn hypervisor_name(sig: &[u8]) -> String {
     }
 }
 
+/// Transparent huge pages mode from /sys (`always`, `madvise`, `never`), if readable.
+pub fn thp_mode() -> Option<String> {
+    let s = read("/sys/kernel/mm/transparent_hugepage/enabled")?;
+    let start = s.find('[')?;
+    let end = s[start..].find(']')?;
+    Some(s[start + 1..start + end].to_string())
+}
+
+/// Whether the TSC is invariant (Linux `constant_tsc` and `nonstop_tsc` flags of
+/// /proc/cpuinfo); `None` off x86_64 or when unreadable.
+pub fn invariant_tsc() -> Option<bool> {
+    if !cfg!(target_arch = "x86_64") {
+        return None;
+    }
+    let cpuinfo = read("/proc/cpuinfo")?;
+    let flags = cpuinfo.lines().find(|l| l.starts_with("flags"))?;
+    let has = |f: &str| flags.split_whitespace().any(|w| w == f);
+    Some(has("constant_tsc") && has("nonstop_tsc"))
+}
+
+/// `kernel.perf_event_paranoid`, as the kernel writes it.
+pub fn perf_event_paranoid() -> Option<String> {
+    read_trim("/proc/sys/kernel/perf_event_paranoid")
+}
+
+/// The system limits on creating threads, as read now (`None` where unreadable).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadLimits {
+    /// Scheduling entities that exist now ("running/total" of /proc/loadavg).
+    pub tasks_now: usize,
+    /// Memory mappings of this process now (lines of /proc/self/maps).
+    pub maps_now: usize,
+    /// `vm.max_map_count`.
+    pub max_map_count: Option<usize>,
+    /// `kernel.threads-max`.
+    pub threads_max: Option<usize>,
+    /// `kernel.pid_max`.
+    pub pid_max: Option<usize>,
+    /// `RLIMIT_NPROC` (ulimit -u), when finite.
+    pub nproc: Option<usize>,
+    /// `RLIMIT_AS` (ulimit -v) in bytes, when finite.
+    pub address_space_bytes: Option<usize>,
+    /// `MemAvailable` in bytes.
+    pub mem_available_bytes: Option<usize>,
+}
+
+/// Read [`ThreadLimits`] now.
+pub fn thread_limits() -> ThreadLimits {
+    let num = |p: &str| -> Option<usize> { read_trim(p)?.parse().ok() };
+    let rlimit = |res| {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes one rlimit into the struct we own.
+        let ok = unsafe { libc::getrlimit(res, &mut r) } == 0;
+        (ok && r.rlim_cur != libc::RLIM_INFINITY)
+            .then(|| usize::try_from(r.rlim_cur).unwrap_or(usize::MAX))
+    };
+    ThreadLimits {
+        tasks_now: read("/proc/loadavg")
+            .and_then(|l| l.split_whitespace().nth(3)?.split('/').nth(1)?.parse().ok())
+            .unwrap_or(0),
+        maps_now: read("/proc/self/maps").map_or(0, |m| m.lines().count()),
+        max_map_count: num("/proc/sys/vm/max_map_count"),
+        threads_max: num("/proc/sys/kernel/threads-max"),
+        pid_max: num("/proc/sys/kernel/pid_max"),
+        nproc: rlimit(libc::RLIMIT_NPROC),
+        address_space_bytes: rlimit(libc::RLIMIT_AS),
+        mem_available_bytes: mem_available_bytes()
+            .map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
+    }
+}
+
 /// Steal and total jiffies since boot (the aggregate `cpu` line of `/proc/stat`):
 /// two readings give the steal share between them.
 pub fn cpu_jiffies() -> Option<(u64, u64)> {
