@@ -539,8 +539,35 @@ fn team_count<R>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::topology::host::ThreadLimits;
     use std::sync::atomic::AtomicUsize;
     use std::time::Duration;
+
+    #[test]
+    fn the_thread_capacity_is_the_tightest_limit_less_a_reserve() {
+        let none = ThreadLimits::default();
+        assert_eq!(capacity_from(&none), (usize::MAX, "no known limit"));
+        let l = ThreadLimits {
+            tasks_now: 1_000,
+            maps_now: 400,
+            max_map_count: Some(65_530),
+            threads_max: Some(10_000),
+            pid_max: Some(4_194_304),
+            nproc: None,
+            address_space_bytes: None,
+            mem_available_bytes: Some(24 << 30),
+        };
+        // Maps: (65 530 − 400) / 4 = 16 282; threads-max: 9 000; memory: 98 304.
+        assert_eq!(
+            capacity_from(&l),
+            (9_000 - RESERVED_THREADS, "kernel.threads-max")
+        );
+        let tight = ThreadLimits {
+            nproc: Some(10),
+            ..l
+        };
+        assert_eq!(capacity_from(&tight), (0, "RLIMIT_NPROC (ulimit -u)"));
+    }
 
     #[test]
     fn every_worker_runs_every_rep_and_setup_once() {
