@@ -41,3 +41,27 @@ impl SplitMix {
         z ^ (z >> 31)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chase_is_one_cycle_over_every_slot() {
+        for n in [2usize, 3, 64, 1000] {
+            let stride = 8;
+            let mut next = vec![u64::MAX; n * stride];
+            build_chase(&mut next, stride, n, 42);
+            let mut seen = vec![false; n];
+            let mut i = 0u64;
+            for _ in 0..n {
+                assert!(!seen[i as usize], "slot {i} visited twice (n = {n})");
+                seen[i as usize] = true;
+                i = next[i as usize * stride];
+            }
+            assert_eq!(i, 0, "back at the start after n steps");
+            assert!(seen.iter().all(|&s| s));
+            assert_eq!(chase(&next, stride, n as u64), 0);
+        }
+    }
+}

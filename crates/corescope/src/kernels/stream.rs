@@ -150,3 +150,34 @@ unsafe fn triad_nt_sse2(a: *mut f64, b: *const f64, c: *const f64, s: f64, n: us
     // SAFETY: as above; the fence orders the streaming stores.
     unsafe { _mm_sfence() };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::buffer::{Block, Pages, HUGE_PAGE_BYTES};
+
+    #[test]
+    fn read_sum_is_the_sum() {
+        for n in [0usize, 1, 7, 8, 9, 1000, 4099] {
+            let v: Vec<u64> = (0..n as u64).collect();
+            let expect = (n as u64) * (n as u64).saturating_sub(1) / 2;
+            assert_eq!(read_sum(&v), expect, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn blocks_are_filled_aligned_and_kernels_do_their_work() {
+        let mut a = Block::new(1000, Pages::Default, 7).unwrap();
+        assert_eq!(a.addr() % HUGE_PAGE_BYTES, 0);
+        assert!(a.allocated_bytes() >= 8000);
+        assert_eq!(read_sum(a.as_slice()), 7000);
+        write_fill(a.as_mut_slice());
+        assert!(a.as_slice().iter().all(|&w| w == WRITE_WORD));
+        let b = Block::new(1000, Pages::Huge, 5).unwrap();
+        copy(a.as_mut_slice(), b.as_slice());
+        assert_eq!(read_sum(a.as_slice()), 5000);
+        let mut x = vec![0.0; 10];
+        triad(&mut x, &[1.0; 10], &[2.0; 10], 3.0);
+        assert!(x.iter().all(|&v| v == 7.0));
+    }
+}

@@ -184,38 +184,3 @@ impl Probe for Compute {
         crate::counters::case_tables(result, &["int", "fp"]);
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn kernels_are_deterministic_and_input_dependent() {
-        let a = int_kernel(&int_inputs(0), INT_K, 10, 1);
-        assert_eq!(a, int_kernel(&int_inputs(0), INT_K, 10, 1));
-        assert_ne!(a, int_kernel(&int_inputs(1), INT_K, 10, 1));
-        let f = fp_kernel(&fp_inputs(0), FP_K, 1000, 1.0);
-        assert!(
-            f.is_finite() && f != 0.0 && f.abs() > f64::MIN_POSITIVE,
-            "{f}"
-        );
-    }
-
-    #[test]
-    fn fp_kernel_stays_normal_over_long_runs() {
-        // Converges to a fixed point: the result after 10^4 passes is finite and normal.
-        let f = fp_kernel(&fp_inputs(3), FP_K, 10_000, 1e6);
-        assert!(f.is_normal(), "{f}");
-    }
-
-    #[test]
-    fn one_pass_matches_a_hand_computation() {
-        let mut inputs = [0i64; INPUTS];
-        inputs[0] = 2;
-        let mut r = 1i64;
-        for &x in &inputs {
-            r = ((((((r + x) * 3 - x) * 5 + 7) * x) - 11) * 5).wrapping_mul(1);
-        }
-        assert_eq!(int_kernel(&inputs, INT_K, 1, 1), r);
-    }
-}

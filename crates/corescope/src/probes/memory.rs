@@ -835,29 +835,9 @@ fn working_set_plan(ctx: &PlanCtx, avail: &memguard::Available) -> Result<WsPlan
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::stream::WRITE_WORD;
 
     #[test]
-    fn read_sum_is_the_sum() {
-        for n in [0usize, 1, 7, 8, 9, 1000, 4099] {
-            let v: Vec<u64> = (0..n as u64).collect();
-            let expect = (n as u64) * (n as u64).saturating_sub(1) / 2;
-            assert_eq!(read_sum(&v), expect, "n = {n}");
-        }
-    }
-
-    #[test]
-    fn blocks_are_filled_aligned_and_kernels_do_their_work() {
-        let mut a = Block::new(1000, Pages::Default, 7).unwrap();
-        assert_eq!(a.addr() % HUGE_PAGE_BYTES, 0);
-        assert!(a.allocated_bytes() >= 8000);
-        assert_eq!(read_sum(a.as_slice()), 7000);
-        write_fill(a.as_mut_slice());
-        assert!(a.as_slice().iter().all(|&w| w == WRITE_WORD));
-        let b = Block::new(1000, Pages::Huge, 5).unwrap();
-        copy(a.as_mut_slice(), b.as_slice());
-        assert_eq!(read_sum(a.as_slice()), 5000);
-        // Bandwidth arrays hold non-zero doubles.
+    fn bandwidth_arrays_hold_non_zero_doubles() {
         let arrays = alloc_arrays(Kernel::Triad, 3 * 8 * 64, 0).unwrap();
         for (i, b) in arrays.iter().enumerate() {
             assert!(b
@@ -865,9 +845,6 @@ mod tests {
                 .iter()
                 .all(|&w| f64::from_bits(w) == (i + 1) as f64));
         }
-        let mut x = vec![0.0; 10];
-        triad(&mut x, &[1.0; 10], &[2.0; 10], 3.0);
-        assert!(x.iter().all(|&v| v == 7.0));
     }
 
     #[test]
@@ -881,25 +858,6 @@ mod tests {
         assert_eq!(bytes_moved(Kernel::Triad, block), block);
         assert_eq!(Kernel::Copy.bytes_per_element(), 16);
         assert_eq!(Kernel::Triad.bytes_per_element(), 24);
-    }
-
-    #[test]
-    fn the_chase_is_one_cycle_over_every_slot() {
-        for n in [2usize, 3, 64, 1000] {
-            let stride = 8;
-            let mut next = vec![u64::MAX; n * stride];
-            build_chase(&mut next, stride, n, 42);
-            let mut seen = vec![false; n];
-            let mut i = 0u64;
-            for _ in 0..n {
-                assert!(!seen[i as usize], "slot {i} visited twice (n = {n})");
-                seen[i as usize] = true;
-                i = next[i as usize * stride];
-            }
-            assert_eq!(i, 0, "back at the start after n steps");
-            assert!(seen.iter().all(|&s| s));
-            assert_eq!(chase(&next, stride, n as u64), 0);
-        }
     }
 
     #[test]
