@@ -412,6 +412,21 @@ impl<T: Copy> Producer<T> {
         debug_assert!(n <= self.geometry.slots_per_buffer - self.off);
         self.pos = self.pos.wrapping_add(n);
         self.off += n;
+        if self.geometry.publish_each {
+            // Ring mode, tested first: one buffer, so a wrap only resets
+            // `off` (`cur` stays), and every position is published at once
+            // (`published` is only read in n-buffer mode). One well-predicted
+            // branch ahead of the n-buffer bookkeeping lets the compiler keep
+            // this path short; see docs/channel.md, "The ring's per-item gap".
+            if self.off == self.geometry.slots_per_buffer {
+                self.off = 0;
+            }
+            self.shared.tail.store(self.pos, Ordering::Release);
+            if self.notifies {
+                notify_slow(&self.shared.data_ready, self.config.wait);
+            }
+            return;
+        }
         if self.off == self.geometry.slots_per_buffer {
             self.off = 0;
             self.buf += 1;
@@ -420,13 +435,6 @@ impl<T: Copy> Producer<T> {
             }
             self.cur = self.shared.storage.buffer(self.buf);
             self.publish();
-        } else if self.geometry.publish_each {
-            // Ring mode: every position is published at once, so
-            // `published` needs no update (it is only read in n-buffer mode).
-            self.shared.tail.store(self.pos, Ordering::Release);
-            if self.notifies {
-                notify_slow(&self.shared.data_ready, self.config.wait);
-            }
         }
     }
 
@@ -617,6 +625,21 @@ impl<T: Copy> Consumer<T> {
         debug_assert!(n <= self.geometry.slots_per_buffer - self.off);
         self.pos = self.pos.wrapping_add(n);
         self.off += n;
+        if self.geometry.publish_each {
+            // Ring mode, tested first: one buffer, so a wrap only resets
+            // `off` (`cur` stays), and every position is published at once
+            // (`published` is only read in n-buffer mode). One well-predicted
+            // branch ahead of the n-buffer bookkeeping lets the compiler keep
+            // this path short; see docs/channel.md, "The ring's per-item gap".
+            if self.off == self.geometry.slots_per_buffer {
+                self.off = 0;
+            }
+            self.shared.head.store(self.pos, Ordering::Release);
+            if self.notifies {
+                notify_slow(&self.shared.space_ready, self.config.wait);
+            }
+            return;
+        }
         if self.off == self.geometry.slots_per_buffer {
             self.off = 0;
             self.buf += 1;
@@ -625,12 +648,6 @@ impl<T: Copy> Consumer<T> {
             }
             self.cur = self.shared.storage.buffer(self.buf);
             self.release();
-        } else if self.geometry.publish_each {
-            // Ring mode: `published` is only read in n-buffer mode.
-            self.shared.head.store(self.pos, Ordering::Release);
-            if self.notifies {
-                notify_slow(&self.shared.space_ready, self.config.wait);
-            }
         }
     }
 
