@@ -275,6 +275,85 @@ pub fn huge_bytes_at(addr: usize) -> Option<u64> {
 /// Default placements of the probe (as compute).
 pub const PLACEMENTS: [Strategy; 4] = super::compute::PLACEMENTS;
 
+/// Each thread count's block per thread, and why.
+struct Blocks {
+    per_thread: Vec<u64>,
+    requested: u64,
+    rule: &'static str,
+    warning: Option<String>,
+}
+
+/// Bytes per thread of the bandwidth blocks at each thread count.
+///
+/// Quick, full, and the default profile on a small machine: the profile's block per
+/// thread (the seed's 256 MiB at full), at least 2× the LLC so one thread cannot run
+/// from cache. The default profile on a big machine ([`PlanCtx::thinned`]) sizes the
+/// team instead ([`team_block_bytes`]): 128 MiB per thread × 2,048 threads would read
+/// 256 GiB per run. Every count is then fitted into the memory available.
+fn bandwidth_blocks(
+    ctx: &PlanCtx,
+    counts: &[usize],
+    avail: &memguard::Available,
+) -> Result<Blocks, ProbeError> {
+    let llc = ctx.topo.llc_bytes().unwrap_or(0);
+    let requested: u64 = ctx.profile.pick(64 << 20, 128 << 20, 256 << 20);
+    let granule = HUGE_PAGE_BYTES as u64;
+    let (wanted, rule): (Vec<u64>, &'static str) = if ctx.thinned() {
+        let llcs = ctx.topo.llc_count().max(1);
+        let w = counts
+            .iter()
+            .map(|&t| team_block_bytes(requested, llc, llcs, t).next_multiple_of(granule))
+            .collect();
+        (w, TEAM_BLOCK_RULE)
+    } else {
+        let per = requested.max((2 * llc).next_multiple_of(granule));
+        (
+            vec![per; counts.len()],
+            "the profile's block per thread, at least 2x the LLC",
+        )
+    };
+    let mut per_thread = Vec::with_capacity(counts.len());
+    let mut warning = None;
+    for (&t, &w) in counts.iter().zip(&wanted) {
+        let fit = memguard::fit(
+            "memory bandwidth blocks",
+            w,
+            MIN_BLOCK_BYTES,
+            t,
+            granule,
+            false,
+            avail,
+        )
+        .map_err(|e| ProbeError::Skipped(e.to_string()))?;
+        warning = warning.or(fit.warning);
+        per_thread.push(fit.per_thread);
+    }
+    Ok(Blocks {
+        per_thread,
+        requested,
+        rule,
+        warning,
+    })
+}
+
+/// [`team_block_bytes`] in words (the run file's `block_rule`).
+pub const TEAM_BLOCK_RULE: &str = "default profile on a big machine: the team reads at least the profile's block (128 MiB) and at least 4x the last-level cache its threads can fill (STREAM's rule), each thread at least 4 MiB";
+
+/// Bytes per thread so that a team of `threads` reads at least `requested` bytes in
+/// all and at least 4× the last-level cache it can fill (STREAM's rule: each array at
+/// least 4× the caches in use). The machine has `llcs` caches of `llc_bytes`; a team
+/// of `threads` can occupy at most min(threads, llcs) of them (scatter gives each
+/// thread its own while there are enough). Never below [`MIN_BLOCK_BYTES`].
+pub fn team_block_bytes(requested: u64, llc_bytes: u64, llcs: usize, threads: usize) -> u64 {
+    let t = threads.max(1) as u64;
+    let caches_filled = llcs.max(1).min(threads.max(1)) as u64;
+    let team = requested.max(STREAM_CACHE_FACTOR * llc_bytes * caches_filled);
+    team.div_ceil(t).max(MIN_BLOCK_BYTES)
+}
+
+/// STREAM's sizing rule: each array at least this many times the caches in use.
+pub const STREAM_CACHE_FACTOR: u64 = 4;
+
 impl Probe for Memory {
     fn id(&self) -> &'static str {
         "memory"
@@ -288,30 +367,9 @@ impl Probe for Memory {
         let cpus = ctx.cpus();
         // Quick: up to the CPU count; default 2×; full 4× as the seed.
         let counts = ctx.thread_counts(ctx.profile.pick(1, 2, 4));
-        let max_threads = counts.iter().copied().max().unwrap_or(1);
         let placements = ctx.placements(&PLACEMENTS);
-        let llc = ctx.topo.llc_bytes().unwrap_or(0);
-        // Per-thread block: the seed's 256 MiB at full size; at least 2× the LLC so
-        // one thread cannot run from cache.
-        let requested: u64 = ctx
-            .profile
-            .pick(64 << 20, 128 << 20, 256 << 20)
-            .max((2 * llc).next_multiple_of(HUGE_PAGE_BYTES as u64));
-        let avail = memguard::available().unwrap_or(memguard::Available {
-            bytes: 1 << 30,
-            source: "nothing readable; assumed 1 GiB".into(),
-        });
-        let fit = memguard::fit(
-            "memory bandwidth blocks",
-            requested,
-            MIN_BLOCK_BYTES,
-            max_threads,
-            HUGE_PAGE_BYTES as u64,
-            false,
-            &avail,
-        )
-        .map_err(|e| ProbeError::Skipped(e.to_string()))?;
-        let block = fit.per_thread;
+        let avail = ctx.memory_available();
+        let blocks = bandwidth_blocks(ctx, &counts, &avail)?;
         let thp = crate::topology::host::thp_mode();
         let thp_ok = thp.as_deref().is_some_and(|m| m != "never");
         // Does the kernel grant huge pages when asked? A small test block says.
@@ -325,7 +383,7 @@ impl Probe for Memory {
             variants.extend([Kernel::ReadThp, Kernel::ReadNoThp]);
         }
         let mut cases = Vec::new();
-        for &threads in &counts {
+        for (&threads, &block) in counts.iter().zip(&blocks.per_thread) {
             let group = format!("memory with {}", crate::units::threads(threads as f64));
             let mut kernels = vec![Kernel::Read, Kernel::Write, Kernel::Copy, Kernel::Triad];
             if threads <= cpus {
@@ -359,8 +417,10 @@ impl Probe for Memory {
         let (sizes, target, steps) = (ws.sizes, ws.target, ws.steps);
 
         let mut plan = Plan::new(cases)
-        .param("block_bytes_per_thread", block)
-        .param("block_bytes_requested", requested)
+        .param("block_bytes_per_thread", blocks.per_thread.first().copied().unwrap_or(0))
+        .param("block_bytes_by_thread_count", &blocks.per_thread)
+        .param("block_rule", blocks.rule)
+        .param("block_bytes_requested", blocks.requested)
         .param("repetitions", "bandwidth: runner rounds, every kernel and placement of one thread count interleaved; working sets: best of 3")
         .param("thread_counts", &counts)
         .param(
@@ -382,7 +442,7 @@ impl Probe for Memory {
         .param("memory_available_bytes", avail.bytes)
         .param("memory_available_source", &avail.source);
         let mut notes = Vec::new();
-        if let Some(w) = fit.warning {
+        if let Some(w) = blocks.warning {
             notes.push(w);
         }
         if let Some(w) = ws.warning {
@@ -844,6 +904,26 @@ mod tests {
                 .as_slice()
                 .iter()
                 .all(|&w| f64::from_bits(w) == (i + 1) as f64));
+        }
+    }
+
+    #[test]
+    fn a_big_team_reads_four_times_the_caches_it_fills_and_no_less_than_asked() {
+        const MIB: u64 = 1 << 20;
+        // One thread, one 32 MiB LLC: 4×32 = 128 MiB, also the request.
+        assert_eq!(team_block_bytes(128 * MIB, 32 * MIB, 8, 1), 128 * MIB);
+        // Eight threads over eight 32 MiB caches: 4×256 MiB in all, 128 MiB each.
+        assert_eq!(team_block_bytes(128 * MIB, 32 * MIB, 8, 8), 128 * MIB);
+        // 64 threads can fill only the 8 caches there are: 1 GiB in all, 16 MiB each.
+        assert_eq!(team_block_bytes(128 * MIB, 32 * MIB, 8, 64), 16 * MIB);
+        // Small caches: the request rules, but never below the minimum per thread.
+        assert_eq!(team_block_bytes(128 * MIB, MIB, 1, 2), 64 * MIB);
+        assert_eq!(team_block_bytes(128 * MIB, MIB, 1, 2048), MIN_BLOCK_BYTES);
+        // Degenerate inputs stay defined.
+        assert_eq!(team_block_bytes(0, 0, 0, 0), MIN_BLOCK_BYTES);
+        for t in [1usize, 3, 17, 256, 2048] {
+            let per = team_block_bytes(128 * MIB, 12 * MIB, 4, t);
+            assert!(per * t as u64 >= (128 * MIB).max(4 * 12 * MIB * t.min(4) as u64));
         }
     }
 

@@ -390,6 +390,31 @@ impl PlanCtx {
         }
     }
 
+    /// Memory the plan may size its blocks by. On this machine: what the memory guard
+    /// finds free now (`memguard::available`). For an XML export or a synthetic
+    /// topology: the memory of its NUMA nodes as hwloc reports it, so that a plan made
+    /// elsewhere does not depend on the planning host; where the topology reports no
+    /// memory, none is assumed short (blocks as requested).
+    pub fn memory_available(&self) -> crate::memguard::Available {
+        use crate::memguard::Available;
+        if self.topo.is_this_machine() {
+            return crate::memguard::available().unwrap_or(Available {
+                bytes: 1 << 30,
+                source: "nothing readable; assumed 1 GiB".into(),
+            });
+        }
+        match self.topo.memory_bytes {
+            Some(bytes) => Available {
+                bytes,
+                source: format!("the NUMA nodes' memory of {}", self.topo.source),
+            },
+            None => Available {
+                bytes: u64::MAX / 2,
+                source: format!("{} reports no memory; none assumed short", self.topo.source),
+            },
+        }
+    }
+
     /// Placements to sweep: the user's, or the given default.
     pub fn placements(&self, default: &[Strategy]) -> Vec<Strategy> {
         self.overrides

@@ -132,10 +132,7 @@ impl Probe for Numa {
         if nodes.is_empty() {
             return Err(ProbeError::Skipped("no allowed CPU".into()));
         }
-        let avail = memguard::available().unwrap_or(memguard::Available {
-            bytes: 1 << 30,
-            source: "unknown (assumed 1 GiB)".into(),
-        });
+        let avail = ctx.memory_available();
         let max_threads = nodes
             .iter()
             .map(|(_, c)| bandwidth_threads(ctx.profile, c.len()))

@@ -130,7 +130,13 @@ pub fn from_synthetic(spec: &str) -> Result<Topology, TopologyError> {
     let topo = builder
         .build()
         .map_err(|e| invalid(&format!("hwloc could not build it ({e})")))?;
-    convert(&topo, format!("synthetic: {trimmed}"))
+    let mut t = convert(&topo, format!("synthetic: {trimmed}"))?;
+    // hwloc gives a synthetic NUMA node 1 GiB unless the spec says `memory=`: that
+    // default is no fact about any machine, so the memory stays unknown.
+    if !trimmed.contains("memory=") {
+        t.memory_bytes = None;
+    }
+    Ok(t)
 }
 
 /// A machine from an hwloc XML export.
@@ -416,6 +422,7 @@ fn convert(topo: &hwlocality::Topology, source: String) -> Result<Topology, Topo
         unavailable,
         cpu_kinds,
         logical_levels,
+        memory_bytes: Some(topo.root_object().total_memory()).filter(|&b| b > 0),
     })
 }
 

@@ -68,6 +68,11 @@ pub struct Topology {
     /// finds no core id). Every other level uses the OS index (`P#`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub logical_levels: Vec<String>,
+    /// Bytes of memory of every NUMA node hwloc reports (its local memory summed), if
+    /// it reports any: what a plan for an XML export sizes its blocks by (on this
+    /// machine the memory guard reads what is free instead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
 }
 
 /// One kind of CPU core (hwloc cpukinds): P-cores and E-cores on Intel hybrids.
@@ -156,6 +161,12 @@ pub struct Cache {
 }
 
 impl Topology {
+    /// Whether this topology was discovered on the running machine (not an XML export
+    /// or a synthetic spec).
+    pub fn is_this_machine(&self) -> bool {
+        self.source == "hwloc"
+    }
+
     /// The PUs this process may run on, in topology order.
     pub fn allowed_pus(&self) -> impl Iterator<Item = &Pu> {
         self.pus.iter().filter(|p| p.allowed)
@@ -202,6 +213,15 @@ impl Topology {
             .iter()
             .max_by_key(|c| (c.level, c.size_bytes))
             .map(|c| c.size_bytes)
+    }
+
+    /// How many caches of the last level (the level [`Topology::llc_bytes`] reads)
+    /// the machine has; 0 when it reports none.
+    pub fn llc_count(&self) -> usize {
+        let Some(level) = self.caches.iter().map(|c| c.level).max() else {
+            return 0;
+        };
+        self.caches.iter().filter(|c| c.level == level).count()
     }
 
     /// Cache line size of the level-1 data cache, if known.
