@@ -227,6 +227,33 @@ fn representative(topo: &Topology) -> (Vec<u32>, String) {
     )
 }
 
+/// Up to `per_level` pairs of `cpus` at each [`Level`], spread evenly over that
+/// level's pairs (in topology order), nearest level first: a probe whose pairs are
+/// costly measures these rather than every pair of a representative subset.
+pub fn pairs_by_level(topo: &Topology, cpus: &[u32], per_level: usize) -> Vec<(u32, u32)> {
+    let ks = keys(topo);
+    let key = |c: u32| ks.iter().find(|k| k.os == c);
+    let mut by_level: Vec<Vec<(u32, u32)>> = vec![Vec::new(); Level::ALL.len()];
+    for (i, &a) in cpus.iter().enumerate() {
+        for &b in &cpus[i + 1..] {
+            if let (Some(x), Some(y)) = (key(a), key(b)) {
+                let l = level_of(x, y);
+                if let Some(slot) = Level::ALL.iter().position(|&m| m == l) {
+                    by_level[slot].push((a, b));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for pairs in by_level {
+        let n = pairs.len();
+        let take = n.min(per_level);
+        // Evenly spread: the k-th of `take` picks index k·n/take.
+        out.extend((0..take).map(|k| pairs[k * n / take]));
+    }
+    out
+}
+
 /// How two CPUs relate in the topology, in words ([`Level::name`]).
 pub fn relation(topo: &Topology, a: u32, b: u32) -> &'static str {
     level(topo, a, b).map_or("unknown", Level::name)
@@ -271,6 +298,38 @@ pub fn pair_list(ps: &[(u32, u32)], max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pairs_by_level_keep_every_level_and_at_most_k_of_each() {
+        for spec in ["pack:4 core:16 group:2 pu:4", "pack:8 numa:2 core:32 pu:4"] {
+            let t = crate::topology::from_synthetic(spec).unwrap();
+            let (c, _) = cpus(&t);
+            let all: Vec<(u32, u32)> = c
+                .iter()
+                .enumerate()
+                .flat_map(|(i, &a)| c[i + 1..].iter().map(move |&b| (a, b)))
+                .collect();
+            let lv = |&(a, b): &(u32, u32)| level(&t, a, b).unwrap();
+            let mut present: Vec<Level> = all.iter().map(lv).collect();
+            present.sort_unstable();
+            present.dedup();
+            let picked = pairs_by_level(&t, &c, 3);
+            let mut got: Vec<Level> = picked.iter().map(lv).collect();
+            got.sort_unstable();
+            let mut distinct = got.clone();
+            distinct.dedup();
+            assert_eq!(distinct, present, "{spec}: every level of the subset kept");
+            for l in present {
+                let n = got.iter().filter(|&&g| g == l).count();
+                let avail = all.iter().filter(|p| lv(p) == l).count();
+                assert_eq!(n, avail.min(3), "{spec}: {l:?}");
+            }
+            let mut dedup = picked.clone();
+            dedup.sort_unstable();
+            dedup.dedup();
+            assert_eq!(dedup.len(), picked.len(), "{spec}: no pair twice");
+        }
+    }
 
     #[test]
     fn small_machines_are_measured_completely() {

@@ -25,6 +25,10 @@ pub const ROUNDS: usize = 6;
 /// Two CPUs "slow each other" when running together takes this much longer.
 pub const SHARED_SLOWDOWN: f64 = 1.3;
 
+/// Pairs of each level the default profile measures on machines beyond the full
+/// matrix (see [`subset::pairs_by_level`]).
+pub const PAIRS_PER_LEVEL: usize = 8;
+
 /// The probe.
 pub struct Sharing;
 
@@ -101,12 +105,28 @@ impl Probe for Sharing {
         // Half the passes of the former 3 + 3 best-of runs: 6 + 6 rounds in about the
         // same time.
         let passes: u64 = ctx.profile.pick(10_000, 50_000, 500_000);
-        let mut cases = Vec::new();
-        for (i, &a) in cpus.iter().enumerate() {
-            for &b in &cpus[i + 1..] {
-                cases.push(Case::new(format!("{a}+{b}"), &CaseParams { a, b, passes }));
+        // Beyond the full matrix the default profile measures up to
+        // `PAIRS_PER_LEVEL` pairs of each level of the subset, not all its pairs.
+        let by_level = note.is_some() && ctx.profile == crate::model::Profile::Default;
+        let pairs: Vec<(u32, u32)> = if by_level {
+            subset::pairs_by_level(&ctx.topo, &cpus, PAIRS_PER_LEVEL)
+        } else {
+            cpus.iter()
+                .enumerate()
+                .flat_map(|(i, &a)| cpus[i + 1..].iter().map(move |&b| (a, b)))
+                .collect()
+        };
+        let note = note.map(|n| {
+            if by_level {
+                format!("{n}; of these, up to {PAIRS_PER_LEVEL} pairs of each level ({} pairs; --full measures them all)", pairs.len())
+            } else {
+                n
             }
-        }
+        });
+        let cases = pairs
+            .iter()
+            .map(|&(a, b)| Case::new(format!("{a}+{b}"), &CaseParams { a, b, passes }))
+            .collect();
         let mut plan = Plan::new(cases)
             .param("cpus", &cpus)
             .with_facts(cpus.clone())
