@@ -65,10 +65,6 @@ const FIXED_RUN_S: [(&str, [f64; 3]); 7] = [
     ("spin", [0.16, 0.55, 7.7]),
 ];
 
-/// Probes whose thread counts come from `PlanCtx::thread_counts` (thinned on big
-/// machines by the default profile).
-const THREAD_SWEEPS: [&str; 4] = ["compute", "peak", "memory", "atomics"];
-
 /// What the model assumes for a probe it has no formula for, per case run.
 pub const UNKNOWN_RUN_S: f64 = 1.0;
 
@@ -294,13 +290,6 @@ pub fn estimate_probe(probe: &dyn Probe, ctx: &PlanCtx, cal: &Calibration) -> Pr
         }
     };
     est.params = plan.params.clone().into_iter().collect();
-    if ctx.thinned() && THREAD_SWEEPS.contains(&probe.id()) {
-        let mut note = "thinned thread counts".to_string();
-        if probe.id() == "peak" {
-            note.push_str(", compact and scatter only");
-        }
-        est.params.insert("scaled_down".into(), note.into());
-    }
     let cost = |c: &Case| case_run_s(probe.id(), c, &plan, ctx, cal);
     est.modelled = plan
         .cases
@@ -534,7 +523,12 @@ fn describe(c: &Case, ctx: &PlanCtx, runs: f64, seconds: f64) -> CaseEstimate {
         (Some(pl), Some(t)) => crate::placement::Strategy::parse(pl)
             .ok()
             .and_then(|s| crate::probes::placement_config(&ctx.topo, &s, t).ok())
-            .map(|(_, cfg)| cfg.trim_start_matches("CPUs ").to_string()),
+            // In the order threads take them (the run file's configuration names
+            // only the set).
+            .map(|(cpus, cfg)| match cpus.iter().any(Option::is_some) {
+                true => crate::placement::format_assignment(&cpus),
+                false => cfg,
+            }),
         _ => None,
     }
     .or_else(|| pair("a", "b"))

@@ -183,6 +183,7 @@ impl Probe for Atomics {
             }
         }
         Ok(Plan::new(cases)
+            .scaled_down(ctx.thinned_note(""))
         .param("thread_counts", &counts)
         .param("duration_ns", duration_ns)
         .param("max_backoff_spins", MAX_BACKOFF_SPINS)

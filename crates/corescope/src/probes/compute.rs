@@ -111,6 +111,7 @@ impl Probe for Compute {
             }
         }
         Ok(Plan::new(cases)
+            .scaled_down(ctx.thinned_note(""))
             .param("inputs", INPUTS)
             .param("ops_per_input", OPS_PER_INPUT)
             .param("elements_per_thread", elements)

@@ -377,7 +377,8 @@ impl Probe for Memory {
 
         // Throughput kernels at every thread count; the first-touch and THP variants
         // only where every thread has a CPU of its own (a comparison at 4 threads on 2
-        // CPUs measures the scheduler, not the pages).
+        // CPUs measures the scheduler, not the pages), and on a big machine only at one
+        // thread and the CPU count (`PlanCtx::side_count`).
         let mut variants = vec![Kernel::ReadMainInit];
         if thp_ok {
             variants.extend([Kernel::ReadThp, Kernel::ReadNoThp]);
@@ -386,7 +387,7 @@ impl Probe for Memory {
         for (&threads, &block) in counts.iter().zip(&blocks.per_thread) {
             let group = format!("memory with {}", crate::units::threads(threads as f64));
             let mut kernels = vec![Kernel::Read, Kernel::Write, Kernel::Copy, Kernel::Triad];
-            if threads <= cpus {
+            if threads <= cpus && ctx.side_count(threads) {
                 kernels.extend(&variants);
             }
             for &kernel in &kernels {
@@ -417,6 +418,7 @@ impl Probe for Memory {
         let (sizes, target, steps) = (ws.sizes, ws.target, ws.steps);
 
         let mut plan = Plan::new(cases)
+        .scaled_down(ctx.thinned_note(", blocks per team (4x the LLCs it fills), first touch and huge pages at one thread and the CPU count"))
         .param("block_bytes_per_thread", blocks.per_thread.first().copied().unwrap_or(0))
         .param("block_bytes_by_thread_count", &blocks.per_thread)
         .param("block_rule", blocks.rule)

@@ -74,12 +74,46 @@ pub fn placement_config(
 ) -> Result<(Vec<Option<u32>>, String), ProbeError> {
     let cpus = crate::placement::assign(topo, strategy, threads)
         .map_err(|e| ProbeError::Failed(e.to_string()))?;
-    let config = if cpus.iter().all(Option::is_none) {
-        format!("unbound ×{threads}")
-    } else {
-        format!("CPUs {}", crate::placement::format_assignment(&cpus))
-    };
+    let config = team_config(&cpus, threads);
     Ok((cpus, config))
+}
+
+/// The configuration a symmetric team runs (every thread the same work, as in
+/// compute, peak, memory and atomics): the set of CPUs and how many threads each
+/// holds, not their order. Two placements that give the same CPUs the same number
+/// of threads (every bound placement at the CPU count: all CPUs once) are one
+/// configuration, measured once (`runner`: same configuration).
+pub fn team_config(cpus: &[Option<u32>], threads: usize) -> String {
+    let bound: Vec<u32> = cpus.iter().flatten().copied().collect();
+    if bound.is_empty() {
+        return format!("unbound ×{threads}");
+    }
+    let mut per_cpu: std::collections::BTreeMap<u32, usize> = Default::default();
+    for &c in &bound {
+        *per_cpu.entry(c).or_default() += 1;
+    }
+    let mut by_count: std::collections::BTreeMap<usize, Vec<u32>> = Default::default();
+    for (&cpu, &n) in &per_cpu {
+        by_count.entry(n).or_default().push(cpu);
+    }
+    let parts: Vec<String> = by_count
+        .iter()
+        .map(|(&n, list)| {
+            let l = Topology::format_cpu_list(list);
+            match (n, by_count.len()) {
+                (1, 1) => l,
+                (1, _) => format!("{l} (1 thread each)"),
+                _ => format!("{l} ({n} threads each)"),
+            }
+        })
+        .collect();
+    let unbound = cpus.len() - bound.len();
+    let tail = if unbound > 0 {
+        format!(" + {unbound} unbound")
+    } else {
+        String::new()
+    };
+    format!("CPUs {}{tail}", parts.join(", "))
 }
 
 /// A case's placement as written in its parameters (`scatter`, `0,2,4-7`), parsed
@@ -142,6 +176,16 @@ impl Plan {
         self.params
             .insert(key.into(), serde_json::to_value(value).unwrap_or_default());
         self
+    }
+
+    /// Say what the plan measures less of than the full profile would on this
+    /// machine (`scaled_down` in the run file and in `corescope plan`'s note column);
+    /// nothing when `what` is `None`.
+    pub fn scaled_down(self, what: Option<String>) -> Self {
+        match what {
+            Some(w) => self.param("scaled_down", w),
+            None => self,
+        }
     }
 
     /// Say what this machine cannot run, each line "name: skipped: why".
@@ -376,6 +420,20 @@ impl PlanCtx {
             && self.overrides.threads.is_none()
     }
 
+    /// [`PlanCtx::thinned`] in words for a plan's `scaled_down`, `extra` appended.
+    pub fn thinned_note(&self, extra: &str) -> Option<String> {
+        self.thinned()
+            .then(|| format!("thinned thread counts{extra}"))
+    }
+
+    /// Whether a side variant (one beside a probe's main kernels: first touch, huge
+    /// pages, the narrower vector units) is measured at `threads`: at every count,
+    /// except on a thinned plan ([`PlanCtx::thinned`]), where only at one thread and
+    /// at the CPU count — the two ends its finding speaks of.
+    pub fn side_count(&self, threads: usize) -> bool {
+        !self.thinned() || threads == 1 || threads == self.cpus()
+    }
+
     /// Placements to sweep: the user's; on a thinned plan ([`PlanCtx::thinned`])
     /// `thinned`; else `default`.
     pub fn placements_or_thinned(
@@ -432,14 +490,25 @@ pub const THIN_ABOVE_CPUS: usize = 4;
 
 /// What [`thinned_thread_counts`] keeps, in words (for `corescope plan` and docs).
 pub const THINNED_RULE: &str =
-    "thread counts thinned: powers of two up to the CPU count, the CPU count, and 2× CPUs where the sweep went to 4×";
+    "thread counts thinned: powers of two (of four above 256 CPUs) up to the CPU count, the CPU count, and 2× CPUs where the sweep went to 4×; side variants (memory's first-touch and huge-page reads, peak's narrower vector units) at one thread and the CPU count only";
 
-/// The default profile's thread counts on a big machine: powers of two up to the
-/// CPU count, the CPU count itself, and twice it when `factor` ≥ 4 (oversubscription
+/// Above this many allowed CPUs the thinned ladder steps by 4 instead of 2 (1, 4,
+/// 16, 64, …): seven points still draw the curve on a log axis, and the cases of
+/// hundreds of threads are the costly ones (`corescope plan --synthetic "pack:8
+/// numa:2 core:32 pu:4"`: 12.5 minutes with powers of two).
+pub const POWERS_OF_FOUR_ABOVE_CPUS: usize = 256;
+
+/// The default profile's thread counts on a big machine: powers of two (of four
+/// above [`POWERS_OF_FOUR_ABOVE_CPUS`] CPUs) up to the CPU count, the CPU count itself, and twice it when `factor` ≥ 4 (oversubscription
 /// is shown once, not at 3× and 4×; memory's sweep to 2× stops at the CPU count).
 pub fn thinned_thread_counts(cpus: usize, factor: usize) -> Vec<usize> {
     let cpus = cpus.max(1);
-    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |p| Some(p * 2))
+    let step = if cpus > POWERS_OF_FOUR_ABOVE_CPUS {
+        4
+    } else {
+        2
+    };
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |p| Some(p * step))
         .take_while(|&p| p <= cpus)
         .collect();
     v.push(cpus);
@@ -575,6 +644,27 @@ mod tests {
     }
 
     #[test]
+    fn a_team_configuration_is_its_cpus_and_threads_per_cpu_not_their_order() {
+        let c = |v: &[u32]| v.iter().map(|&x| Some(x)).collect::<Vec<_>>();
+        assert_eq!(team_config(&c(&[0, 192, 1, 193]), 4), "CPUs 0-1,192-193");
+        assert_eq!(
+            team_config(&c(&[0, 192, 1, 193]), 4),
+            team_config(&c(&[0, 1, 192, 193]), 4)
+        );
+        assert_eq!(
+            team_config(&c(&[0, 1, 0, 1]), 4),
+            "CPUs 0-1 (2 threads each)"
+        );
+        assert_eq!(
+            team_config(&c(&[0, 1, 0]), 3),
+            "CPUs 1 (1 thread each), 0 (2 threads each)"
+        );
+        assert_ne!(team_config(&c(&[0, 1]), 2), team_config(&c(&[0, 2]), 2));
+        assert_eq!(team_config(&[None, None], 2), "unbound ×2");
+        assert_eq!(team_config(&[Some(3), None], 2), "CPUs 3 + 1 unbound");
+    }
+
+    #[test]
     fn thread_counts_follow_the_seed() {
         assert_eq!(default_thread_counts(2, 4), vec![1, 2, 3, 4, 6, 8]);
         assert_eq!(default_thread_counts(1, 4), vec![1, 2, 3, 4]);
@@ -593,7 +683,12 @@ mod tests {
         assert_eq!(thinned_thread_counts(1, 4), vec![1, 2]);
         assert_eq!(thinned_thread_counts(16, 2), vec![1, 2, 4, 8, 16]);
         let big = thinned_thread_counts(2048, 4);
-        assert_eq!((big.len(), big.last()), (13, Some(&4096)));
+        assert_eq!(big, vec![1, 4, 16, 64, 256, 1024, 2048, 4096]);
+        assert_eq!(
+            thinned_thread_counts(256, 4),
+            vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+        );
+        assert_eq!(thinned_thread_counts(384, 1), vec![1, 4, 16, 64, 256, 384]);
     }
 
     #[test]

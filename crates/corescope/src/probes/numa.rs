@@ -118,6 +118,76 @@ fn group_name(kind: Kind, cpu_node: u32) -> String {
     format!("{}, CPUs on node {cpu_node}", kind.name())
 }
 
+/// CPU nodes the default and quick profiles measure on a machine of many nodes.
+const CPU_NODES_SAMPLED: usize = 8;
+
+/// The (CPU node, memory node) cells to measure, as indices into the nodes: every
+/// pair up to [`MATRIX_FULL_MAX_NODES`] nodes and in the full profile; beyond, up to
+/// [`CPU_NODES_SAMPLED`] CPU nodes spread evenly, each against its own memory, the
+/// next node's and the one halfway round (nodes² cells would take most of a run on
+/// 16 or 24 nodes).
+fn cells(n: usize, profile: Profile) -> Vec<(usize, usize)> {
+    if n <= MATRIX_FULL_MAX_NODES || profile == Profile::Full {
+        return (0..n).flat_map(|i| (0..n).map(move |k| (i, k))).collect();
+    }
+    let stride = n.div_ceil(CPU_NODES_SAMPLED).max(1);
+    let mut out = Vec::new();
+    for i in (0..n).step_by(stride) {
+        for k in [i, (i + 1) % n, (i + n / 2) % n] {
+            if !out.contains(&(i, k)) {
+                out.push((i, k));
+            }
+        }
+    }
+    out
+}
+
+/// [`cells`] in words, for the run file.
+fn cells_rule(n: usize, profile: Profile) -> String {
+    if n <= MATRIX_FULL_MAX_NODES || profile == Profile::Full {
+        return format!("every pair of the {n} nodes");
+    }
+    let sampled = n.div_ceil(n.div_ceil(CPU_NODES_SAMPLED).max(1));
+    format!(
+        "{n} nodes: CPUs of {sampled} nodes spread evenly, each against its own memory, the \
+         next node's and the one halfway round (--full measures every pair)"
+    )
+}
+
+/// Rounds of a cell: beyond two nodes the default and quick profiles take 6 to 8
+/// (enough for the signed-rank test to separate two cells).
+fn cell_rounds(profile: Profile, nodes: usize) -> Rounds {
+    let mut rounds = super::pool::rounds_for(profile, Rounds::COMPARED);
+    if nodes > 2 && profile != Profile::Full {
+        rounds.min = rounds.min.min(6);
+        rounds.max = rounds.max.min(8);
+    }
+    rounds
+}
+
+/// The case of one cell, compared within its CPU node's group.
+fn cell_case(p: &CaseParams) -> Case {
+    let config = format!(
+        "CPUs {} memory node {}",
+        Topology::format_cpu_list(&p.cpus),
+        p.mem_node
+    );
+    Case::new(
+        format!(
+            "{} CPUs node {} ← memory node {}",
+            p.kind.name(),
+            p.cpu_node,
+            p.mem_node
+        ),
+        p,
+    )
+    .compared(
+        group_name(p.kind, p.cpu_node),
+        format!("memory node {}", p.mem_node),
+        config,
+    )
+}
+
 impl Probe for Numa {
     fn id(&self) -> &'static str {
         "numa"
@@ -157,63 +227,28 @@ impl Probe for Numa {
         let lat_fit = memguard::fit("numa latency", lat_want, lat_min, 1, 4096, false, &avail)
             .map_err(|e| ProbeError::Skipped(e.to_string()))?;
         let steps: u64 = ctx.profile.pick(200_000, 1_000_000, 4_000_000);
-        let mut rounds = super::pool::rounds_for(ctx.profile, Rounds::COMPARED);
-        // Beyond 4 nodes the default and quick profiles measure each CPU node against
-        // its own memory, the next node's and the one halfway round (the full
-        // profile: every pair), in 6 to 8 rounds (enough for the signed-rank test to
-        // separate two cells): nodes² cells × 12 rounds would take most of a run.
-        let thin = nodes.len() > MATRIX_FULL_MAX_NODES && ctx.profile != Profile::Full;
-        if nodes.len() > 2 && ctx.profile != Profile::Full {
-            rounds.min = rounds.min.min(6);
-            rounds.max = rounds.max.min(8);
-        }
+        let rounds = cell_rounds(ctx.profile, nodes.len());
+        let cells = cells(nodes.len(), ctx.profile);
         let mut cases = Vec::new();
         for kind in [Kind::Read, Kind::Latency] {
-            for (cpu_node, node_cpus) in &nodes {
-                let cpus: Vec<u32> = match kind {
-                    Kind::Read => {
-                        node_cpus[..bandwidth_threads(ctx.profile, node_cpus.len())].to_vec()
-                    }
-                    Kind::Latency => node_cpus[..1].to_vec(),
+            for &(i, k) in &cells {
+                let (cpu_node, node_cpus) = &nodes[i];
+                let (cpus, bytes) = match kind {
+                    Kind::Read => (
+                        node_cpus[..bandwidth_threads(ctx.profile, node_cpus.len())].to_vec(),
+                        fit.per_thread,
+                    ),
+                    Kind::Latency => (node_cpus[..1].to_vec(), lat_fit.per_thread),
                 };
-                let bytes = match kind {
-                    Kind::Read => fit.per_thread,
-                    Kind::Latency => lat_fit.per_thread,
+                let p = CaseParams {
+                    kind,
+                    cpu_node: *cpu_node,
+                    mem_node: nodes[k].0,
+                    cpus,
+                    bytes,
+                    steps,
                 };
-                let i = nodes.iter().position(|(n, _)| n == cpu_node).unwrap_or(0);
-                let n = nodes.len();
-                for (k, (mem_node, _)) in nodes.iter().enumerate() {
-                    if thin && k != i && k != (i + 1) % n && k != (i + n / 2) % n {
-                        continue;
-                    }
-                    let p = CaseParams {
-                        kind,
-                        cpu_node: *cpu_node,
-                        mem_node: *mem_node,
-                        cpus: cpus.clone(),
-                        bytes,
-                        steps,
-                    };
-                    let config = format!(
-                        "CPUs {} memory node {mem_node}",
-                        Topology::format_cpu_list(&cpus)
-                    );
-                    cases.push(
-                        Case::new(
-                            format!(
-                                "{} CPUs node {cpu_node} ← memory node {mem_node}",
-                                kind.name()
-                            ),
-                            &p,
-                        )
-                        .compared(
-                            group_name(kind, *cpu_node),
-                            format!("memory node {mem_node}"),
-                            config,
-                        )
-                        .with_rounds(rounds),
-                    );
-                }
+                cases.push(cell_case(&p).with_rounds(rounds));
             }
         }
         let warnings: Vec<String> = [fit.warning, lat_fit.warning]
@@ -226,6 +261,7 @@ impl Probe for Numa {
         );
         let node_ids: Vec<u32> = nodes.iter().map(|(n, _)| *n).collect();
         let mut plan = Plan::new(cases)
+        .scaled_down((cells.len() < nodes.len() * nodes.len()).then(|| cells_rule(nodes.len(), ctx.profile)))
         .param("nodes", &node_ids)
         .with_facts(node_ids.clone())
         .param(
@@ -239,6 +275,8 @@ impl Probe for Numa {
         .param("read_threads_max", max_threads)
         .param("latency_buffer_bytes", lat_fit.per_thread)
         .param("latency_steps", steps)
+        .param("cells_measured", cells.len())
+        .param("cells_rule", cells_rule(nodes.len(), ctx.profile))
         .param("checked_pages_per_buffer", CHECKED_PAGES)
         .param("binding", "mbind(MPOL_BIND, MPOL_MF_STRICT) before first touch by the pinned thread; checked with move_pages (query mode)")
         ;
@@ -773,6 +811,32 @@ mod tests {
     use crate::clock::Clock;
     use crate::model::{ClockInfo, Profile, Status};
     use crate::probes::Overrides;
+
+    #[test]
+    fn many_nodes_sample_cpu_nodes_and_keep_local_next_and_far_memory() {
+        // Up to four nodes, and in the full profile: the whole matrix.
+        assert_eq!(cells(4, Profile::Default).len(), 16);
+        assert_eq!(cells(24, Profile::Full).len(), 24 * 24);
+        for n in [5usize, 8, 16, 24, 64] {
+            let c = cells(n, Profile::Default);
+            let rows: std::collections::BTreeSet<usize> = c.iter().map(|&(i, _)| i).collect();
+            assert!(rows.len() <= CPU_NODES_SAMPLED && rows.len() >= CPU_NODES_SAMPLED.min(n) / 2);
+            for &i in &rows {
+                // Own memory, the next node's, the one halfway round; each once.
+                for k in [i, (i + 1) % n, (i + n / 2) % n] {
+                    assert_eq!(
+                        c.iter().filter(|&&x| x == (i, k)).count(),
+                        1,
+                        "{n}: {i}->{k}"
+                    );
+                }
+            }
+            assert!(c.iter().all(|&(i, k)| i < n && k < n));
+            assert!(
+                cells_rule(n, Profile::Default).contains(&format!("CPUs of {} nodes", rows.len()))
+            );
+        }
+    }
 
     fn ctx(topo: Topology) -> PlanCtx {
         PlanCtx {

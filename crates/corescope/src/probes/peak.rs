@@ -467,11 +467,15 @@ impl Probe for Peak {
                 Err(why) => absent.push(why),
             }
         }
+        // The widest unit found sweeps every count; on a big machine the narrower
+        // ones only one thread and the CPU count (`PlanCtx::side_count`).
+        let widest = found.last().copied();
         let mut cases = Vec::new();
         for &level in &found {
             let iters = (instructions / (CHAINS as u64 * level.instructions_per_step())).max(1);
+            let sweeps = |t: usize| Some(level) == widest || ctx.side_count(t);
             for precision in [Precision::F64, Precision::F32] {
-                for &threads in &counts {
+                for &threads in counts.iter().filter(|&&t| sweeps(t)) {
                     let name = kernel_name(level, precision);
                     let group = format!("{name} with {}", crate::units::threads(threads as f64));
                     for p in &placements {
@@ -495,6 +499,9 @@ impl Probe for Peak {
             }
         }
         Ok(Plan::new(cases)
+            .scaled_down(ctx.thinned_note(
+                ", compact and scatter only, the narrower units at one thread and the CPU count",
+            ))
             .param(
                 "isa_levels",
                 found.iter().map(|l| l.name()).collect::<Vec<_>>(),
@@ -507,6 +514,15 @@ impl Probe for Peak {
             .param("repetitions", "runner rounds (see rounds_min / rounds_max)")
             .param("per_cycle_clock", crate::clock::PER_CYCLE_RULE)
             .param("thread_counts", &counts)
+            .param("swept_by_every_count", widest.map(|l| l.name()))
+            .param(
+                "others_at",
+                if ctx.thinned() {
+                    "one thread and the CPU count (default profile on a big machine)"
+                } else {
+                    "every count"
+                },
+            )
             .param(
                 "placements",
                 placements.iter().map(placement_arg).collect::<Vec<_>>(),

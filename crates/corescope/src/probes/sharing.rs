@@ -128,6 +128,7 @@ impl Probe for Sharing {
             .map(|&(a, b)| Case::new(format!("{a}+{b}"), &CaseParams { a, b, passes }))
             .collect();
         let mut plan = Plan::new(cases)
+            .scaled_down(by_level.then(|| format!("up to {PAIRS_PER_LEVEL} pairs of each level")))
             .param("cpus", &cpus)
             .with_facts(cpus.clone())
             .param("passes", passes)

@@ -167,6 +167,9 @@ impl Probe for Workload {
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         let counts = match &ctx.overrides.threads {
             Some(t) => t.clone(),
+            // A big machine (default profile): the thinned ladder, which also ends
+            // at 2× CPUs (its factor 4 means "one oversubscribed count").
+            None if ctx.thinned() => super::thinned_thread_counts(ctx.cpus(), 4),
             None => doubling(ctx.cpus() * MAX_THREAD_FACTOR),
         };
         // One round's run; the runner repeats it (at least 11 times with the warm-up).
@@ -199,6 +202,7 @@ impl Probe for Workload {
             }
         }
         let mut plan = Plan::new(cases)
+            .scaled_down(ctx.thinned_note(""))
         .param("thread_counts", &counts)
         .param("duration_ns", duration_ns)
         .param("compute_unit_ops", COMPUTE_PASSES * INPUTS as u64 * 8)

@@ -31,8 +31,9 @@ pub fn duration(s: f64) -> String {
     } else if s < 120.0 {
         format!("{s:.0} s")
     } else {
-        let m = (s / 60.0).floor();
-        format!("{m:.0} min {:.0} s", s - 60.0 * m)
+        // Whole seconds first, so that 419.6 s reads 7 min 0 s, not 6 min 60 s.
+        let whole = s.round() as u64;
+        format!("{} min {} s", whole / 60, whole % 60)
     }
 }
 
@@ -184,4 +185,18 @@ pub fn check(rows: &[CheckRow]) -> String {
         right(ratio),
     ]);
     format!("{t}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration;
+
+    #[test]
+    fn durations_carry_whole_seconds_into_minutes() {
+        assert_eq!(duration(419.6), "7 min 0 s");
+        assert_eq!(duration(125.2), "2 min 5 s");
+        assert_eq!(duration(119.4), "119 s");
+        assert_eq!(duration(9.96), "10.0 s");
+        assert_eq!(duration(f64::NAN), "-");
+    }
 }
