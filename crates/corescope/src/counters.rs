@@ -232,6 +232,204 @@ impl TeamCount {
             self.threads.iter().map(|t| t.reading).collect();
         CounterReading::sum(readings?.iter())
     }
+
+    /// The team of `threads` (the first one's status stands for all: every thread
+    /// opens the same events) over `wall_ns`; `None` without threads.
+    pub fn of_threads(
+        threads: impl IntoIterator<Item = CountedThread>,
+        wall_ns: u64,
+    ) -> Option<TeamCount> {
+        let mut status = None;
+        let mut counted = Vec::new();
+        for t in threads {
+            status.get_or_insert(t.status);
+            counted.push(t.count);
+        }
+        Some(TeamCount {
+            status: status?,
+            threads: counted,
+            wall_ns,
+        })
+    }
+
+    /// A team that did not count, and why (both groups skipped with `why`).
+    pub fn skipped(why: String, wall_ns: u64) -> TeamCount {
+        let no = Availability::Skipped(why);
+        TeamCount {
+            status: CounterStatus {
+                software: no.clone(),
+                hardware: no,
+                kernel_counted: false,
+            },
+            threads: Vec::new(),
+            wall_ns,
+        }
+    }
+}
+
+/// One thread's counters over successive measured intervals, and their sum: what
+/// every counted thread keeps (a team's workers, the channel's producer and
+/// consumer, the pool's workers). Open it in the thread it counts, after pinning
+/// and setup; [`ThreadCounter::start`] just before the start stamp,
+/// [`ThreadCounter::stop`] just after the end stamp (another thread may call them
+/// too: the descriptors belong to the process). A counter error ends counting for
+/// the thread; it is kept as a sentence for the result's warnings.
+pub struct ThreadCounter {
+    counters: Option<Counters>,
+    status: CounterStatus,
+    pinned: bool,
+    sum: Option<CounterReading>,
+    error: Option<String>,
+}
+
+/// What one counted thread leaves behind ([`ThreadCounter::finish`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountedThread {
+    /// What its counters could open.
+    pub status: CounterStatus,
+    /// Its counts (none if a counter failed) and whether it was pinned.
+    pub count: ThreadCount,
+    /// Why its counters failed, as a warning sentence.
+    pub error: Option<String>,
+}
+
+impl ThreadCounter {
+    /// Open the calling thread's counters (disabled); `pinned`: the thread is
+    /// pinned to one CPU and the OS honoured it (its migrations then warn).
+    pub fn open(pinned: bool) -> Self {
+        let counters = Counters::open();
+        Self {
+            status: counters.status().clone(),
+            counters: Some(counters),
+            pinned,
+            sum: None,
+            error: None,
+        }
+    }
+
+    fn fail(&mut self, e: CounterError) {
+        self.error = Some(e.to_string());
+        self.counters = None;
+        self.sum = None;
+    }
+
+    /// Zero and enable the counters.
+    pub fn start(&mut self) {
+        if let Some(Err(e)) = self.counters.as_mut().map(Counters::start) {
+            self.fail(e);
+        }
+    }
+
+    /// Disable and read the counters; add the interval to the sum.
+    pub fn stop(&mut self) {
+        match self.counters.as_mut().map(Counters::stop) {
+            Some(Ok(r)) => match &mut self.sum {
+                Some(s) => s.accumulate(&r),
+                None => self.sum = Some(r),
+            },
+            Some(Err(e)) => self.fail(e),
+            None => {}
+        }
+    }
+
+    /// The sum of the intervals (closes the counters).
+    pub fn finish(self) -> CountedThread {
+        let reading = if self.error.is_some() { None } else { self.sum };
+        CountedThread {
+            status: self.status,
+            count: ThreadCount {
+                pinned: self.pinned,
+                reading,
+            },
+            error: self.error,
+        }
+    }
+}
+
+/// The counted threads of one measured run whose threads are not a harness team
+/// (the channel's producer and consumer): each thread adds what it counted and
+/// its start and end stamps; the run's wall time is last end − first start.
+#[derive(Default)]
+pub struct CountedRun {
+    threads: std::sync::Mutex<Vec<(CountedThread, u64, u64)>>,
+}
+
+impl CountedRun {
+    /// Add one thread's counts over `[start_ns, end_ns]` (the caller's clock).
+    pub fn add(&self, thread: CountedThread, start_ns: u64, end_ns: u64) {
+        let mut t = self.threads.lock().unwrap_or_else(|e| e.into_inner());
+        t.push((thread, start_ns, end_ns));
+    }
+
+    /// The run as a team (`None` if no thread added itself), and the counter
+    /// errors as warning sentences.
+    pub fn finish(self) -> (Option<TeamCount>, Vec<String>) {
+        let threads = self.threads.into_inner().unwrap_or_else(|e| e.into_inner());
+        let start = threads.iter().map(|t| t.1).min().unwrap_or(0);
+        let end = threads.iter().map(|t| t.2).max().unwrap_or(0);
+        let errors = threads.iter().filter_map(|t| t.0.error.clone()).collect();
+        let team =
+            TeamCount::of_threads(threads.into_iter().map(|t| t.0), end.saturating_sub(start));
+        (team, errors)
+    }
+}
+
+/// Counters of threads that someone else starts and runs (a pool's workers): each
+/// thread joins from inside ([`SharedCounters::join_this_thread`], e.g. from the
+/// pool's worker-start hook), and the controlling thread starts and stops them all
+/// around the measured part. A thread that joins while they run starts at once.
+#[derive(Default)]
+pub struct SharedCounters {
+    state: std::sync::Mutex<SharedState>,
+}
+
+#[derive(Default)]
+struct SharedState {
+    running: bool,
+    threads: Vec<ThreadCounter>,
+}
+
+impl SharedCounters {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SharedState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Open the calling thread's counters and add them (started if the others run).
+    pub fn join_this_thread(&self, pinned: bool) {
+        let mut c = ThreadCounter::open(pinned);
+        let mut st = self.lock();
+        if st.running {
+            c.start();
+        }
+        st.threads.push(c);
+    }
+
+    /// Zero and enable every joined thread's counters.
+    pub fn start(&self) {
+        let mut st = self.lock();
+        st.running = true;
+        st.threads.iter_mut().for_each(ThreadCounter::start);
+    }
+
+    /// Disable and read every joined thread's counters.
+    pub fn stop(&self) {
+        let mut st = self.lock();
+        st.running = false;
+        st.threads.iter_mut().for_each(ThreadCounter::stop);
+    }
+
+    /// Every joined thread as one team over `wall_ns` (`None` if none joined), and
+    /// the counter errors as warning sentences.
+    pub fn finish(&self, wall_ns: u64) -> (Option<TeamCount>, Vec<String>) {
+        // A thread that joined after the measured part counted nothing: left out.
+        let threads: Vec<CountedThread> = std::mem::take(&mut self.lock().threads)
+            .into_iter()
+            .filter(|t| t.sum.is_some() || t.error.is_some())
+            .map(ThreadCounter::finish)
+            .collect();
+        let errors = threads.iter().filter_map(|t| t.error.clone()).collect();
+        (TeamCount::of_threads(threads, wall_ns), errors)
+    }
 }
 
 /// Seed 001's efficiency of a whole machine: MIPS ÷ the machine's maximum MIPS,

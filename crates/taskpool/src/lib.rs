@@ -55,7 +55,7 @@ mod sync;
 pub use error::{KernelError, PoolError};
 pub use free_list::FreeList;
 pub use pool::{
-    Family, FamilyHandle, Pool, PoolConfig, PoolStats, Scope, ScopedFamily, DEFAULT_MAX_THREADS,
-    DEFAULT_STACK_SIZE_BYTES, MAX_FAMILY_LEN, MAX_THREADS_LIMIT,
+    Family, FamilyHandle, Pool, PoolConfig, PoolStats, Scope, ScopedFamily, WorkerStartHook,
+    DEFAULT_MAX_THREADS, DEFAULT_STACK_SIZE_BYTES, MAX_FAMILY_LEN, MAX_THREADS_LIMIT,
 };
 pub use shared::{Executor, Stop};

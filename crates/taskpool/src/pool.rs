@@ -547,9 +547,15 @@ struct SlotTable {
     handles: Vec<Option<thread::Handle>>,
 }
 
+/// Code every new worker thread runs once, first, before its first job: to pin
+/// it, name it, or open per-thread counters. It must not panic (a panic in it is
+/// caught, and the worker runs on).
+pub type WorkerStartHook = Arc<dyn Fn() + Send + Sync>;
+
 /// What the pool and its workers share.
 struct Inner {
     config: PoolConfig,
+    on_worker_start: Option<WorkerStartHook>,
     max_idle: usize,
     stack_size_bytes: usize,
     idle_stack: SlotStack,
@@ -746,6 +752,10 @@ extern "C" fn worker_main(arg: *mut libc::c_void) -> *mut libc::c_void {
     // SAFETY: `arg` is the `Box<WorkerStart>` that `Inner::spawn` leaked for
     // this thread alone (the spawner reclaims it only if creation failed).
     let start = unsafe { Box::from_raw(arg.cast::<WorkerStart>()) };
+    if let Some(hook) = &start.inner.on_worker_start {
+        // The hook's own failure is its business: the worker still serves its job.
+        let _ = catch_unwind(AssertUnwindSafe(|| hook()));
+    }
     // User panics are caught per chunk; one escaping here is a bug of the
     // pool, and unwinding out of an `extern "C"` function is not allowed.
     if catch_unwind(AssertUnwindSafe(|| start.inner.worker_loop(start.slot))).is_err() {
@@ -790,6 +800,37 @@ impl std::fmt::Debug for Pool {
 impl Pool {
     /// Builds a pool; no thread starts until a family needs one.
     pub fn new(config: PoolConfig) -> Result<Pool, PoolError> {
+        Pool::build(config, None)
+    }
+
+    /// Builds a pool whose every new worker thread runs `hook` first (see
+    /// [`WorkerStartHook`]).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// use taskpool::{Family, Pool, PoolConfig};
+    ///
+    /// let started = Arc::new(AtomicUsize::new(0));
+    /// let seen = Arc::clone(&started);
+    /// let hook = Arc::new(move || {
+    ///     seen.fetch_add(1, Ordering::Relaxed);
+    /// });
+    /// let pool = Pool::with_worker_start(PoolConfig::default().with_max_threads(2), hook).unwrap();
+    /// pool.run(Family::new(0, 1000), |_| {}).unwrap();
+    /// let created = pool.stats().threads_created;
+    /// drop(pool); // joins every worker
+    /// assert_eq!(started.load(Ordering::Relaxed) as u64, created);
+    /// ```
+    pub fn with_worker_start(config: PoolConfig, hook: WorkerStartHook) -> Result<Pool, PoolError> {
+        Pool::build(config, Some(hook))
+    }
+
+    fn build(
+        config: PoolConfig,
+        on_worker_start: Option<WorkerStartHook>,
+    ) -> Result<Pool, PoolError> {
         let (max_idle, stack_size_bytes) = config.validate()?;
         let max_threads = config.max_threads;
         // `validate` bounds max_threads by MAX_THREADS_LIMIT, far below u32::MAX.
@@ -797,6 +838,7 @@ impl Pool {
         Ok(Pool {
             inner: Arc::new(Inner {
                 config,
+                on_worker_start,
                 max_idle,
                 stack_size_bytes,
                 idle_stack: SlotStack::new(config.free_list, capacity),

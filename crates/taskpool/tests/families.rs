@@ -474,3 +474,26 @@ fn lock_free_pool_loses_no_worker_under_contention() {
         "an idle worker was lost, so a new one was started"
     );
 }
+
+#[test]
+fn every_worker_runs_the_start_hook_once_and_a_panicking_hook_harms_nothing() {
+    let started = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&started);
+    let hook: taskpool::WorkerStartHook = Arc::new(move || {
+        seen.fetch_add(1, Ordering::Relaxed);
+        panic!("hook fails");
+    });
+    let pool = Pool::with_worker_start(PoolConfig::default().with_max_threads(3), hook).unwrap();
+    let sum = AtomicUsize::new(0);
+    for _ in 0..5 {
+        pool.run(Family::new(0, 10_000), |i| {
+            sum.fetch_add(i, Ordering::Relaxed);
+        })
+        .unwrap();
+    }
+    assert_eq!(sum.into_inner(), 5 * (10_000 * 9_999 / 2));
+    let created = pool.stats().threads_created as usize;
+    drop(pool);
+    assert!(created <= 3);
+    assert_eq!(started.load(Ordering::Relaxed), created);
+}

@@ -12,7 +12,7 @@
 
 use crate::affinity;
 use crate::clock::now_ns;
-use crate::counters::{CounterReading, CounterStatus, Counters, TeamCount, ThreadCount};
+use crate::counters::{CountedThread, TeamCount, ThreadCounter};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -310,7 +310,7 @@ fn assemble<R>(
     let mut warnings: Vec<String> = Vec::new();
     let counter_errors = per_worker
         .iter()
-        .filter_map(|w| w.3.as_ref().and_then(|c| c.2.clone()));
+        .filter_map(|w| w.3.as_ref().and_then(|c| c.error.clone()));
     for w in per_worker
         .iter()
         .filter_map(|w| w.2.clone())
@@ -372,7 +372,8 @@ where
                     let mut state = setup(i);
                     let mut stamps = Vec::with_capacity(reps);
                     let mut results = Vec::with_capacity(reps);
-                    let mut counted = count.then(|| WorkerCounts::open(cpu, &warning));
+                    let pinned = cpu.is_some() && warning.is_none();
+                    let mut counted = count.then(|| ThreadCounter::open(pinned));
                     while let Some(Command::Go) = gate.arrive(spin) {
                         if let Some(c) = counted.as_mut() {
                             c.start();
@@ -386,7 +387,7 @@ where
                         stamps.push((start, end));
                         results.push(r);
                     }
-                    (stamps, results, warning, counted.map(WorkerCounts::finish))
+                    (stamps, results, warning, counted.map(ThreadCounter::finish))
                 };
                 catch_unwind(AssertUnwindSafe(body)).map_err(|p| {
                     gate.abort();
@@ -439,65 +440,11 @@ where
     })
 }
 
-/// One worker's counters and the sum of its repetitions.
-struct WorkerCounts {
-    counters: Option<Counters>,
-    status: CounterStatus,
-    pinned: bool,
-    sum: Option<CounterReading>,
-    error: Option<String>,
-}
-
-impl WorkerCounts {
-    fn open(cpu: Option<u32>, pin_refused: &Option<String>) -> Self {
-        let counters = Counters::open();
-        Self {
-            status: counters.status().clone(),
-            counters: Some(counters),
-            pinned: cpu.is_some() && pin_refused.is_none(),
-            sum: None,
-            error: None,
-        }
-    }
-
-    fn fail(&mut self, e: crate::counters::CounterError) {
-        self.error = Some(e.to_string());
-        self.counters = None;
-        self.sum = None;
-    }
-
-    fn start(&mut self) {
-        if let Some(Err(e)) = self.counters.as_mut().map(Counters::start) {
-            self.fail(e);
-        }
-    }
-
-    fn stop(&mut self) {
-        match self.counters.as_mut().map(Counters::stop) {
-            Some(Ok(r)) => match &mut self.sum {
-                Some(s) => s.accumulate(&r),
-                None => self.sum = Some(r),
-            },
-            Some(Err(e)) => self.fail(e),
-            None => {}
-        }
-    }
-
-    fn finish(self) -> (CounterStatus, ThreadCount, Option<String>) {
-        let reading = if self.error.is_some() { None } else { self.sum };
-        let t = ThreadCount {
-            pinned: self.pinned,
-            reading,
-        };
-        (self.status, t, self.error)
-    }
-}
-
 type WorkerRecord<R> = (
     Vec<(u64, u64)>,
     Vec<R>,
     Option<String>,
-    Option<(CounterStatus, ThreadCount, Option<String>)>,
+    Option<CountedThread>,
 );
 
 /// The team's counts from its workers' (`None` unless counting was asked for).
@@ -509,31 +456,12 @@ fn team_count<R>(
 ) -> Option<TeamCount> {
     let wall_ns = reps.iter().map(RepStamps::team_ns).sum();
     if let Some(why) = skipped {
-        let no = crate::counters::Availability::Skipped(why);
-        return Some(TeamCount {
-            status: CounterStatus {
-                software: no.clone(),
-                hardware: no,
-                kernel_counted: false,
-            },
-            threads: Vec::new(),
-            wall_ns,
-        });
+        return Some(TeamCount::skipped(why, wall_ns));
     }
     if !count {
         return None;
     }
-    let mut status = None;
-    let mut threads = Vec::with_capacity(per_worker.len());
-    for (s, t, _) in per_worker.iter().filter_map(|w| w.3.as_ref()) {
-        status.get_or_insert_with(|| s.clone());
-        threads.push(*t);
-    }
-    Some(TeamCount {
-        status: status?,
-        threads,
-        wall_ns,
-    })
+    TeamCount::of_threads(per_worker.iter().filter_map(|w| w.3.clone()), wall_ns)
 }
 
 #[cfg(test)]

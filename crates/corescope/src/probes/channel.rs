@@ -25,7 +25,8 @@
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::analysis::pairs as pair_stats;
-use crate::clock::{ticks, Clock};
+use crate::clock::{now_ns, ticks, Clock};
+use crate::counters::{CountedRun, ThreadCounter};
 use crate::harness::pair;
 use crate::model::{Finding, Measurement, Point, ProbeResult, Profile, Table};
 use crate::placement::pairs::{self, PairCpus, Relation};
@@ -366,15 +367,66 @@ impl Idle<'_> {
     }
 }
 
-fn pin(cpu: Option<u32>, warnings: &Mutex<Vec<String>>) {
-    if let Some(c) = cpu {
-        if let Err(w) = crate::affinity::pin_checked(c) {
-            let mut ws = warnings.lock().unwrap_or_else(|e| e.into_inner());
-            if !ws.contains(&w) {
-                ws.push(w);
+/// What the threads of one run leave besides their result: pinning warnings and
+/// each thread's event counts around its measured part (software counters always,
+/// hardware where the PMU exists; `counters::CountedRun`).
+#[derive(Default)]
+pub struct PairLog {
+    /// Pinning refusals and moves, once each.
+    pub warnings: Mutex<Vec<String>>,
+    /// The counted threads of the run.
+    pub counted: CountedRun,
+}
+
+impl PairLog {
+    /// Pin the calling thread to `cpu` (if any), warn if refused; open its counters.
+    fn pin_and_count(&self, cpu: Option<u32>) -> ThreadCounter {
+        let mut pinned = false;
+        if let Some(c) = cpu {
+            match crate::affinity::pin_checked(c) {
+                Ok(()) => pinned = true,
+                Err(w) => {
+                    let mut ws = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+                    if !ws.contains(&w) {
+                        ws.push(w);
+                    }
+                }
+            }
+        }
+        ThreadCounter::open(pinned)
+    }
+
+    /// Add a thread's counts over `[start_ns, end_ns]`.
+    fn add(&self, counter: ThreadCounter, start_ns: u64, end_ns: u64) {
+        self.counted.add(counter.finish(), start_ns, end_ns);
+    }
+
+    /// Hand the warnings and the run's counts to the probe's context.
+    pub fn absorb(self, ctx: &mut RunCtx) {
+        let (team, errors) = self.counted.finish();
+        ctx.counted.extend(team);
+        let warnings = self
+            .warnings
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        for w in warnings.into_iter().chain(errors) {
+            if !ctx.warnings.contains(&w) {
+                ctx.warnings.push(w);
             }
         }
     }
+}
+
+/// Runs `body` in the calling thread pinned to `cpu`, its counters around it.
+fn counted<R>(log: &PairLog, cpu: Option<u32>, body: impl FnOnce() -> R) -> R {
+    let mut counter = log.pin_and_count(cpu);
+    counter.start();
+    let start_ns = now_ns();
+    let r = body();
+    let end_ns = now_ns();
+    counter.stop();
+    log.add(counter, start_ns, end_ns);
+    r
 }
 
 /// Moves `events` events from a producer on `cpus.0` to a consumer on `cpus.1`, in
@@ -387,14 +439,14 @@ pub fn transfer<E: Event, P: Tx<E>, C: Rx<E>>(
     batch: usize,
     cpus: PairCpus,
     deadline: Instant,
-    warnings: &Mutex<Vec<String>>,
+    log: &PairLog,
 ) -> Result<Duration, RunFail> {
     let batch = batch.max(1);
     let gate = Barrier::new(2);
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         let producer = s.spawn(|| {
-            pin(cpus.0, warnings);
+            let mut counter = log.pin_and_count(cpus.0);
             let mut idle = Idle {
                 fails: 0,
                 stop: &stop,
@@ -403,6 +455,8 @@ pub fn transfer<E: Event, P: Tx<E>, C: Rx<E>>(
             let mut src = vec![E::new(0); batch];
             let (mut lo, mut hi) = (0usize, 0usize);
             gate.wait();
+            counter.start();
+            let start_ns = now_ns();
             let mut sent = 0u64;
             while sent < events {
                 if batch == 1 {
@@ -433,14 +487,15 @@ pub fn transfer<E: Event, P: Tx<E>, C: Rx<E>>(
             tx.flush();
             // Dropping hands over hspc's last partial buffer.
             drop(tx);
+            let end_ns = now_ns();
+            counter.stop();
+            log.add(counter, start_ns, end_ns);
         });
         // The consumer runs in its own thread too: the caller (the runner's
         // thread) is never pinned.
         let consumer = s.spawn(|| {
             let mut rx = rx;
-            let result = consume(
-                &mut rx, events, batch, cpus.1, &gate, &stop, deadline, warnings,
-            );
+            let result = consume(&mut rx, events, batch, cpus.1, &gate, &stop, deadline, log);
             (result, rx)
         });
         let Ok((result, mut rx)) = consumer.join() else {
@@ -474,9 +529,9 @@ fn consume<E: Event, C: Rx<E>>(
     gate: &Barrier,
     stop: &AtomicBool,
     deadline: Instant,
-    warnings: &Mutex<Vec<String>>,
+    log: &PairLog,
 ) -> Result<Duration, RunFail> {
-    pin(cpu, warnings);
+    let mut counter = log.pin_and_count(cpu);
     let mut idle = Idle {
         fails: 0,
         stop,
@@ -486,6 +541,8 @@ fn consume<E: Event, C: Rx<E>>(
     let mut expected = 0u64;
     let mut bad = 0u64;
     gate.wait();
+    counter.start();
+    let start_ns = now_ns();
     let start = Instant::now();
     while expected < events {
         if batch == 1 {
@@ -515,6 +572,9 @@ fn consume<E: Event, C: Rx<E>>(
         }
     }
     let elapsed = start.elapsed();
+    let end_ns = now_ns();
+    counter.stop();
+    log.add(counter, start_ns, end_ns);
     if expected < events {
         return Err(RunFail::Deadline { received: expected });
     }
@@ -535,82 +595,84 @@ pub fn roundtrip<E: Event, P1: Tx<E>, C1: Rx<E>, P2: Tx<E>, C2: Rx<E>>(
     samples: usize,
     cpus: PairCpus,
     deadline: Instant,
-    warnings: &Mutex<Vec<String>>,
+    log: &PairLog,
 ) -> Result<Vec<u64>, RunFail> {
     let (mut ping_tx, mut ping_rx) = ping;
     let (mut pong_tx, mut pong_rx) = pong;
     let total = (samples + ROUNDTRIP_WARMUP) as u64;
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
-        let echo = s.spawn(|| -> Result<(), RunFail> {
-            pin(cpus.1, warnings);
-            let mut idle = Idle {
-                fails: 0,
-                stop: &stop,
-                deadline,
-            };
-            for k in 0..total {
-                let e = loop {
-                    if let Some(e) = ping_rx.recv_one() {
-                        break e;
-                    }
-                    if !idle.wait() {
-                        return Err(RunFail::Deadline { received: k });
-                    }
+        let echo = s.spawn(|| {
+            counted(log, cpus.1, || -> Result<(), RunFail> {
+                let mut idle = Idle {
+                    fails: 0,
+                    stop: &stop,
+                    deadline,
                 };
-                if e.seq() != k || !e.intact() {
-                    stop.store(true, Ordering::Relaxed);
-                    return Err(RunFail::Corrupt(format!(
-                        "echo expected event {k}, got {}",
-                        e.seq()
-                    )));
-                }
-                while !pong_tx.send_one(e) {
-                    if !idle.wait() {
-                        return Err(RunFail::Deadline { received: k });
+                for k in 0..total {
+                    let e = loop {
+                        if let Some(e) = ping_rx.recv_one() {
+                            break e;
+                        }
+                        if !idle.wait() {
+                            return Err(RunFail::Deadline { received: k });
+                        }
+                    };
+                    if e.seq() != k || !e.intact() {
+                        stop.store(true, Ordering::Relaxed);
+                        return Err(RunFail::Corrupt(format!(
+                            "echo expected event {k}, got {}",
+                            e.seq()
+                        )));
                     }
+                    while !pong_tx.send_one(e) {
+                        if !idle.wait() {
+                            return Err(RunFail::Deadline { received: k });
+                        }
+                    }
+                    pong_tx.flush();
                 }
-                pong_tx.flush();
-            }
-            Ok(())
+                Ok(())
+            })
         });
-        let origin = s.spawn(|| -> Result<Vec<u64>, RunFail> {
-            pin(cpus.0, warnings);
-            let mut idle = Idle {
-                fails: 0,
-                stop: &stop,
-                deadline,
-            };
-            let mut out = Vec::with_capacity(samples);
-            for k in 0..total {
-                let t0 = ticks();
-                while !ping_tx.send_one(E::new(k)) {
-                    if !idle.wait() {
-                        return Err(RunFail::Deadline { received: k });
-                    }
-                }
-                ping_tx.flush();
-                let e = loop {
-                    if let Some(e) = pong_rx.recv_one() {
-                        break e;
-                    }
-                    if !idle.wait() {
-                        return Err(RunFail::Deadline { received: k });
-                    }
+        let origin = s.spawn(|| {
+            counted(log, cpus.0, || -> Result<Vec<u64>, RunFail> {
+                let mut idle = Idle {
+                    fails: 0,
+                    stop: &stop,
+                    deadline,
                 };
-                let dt = ticks().wrapping_sub(t0);
-                if e.seq() != k || !e.intact() {
-                    stop.store(true, Ordering::Relaxed);
-                    return Err(RunFail::Corrupt(format!(
-                        "round trip {k} returned event {}",
-                        e.seq()
-                    )));
+                let mut out = Vec::with_capacity(samples);
+                for k in 0..total {
+                    let t0 = ticks();
+                    while !ping_tx.send_one(E::new(k)) {
+                        if !idle.wait() {
+                            return Err(RunFail::Deadline { received: k });
+                        }
+                    }
+                    ping_tx.flush();
+                    let e = loop {
+                        if let Some(e) = pong_rx.recv_one() {
+                            break e;
+                        }
+                        if !idle.wait() {
+                            return Err(RunFail::Deadline { received: k });
+                        }
+                    };
+                    let dt = ticks().wrapping_sub(t0);
+                    if e.seq() != k || !e.intact() {
+                        stop.store(true, Ordering::Relaxed);
+                        return Err(RunFail::Corrupt(format!(
+                            "round trip {k} returned event {}",
+                            e.seq()
+                        )));
+                    }
+                    if k >= ROUNDTRIP_WARMUP as u64 {
+                        out.push(dt);
+                    }
                 }
-                if k >= ROUNDTRIP_WARMUP as u64 {
-                    out.push(dt);
-                }
-            }
-            Ok(out)
+                Ok(out)
+            })
         });
         let echoed = echo
             .join()
@@ -674,10 +736,10 @@ pub fn transfer_of<E: Event>(
     batch: usize,
     cpus: PairCpus,
     deadline: Instant,
-    warnings: &Mutex<Vec<String>>,
+    log: &PairLog,
 ) -> Result<Result<Duration, RunFail>, ProbeError> {
     let cap = CHANNEL_BYTES / E::BYTES;
-    let (e, b, c, d, w) = (events, batch, cpus, deadline, warnings);
+    let (e, b, c, d, w) = (events, batch, cpus, deadline, log);
     Ok(match impl_ {
         Impl::Hspc | Impl::HspcRing => {
             let (tx, rx) = hspc_pair::<E>(impl_)?;
@@ -713,10 +775,10 @@ pub fn roundtrip_of<E: Event>(
     samples: usize,
     cpus: PairCpus,
     deadline: Instant,
-    warnings: &Mutex<Vec<String>>,
+    log: &PairLog,
 ) -> Result<Result<Vec<u64>, RunFail>, ProbeError> {
     let cap = CHANNEL_BYTES / E::BYTES;
-    let (n, c, d, w) = (samples, cpus, deadline, warnings);
+    let (n, c, d, w) = (samples, cpus, deadline, log);
     Ok(match impl_ {
         Impl::Hspc | Impl::HspcRing => {
             roundtrip::<E, _, _, _, _>(hspc_pair(impl_)?, hspc_pair(impl_)?, n, c, d, w)
@@ -820,14 +882,6 @@ fn fail(impl_: Impl, what: &str, f: RunFail, ctx: &RunCtx) -> ProbeError {
 fn run_deadline(ctx: &RunCtx) -> Instant {
     ctx.deadline
         .min(Instant::now() + Duration::from_secs_f64(RUN_LIMIT_S))
-}
-
-fn absorb_warnings(ctx: &mut RunCtx, warnings: Mutex<Vec<String>>) {
-    for w in warnings.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        if !ctx.warnings.contains(&w) {
-            ctx.warnings.push(w);
-        }
-    }
 }
 
 /// The comparison (and series stem) of a throughput race: `throughput 8B other-core`;
@@ -936,7 +990,6 @@ impl Probe for ChannelProbe {
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let warnings = Mutex::new(Vec::new());
         let mut m = Measurement::default();
         match case.typed()? {
             CaseParams::Throughput {
@@ -947,11 +1000,12 @@ impl Probe for ChannelProbe {
             } => {
                 for batch in BATCHES {
                     let d = run_deadline(ctx);
-                    let (cpus, w) = (placement.cpus, &warnings);
+                    let (cpus, log) = (placement.cpus, PairLog::default());
                     let run = match event_bytes {
-                        8 => transfer_of::<u64>(impl_, events, batch, cpus, d, w)?,
-                        _ => transfer_of::<[u64; 8]>(impl_, events, batch, cpus, d, w)?,
+                        8 => transfer_of::<u64>(impl_, events, batch, cpus, d, &log)?,
+                        _ => transfer_of::<[u64; 8]>(impl_, events, batch, cpus, d, &log)?,
                     };
+                    log.absorb(ctx);
                     let what = format!("{event_bytes}B batch {batch}");
                     let elapsed = run.map_err(|f| fail(impl_, &what, f, ctx))?;
                     m.points.push(Point::new(
@@ -972,9 +1026,10 @@ impl Probe for ChannelProbe {
                 impl_,
                 samples,
             } => {
-                let d = run_deadline(ctx);
-                let ticks = roundtrip_of::<u64>(impl_, samples, placement.cpus, d, &warnings)?
-                    .map_err(|f| fail(impl_, "round trip", f, ctx))?;
+                let (d, log) = (run_deadline(ctx), PairLog::default());
+                let ticks = roundtrip_of::<u64>(impl_, samples, placement.cpus, d, &log);
+                log.absorb(ctx);
+                let ticks = ticks?.map_err(|f| fail(impl_, "round trip", f, ctx))?;
                 let clock: &Clock = &ctx.plan.clock;
                 let dist = pair_stats::dist_ns(
                     &format!("roundtrip/{}/{}", impl_.name(), placement.name),
@@ -984,7 +1039,6 @@ impl Probe for ChannelProbe {
                 pair_stats::push_dists(&mut m, clock, [dist]);
             }
         }
-        absorb_warnings(ctx, warnings);
         Ok(m)
     }
 
@@ -1117,8 +1171,29 @@ mod tests {
     }
 
     #[test]
+    fn both_threads_of_a_run_are_counted_over_the_run() {
+        let log = PairLog::default();
+        transfer_of::<u64>(Impl::Rtrb, 20_000, 1, (None, None), far(), &log)
+            .unwrap()
+            .unwrap();
+        let (team, errors) = log.counted.finish();
+        assert!(errors.is_empty(), "{errors:?}");
+        let team = team.expect("producer and consumer added themselves");
+        assert_eq!(team.threads.len(), 2);
+        assert!(team.wall_ns > 0);
+        assert!(team.threads.iter().all(|t| !t.pinned));
+        if team.status.software == crate::counters::Availability::Counted {
+            for t in &team.threads {
+                let r = t.reading.expect("a software reading");
+                assert!(r.task_clock_ns.is_some_and(|ns| ns > 0), "{r:?}");
+                assert!(r.enabled_ns > 0);
+            }
+        }
+    }
+
+    #[test]
     fn every_implementation_moves_every_event_in_order() {
-        let w = Mutex::new(Vec::new());
+        let w = PairLog::default();
         for impl_ in Impl::ALL {
             for batch in BATCHES {
                 transfer_of::<u64>(impl_, 5000, batch, (None, None), far(), &w)
@@ -1159,7 +1234,7 @@ mod tests {
 
     #[test]
     fn a_broken_channel_fails_instead_of_measuring() {
-        let w = Mutex::new(Vec::new());
+        let w = PairLog::default();
         let (tx, rx) = rtrb::RingBuffer::new(64);
         let short = Instant::now() + Duration::from_millis(300);
         let r = transfer(Lossy(tx, 0), rx, 5000, 1, (None, None), short, &w);
@@ -1207,7 +1282,7 @@ mod tests {
         // make progress with every implementation.
         let before = crate::affinity::allowed_current().unwrap();
         let cpu = before[0];
-        let w = Mutex::new(Vec::new());
+        let w = PairLog::default();
         for impl_ in Impl::ALL {
             transfer_of::<u64>(impl_, 20_000, 16, (Some(cpu), Some(cpu)), far(), &w)
                 .unwrap()
@@ -1217,7 +1292,10 @@ mod tests {
                 .unwrap();
             assert_eq!(t.len(), 20);
         }
-        assert!(w.into_inner().unwrap().is_empty());
+        assert!(w.warnings.into_inner().unwrap().is_empty());
+        // Pinned threads say so in their counts.
+        let (team, _) = w.counted.finish();
+        assert!(team.unwrap().threads.iter().all(|t| t.pinned));
         // Only the probe's own threads were pinned, never the caller.
         assert_eq!(crate::affinity::allowed_current().unwrap(), before);
     }
