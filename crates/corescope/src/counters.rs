@@ -387,6 +387,12 @@ pub struct SharedCounters {
 struct SharedState {
     running: bool,
     threads: Vec<ThreadCounter>,
+    /// When the current interval began (`Instant`: this room sits below `clock`).
+    started: Option<std::time::Instant>,
+    /// The intervals' total, ns.
+    wall_ns: u64,
+    /// Why these threads are not counted ([`SharedCounters::refuse`]).
+    refused: Option<String>,
 }
 
 impl SharedCounters {
@@ -394,8 +400,20 @@ impl SharedCounters {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Count none of the threads, for this reason (too many threads for the file
+    /// descriptors left, [`descriptors_allow`]): joining then opens nothing, and
+    /// [`SharedCounters::finish`] reports the team as skipped.
+    pub fn refuse(&self, why: String) {
+        let mut st = self.lock();
+        st.threads.clear();
+        st.refused = Some(why);
+    }
+
     /// Open the calling thread's counters and add them (started if the others run).
     pub fn join_this_thread(&self, pinned: bool) {
+        if self.lock().refused.is_some() {
+            return;
+        }
         let mut c = ThreadCounter::open(pinned);
         let mut st = self.lock();
         if st.running {
@@ -409,20 +427,31 @@ impl SharedCounters {
         let mut st = self.lock();
         st.running = true;
         st.threads.iter_mut().for_each(ThreadCounter::start);
+        st.started = Some(std::time::Instant::now());
     }
 
     /// Disable and read every joined thread's counters.
     pub fn stop(&self) {
         let mut st = self.lock();
+        if let Some(t) = st.started.take() {
+            st.wall_ns += u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        }
         st.running = false;
         st.threads.iter_mut().for_each(ThreadCounter::stop);
     }
 
-    /// Every joined thread as one team over `wall_ns` (`None` if none joined), and
-    /// the counter errors as warning sentences.
-    pub fn finish(&self, wall_ns: u64) -> (Option<TeamCount>, Vec<String>) {
+    /// Every joined thread as one team over the started intervals (`None` if none
+    /// joined), and the counter errors as warning sentences.
+    pub fn finish(&self) -> (Option<TeamCount>, Vec<String>) {
+        let (threads, wall_ns) = {
+            let mut st = self.lock();
+            if let Some(why) = st.refused.clone() {
+                return (Some(TeamCount::skipped(why, st.wall_ns)), Vec::new());
+            }
+            (std::mem::take(&mut st.threads), st.wall_ns)
+        };
         // A thread that joined after the measured part counted nothing: left out.
-        let threads: Vec<CountedThread> = std::mem::take(&mut self.lock().threads)
+        let threads: Vec<CountedThread> = threads
             .into_iter()
             .filter(|t| t.sum.is_some() || t.error.is_some())
             .map(ThreadCounter::finish)
@@ -1062,6 +1091,40 @@ pub fn case_tables(result: &mut ProbeResult, kinds: &[&str]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shared_counters_count_joined_threads_over_started_intervals_or_say_why_not() {
+        let c = std::sync::Arc::new(SharedCounters::default());
+        c.join_this_thread(false);
+        c.start();
+        // A thread joining while they run starts at once.
+        let c2 = std::sync::Arc::clone(&c);
+        std::thread::spawn(move || {
+            c2.join_this_thread(false);
+            std::hint::black_box((0..100_000u64).sum::<u64>());
+        })
+        .join()
+        .unwrap();
+        c.stop();
+        let (team, errors) = c.finish();
+        assert!(errors.is_empty(), "{errors:?}");
+        let team = team.unwrap();
+        assert_eq!(team.threads.len(), 2);
+        assert!(team.wall_ns > 0);
+        // Refused: nothing opened, the team skipped with the reason.
+        let r = SharedCounters::default();
+        r.refuse("not counted: too many threads".into());
+        r.join_this_thread(false);
+        r.start();
+        r.stop();
+        let (team, _) = r.finish();
+        let team = team.unwrap();
+        assert!(team.threads.is_empty());
+        assert_eq!(
+            team.status.software,
+            Availability::Skipped("not counted: too many threads".into())
+        );
+    }
 
     /// Synthetic counts in the proportions of one thread of an integer kernel over
     /// 0.1 s (this machine has no PMU to record real hardware counts from); the

@@ -29,10 +29,12 @@
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
+use crate::counters::SharedCounters;
 use crate::model::{Finding, Measurement, Point, ProbeResult, Table};
 use crate::probes::{MIN_COMPARED_ROUNDS, TARGET_REL_HALF_WIDTH};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
+use std::sync::Arc;
 use std::time::Instant;
 use taskpool::fft::{dft_reference, fft, fft_with_cutoff, max_abs_error, test_signal, Complex};
 use taskpool::matmul::{rmatmul, Matrix};
@@ -162,6 +164,24 @@ thread_local! {
     static FFT_LAST_S: RefCell<Vec<(Exec, f64)>> = const { RefCell::new(Vec::new()) };
 }
 
+/// The last FFT size's time per call of `exec` (0 before the first).
+fn fft_last_s(exec: Exec) -> f64 {
+    FFT_LAST_S.with(|l| {
+        l.borrow()
+            .iter()
+            .find(|(e, _)| *e == exec)
+            .map_or(0.0, |x| x.1)
+    })
+}
+
+fn set_fft_last_s(exec: Exec, secs: f64) {
+    FFT_LAST_S.with(|l| {
+        let mut l = l.borrow_mut();
+        l.retain(|(e, _)| *e != exec);
+        l.push((exec, secs));
+    });
+}
+
 /// Time of one call of `f`, or the mean over as many calls as make the sample last
 /// [`MIN_SAMPLE_S`]. The first error stops it.
 fn time_per_call<E: ToString>(mut f: impl FnMut() -> Result<(), E>) -> Result<f64, ProbeError> {
@@ -177,18 +197,76 @@ fn time_per_call<E: ToString>(mut f: impl FnMut() -> Result<(), E>) -> Result<f6
     }
 }
 
-fn new_pool(free_list: FreeList, max_threads: usize) -> Result<Pool, ProbeError> {
-    Pool::new(PoolConfig::new(free_list).with_max_threads(max_threads))
-        .map_err(|e| ProbeError::Failed(format!("taskpool: {e}")))
+/// Every new worker joins `counted` first (its software, and where the PMU allows,
+/// hardware counters; `counters::SharedCounters`).
+fn new_pool(
+    free_list: FreeList,
+    max_threads: usize,
+    counted: &Arc<SharedCounters>,
+) -> Result<Pool, ProbeError> {
+    let c = Arc::clone(counted);
+    let hook: taskpool::WorkerStartHook = Arc::new(move || c.join_this_thread(false));
+    Pool::with_worker_start(
+        PoolConfig::new(free_list).with_max_threads(max_threads),
+        hook,
+    )
+    .map_err(|e| ProbeError::Failed(format!("taskpool: {e}")))
 }
 
 /// A pool for the executor (none for rayon and one thread).
-fn pool_for(exec: Exec, max_threads: usize) -> Result<Option<Pool>, ProbeError> {
+fn pool_for(
+    exec: Exec,
+    max_threads: usize,
+    counted: &Arc<SharedCounters>,
+) -> Result<Option<Pool>, ProbeError> {
     Ok(match exec {
-        Exec::Mutex => Some(new_pool(FreeList::Mutex, max_threads)?),
-        Exec::Lockfree => Some(new_pool(FreeList::LockFree, max_threads)?),
+        Exec::Mutex => Some(new_pool(FreeList::Mutex, max_threads, counted)?),
+        Exec::Lockfree => Some(new_pool(FreeList::LockFree, max_threads, counted)?),
         Exec::Rayon | Exec::Sequential => None,
     })
+}
+
+/// Runs `f` with the threads of one run counted: the calling thread (it runs work
+/// too) joins at once, taskpool's workers from their start hook, and rayon's from
+/// the start handler of a pool of as many threads as the global one, in which `f`
+/// runs (the global pool's threads started before anything could count them).
+/// `f` starts and stops the counters around its timed part.
+/// More threads than the file descriptors left allow are not counted (and the
+/// counters say why).
+fn counted_run<T: Send>(
+    (exec, max_threads): (Exec, usize),
+    ctx: &mut RunCtx,
+    f: impl FnOnce(&Arc<SharedCounters>) -> Result<T, ProbeError> + Send,
+) -> Result<T, ProbeError> {
+    let counted = Arc::new(SharedCounters::default());
+    let threads = 1 + match exec {
+        Exec::Rayon => rayon::current_num_threads(),
+        Exec::Mutex | Exec::Lockfree => max_threads,
+        Exec::Sequential => 0,
+    };
+    if let Err(why) = crate::counters::descriptors_allow(threads) {
+        counted.refuse(why);
+    }
+    counted.join_this_thread(false);
+    let out = if exec == Exec::Rayon {
+        let c = Arc::clone(&counted);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(rayon::current_num_threads())
+            .start_handler(move |_| c.join_this_thread(false))
+            .build()
+            .map_err(|e| ProbeError::Failed(format!("rayon: {e}")))?;
+        pool.install(|| f(&counted))
+    } else {
+        f(&counted)
+    };
+    let (team, errors) = counted.finish();
+    ctx.counted.extend(team);
+    for e in errors {
+        if !ctx.warnings.contains(&e) {
+            ctx.warnings.push(e);
+        }
+    }
+    out
 }
 
 fn executor(exec: Exec, pool: Option<&Pool>, block: usize) -> Executor<'_> {
@@ -323,25 +401,42 @@ impl Probe for PoolProbe {
                 log2,
                 case_budget_s,
                 max_threads,
-            } => run_fft(exec, log2, case_budget_s, max_threads, ctx.deadline),
+            } => {
+                // Under rayon run_fft runs on a pool thread: it gets and gives back
+                // the runner thread's record of the last size.
+                let (d, last) = (ctx.deadline, fft_last_s(exec));
+                let r = counted_run((exec, max_threads), ctx, |c| {
+                    set_fft_last_s(exec, last);
+                    let m = run_fft(exec, log2, case_budget_s, (max_threads, d), c);
+                    m.map(|m| (m, fft_last_s(exec)))
+                });
+                r.map(|(m, now)| {
+                    set_fft_last_s(exec, now);
+                    m
+                })
+            }
             CaseParams::FftCutoff {
                 exec,
                 log2,
                 cutoff,
                 max_threads,
-            } => run_fft_cutoff(
-                exec,
-                log2,
-                cutoff,
-                ctx.plan.topo.allowed_count().max(1),
-                (max_threads, ctx.deadline),
-            ),
+            } => {
+                let (cpus, d) = (ctx.plan.topo.allowed_count().max(1), ctx.deadline);
+                counted_run((exec, max_threads), ctx, |c| {
+                    run_fft_cutoff(exec, log2, cutoff, cpus, (max_threads, d), c)
+                })
+            }
             CaseParams::Rmatmul {
                 exec,
                 order,
                 levels,
                 max_threads,
-            } => run_rmatmul(exec, order, levels, max_threads, ctx.deadline),
+            } => {
+                let d = ctx.deadline;
+                counted_run((exec, max_threads), ctx, |c| {
+                    run_rmatmul(exec, order, levels, (max_threads, d), c)
+                })
+            }
         }
     }
 
@@ -425,16 +520,11 @@ fn run_fft(
     exec: Exec,
     log2: u32,
     case_budget_s: f64,
-    max_threads: usize,
-    probe_deadline: Instant,
+    (max_threads, probe_deadline): (usize, Instant),
+    counted: &Arc<SharedCounters>,
 ) -> Result<Measurement, ProbeError> {
     let mut m = Measurement::default();
-    let last = FFT_LAST_S.with(|l| {
-        l.borrow()
-            .iter()
-            .find(|(e, _)| *e == exec)
-            .map_or(0.0, |x| x.1)
-    });
+    let last = fft_last_s(exec);
     if last > case_budget_s / 3.0 {
         let how = if last.is_finite() {
             format!(
@@ -447,7 +537,7 @@ fn run_fft(
         fft_given_up(&mut m, exec, log2, how);
         return Ok(m);
     }
-    let pool = pool_for(exec, max_threads)?;
+    let pool = pool_for(exec, max_threads, counted)?;
     let inner = executor(exec, pool.as_ref(), 0);
     let case_end = Instant::now() + std::time::Duration::from_secs_f64(case_budget_s);
     let stop = Stop::at(probe_deadline.min(case_end));
@@ -475,6 +565,7 @@ fn run_fft(
         if let Some(p) = &pool {
             p.reset_stats();
         }
+        counted.start();
         let r = time_per_call(|| {
             calls += 1;
             fft(ex, &input, &mut output).map_err(|e| format!("fft: {e}"))?;
@@ -483,17 +574,14 @@ fn run_fft(
             }
             Ok(())
         });
+        counted.stop();
         match r {
             Err(_) if stop.stopped() => None,
             other => Some(other?),
         }
     };
     let Some(secs) = timed else {
-        FFT_LAST_S.with(|l| {
-            let mut l = l.borrow_mut();
-            l.retain(|(e, _)| *e != exec);
-            l.push((exec, f64::INFINITY));
-        });
+        set_fft_last_s(exec, f64::INFINITY);
         let how = progress(&stop);
         if Instant::now() >= probe_deadline {
             return Err(ProbeError::GaveUp(format!(
@@ -504,11 +592,7 @@ fn run_fft(
         fft_given_up(&mut m, exec, log2, how);
         return Ok(m);
     };
-    FFT_LAST_S.with(|l| {
-        let mut l = l.borrow_mut();
-        l.retain(|(e, _)| *e != exec);
-        l.push((exec, secs));
-    });
+    set_fft_last_s(exec, secs);
     m.points.push(Point::new(
         format!("fft/{}", exec.name()),
         "size_log2",
@@ -538,6 +622,7 @@ fn run_fft_cutoff(
     cutoff: usize,
     cpus: usize,
     (max_threads, deadline): (usize, Instant),
+    counted: &Arc<SharedCounters>,
 ) -> Result<Measurement, ProbeError> {
     let n = 1usize << log2;
     let input = test_signal(n);
@@ -553,7 +638,7 @@ fn run_fft_cutoff(
             cutoff as f64,
         )
     };
-    let pool = pool_for(exec, max_threads)?;
+    let pool = pool_for(exec, max_threads, counted)?;
     let inner = executor(exec, pool.as_ref(), cpus);
     let stop = Stop::at(deadline);
     let ex = Executor::Until {
@@ -561,6 +646,7 @@ fn run_fft_cutoff(
         stop: &stop,
     };
     let mut output = vec![Complex::default(); n];
+    counted.start();
     let secs = time_per_call(|| {
         if exec == Exec::Sequential {
             fft(inner, &input, &mut output)
@@ -572,8 +658,9 @@ fn run_fft_cutoff(
             return Err(format!("{series}: {}", progress(&stop)));
         }
         Ok(())
-    })
-    .map_err(|e| match e {
+    });
+    counted.stop();
+    let secs = secs.map_err(|e| match e {
         ProbeError::Failed(m) if stop.stopped() => ProbeError::GaveUp(m),
         other => other,
     })?;
@@ -593,10 +680,10 @@ fn run_rmatmul(
     exec: Exec,
     order: usize,
     levels: u32,
-    max_threads: usize,
-    deadline: Instant,
+    (max_threads, deadline): (usize, Instant),
+    counted: &Arc<SharedCounters>,
 ) -> Result<Measurement, ProbeError> {
-    let pool = pool_for(exec, max_threads)?;
+    let pool = pool_for(exec, max_threads, counted)?;
     let inner = executor(exec, pool.as_ref(), 0);
     let stop = Stop::at(deadline);
     let ex = Executor::Until {
@@ -605,9 +692,12 @@ fn run_rmatmul(
     };
     let (a, b) = (Matrix::test_matrix(order, 1), Matrix::test_matrix(order, 2));
     let mut c = Matrix::zeros(order);
+    counted.start();
     let t0 = Instant::now();
-    rmatmul(ex, &a, &b, &mut c, levels).map_err(|e| ProbeError::Failed(format!("rmatmul: {e}")))?;
+    let r = rmatmul(ex, &a, &b, &mut c, levels);
     let secs = t0.elapsed().as_secs_f64();
+    counted.stop();
+    r.map_err(|e| ProbeError::Failed(format!("rmatmul: {e}")))?;
     if stop.stopped() {
         return Err(ProbeError::GaveUp(format!(
             "rmatmul N = {order}, k = {levels} on {}: {}",
@@ -803,11 +893,34 @@ mod tests {
     use crate::model::{Outcome, Status};
 
     #[test]
+    fn the_workers_of_a_pool_run_are_counted_around_its_timed_part() {
+        let c = Arc::new(SharedCounters::default());
+        c.join_this_thread(false);
+        let far = Instant::now() + std::time::Duration::from_secs(3600);
+        run_rmatmul(Exec::Mutex, 64, 2, (4, far), &c).unwrap();
+        let (team, errors) = c.finish();
+        assert!(errors.is_empty(), "{errors:?}");
+        let team = team.expect("the calling thread joined");
+        // The caller and the workers the pool started (up to 4).
+        assert!(
+            (1..=5).contains(&team.threads.len()),
+            "{}",
+            team.threads.len()
+        );
+        assert!(team.wall_ns > 0);
+        if team.status.software == crate::counters::Availability::Counted {
+            let total = team.total().expect("every thread read");
+            assert!(total.task_clock_ns.is_some_and(|ns| ns > 0));
+        }
+    }
+
+    #[test]
     fn a_running_fft_stops_at_its_deadline_and_says_how_far_it_got() {
         FFT_LAST_S.with(|l| l.borrow_mut().clear());
+        let c = Arc::new(SharedCounters::default());
         let far = Instant::now() + std::time::Duration::from_secs(3600);
         // The case budget ends almost at once: the size is abandoned, not overrun.
-        let m = run_fft(Exec::Mutex, 12, 1e-9, 8, far).unwrap();
+        let m = run_fft(Exec::Mutex, 12, 1e-9, (8, far), &c).unwrap();
         assert!(m.points.is_empty());
         let row = &m.tables[0].rows[0];
         assert!(
@@ -818,19 +931,19 @@ mod tests {
             "{row:?}"
         );
         // The next size of that executor is not started.
-        let m = run_fft(Exec::Mutex, 13, 10.0, 8, far).unwrap();
+        let m = run_fft(Exec::Mutex, 13, 10.0, (8, far), &c).unwrap();
         assert!(m.tables[0].rows[0][2]
             .as_str()
             .unwrap()
             .contains("was stopped"));
         // The probe's own deadline: the case gives up, saying how far it got.
         FFT_LAST_S.with(|l| l.borrow_mut().clear());
-        let e = run_fft(Exec::Rayon, 12, 10.0, 8, Instant::now()).unwrap_err();
+        let e = run_fft(Exec::Rayon, 12, 10.0, (8, Instant::now()), &c).unwrap_err();
         assert!(
             matches!(&e, ProbeError::GaveUp(m) if m.contains("families")),
             "{e}"
         );
-        let e = run_rmatmul(Exec::Mutex, 64, 2, 8, Instant::now()).unwrap_err();
+        let e = run_rmatmul(Exec::Mutex, 64, 2, (8, Instant::now()), &c).unwrap_err();
         assert!(
             matches!(&e, ProbeError::GaveUp(m) if m.contains("abandoned")),
             "{e}"

@@ -31,6 +31,8 @@ mod result;
 mod stage_one;
 mod stage_two;
 
+use crate::clock::now_ns;
+use crate::counters::{CountedRun, TeamCount, ThreadCounter};
 use crate::model::Measurement;
 use crate::placement::pairs::{self, PairCpus, Relation};
 use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
@@ -39,6 +41,7 @@ use hspc::{Config, Mode, WaitStrategy};
 use stage_one::stage_one;
 use stage_two::{affinity_name, stage_two};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// Buffer sizes of seed 004 Figure 2, in bytes.
@@ -388,11 +391,78 @@ impl Budget {
 struct Pair<'a> {
     cpus: PairCpus,
     refused: &'a AtomicUsize,
+    /// Where the channel runs' counts go, when counting.
+    counts: Option<&'a Mutex<TuneCounts>>,
+}
+
+/// What the counted channel runs of a tuning leave: one team (producer and
+/// consumer) per run, and the counter errors as warning sentences.
+#[derive(Debug, Default)]
+pub struct TuneCounts {
+    /// One per counted channel run.
+    pub teams: Vec<TeamCount>,
+    /// Counter failures, once each.
+    pub errors: Vec<String>,
+}
+
+/// One thread's counters over one channel run (nothing when the pair does not count).
+struct RunCounter(Option<(ThreadCounter, u64)>);
+
+impl RunCounter {
+    /// Zero and enable the counters just before the measured part.
+    fn start(&mut self) {
+        if let Some((c, t)) = &mut self.0 {
+            c.start();
+            *t = now_ns();
+        }
+    }
+
+    /// Disable them just after it and add the thread to `run`.
+    fn stop_into(self, run: &CountedRun) {
+        if let Some((mut c, start_ns)) = self.0 {
+            let end_ns = now_ns();
+            c.stop();
+            run.add(c.finish(), start_ns, end_ns);
+        }
+    }
 }
 
 impl<'a> Pair<'a> {
     fn new(cpus: PairCpus, refused: &'a AtomicUsize) -> Self {
-        Self { cpus, refused }
+        Self {
+            cpus,
+            refused,
+            counts: None,
+        }
+    }
+
+    /// The same pair, its channel runs counted into `counts`.
+    fn counting(self, counts: &'a Mutex<TuneCounts>) -> Self {
+        Self {
+            counts: Some(counts),
+            ..self
+        }
+    }
+
+    /// Pin the calling thread to `cpu` and open its counters (when counting).
+    fn pin_counted(&self, cpu: Option<u32>) -> RunCounter {
+        let pinned = self.pin_to(cpu);
+        RunCounter(self.counts.map(|_| (ThreadCounter::open(pinned), 0)))
+    }
+
+    /// The run's team into the counts (when counting).
+    fn record(&self, run: CountedRun) {
+        let Some(counts) = self.counts else {
+            return;
+        };
+        let (team, errors) = run.finish();
+        let mut c = counts.lock().unwrap_or_else(|e| e.into_inner());
+        c.teams.extend(team);
+        for e in errors {
+            if !c.errors.contains(&e) {
+                c.errors.push(e);
+            }
+        }
     }
 
     /// The same pair left to the OS (affinity off).
@@ -411,12 +481,16 @@ impl<'a> Pair<'a> {
         self.pin_to(self.cpus.1);
     }
 
-    /// Pin the calling thread to `cpu` (nothing for `None`), counting a refusal.
-    fn pin_to(&self, cpu: Option<u32>) {
-        if let Some(c) = cpu {
-            if crate::affinity::pin_checked(c).is_err() {
+    /// Pin the calling thread to `cpu` (nothing for `None`), counting a refusal;
+    /// whether it is pinned.
+    fn pin_to(&self, cpu: Option<u32>) -> bool {
+        match cpu {
+            Some(c) if crate::affinity::pin_checked(c).is_ok() => true,
+            Some(_) => {
                 self.refused.fetch_add(1, Ordering::Relaxed);
+                false
             }
+            None => false,
         }
     }
 }
@@ -457,9 +531,11 @@ pub fn tuning_pair(topo: &Topology) -> (String, PairCpus) {
 }
 
 /// Runs both stages under the budget. `progress` gets one line per measurement.
+/// With `counts`, every channel run's two threads are counted into it.
 pub fn tune_channel(
     opts: &Options,
     topo: &Topology,
+    counts: Option<&Mutex<TuneCounts>>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Report, String> {
     let event_bytes = event_size_for(opts.event_bytes)?;
@@ -474,7 +550,10 @@ pub fn tune_channel(
     };
     let (placement, cpus) = tuning_pair(topo);
     let refused = AtomicUsize::new(0);
-    let pair = Pair::new(cpus, &refused);
+    let pair = match counts {
+        Some(c) => Pair::new(cpus, &refused).counting(c),
+        None => Pair::new(cpus, &refused),
+    };
     progress(&format!(
         "tuning on {placement} {cpus:?}, {event_bytes}-byte events, budget {:.0} s",
         opts.budget_s
@@ -616,9 +695,16 @@ impl Probe for ChannelTune {
             event_bytes: p.event_bytes,
             budget_s: p.budget_s.min(left_s),
         };
-        let report =
-            tune_channel(&opts, &ctx.plan.topo, &mut |_| {}).map_err(ProbeError::Failed)?;
-        Ok(result::measurement(&report))
+        let counts = Mutex::new(TuneCounts::default());
+        let report = tune_channel(&opts, &ctx.plan.topo, Some(&counts), &mut |_| {});
+        let counts = counts.into_inner().unwrap_or_else(|e| e.into_inner());
+        ctx.counted.extend(counts.teams);
+        for e in counts.errors {
+            if !ctx.warnings.contains(&e) {
+                ctx.warnings.push(e);
+            }
+        }
+        Ok(result::measurement(&report.map_err(ProbeError::Failed)?))
     }
 }
 

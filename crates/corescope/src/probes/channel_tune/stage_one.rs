@@ -96,10 +96,12 @@ fn channel_run<const N: usize>(
 ) -> Result<Run, String> {
     let (mut tx, mut rx) = hspc::channel::<Ev<N>>(config).map_err(|e| e.to_string())?;
     let gate = Barrier::new(2);
-    std::thread::scope(|s| {
+    let counted = CountedRun::default();
+    let out = std::thread::scope(|s| {
         let p = s.spawn(|| {
-            cpus.pin_producer();
+            let mut counter = cpus.pin_counted(cpus.cpus.0);
             gate.wait();
+            counter.start();
             let before = Switches::of_this_thread();
             // The producer's loop runs `stack_offset_bytes` lower on its stack
             // than the consumer's (seed 004 `p4_adjuststack`).
@@ -116,11 +118,14 @@ fn channel_run<const N: usize>(
                 drop(tx);
                 sent
             });
-            (sent, switches_between(before, Switches::of_this_thread()))
+            let switches = switches_between(before, Switches::of_this_thread());
+            counter.stop_into(&counted);
+            (sent, switches)
         });
         let c = s.spawn(|| {
-            cpus.pin_consumer();
+            let mut counter = cpus.pin_counted(cpus.cpus.1);
             gate.wait();
+            counter.start();
             let before = Switches::of_this_thread();
             let t = Instant::now();
             let (mut k, mut bad, mut sum) = (0u64, 0u64, 0u64);
@@ -132,6 +137,7 @@ fn channel_run<const N: usize>(
             let secs = t.elapsed().as_secs_f64();
             black_box(sum);
             let sw = switches_between(before, Switches::of_this_thread());
+            counter.stop_into(&counted);
             (secs, k, bad, sw)
         });
         let (secs, got, bad, csw) = c.join().map_err(|_| "the consumer panicked".to_string())?;
@@ -147,7 +153,9 @@ fn channel_run<const N: usize>(
             moved: got,
             switches: psw.zip(csw).map(|(p, c)| [p, c]),
         })
-    })
+    });
+    cpus.record(counted);
+    out
 }
 
 /// Events to move so that every buffer is handed over a few times.
@@ -430,6 +438,31 @@ mod tests {
     use super::*;
 
     static REFUSED: AtomicUsize = AtomicUsize::new(0);
+
+    #[test]
+    fn a_counting_pair_records_both_threads_of_every_run() {
+        let counts = Mutex::new(TuneCounts::default());
+        let pair = Pair::new((None, None), &REFUSED).counting(&counts);
+        let far = Instant::now() + std::time::Duration::from_secs(30);
+        for _ in 0..3 {
+            channel_run::<8>(Config::ring(64), 5000, pair, far).unwrap();
+        }
+        // Not counting: nothing recorded.
+        channel_run::<8>(
+            Config::ring(64),
+            5000,
+            Pair::new((None, None), &REFUSED),
+            far,
+        )
+        .unwrap();
+        let counts = counts.into_inner().unwrap();
+        assert!(counts.errors.is_empty(), "{:?}", counts.errors);
+        assert_eq!(counts.teams.len(), 3);
+        for t in &counts.teams {
+            assert_eq!(t.threads.len(), 2);
+            assert!(t.wall_ns > 0);
+        }
+    }
 
     #[test]
     fn stage_one_runs_check_their_events() {

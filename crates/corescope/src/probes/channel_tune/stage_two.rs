@@ -186,30 +186,37 @@ fn fib_channel<const W: usize>(
 ) -> Result<FibRun, String> {
     let (tx, mut rx) = hspc::channel::<Prof<W>>(config).map_err(|e| e.to_string())?;
     let gate = Barrier::new(2);
-    std::thread::scope(|s| {
+    let counted = CountedRun::default();
+    let out = std::thread::scope(|s| {
         let prod = s.spawn(|| {
-            cpus.pin_producer();
+            let mut counter = cpus.pin_counted(cpus.cpus.0);
             let mut sink = ToChannel {
                 tx: Some(tx),
                 seq: 0,
                 cut,
             };
             gate.wait();
+            counter.start();
             let cpu = thread_cpu_s();
             with_stack_offset(config.stack_offset_bytes, || {
                 black_box(fib(n, 0, &mut sink));
             });
-            (sink.seq, sink.tx.is_none(), thread_cpu_since(cpu))
+            let cpu = thread_cpu_since(cpu);
+            counter.stop_into(&counted);
+            (sink.seq, sink.tx.is_none(), cpu)
         });
         let c = s.spawn(|| {
-            cpus.pin_consumer();
+            let mut counter = cpus.pin_counted(cpus.cpus.1);
             let mut p = ProfileData::default();
             gate.wait();
+            counter.start();
             let (t, cpu) = (Instant::now(), thread_cpu_s());
             while let Ok(e) = rx.pop() {
                 p.record(&e);
             }
-            (t.elapsed().as_secs_f64(), p, thread_cpu_since(cpu))
+            let (secs, cpu) = (t.elapsed().as_secs_f64(), thread_cpu_since(cpu));
+            counter.stop_into(&counted);
+            (secs, p, cpu)
         });
         let (secs, p, consumer_cpu) = c.join().map_err(|_| "the consumer panicked".to_string())?;
         let (sent, was_cut, producer_cpu) = prod
@@ -250,7 +257,9 @@ fn fib_channel<const W: usize>(
             cut: false,
             cpu_share,
         })
-    })
+    });
+    cpus.record(counted);
+    out
 }
 
 /// "on" (pinned to the pair) or "off" (left to the OS).
