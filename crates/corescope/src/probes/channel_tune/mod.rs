@@ -143,6 +143,12 @@ fn settle(
             } else {
                 (&rb.label, &ra.label, r.value, r.lo, r.hi)
             };
+            let (fi, oi) = if r.value <= 1.0 { (a, b) } else { (b, a) };
+            step.settled = Some(Settled {
+                faster: fi,
+                other: oi,
+                outcome: c.outcome,
+            });
             let verdict = match c.outcome {
                 crate::model::Outcome::Different => "faster",
                 crate::model::Outcome::Equivalent => "indistinguishable (within ±3 %)",
@@ -321,6 +327,19 @@ pub struct Step {
     pub reference_s: Option<f64>,
     /// Show the context-switch columns.
     pub show_switches: bool,
+    /// The two fastest rows after [`settle`] repeated them, and its verdict.
+    pub settled: Option<Settled>,
+}
+
+/// What [`settle`] found for a step's two fastest configurations.
+#[derive(Debug, Clone, Copy)]
+pub struct Settled {
+    /// Row of the one with the lower median time per event.
+    pub faster: usize,
+    /// Row of the other.
+    pub other: usize,
+    /// Different, equivalent (within ±3 %), or inconclusive.
+    pub outcome: crate::model::Outcome,
 }
 
 impl Step {
@@ -331,15 +350,42 @@ impl Step {
             notes: Vec::new(),
             reference_s: None,
             show_switches: false,
+            settled: None,
         }
     }
 
-    /// The channel configuration of this step with the least time per event.
+    /// The step's choice: the faster of the settled pair where [`settle`] repeated
+    /// the two fastest (a configuration measured once must not win by one lucky
+    /// run over two whose medians were taken); otherwise the configuration with
+    /// the least time per event.
     pub fn best(&self) -> Option<&Row> {
+        if let Some(r) = self.settled.and_then(|s| self.rows.get(s.faster)) {
+            return Some(r);
+        }
         self.rows
             .iter()
             .filter(|r| r.config.is_some() && r.events > 0)
             .min_by(|a, b| a.per_event().total_cmp(&b.per_event()))
+    }
+
+    /// The runner-up the choice could not be told from, in words (`None` when the
+    /// settled pair differs, or nothing was settled).
+    pub fn tie(&self) -> Option<String> {
+        let s = self.settled?;
+        let row = self.rows.get(s.other)?;
+        let other = match row.pinned {
+            Some(p) => format!("{}, affinity {}", row.label, affinity_name(p)),
+            None => row.label.clone(),
+        };
+        match s.outcome {
+            crate::model::Outcome::Different => None,
+            crate::model::Outcome::Equivalent => {
+                Some(format!("indistinguishable here (within ±3 %) from {other}"))
+            }
+            crate::model::Outcome::Inconclusive => Some(format!(
+                "not told apart from {other} with the runs the budget allowed"
+            )),
+        }
     }
 }
 
@@ -581,26 +627,35 @@ pub fn tune_channel(
     // Stage Two: 128-byte events get the first half of what is left, 24-byte the rest.
     let (s128, b128) = stage_two::<16>(run_s, one_best, pair, &budget, 5, progress)?;
     let (s24, b24) = stage_two::<3>(run_s, one_best, pair, &budget, 6, progress)?;
+    let (tie24, tie128) = (s24.tie(), s128.tie());
+    let tie_one = steps.last().and_then(Step::tie);
     steps.push(s128);
     steps.push(s24);
-    let (best, best_pinned, best_why) = match (event_bytes, b24, b128) {
+    let (best, best_pinned, best_why, tie) = match (event_bytes, b24, b128) {
         (24, Some((b, a)), _) => (
             b,
             a,
             "the fastest of Stage Two for 24-byte events".to_string(),
+            tie24,
         ),
         (128, _, Some((b, a))) => (
             b,
             a,
             "the fastest of Stage Two for 128-byte events".to_string(),
+            tie128,
         ),
         _ => (
             one_best,
             cpus.0.is_some(),
             format!("the fastest of Stage One for {event_bytes}-byte events"),
+            tie_one,
         ),
     };
-    let best_why = format!("{best_why}, affinity {}", affinity_name(best_pinned));
+    let mut best_why = format!("{best_why}, affinity {}", affinity_name(best_pinned));
+    if let Some(t) = tie {
+        // Another run may pick the runner-up: say so rather than claim a winner.
+        best_why.push_str(&format!("; {t}"));
+    }
     // The affinity it was measured with goes into the configuration.
     let best = Config {
         affinity: match (best_pinned, cpus) {
@@ -768,6 +823,35 @@ mod tests {
             note.contains("1024 B vs 4096 B") && note.ends_with("faster"),
             "{note}"
         );
+    }
+
+    #[test]
+    fn a_lucky_single_run_does_not_beat_the_settled_pair_and_a_tie_is_said() {
+        let mut step = two_configs(1.0e-5, 1.01e-5);
+        settle(&mut step, &budget(), 1.0, &mut |row| {
+            // Both at the same speed: their repeats regress to the mean.
+            let _ = row;
+            Ok(1.2e-8)
+        })
+        .unwrap();
+        // A third configuration measured once, by chance faster than both medians.
+        let mut lucky = step.rows[0].clone();
+        lucky.label = "lucky".into();
+        lucky.secs = 0.5e-5;
+        lucky.repeats.clear();
+        step.rows.push(lucky);
+        let best = step.best().unwrap().label.clone();
+        assert!(best == "1024 B" || best == "4096 B", "{best}");
+        let tie = step.tie().expect("equal medians are not a winner");
+        assert!(
+            tie.contains("indistinguishable") || tie.contains("not told apart"),
+            "{tie}"
+        );
+        // Without settling, the least time per event wins.
+        let mut plain = two_configs(2.0e-5, 1.0e-5);
+        plain.settled = None;
+        assert_eq!(plain.best().unwrap().label, "4096 B");
+        assert!(plain.tie().is_none());
     }
 
     #[test]
