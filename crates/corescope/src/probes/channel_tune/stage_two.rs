@@ -131,6 +131,97 @@ impl<const W: usize> Sink for ToChannel<W> {
     }
 }
 
+/// Events into std `Vec` batches handed over a bounded `std::sync::mpsc` channel,
+/// the emptied vectors coming back for reuse (seed 004's container-library question:
+/// the standard containers doing hspc's job, heap and all).
+struct ToVecs<const W: usize> {
+    batch: Vec<Prof<W>>,
+    cap: usize,
+    tx: Option<std::sync::mpsc::SyncSender<Vec<Prof<W>>>>,
+    spare: std::sync::mpsc::Receiver<Vec<Prof<W>>>,
+    seq: u64,
+}
+impl<const W: usize> ToVecs<W> {
+    fn hand_over(&mut self) {
+        let fresh = self
+            .spare
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(self.cap));
+        let full = std::mem::replace(&mut self.batch, fresh);
+        // A dropped consumer shows up as a profile that does not match.
+        if let Some(tx) = &self.tx {
+            if tx.send(full).is_err() {
+                self.tx = None;
+            }
+        }
+    }
+}
+impl<const W: usize> Sink for ToVecs<W> {
+    #[inline(always)]
+    fn event(&mut self, kind: u64, func: u64, depth: u64, arg: u64) {
+        self.batch.push(Prof::new(kind, func, depth, arg, self.seq));
+        self.seq += 1;
+        if self.batch.len() == self.cap {
+            self.hand_over();
+        }
+    }
+}
+
+/// Fibonacci through [`ToVecs`] batches of `batch` events, `in_flight` batches at
+/// most, on the pair; the time from the start gate to the consumer's last event,
+/// the profile checked against `reference`.
+fn fib_vec_batches<const W: usize>(
+    n: u64,
+    (batch, in_flight): (usize, usize),
+    cpus: Pair<'_>,
+    reference: &ProfileData,
+) -> Result<f64, String> {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Prof<W>>>(in_flight.max(1));
+    let (back, spare) = std::sync::mpsc::sync_channel::<Vec<Prof<W>>>(in_flight.max(1) + 1);
+    let gate = Barrier::new(2);
+    let cap = batch.max(1);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            cpus.pin_producer();
+            let mut sink = ToVecs::<W> {
+                batch: Vec::with_capacity(cap),
+                cap,
+                tx: Some(tx),
+                spare,
+                seq: 0,
+            };
+            gate.wait();
+            black_box(fib(n, 0, &mut sink));
+            if !sink.batch.is_empty() {
+                sink.hand_over();
+            }
+        });
+        let c = s.spawn(|| {
+            cpus.pin_consumer();
+            let mut p = ProfileData::default();
+            gate.wait();
+            let t = Instant::now();
+            for mut v in rx {
+                for e in &v {
+                    p.record(e);
+                }
+                v.clear();
+                // Full: the producer has enough spares; this one is dropped.
+                let _ = back.try_send(v);
+            }
+            (t.elapsed().as_secs_f64(), p)
+        });
+        let (secs, p) = c.join().map_err(|_| "the consumer panicked".to_string())?;
+        if &p != reference {
+            return Err(format!(
+                "std Vec batches: the consumer's profile differs from the single-thread one ({} of {} events, {} bad)",
+                p.events, reference.events, p.bad
+            ));
+        }
+        Ok(secs)
+    })
+}
+
 /// Interpreter-like work of one call.
 #[inline(always)]
 fn work(n: u64) -> u64 {
@@ -300,6 +391,19 @@ fn affinity_note(step: &Step) -> Option<String> {
     ))
 }
 
+/// The step's choice against the std-container line, per event (one run of the
+/// container line: a ratio, not a verdict).
+fn container_note(step: &Step, vec_per_event_s: f64) -> Option<String> {
+    let best = step.best()?;
+    let ratio = vec_per_event_s / best.per_event();
+    ratio.is_finite().then(|| {
+        format!(
+            "container library: std Vec batches over std::sync::mpsc take {ratio:.2}× the time per event of {} (one run of the container line)",
+            best.label
+        )
+    })
+}
+
 /// Seed 004's three limit lines, each a label and its seconds.
 type LimitLines = [(&'static str, f64); 3];
 
@@ -416,6 +520,23 @@ pub(super) fn stage_two<const W: usize>(
             cpu_share: None,
         });
     }
+    // The container-library line: the layout's batches in std containers.
+    let batch = (layout.buffer_bytes / bytes).max(1);
+    let in_flight = layout.buffers.max(2);
+    let vec_secs = fib_vec_batches::<W>(n, (batch, in_flight), cpus, &reference)?;
+    step.rows.push(Row {
+        label: format!(
+            "Container: std Vec batches of {batch} events over std::sync::mpsc, {in_flight} in flight"
+        ),
+        config: None,
+        events,
+        secs: vec_secs,
+        cut: false,
+        pinned: Some(cpus.cpus.0.is_some()),
+        switches: None,
+        repeats: Vec::new(),
+        cpu_share: None,
+    });
     step.reference_s = Some(lines[1].1 / events.max(1) as f64);
     step.notes.push(format!(
         "fib({n}): {events} events; {WORK_STEPS} multiply-adds of work per call"
@@ -489,6 +610,9 @@ pub(super) fn stage_two<const W: usize>(
     if let Some(note) = affinity_note(&step) {
         step.notes.push(note);
     }
+    if let Some(note) = container_note(&step, vec_secs / events.max(1) as f64) {
+        step.notes.push(note);
+    }
     let best = step.best().and_then(|r| r.config.zip(r.pinned));
     Ok((step, best))
 }
@@ -529,6 +653,24 @@ mod tests {
             .unwrap();
             assert!(cut && moved < 2 * 21_891);
         }
+    }
+
+    #[test]
+    fn std_vec_batches_carry_the_same_profile_and_a_wrong_one_fails() {
+        let mut inline = Inline::<3> {
+            profile: ProfileData::default(),
+            seq: 0,
+        };
+        fib(14, 0, &mut inline);
+        let reference = inline.profile;
+        let pair = Pair::new((None, None), &REFUSED);
+        // Batches that divide the events evenly, that do not, and one event each.
+        for batch in [2, 7, 1000, 1] {
+            let secs = fib_vec_batches::<3>(14, (batch, 3), pair, &reference).unwrap();
+            assert!(secs > 0.0);
+        }
+        let wrong = fib_vec_batches::<3>(13, (64, 2), pair, &reference).unwrap_err();
+        assert!(wrong.contains("differs"), "{wrong}");
     }
 
     #[test]
