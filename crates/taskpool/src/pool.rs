@@ -754,7 +754,7 @@ extern "C" fn worker_main(arg: *mut libc::c_void) -> *mut libc::c_void {
     let start = unsafe { Box::from_raw(arg.cast::<WorkerStart>()) };
     if let Some(hook) = &start.inner.on_worker_start {
         // The hook's own failure is its business: the worker still serves its job.
-        let _ = catch_unwind(AssertUnwindSafe(|| hook()));
+        let _ = catch_unwind(AssertUnwindSafe(&**hook));
     }
     // User panics are caught per chunk; one escaping here is a bug of the
     // pool, and unwinding out of an `extern "C"` function is not allowed.

@@ -114,10 +114,14 @@ pub fn summary(r: &PlanReport) -> String {
     ]);
     out.push_str(&t.to_string());
     out.push('\n');
-    if r.probes
-        .iter()
-        .any(|p| p.params.contains_key("scaled_down"))
-    {
+    // The thinning rule, where a probe thinned its thread counts (numa and sharing
+    // say their own rule in the note column).
+    if r.probes.iter().any(|p| {
+        p.params
+            .get("scaled_down")
+            .and_then(|v| v.as_str())
+            .is_some_and(|s| s.starts_with("thinned"))
+    }) {
         out.push_str(&format!(
             "thinned (default profile above {} CPUs): {}\n",
             crate::probes::THIN_ABOVE_CPUS,
