@@ -1,7 +1,8 @@
-//! Throughput of 8-byte events from one thread to another: hspc (ring and
-//! n-buffer) against every maintained SPSC a Rust user would pick (rtrb,
-//! ringbuf, heapless) and crossbeam's `ArrayQueue`, per event and in batches, with identical harness code (non-blocking calls, a spin hint
-//! when full or empty) and the same buffer memory for every contender.
+//! Throughput of 8- and 64-byte events from one thread to another: hspc (ring
+//! and n-buffer) against every maintained SPSC a Rust user would pick (rtrb,
+//! ringbuf, heapless) and crossbeam's `ArrayQueue`, per event and in batches,
+//! with identical harness code (non-blocking calls, a spin hint when full or
+//! empty) and the same buffer memory (32 KiB) for every contender.
 //!
 //! `cargo bench -p hspc -- --quick`. Figures depend on the machine and its
 //! load; nothing here is a test.
@@ -13,8 +14,9 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 
 /// Events per thread round trip of the harness.
 const EVENTS: u64 = 1 << 20;
-/// Memory for every contender: 4096 events of 8 bytes (32 KiB: fits L1/L2).
-const CAPACITY_EVENTS: usize = 4096;
+/// Memory for every contender: 32 KiB (fits L1/L2): 4096 events of 8
+/// bytes, 512 of 64.
+const CHANNEL_BYTES: usize = 32 * 1024;
 /// hspc's wait strategy here: the harness spins on full/empty itself, so
 /// the strategy only decides what a publication costs; a spinning strategy
 /// makes it a plain store, as in rtrb.
@@ -22,19 +24,49 @@ const SPIN: hspc::WaitStrategy = hspc::WaitStrategy::SpinPause;
 /// Events per batch in the batched runs.
 const BATCH: usize = 64;
 
+/// An event of the bench: 8 or 64 bytes, made from its sequence number.
+trait Ev: Copy + Send + Default + 'static {
+    /// Bytes, for the group names.
+    const BYTES: usize;
+    fn new(seq: u64) -> Self;
+    /// What the consumer folds into its checksum.
+    fn key(&self) -> u64;
+}
+impl Ev for u64 {
+    const BYTES: usize = 8;
+    fn new(seq: u64) -> Self {
+        seq
+    }
+    fn key(&self) -> u64 {
+        *self
+    }
+}
+/// 64 bytes: a whole cache line per event.
+#[derive(Clone, Copy, Default)]
+struct Line([u64; 8]);
+impl Ev for Line {
+    const BYTES: usize = 64;
+    fn new(seq: u64) -> Self {
+        Line([seq; 8])
+    }
+    fn key(&self) -> u64 {
+        self.0[0] ^ self.0[7]
+    }
+}
+
 /// One side of a contender, with the harness's non-blocking calls.
-trait Tx: Send {
+trait Tx<E: Copy>: Send {
     /// Sends a prefix of `src`; returns its length (0 when full). By default a loop
     /// of single calls (crates without batch calls).
-    fn send(&mut self, src: &[u64]) -> usize {
+    fn send(&mut self, src: &[E]) -> usize {
         src.iter().take_while(|&&v| self.send_one(v)).count()
     }
-    fn send_one(&mut self, v: u64) -> bool;
+    fn send_one(&mut self, v: E) -> bool;
 }
-trait Rx: Send {
+trait Rx<E>: Send {
     /// Receives into a prefix of `dst`; returns its length (0 when empty). By
     /// default a loop of single calls (crates without batch calls).
-    fn recv(&mut self, dst: &mut [u64]) -> usize {
+    fn recv(&mut self, dst: &mut [E]) -> usize {
         let mut n = 0;
         for slot in dst {
             match self.recv_one() {
@@ -45,28 +77,28 @@ trait Rx: Send {
         }
         n
     }
-    fn recv_one(&mut self) -> Option<u64>;
+    fn recv_one(&mut self) -> Option<E>;
 }
 
-impl Tx for hspc::Producer<u64> {
-    fn send(&mut self, src: &[u64]) -> usize {
+impl<E: Ev> Tx<E> for hspc::Producer<E> {
+    fn send(&mut self, src: &[E]) -> usize {
         self.try_push_slice(src)
     }
-    fn send_one(&mut self, v: u64) -> bool {
+    fn send_one(&mut self, v: E) -> bool {
         self.try_push(v).is_ok()
     }
 }
-impl Rx for hspc::Consumer<u64> {
-    fn recv(&mut self, dst: &mut [u64]) -> usize {
+impl<E: Ev> Rx<E> for hspc::Consumer<E> {
+    fn recv(&mut self, dst: &mut [E]) -> usize {
         self.try_pop_slice(dst).unwrap_or(0)
     }
-    fn recv_one(&mut self) -> Option<u64> {
+    fn recv_one(&mut self) -> Option<E> {
         self.try_pop().ok()
     }
 }
 
-impl Tx for rtrb::Producer<u64> {
-    fn send(&mut self, src: &[u64]) -> usize {
+impl<E: Ev> Tx<E> for rtrb::Producer<E> {
+    fn send(&mut self, src: &[E]) -> usize {
         let n = self.slots().min(src.len());
         if n == 0 {
             return 0;
@@ -76,12 +108,12 @@ impl Tx for rtrb::Producer<u64> {
             Err(_) => 0,
         }
     }
-    fn send_one(&mut self, v: u64) -> bool {
+    fn send_one(&mut self, v: E) -> bool {
         self.push(v).is_ok()
     }
 }
-impl Rx for rtrb::Consumer<u64> {
-    fn recv(&mut self, dst: &mut [u64]) -> usize {
+impl<E: Ev> Rx<E> for rtrb::Consumer<E> {
+    fn recv(&mut self, dst: &mut [E]) -> usize {
         let n = self.slots().min(dst.len());
         if n == 0 {
             return 0;
@@ -97,70 +129,70 @@ impl Rx for rtrb::Consumer<u64> {
             Err(_) => 0,
         }
     }
-    fn recv_one(&mut self) -> Option<u64> {
+    fn recv_one(&mut self) -> Option<E> {
         self.pop().ok()
     }
 }
 
-impl Tx for ringbuf::HeapProd<u64> {
-    fn send(&mut self, src: &[u64]) -> usize {
+impl<E: Ev> Tx<E> for ringbuf::HeapProd<E> {
+    fn send(&mut self, src: &[E]) -> usize {
         ringbuf::traits::Producer::push_slice(self, src)
     }
-    fn send_one(&mut self, v: u64) -> bool {
+    fn send_one(&mut self, v: E) -> bool {
         ringbuf::traits::Producer::try_push(self, v).is_ok()
     }
 }
-impl Rx for ringbuf::HeapCons<u64> {
-    fn recv(&mut self, dst: &mut [u64]) -> usize {
+impl<E: Ev> Rx<E> for ringbuf::HeapCons<E> {
+    fn recv(&mut self, dst: &mut [E]) -> usize {
         ringbuf::traits::Consumer::pop_slice(self, dst)
     }
-    fn recv_one(&mut self) -> Option<u64> {
+    fn recv_one(&mut self) -> Option<E> {
         ringbuf::traits::Consumer::try_pop(self)
     }
 }
 
 /// heapless has no batch calls: batches are loops of single calls.
-impl Tx for heapless::spsc::Producer<'_, u64> {
-    fn send_one(&mut self, v: u64) -> bool {
+impl<E: Ev> Tx<E> for heapless::spsc::Producer<'_, E> {
+    fn send_one(&mut self, v: E) -> bool {
         self.enqueue(v).is_ok()
     }
 }
-impl Rx for heapless::spsc::Consumer<'_, u64> {
-    fn recv_one(&mut self) -> Option<u64> {
+impl<E: Ev> Rx<E> for heapless::spsc::Consumer<'_, E> {
+    fn recv_one(&mut self) -> Option<E> {
         self.dequeue()
     }
 }
 
-/// heapless's queue: `CAPACITY_EVENTS` slots (a power of two, as heapless advises),
-/// of which it uses one fewer.
-type HeaplessQueue = heapless::spsc::Queue<u64, CAPACITY_EVENTS>;
+/// heapless's queue: its size is in its type, 32 KiB of slots (a power of
+/// two, as heapless advises), of which it uses one fewer.
+type HeaplessQueue<E, const N: usize> = heapless::spsc::Queue<E, N>;
 
 /// crossbeam's queue has no batch calls: batches are loops of single calls.
-struct Cb(std::sync::Arc<crossbeam_queue::ArrayQueue<u64>>);
-impl Tx for Cb {
-    fn send_one(&mut self, v: u64) -> bool {
+struct Cb<E>(std::sync::Arc<crossbeam_queue::ArrayQueue<E>>);
+impl<E: Ev> Tx<E> for Cb<E> {
+    fn send_one(&mut self, v: E) -> bool {
         self.0.push(v).is_ok()
     }
 }
-impl Rx for Cb {
-    fn recv_one(&mut self) -> Option<u64> {
+impl<E: Ev> Rx<E> for Cb<E> {
+    fn recv_one(&mut self) -> Option<E> {
         self.0.pop()
     }
 }
 
 /// Moves `events` events from a producer thread to this thread; returns the
 /// time from the start of both to the consumer's last receive.
-fn run<P: Tx, C: Rx>(mut tx: P, mut rx: C, events: u64, batch: usize) -> Duration {
+fn run<E: Ev, P: Tx<E>, C: Rx<E>>(mut tx: P, mut rx: C, events: u64, batch: usize) -> Duration {
     let barrier = std::sync::Barrier::new(2);
     let b = &barrier;
     std::thread::scope(|s| {
         let producer = s.spawn(move || {
-            let src: Vec<u64> = (0..batch as u64).collect();
+            let src: Vec<E> = (0..batch as u64).map(E::new).collect();
             b.wait();
             let mut sent = 0u64;
             while sent < events {
                 if batch == 1 {
-                    if tx.send_one(sent) {
+                    if tx.send_one(E::new(sent)) {
                         sent += 1;
                     } else {
                         std::hint::spin_loop();
@@ -176,7 +208,7 @@ fn run<P: Tx, C: Rx>(mut tx: P, mut rx: C, events: u64, batch: usize) -> Duratio
             }
             drop(tx); // hands over hspc's last partial buffer
         });
-        let mut dst = vec![0u64; batch];
+        let mut dst = vec![E::default(); batch];
         let mut received = 0u64;
         let mut checksum = 0u64;
         barrier.wait();
@@ -185,7 +217,7 @@ fn run<P: Tx, C: Rx>(mut tx: P, mut rx: C, events: u64, batch: usize) -> Duratio
             if batch == 1 {
                 match rx.recv_one() {
                     Some(v) => {
-                        checksum = checksum.wrapping_add(v);
+                        checksum = checksum.wrapping_add(v.key());
                         received += 1;
                     }
                     None => std::hint::spin_loop(),
@@ -195,8 +227,8 @@ fn run<P: Tx, C: Rx>(mut tx: P, mut rx: C, events: u64, batch: usize) -> Duratio
                 if n == 0 {
                     std::hint::spin_loop();
                 }
-                for &v in &dst[..n] {
-                    checksum = checksum.wrapping_add(v);
+                for v in &dst[..n] {
+                    checksum = checksum.wrapping_add(v.key());
                 }
                 received += n as u64;
             }
@@ -208,66 +240,59 @@ fn run<P: Tx, C: Rx>(mut tx: P, mut rx: C, events: u64, batch: usize) -> Duratio
     })
 }
 
-fn hspc_pair(config: hspc::Config) -> (hspc::Producer<u64>, hspc::Consumer<u64>) {
+fn hspc_pair<E: Ev>(config: hspc::Config) -> (hspc::Producer<E>, hspc::Consumer<E>) {
     hspc::channel(config).expect("valid config")
 }
 
-fn bench(c: &mut Criterion) {
-    let bytes = CAPACITY_EVENTS * 8;
+/// Times `iters` runs of `make`'s pair (a fresh channel each run).
+fn timed<E: Ev, P: Tx<E>, C: Rx<E>>(
+    iters: u64,
+    batch: usize,
+    make: impl Fn() -> (P, C),
+) -> Duration {
+    (0..iters)
+        .map(|_| {
+            let (tx, rx) = make();
+            run(tx, rx, EVENTS, batch)
+        })
+        .sum()
+}
+
+/// The two-thread race at one event size; `N` is the heapless queue's slot
+/// count (its size is in its type): `CHANNEL_BYTES / E::BYTES`.
+fn race<E: Ev, const N: usize>(c: &mut Criterion) {
+    assert_eq!(N * E::BYTES, CHANNEL_BYTES);
+    let capacity = CHANNEL_BYTES / E::BYTES;
+    let ring = hspc::Config::ring(CHANNEL_BYTES).with_wait(SPIN);
+    let nbuffer = hspc::Config::n_buffer(4, CHANNEL_BYTES / 4).with_wait(SPIN);
     for (label, batch) in [("per_item", 1usize), ("batch64", BATCH)] {
-        let mut group = c.benchmark_group(format!("throughput_8B/{label}"));
+        let mut group = c.benchmark_group(format!("throughput_{}B/{label}", E::BYTES));
         group.throughput(Throughput::Elements(EVENTS));
         group.sample_size(10);
         group.warm_up_time(Duration::from_millis(500));
         group.measurement_time(Duration::from_secs(3));
         let id = |name: &str| BenchmarkId::new(name, batch);
         group.bench_function(id("hspc_ring"), |b| {
-            b.iter_custom(|iters| {
-                (0..iters)
-                    .map(|_| {
-                        let (tx, rx) = hspc_pair(hspc::Config::ring(bytes).with_wait(SPIN));
-                        run(tx, rx, EVENTS, batch)
-                    })
-                    .sum()
-            })
+            b.iter_custom(|iters| timed(iters, batch, || hspc_pair::<E>(ring)))
         });
         group.bench_function(id("hspc_nbuffer4"), |b| {
-            b.iter_custom(|iters| {
-                (0..iters)
-                    .map(|_| {
-                        let (tx, rx) =
-                            hspc_pair(hspc::Config::n_buffer(4, bytes / 4).with_wait(SPIN));
-                        run(tx, rx, EVENTS, batch)
-                    })
-                    .sum()
-            })
+            b.iter_custom(|iters| timed(iters, batch, || hspc_pair::<E>(nbuffer)))
         });
         group.bench_function(id("rtrb"), |b| {
-            b.iter_custom(|iters| {
-                (0..iters)
-                    .map(|_| {
-                        let (tx, rx) = rtrb::RingBuffer::new(CAPACITY_EVENTS);
-                        run(tx, rx, EVENTS, batch)
-                    })
-                    .sum()
-            })
+            b.iter_custom(|iters| timed(iters, batch, || rtrb::RingBuffer::<E>::new(capacity)))
         });
         group.bench_function(id("ringbuf"), |b| {
             b.iter_custom(|iters| {
-                (0..iters)
-                    .map(|_| {
-                        let rb = ringbuf::HeapRb::<u64>::new(CAPACITY_EVENTS);
-                        let (tx, rx) = ringbuf::traits::Split::split(rb);
-                        run(tx, rx, EVENTS, batch)
-                    })
-                    .sum()
+                timed(iters, batch, || {
+                    ringbuf::traits::Split::split(ringbuf::HeapRb::<E>::new(capacity))
+                })
             })
         });
         group.bench_function(id("heapless"), |b| {
             b.iter_custom(|iters| {
                 (0..iters)
                     .map(|_| {
-                        let mut q = Box::new(HeaplessQueue::new());
+                        let mut q = Box::new(HeaplessQueue::<E, N>::new());
                         let (tx, rx) = q.split();
                         run(tx, rx, EVENTS, batch)
                     })
@@ -276,24 +301,34 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_function(id("crossbeam_array_queue"), |b| {
             b.iter_custom(|iters| {
-                (0..iters)
-                    .map(|_| {
-                        let q =
-                            std::sync::Arc::new(crossbeam_queue::ArrayQueue::new(CAPACITY_EVENTS));
-                        run(Cb(q.clone()), Cb(q), EVENTS, batch)
-                    })
-                    .sum()
+                timed(iters, batch, || {
+                    let q = std::sync::Arc::new(crossbeam_queue::ArrayQueue::<E>::new(capacity));
+                    (Cb(q.clone()), Cb(q))
+                })
             })
         });
         group.finish();
     }
 }
 
+fn bench(c: &mut Criterion) {
+    race::<u64, { CHANNEL_BYTES / 8 }>(c);
+    race::<Line, { CHANNEL_BYTES / 64 }>(c);
+}
+
+/// 8-byte events in the single-thread bench: 4096 of them fill the channel.
+const CAPACITY_EVENTS: usize = CHANNEL_BYTES / 8;
+
 /// One thread fills the channel with `CAPACITY_EVENTS` events, then drains
 /// it, again and again: the instruction cost of the calls without any
 /// cross-core traffic or scheduling (steadier on a loaded machine than the
 /// two-thread runs).
-fn single_thread<P: Tx, C: Rx>(tx: &mut P, rx: &mut C, batch: usize, dst: &mut [u64]) -> u64 {
+fn single_thread<P: Tx<u64>, C: Rx<u64>>(
+    tx: &mut P,
+    rx: &mut C,
+    batch: usize,
+    dst: &mut [u64],
+) -> u64 {
     let src: Vec<u64> = (0..batch as u64).collect();
     let mut sum = 0u64;
     let mut sent = 0;
@@ -328,11 +363,11 @@ fn bench_single_thread(c: &mut Criterion) {
         let mut dst = vec![0u64; BATCH];
         let id = |name: &str| BenchmarkId::new(name, batch);
         // n-buffer: flush so the consumer sees the last buffer of each round.
-        let (mut tx, mut rx) = hspc_pair(hspc::Config::ring(bytes).with_wait(SPIN));
+        let (mut tx, mut rx) = hspc_pair::<u64>(hspc::Config::ring(bytes).with_wait(SPIN));
         group.bench_function(id("hspc_ring"), |b| {
             b.iter(|| single_thread(&mut tx, &mut rx, batch, &mut dst))
         });
-        let (tx, mut rx) = hspc_pair(hspc::Config::n_buffer(4, bytes / 4).with_wait(SPIN));
+        let (tx, mut rx) = hspc_pair::<u64>(hspc::Config::n_buffer(4, bytes / 4).with_wait(SPIN));
         let mut tx = Flushing(tx);
         group.bench_function(id("hspc_nbuffer4"), |b| {
             b.iter(|| single_thread(&mut tx, &mut rx, batch, &mut dst))
@@ -353,7 +388,7 @@ fn bench_single_thread(c: &mut Criterion) {
 /// An n-buffer producer that flushes once the channel is full, so a single
 /// thread can drain everything it wrote.
 struct Flushing(hspc::Producer<u64>);
-impl Tx for Flushing {
+impl Tx<u64> for Flushing {
     fn send(&mut self, src: &[u64]) -> usize {
         let n = self.0.try_push_slice(src);
         if n < src.len() {

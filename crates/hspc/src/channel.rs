@@ -82,8 +82,14 @@ pub struct Producer<T> {
     /// Buffer of `pos` and its start. Invariant: `buf < geometry.buffers`.
     buf: usize,
     cur: BufRef<T>,
-    /// Offset of `pos` in `buf`. Invariant: `off < geometry.slots_per_buffer`.
+    /// Offset of `pos` in `buf` (read it through `slot_off`). Invariant:
+    /// `off < geometry.slots_per_buffer`; not maintained in a masked ring.
     off: usize,
+    /// A ring whose slot count is a power of two: the slot of `pos` is
+    /// `pos & mask`, so the per-event path carries one counter, not two.
+    masked: bool,
+    /// `slots_per_buffer - 1` in a masked ring.
+    mask: usize,
     geometry: Geometry,
     config: Config,
     /// `!config.wait.spins()`: publications must notify the other side.
@@ -111,7 +117,10 @@ pub struct Consumer<T> {
     published: usize,
     buf: usize,
     cur: BufRef<T>,
+    /// As the producer's `off`, `masked` and `mask`.
     off: usize,
+    masked: bool,
+    mask: usize,
     geometry: Geometry,
     config: Config,
     /// `!config.wait.spins()`: publications must notify the other side.
@@ -148,6 +157,8 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
     let geometry = config.validate::<T>()?;
     let storage = Storage::new(geometry);
     let first = storage.buffer(0);
+    let masked = geometry.publish_each && geometry.slots_per_buffer.is_power_of_two();
+    let mask = geometry.slots_per_buffer - 1;
     let shared = Arc::new(Shared {
         tail: CachePadded::new(AtomicUsize::new(0)),
         head: CachePadded::new(AtomicUsize::new(0)),
@@ -167,6 +178,8 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
         buf: 0,
         cur: first,
         off: 0,
+        masked,
+        mask,
         geometry,
         config,
         notifies: !config.wait.spins(),
@@ -180,6 +193,8 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
         buf: 0,
         cur: first,
         off: 0,
+        masked,
+        mask,
         geometry,
         config,
         notifies: !config.wait.spins(),
@@ -279,8 +294,9 @@ impl<T: Copy> Producer<T> {
             });
         }
         // SAFETY: `pos < limit = head_seen + capacity`, so the consumer has
-        // released this slot; `off < slots_per_buffer` (struct invariant).
-        unsafe { self.shared.storage.write(self.cur, self.off, value) };
+        // released this slot; `slot_off() < slots_per_buffer` (the `off`
+        // invariant, or a mask of a power-of-two slot count).
+        unsafe { self.shared.storage.write(self.cur, self.slot_off(), value) };
         self.advance(1);
         Ok(())
     }
@@ -296,7 +312,7 @@ impl<T: Copy> Producer<T> {
             return Err(PushError::Disconnected(value));
         }
         // SAFETY: as in `try_push`.
-        unsafe { self.shared.storage.write(self.cur, self.off, value) };
+        unsafe { self.shared.storage.write(self.cur, self.slot_off(), value) };
         self.advance(1);
         Ok(())
     }
@@ -340,7 +356,11 @@ impl<T: Copy> Producer<T> {
         // SAFETY: `len` slots from `off` are in this buffer and released by
         // the consumer (`contiguous_free`), and the chunk borrows `self`
         // mutably, so nothing else writes them while it lives.
-        let slots = unsafe { self.shared.storage.uninit_mut(self.cur, self.off, len) };
+        let slots = unsafe {
+            self.shared
+                .storage
+                .uninit_mut(self.cur, self.slot_off(), len)
+        };
         let slots: *mut [MaybeUninit<T>] = slots;
         WriteChunk {
             // SAFETY: the pointer comes from the line above; its lifetime is
@@ -387,7 +407,7 @@ impl<T: Copy> Producer<T> {
     fn contiguous_free(&self) -> usize {
         let free = self.limit.wrapping_sub(self.pos);
         debug_assert!(free <= self.geometry.capacity);
-        free.min(self.geometry.slots_per_buffer - self.off)
+        free.min(self.geometry.slots_per_buffer - self.slot_off())
     }
 
     /// Copies a prefix of `src` into free slots (at least one must be
@@ -400,26 +420,37 @@ impl<T: Copy> Producer<T> {
         unsafe {
             self.shared
                 .storage
-                .write_slice(self.cur, self.off, &src[..n])
+                .write_slice(self.cur, self.slot_off(), &src[..n])
         };
         self.advance(n);
         n
     }
 
     /// Moves past `n` written slots of the current buffer.
+    /// Offset of `pos` in its buffer.
+    #[inline(always)]
+    fn slot_off(&self) -> usize {
+        if self.masked {
+            self.pos & self.mask
+        } else {
+            self.off
+        }
+    }
+
     #[inline(always)]
     fn advance(&mut self, n: usize) {
-        debug_assert!(n <= self.geometry.slots_per_buffer - self.off);
+        debug_assert!(n <= self.geometry.slots_per_buffer - self.slot_off());
         self.pos = self.pos.wrapping_add(n);
-        self.off += n;
         if self.geometry.publish_each {
             // Ring mode, tested first: one buffer, so a wrap only resets
-            // `off` (`cur` stays), and every position is published at once
-            // (`published` is only read in n-buffer mode). One well-predicted
-            // branch ahead of the n-buffer bookkeeping lets the compiler keep
-            // this path short; see docs/channel.md, "The ring's per-item gap".
-            if self.off == self.geometry.slots_per_buffer {
-                self.off = 0;
+            // `off` (`cur` stays), and a masked ring keeps no `off` at all;
+            // every position is published at once (`published` is only read
+            // in n-buffer mode). See docs/channel.md, "The ring's per-item gap".
+            if !self.masked {
+                self.off += n;
+                if self.off == self.geometry.slots_per_buffer {
+                    self.off = 0;
+                }
             }
             self.shared.tail.store(self.pos, Ordering::Release);
             if self.notifies {
@@ -427,6 +458,7 @@ impl<T: Copy> Producer<T> {
             }
             return;
         }
+        self.off += n;
         if self.off == self.geometry.slots_per_buffer {
             self.off = 0;
             self.buf += 1;
@@ -501,7 +533,7 @@ impl<T: Copy> Consumer<T> {
         }
         // SAFETY: `pos < avail = tail_seen`: the producer wrote and
         // published this slot, and will not touch it until we release it.
-        let value = unsafe { self.shared.storage.read(self.cur, self.off) };
+        let value = unsafe { self.shared.storage.read(self.cur, self.slot_off()) };
         self.advance(1);
         Ok(value)
     }
@@ -514,7 +546,7 @@ impl<T: Copy> Consumer<T> {
             return Err(PopError::Disconnected);
         }
         // SAFETY: as in `try_pop`.
-        let value = unsafe { self.shared.storage.read(self.cur, self.off) };
+        let value = unsafe { self.shared.storage.read(self.cur, self.slot_off()) };
         self.advance(1);
         Ok(value)
     }
@@ -555,7 +587,7 @@ impl<T: Copy> Consumer<T> {
         // SAFETY: `len` slots from `off` are published by the producer
         // (`contiguous_ready`), and the chunk borrows `self` mutably, so
         // they are not released (and rewritten) while it lives.
-        let events = unsafe { self.shared.storage.init_ref(self.cur, self.off, len) };
+        let events = unsafe { self.shared.storage.init_ref(self.cur, self.slot_off(), len) };
         let events: *const [T] = events;
         Ok(ReadChunk {
             // SAFETY: from the line above; tied to the `&mut self` borrow.
@@ -596,7 +628,7 @@ impl<T: Copy> Consumer<T> {
     fn contiguous_ready(&self) -> usize {
         let ready = self.avail.wrapping_sub(self.pos);
         debug_assert!(ready <= self.geometry.capacity);
-        ready.min(self.geometry.slots_per_buffer - self.off)
+        ready.min(self.geometry.slots_per_buffer - self.slot_off())
     }
 
     /// Copies events that are ready (at least one must be) into `dst`.
@@ -611,7 +643,7 @@ impl<T: Copy> Consumer<T> {
             unsafe {
                 self.shared
                     .storage
-                    .read_slice(self.cur, self.off, &mut dst[done..done + n])
+                    .read_slice(self.cur, self.slot_off(), &mut dst[done..done + n])
             };
             self.advance(n);
             done += n;
@@ -620,19 +652,30 @@ impl<T: Copy> Consumer<T> {
         done
     }
 
+    /// Offset of `pos` in its buffer.
+    #[inline(always)]
+    fn slot_off(&self) -> usize {
+        if self.masked {
+            self.pos & self.mask
+        } else {
+            self.off
+        }
+    }
+
     #[inline(always)]
     fn advance(&mut self, n: usize) {
-        debug_assert!(n <= self.geometry.slots_per_buffer - self.off);
+        debug_assert!(n <= self.geometry.slots_per_buffer - self.slot_off());
         self.pos = self.pos.wrapping_add(n);
-        self.off += n;
         if self.geometry.publish_each {
             // Ring mode, tested first: one buffer, so a wrap only resets
-            // `off` (`cur` stays), and every position is published at once
-            // (`published` is only read in n-buffer mode). One well-predicted
-            // branch ahead of the n-buffer bookkeeping lets the compiler keep
-            // this path short; see docs/channel.md, "The ring's per-item gap".
-            if self.off == self.geometry.slots_per_buffer {
-                self.off = 0;
+            // `off` (`cur` stays), and a masked ring keeps no `off` at all;
+            // every position is published at once (`published` is only read
+            // in n-buffer mode). See docs/channel.md, "The ring's per-item gap".
+            if !self.masked {
+                self.off += n;
+                if self.off == self.geometry.slots_per_buffer {
+                    self.off = 0;
+                }
             }
             self.shared.head.store(self.pos, Ordering::Release);
             if self.notifies {
@@ -640,6 +683,7 @@ impl<T: Copy> Consumer<T> {
             }
             return;
         }
+        self.off += n;
         if self.off == self.geometry.slots_per_buffer {
             self.off = 0;
             self.buf += 1;

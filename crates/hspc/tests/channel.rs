@@ -222,7 +222,9 @@ fn every_mode_and_strategy_delivers_in_order() {
         for config in [
             Config::n_buffer(2, 8),
             Config::n_buffer(3, 24).with_padding(1),
+            // Rings of 1 and 4 slots index by mask, of 5 slots by offset.
             Config::ring(8),
+            Config::ring(32),
             Config::ring(40).with_padding(0),
         ] {
             check::<u64>(config.with_wait(wait), 700, wait as u64);

@@ -57,6 +57,16 @@ fn ring_of_one_slot_hands_over_in_order() {
     }
 }
 
+/// Ring slots are found by mask when their count is a power of two (the
+/// test above: one slot) and by a wrapping offset otherwise: three slots,
+/// with one wrap.
+#[test]
+fn ring_of_three_slots_hands_over_in_order() {
+    for wait in STRATEGIES {
+        model(move || send_and_drain(Config::ring(24).with_wait(wait), 4));
+    }
+}
+
 #[test]
 fn n_buffer_of_two_single_slot_buffers_hands_over_in_order() {
     for wait in STRATEGIES {
