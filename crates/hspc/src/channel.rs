@@ -287,11 +287,7 @@ impl<T: Copy> Producer<T> {
     #[inline]
     pub fn try_push(&mut self, value: T) -> Result<(), TryPushError<T>> {
         if self.pos == self.limit && !self.refresh_space() {
-            return Err(if self.consumer_gone() {
-                TryPushError::Disconnected(value)
-            } else {
-                TryPushError::Full(value)
-            });
+            return Err(self.no_space(value));
         }
         // SAFETY: `pos < limit = head_seen + capacity`, so the consumer has
         // released this slot; `slot_off() < slots_per_buffer` (the `off`
@@ -460,14 +456,22 @@ impl<T: Copy> Producer<T> {
         }
         self.off += n;
         if self.off == self.geometry.slots_per_buffer {
-            self.off = 0;
-            self.buf += 1;
-            if self.buf == self.geometry.buffers {
-                self.buf = 0;
-            }
-            self.cur = self.shared.storage.buffer(self.buf);
-            self.publish();
+            self.next_buffer();
         }
+    }
+
+    /// The n-buffer mode's boundary: on to the next buffer, handing over
+    /// the full one. Out of line (once per buffer), so that the per-event
+    /// calls stay small enough to be inlined into the caller's loop.
+    #[inline(never)]
+    fn next_buffer(&mut self) {
+        self.off = 0;
+        self.buf += 1;
+        if self.buf == self.geometry.buffers {
+            self.buf = 0;
+        }
+        self.cur = self.shared.storage.buffer(self.buf);
+        self.publish();
     }
 
     #[inline(always)]
@@ -486,6 +490,16 @@ impl<T: Copy> Producer<T> {
         debug_assert!(self.pos.wrapping_sub(head) <= self.geometry.capacity);
         self.limit = head.wrapping_add(self.geometry.capacity);
         self.limit != self.pos
+    }
+
+    /// Why `value` could not be pushed now.
+    #[cold]
+    fn no_space(&self, value: T) -> TryPushError<T> {
+        if self.consumer_gone() {
+            TryPushError::Disconnected(value)
+        } else {
+            TryPushError::Full(value)
+        }
     }
 
     fn consumer_gone(&self) -> bool {
@@ -685,14 +699,22 @@ impl<T: Copy> Consumer<T> {
         }
         self.off += n;
         if self.off == self.geometry.slots_per_buffer {
-            self.off = 0;
-            self.buf += 1;
-            if self.buf == self.geometry.buffers {
-                self.buf = 0;
-            }
-            self.cur = self.shared.storage.buffer(self.buf);
-            self.release();
+            self.next_buffer();
         }
+    }
+
+    /// The n-buffer mode's boundary: on to the next buffer, handing over
+    /// the full one. Out of line (once per buffer), so that the per-event
+    /// calls stay small enough to be inlined into the caller's loop.
+    #[inline(never)]
+    fn next_buffer(&mut self) {
+        self.off = 0;
+        self.buf += 1;
+        if self.buf == self.geometry.buffers {
+            self.buf = 0;
+        }
+        self.cur = self.shared.storage.buffer(self.buf);
+        self.release();
     }
 
     #[inline(always)]

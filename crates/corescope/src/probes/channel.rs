@@ -433,7 +433,7 @@ fn counted<R>(log: &PairLog, cpu: Option<u32>, body: impl FnOnce() -> R) -> R {
 /// batches of `batch` (1 = single calls); returns the time from the start gate to
 /// the consumer's last receive. Checks count, order and content of every event.
 pub fn transfer<E: Event, P: Tx<E>, C: Rx<E>>(
-    mut tx: P,
+    tx: P,
     rx: C,
     events: u64,
     batch: usize,
@@ -445,52 +445,7 @@ pub fn transfer<E: Event, P: Tx<E>, C: Rx<E>>(
     let gate = Barrier::new(2);
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
-        let producer = s.spawn(|| {
-            let mut counter = log.pin_and_count(cpus.0);
-            let mut idle = Idle {
-                fails: 0,
-                stop: &stop,
-                deadline,
-            };
-            let mut src = vec![E::new(0); batch];
-            let (mut lo, mut hi) = (0usize, 0usize);
-            gate.wait();
-            counter.start();
-            let start_ns = now_ns();
-            let mut sent = 0u64;
-            while sent < events {
-                if batch == 1 {
-                    if tx.send_one(E::new(sent)) {
-                        sent += 1;
-                    } else if !idle.wait() {
-                        break;
-                    }
-                    continue;
-                }
-                if lo == hi {
-                    let want = (events - sent).min(batch as u64) as usize;
-                    for (i, e) in src[..want].iter_mut().enumerate() {
-                        *e = E::new(sent + i as u64);
-                    }
-                    (lo, hi) = (0, want);
-                }
-                let n = tx.send(&src[lo..hi]);
-                if n == 0 {
-                    if !idle.wait() {
-                        break;
-                    }
-                } else {
-                    lo += n;
-                    sent += n as u64;
-                }
-            }
-            tx.flush();
-            // Dropping hands over hspc's last partial buffer.
-            drop(tx);
-            let end_ns = now_ns();
-            counter.stop();
-            log.add(counter, start_ns, end_ns);
-        });
+        let producer = s.spawn(|| produce(tx, events, batch, cpus.0, &gate, &stop, deadline, log));
         // The consumer runs in its own thread too: the caller (the runner's
         // thread) is never pinned.
         let consumer = s.spawn(|| {
@@ -519,7 +474,73 @@ pub fn transfer<E: Event, P: Tx<E>, C: Rx<E>>(
     })
 }
 
+/// The producer of [`transfer`]: sends `events` numbered events.
+///
+/// Never inlined, as [`consume`]: each implementation's loop is compiled on
+/// its own, the same way for every one, and does not depend on what else the
+/// binary inlines around it. Taking the two loops out of line alone moved
+/// rtrb's per-event figure about twofold with its code unchanged; see
+/// docs/channel.md, "The ring's per-item gap".
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn produce<E: Event, P: Tx<E>>(
+    mut tx: P,
+    events: u64,
+    batch: usize,
+    cpu: Option<u32>,
+    gate: &Barrier,
+    stop: &AtomicBool,
+    deadline: Instant,
+    log: &PairLog,
+) {
+    let mut counter = log.pin_and_count(cpu);
+    let mut idle = Idle {
+        fails: 0,
+        stop,
+        deadline,
+    };
+    let mut src = vec![E::new(0); batch];
+    let (mut lo, mut hi) = (0usize, 0usize);
+    gate.wait();
+    counter.start();
+    let start_ns = now_ns();
+    let mut sent = 0u64;
+    while sent < events {
+        if batch == 1 {
+            if tx.send_one(E::new(sent)) {
+                sent += 1;
+            } else if !idle.wait() {
+                break;
+            }
+            continue;
+        }
+        if lo == hi {
+            let want = (events - sent).min(batch as u64) as usize;
+            for (i, e) in src[..want].iter_mut().enumerate() {
+                *e = E::new(sent + i as u64);
+            }
+            (lo, hi) = (0, want);
+        }
+        let n = tx.send(&src[lo..hi]);
+        if n == 0 {
+            if !idle.wait() {
+                break;
+            }
+        } else {
+            lo += n;
+            sent += n as u64;
+        }
+    }
+    tx.flush();
+    // Dropping hands over hspc's last partial buffer.
+    drop(tx);
+    let end_ns = now_ns();
+    counter.stop();
+    log.add(counter, start_ns, end_ns);
+}
+
 /// The consumer of [`transfer`]: receives and checks `events` events.
+#[inline(never)]
 #[allow(clippy::too_many_arguments)]
 fn consume<E: Event, C: Rx<E>>(
     rx: &mut C,
