@@ -90,6 +90,9 @@ pub struct Producer<T> {
     masked: bool,
     /// `slots_per_buffer - 1` in a masked ring.
     mask: usize,
+    /// A masked ring whose wait strategy spins: the per-event work is a
+    /// slot access, a mask and one publication.
+    plain: bool,
     geometry: Geometry,
     config: Config,
     /// `!config.wait.spins()`: publications must notify the other side.
@@ -117,10 +120,11 @@ pub struct Consumer<T> {
     published: usize,
     buf: usize,
     cur: BufRef<T>,
-    /// As the producer's `off`, `masked` and `mask`.
+    /// As the producer's `off`, `masked`, `mask` and `plain`.
     off: usize,
     masked: bool,
     mask: usize,
+    plain: bool,
     geometry: Geometry,
     config: Config,
     /// `!config.wait.spins()`: publications must notify the other side.
@@ -131,6 +135,7 @@ pub struct Consumer<T> {
 /// The notification of a non-spinning strategy, out of the hot path so
 /// that the push and pop loops stay small (and keep their state in
 /// registers).
+#[cold]
 #[inline(never)]
 fn notify_slow(signal: &Signal, wait: crate::config::WaitStrategy) {
     signal.notify(wait);
@@ -159,6 +164,7 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
     let first = storage.buffer(0);
     let masked = geometry.publish_each && geometry.slots_per_buffer.is_power_of_two();
     let mask = geometry.slots_per_buffer - 1;
+    let plain = masked && config.wait.spins();
     let shared = Arc::new(Shared {
         tail: CachePadded::new(AtomicUsize::new(0)),
         head: CachePadded::new(AtomicUsize::new(0)),
@@ -180,6 +186,7 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
         off: 0,
         masked,
         mask,
+        plain,
         geometry,
         config,
         notifies: !config.wait.spins(),
@@ -195,6 +202,7 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
         off: 0,
         masked,
         mask,
+        plain,
         geometry,
         config,
         notifies: !config.wait.spins(),
@@ -289,11 +297,7 @@ impl<T: Copy> Producer<T> {
         if self.pos == self.limit && !self.refresh_space() {
             return Err(self.no_space(value));
         }
-        // SAFETY: `pos < limit = head_seen + capacity`, so the consumer has
-        // released this slot; `slot_off() < slots_per_buffer` (the `off`
-        // invariant, or a mask of a power-of-two slot count).
-        unsafe { self.shared.storage.write(self.cur, self.slot_off(), value) };
-        self.advance(1);
+        self.put(value);
         Ok(())
     }
 
@@ -307,10 +311,29 @@ impl<T: Copy> Producer<T> {
         if self.pos == self.limit && !self.wait_for_space() {
             return Err(PushError::Disconnected(value));
         }
-        // SAFETY: as in `try_push`.
+        self.put(value);
+        Ok(())
+    }
+
+    /// Writes `value` at `pos`, a slot the consumer has released, and moves on.
+    #[inline(always)]
+    fn put(&mut self, value: T) {
+        if self.plain {
+            // SAFETY: `pos < limit = head_seen + capacity`, so the consumer
+            // has released this slot; `pos & mask < slots_per_buffer`.
+            unsafe {
+                self.shared
+                    .storage
+                    .write(self.cur, self.pos & self.mask, value)
+            };
+            self.pos = self.pos.wrapping_add(1);
+            self.shared.tail.store(self.pos, Ordering::Release);
+            return;
+        }
+        // SAFETY: as above; `slot_off() < slots_per_buffer` (the `off`
+        // invariant, or a mask of a power-of-two slot count).
         unsafe { self.shared.storage.write(self.cur, self.slot_off(), value) };
         self.advance(1);
-        Ok(())
     }
 
     /// Sends as many events of `src` as fit now, without waiting; returns
@@ -437,6 +460,10 @@ impl<T: Copy> Producer<T> {
     fn advance(&mut self, n: usize) {
         debug_assert!(n <= self.geometry.slots_per_buffer - self.slot_off());
         self.pos = self.pos.wrapping_add(n);
+        if self.plain {
+            self.shared.tail.store(self.pos, Ordering::Release);
+            return;
+        }
         if self.geometry.publish_each {
             // Ring mode, tested first: one buffer, so a wrap only resets
             // `off` (`cur` stays), and a masked ring keeps no `off` at all;
@@ -463,6 +490,7 @@ impl<T: Copy> Producer<T> {
     /// The n-buffer mode's boundary: on to the next buffer, handing over
     /// the full one. Out of line (once per buffer), so that the per-event
     /// calls stay small enough to be inlined into the caller's loop.
+    #[cold]
     #[inline(never)]
     fn next_buffer(&mut self) {
         self.off = 0;
@@ -545,11 +573,7 @@ impl<T: Copy> Consumer<T> {
         if self.pos == self.avail && !self.refresh_data() {
             return Err(self.empty_now());
         }
-        // SAFETY: `pos < avail = tail_seen`: the producer wrote and
-        // published this slot, and will not touch it until we release it.
-        let value = unsafe { self.shared.storage.read(self.cur, self.slot_off()) };
-        self.advance(1);
-        Ok(value)
+        Ok(self.take())
     }
 
     /// Receives an event, waiting for one with the configured strategy;
@@ -559,10 +583,26 @@ impl<T: Copy> Consumer<T> {
         if self.pos == self.avail && !self.wait_for_data() {
             return Err(PopError::Disconnected);
         }
-        // SAFETY: as in `try_pop`.
+        Ok(self.take())
+    }
+
+    /// Reads the event at `pos`, which the producer has published, and
+    /// moves on.
+    #[inline(always)]
+    fn take(&mut self) -> T {
+        if self.plain {
+            // SAFETY: `pos < avail = tail_seen`: the producer wrote and
+            // published this slot, and will not touch it until we release
+            // it; `pos & mask < slots_per_buffer`.
+            let value = unsafe { self.shared.storage.read(self.cur, self.pos & self.mask) };
+            self.pos = self.pos.wrapping_add(1);
+            self.shared.head.store(self.pos, Ordering::Release);
+            return value;
+        }
+        // SAFETY: as above; `slot_off() < slots_per_buffer`.
         let value = unsafe { self.shared.storage.read(self.cur, self.slot_off()) };
         self.advance(1);
-        Ok(value)
+        value
     }
 
     /// Receives as many events as are handed over now, up to `dst.len()`,
@@ -680,6 +720,10 @@ impl<T: Copy> Consumer<T> {
     fn advance(&mut self, n: usize) {
         debug_assert!(n <= self.geometry.slots_per_buffer - self.slot_off());
         self.pos = self.pos.wrapping_add(n);
+        if self.plain {
+            self.shared.head.store(self.pos, Ordering::Release);
+            return;
+        }
         if self.geometry.publish_each {
             // Ring mode, tested first: one buffer, so a wrap only resets
             // `off` (`cur` stays), and a masked ring keeps no `off` at all;
@@ -706,6 +750,7 @@ impl<T: Copy> Consumer<T> {
     /// The n-buffer mode's boundary: on to the next buffer, handing over
     /// the full one. Out of line (once per buffer), so that the per-event
     /// calls stay small enough to be inlined into the caller's loop.
+    #[cold]
     #[inline(never)]
     fn next_buffer(&mut self) {
         self.off = 0;

@@ -57,9 +57,18 @@ fn ring_of_one_slot_hands_over_in_order() {
     }
 }
 
+/// A ring of a power-of-two slot count finds slots by mask; with a spinning
+/// strategy it takes the short per-event path (`plain`). Two slots, one wrap.
+#[test]
+fn ring_of_two_slots_hands_over_in_order() {
+    for wait in STRATEGIES {
+        model(move || send_and_drain(Config::ring(16).with_wait(wait), 3));
+    }
+}
+
 /// Ring slots are found by mask when their count is a power of two (the
-/// test above: one slot) and by a wrapping offset otherwise: three slots,
-/// with one wrap.
+/// tests above) and by a wrapping offset otherwise: three slots, with one
+/// wrap.
 #[test]
 fn ring_of_three_slots_hands_over_in_order() {
     for wait in STRATEGIES {
