@@ -42,9 +42,12 @@ fn transfer(config: Config, n: u64) {
     assert_eq!(got, (0..n).collect::<Vec<_>>());
 }
 
+/// Eight slots with a spinning strategy take the short per-event path (slot by
+/// mask); five slots take the general one (slot by wrapping offset).
 #[test]
 fn ring_moves_every_event_in_order() {
     transfer(Config::ring(64).with_wait(WaitStrategy::SpinPause), 300);
+    transfer(Config::ring(40).with_wait(WaitStrategy::SpinPause), 300);
 }
 
 #[test]
