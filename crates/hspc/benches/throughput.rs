@@ -1,6 +1,7 @@
 //! Throughput of 8- and 64-byte events from one thread to another: hspc (ring
 //! and n-buffer) against every maintained SPSC a Rust user would pick (rtrb,
-//! ringbuf, heapless) and crossbeam's `ArrayQueue`, per event and in batches,
+//! ringbuf, heapless), crossbeam's `ArrayQueue` and std's bounded
+//! `sync_channel`, per event and in batches,
 //! with identical harness code (non-blocking calls, a spin hint when full or
 //! empty) and the same buffer memory (32 KiB) for every contender.
 //!
@@ -180,6 +181,19 @@ impl<E: Ev> Rx<E> for Cb<E> {
     }
 }
 
+/// std's bounded channel has no batch calls either: loops of `try_send` /
+/// `try_recv`.
+impl<E: Ev> Tx<E> for std::sync::mpsc::SyncSender<E> {
+    fn send_one(&mut self, v: E) -> bool {
+        self.try_send(v).is_ok()
+    }
+}
+impl<E: Ev> Rx<E> for std::sync::mpsc::Receiver<E> {
+    fn recv_one(&mut self) -> Option<E> {
+        self.try_recv().ok()
+    }
+}
+
 /// Moves `events` events from a producer thread to this thread; returns the
 /// time from the start of both to the consumer's last receive.
 fn run<E: Ev, P: Tx<E>, C: Rx<E>>(mut tx: P, mut rx: C, events: u64, batch: usize) -> Duration {
@@ -304,6 +318,13 @@ fn race<E: Ev, const N: usize>(c: &mut Criterion) {
                 timed(iters, batch, || {
                     let q = std::sync::Arc::new(crossbeam_queue::ArrayQueue::<E>::new(capacity));
                     (Cb(q.clone()), Cb(q))
+                })
+            })
+        });
+        group.bench_function(id("std_sync_channel"), |b| {
+            b.iter_custom(|iters| {
+                timed(iters, batch, || {
+                    std::sync::mpsc::sync_channel::<E>(capacity)
                 })
             })
         });
