@@ -358,6 +358,15 @@ impl Idle<'_> {
             std::hint::spin_loop();
             return true;
         }
+        self.check()
+    }
+
+    /// Every [`YIELD_EVERY`] failures: the stop flag, the deadline and a
+    /// `yield`. Out of line, so that the measured loops around [`Idle::wait`]
+    /// hold no clock or yield call of their own.
+    #[cold]
+    #[inline(never)]
+    fn check(&mut self) -> bool {
         if self.stop.load(Ordering::Relaxed) || Instant::now() >= self.deadline {
             self.stop.store(true, Ordering::Relaxed);
             return false;
@@ -499,21 +508,46 @@ fn produce<E: Event, P: Tx<E>>(
         stop,
         deadline,
     };
+    // Allocated (and touched) before the clock starts.
     let mut src = vec![E::new(0); batch];
-    let (mut lo, mut hi) = (0usize, 0usize);
     gate.wait();
     counter.start();
     let start_ns = now_ns();
+    if batch == 1 {
+        send_each(&mut tx, events, &mut idle);
+    } else {
+        send_batches(&mut tx, events, &mut src, &mut idle);
+    }
+    tx.flush();
+    // Dropping hands over hspc's last partial buffer.
+    drop(tx);
+    let end_ns = now_ns();
+    counter.stop();
+    log.add(counter, start_ns, end_ns);
+}
+
+/// The producer's measured loop, one event per call. Never inlined, as the
+/// other measured loops: the loop alone in its function, compiled alike for
+/// every implementation.
+#[inline(never)]
+fn send_each<E: Event, P: Tx<E>>(tx: &mut P, events: u64, idle: &mut Idle) {
     let mut sent = 0u64;
     while sent < events {
-        if batch == 1 {
-            if tx.send_one(E::new(sent)) {
-                sent += 1;
-            } else if !idle.wait() {
-                break;
-            }
-            continue;
+        if tx.send_one(E::new(sent)) {
+            sent += 1;
+        } else if !idle.wait() {
+            return;
         }
+    }
+}
+
+/// The producer's measured loop in batches of up to `src.len()` events.
+#[inline(never)]
+fn send_batches<E: Event, P: Tx<E>>(tx: &mut P, events: u64, src: &mut [E], idle: &mut Idle) {
+    let batch = src.len();
+    let (mut lo, mut hi) = (0usize, 0usize);
+    let mut sent = 0u64;
+    while sent < events {
         if lo == hi {
             let want = (events - sent).min(batch as u64) as usize;
             for (i, e) in src[..want].iter_mut().enumerate() {
@@ -524,19 +558,13 @@ fn produce<E: Event, P: Tx<E>>(
         let n = tx.send(&src[lo..hi]);
         if n == 0 {
             if !idle.wait() {
-                break;
+                return;
             }
         } else {
             lo += n;
             sent += n as u64;
         }
     }
-    tx.flush();
-    // Dropping hands over hspc's last partial buffer.
-    drop(tx);
-    let end_ns = now_ns();
-    counter.stop();
-    log.add(counter, start_ns, end_ns);
 }
 
 /// The consumer of [`transfer`]: receives and checks `events` events.
@@ -558,40 +586,17 @@ fn consume<E: Event, C: Rx<E>>(
         stop,
         deadline,
     };
+    // Allocated (and touched) before the clock starts.
     let mut dst = vec![E::new(0); batch];
-    let mut expected = 0u64;
-    let mut bad = 0u64;
     gate.wait();
     counter.start();
     let start_ns = now_ns();
     let start = Instant::now();
-    while expected < events {
-        if batch == 1 {
-            match rx.recv_one() {
-                Some(e) => {
-                    bad += u64::from(e.seq() != expected || !e.intact());
-                    expected += 1;
-                }
-                None => {
-                    if !idle.wait() {
-                        break;
-                    }
-                }
-            }
-        } else {
-            let n = rx.recv(&mut dst);
-            if n == 0 {
-                if !idle.wait() {
-                    break;
-                }
-                continue;
-            }
-            for e in &dst[..n] {
-                bad += u64::from(e.seq() != expected || !e.intact());
-                expected += 1;
-            }
-        }
-    }
+    let Checked { expected, bad } = if batch == 1 {
+        receive_each(rx, events, &mut idle)
+    } else {
+        receive_batches(rx, events, &mut dst, &mut idle)
+    };
     let elapsed = start.elapsed();
     let end_ns = now_ns();
     counter.stop();
@@ -605,6 +610,59 @@ fn consume<E: Event, C: Rx<E>>(
         )));
     }
     Ok(elapsed)
+}
+
+/// What the consumer's loop received: events in order so far, and how many
+/// of them were out of order or damaged.
+struct Checked {
+    expected: u64,
+    bad: u64,
+}
+
+/// The consumer's measured loop, one event per call (never inlined, as
+/// [`send_each`]).
+#[inline(never)]
+fn receive_each<E: Event, C: Rx<E>>(rx: &mut C, events: u64, idle: &mut Idle) -> Checked {
+    let (mut expected, mut bad) = (0u64, 0u64);
+    while expected < events {
+        match rx.recv_one() {
+            Some(e) => {
+                bad += u64::from(e.seq() != expected || !e.intact());
+                expected += 1;
+            }
+            None => {
+                if !idle.wait() {
+                    break;
+                }
+            }
+        }
+    }
+    Checked { expected, bad }
+}
+
+/// The consumer's measured loop in batches of up to `dst.len()` events.
+#[inline(never)]
+fn receive_batches<E: Event, C: Rx<E>>(
+    rx: &mut C,
+    events: u64,
+    dst: &mut [E],
+    idle: &mut Idle,
+) -> Checked {
+    let (mut expected, mut bad) = (0u64, 0u64);
+    while expected < events {
+        let n = rx.recv(dst);
+        if n == 0 {
+            if !idle.wait() {
+                break;
+            }
+            continue;
+        }
+        for e in &dst[..n] {
+            bad += u64::from(e.seq() != expected || !e.intact());
+            expected += 1;
+        }
+    }
+    Checked { expected, bad }
 }
 
 /// Ping-pong: a thread on `cpus.0` sends event k on `ping` and waits for it to come
