@@ -316,6 +316,11 @@ impl<T: Copy> Producer<T> {
     }
 
     /// Writes `value` at `pos`, a slot the consumer has released, and moves on.
+    ///
+    /// The plain ring's branch spells out what `slot_off` and `advance` would
+    /// do, without their `masked` and `plain` tests; a build that went
+    /// through them ran the 64-byte ring slower (docs/channel.md, "The
+    /// ring's per-item path, second pass", step 3).
     #[inline(always)]
     fn put(&mut self, value: T) {
         if self.plain {
@@ -445,7 +450,6 @@ impl<T: Copy> Producer<T> {
         n
     }
 
-    /// Moves past `n` written slots of the current buffer.
     /// Offset of `pos` in its buffer.
     #[inline(always)]
     fn slot_off(&self) -> usize {
@@ -456,6 +460,7 @@ impl<T: Copy> Producer<T> {
         }
     }
 
+    /// Moves past `n` written slots of the current buffer.
     #[inline(always)]
     fn advance(&mut self, n: usize) {
         debug_assert!(n <= self.geometry.slots_per_buffer - self.slot_off());
@@ -587,7 +592,7 @@ impl<T: Copy> Consumer<T> {
     }
 
     /// Reads the event at `pos`, which the producer has published, and
-    /// moves on.
+    /// moves on; the plain ring's branch as in `Producer::put`.
     #[inline(always)]
     fn take(&mut self) -> T {
         if self.plain {
@@ -716,6 +721,7 @@ impl<T: Copy> Consumer<T> {
         }
     }
 
+    /// Moves past `n` read slots of the current buffer.
     #[inline(always)]
     fn advance(&mut self, n: usize) {
         debug_assert!(n <= self.geometry.slots_per_buffer - self.slot_off());

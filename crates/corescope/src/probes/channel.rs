@@ -350,7 +350,15 @@ struct Idle<'a> {
     deadline: Instant,
 }
 
-impl Idle<'_> {
+impl<'a> Idle<'a> {
+    fn new(stop: &'a AtomicBool, deadline: Instant) -> Self {
+        Self {
+            fails: 0,
+            stop,
+            deadline,
+        }
+    }
+
     #[inline]
     fn wait(&mut self) -> bool {
         self.fails = self.fails.wrapping_add(1);
@@ -503,11 +511,7 @@ fn produce<E: Event, P: Tx<E>>(
     log: &PairLog,
 ) {
     let mut counter = log.pin_and_count(cpu);
-    let mut idle = Idle {
-        fails: 0,
-        stop,
-        deadline,
-    };
+    let mut idle = Idle::new(stop, deadline);
     // Allocated (and touched) before the clock starts.
     let mut src = vec![E::new(0); batch];
     gate.wait();
@@ -581,11 +585,7 @@ fn consume<E: Event, C: Rx<E>>(
     log: &PairLog,
 ) -> Result<Duration, RunFail> {
     let mut counter = log.pin_and_count(cpu);
-    let mut idle = Idle {
-        fails: 0,
-        stop,
-        deadline,
-    };
+    let mut idle = Idle::new(stop, deadline);
     // Allocated (and touched) before the clock starts.
     let mut dst = vec![E::new(0); batch];
     gate.wait();
@@ -683,11 +683,7 @@ pub fn roundtrip<E: Event, P1: Tx<E>, C1: Rx<E>, P2: Tx<E>, C2: Rx<E>>(
     std::thread::scope(|s| {
         let echo = s.spawn(|| {
             counted(log, cpus.1, || -> Result<(), RunFail> {
-                let mut idle = Idle {
-                    fails: 0,
-                    stop: &stop,
-                    deadline,
-                };
+                let mut idle = Idle::new(&stop, deadline);
                 for k in 0..total {
                     let e = loop {
                         if let Some(e) = ping_rx.recv_one() {
@@ -716,11 +712,7 @@ pub fn roundtrip<E: Event, P1: Tx<E>, C1: Rx<E>, P2: Tx<E>, C2: Rx<E>>(
         });
         let origin = s.spawn(|| {
             counted(log, cpus.0, || -> Result<Vec<u64>, RunFail> {
-                let mut idle = Idle {
-                    fails: 0,
-                    stop: &stop,
-                    deadline,
-                };
+                let mut idle = Idle::new(&stop, deadline);
                 let mut out = Vec::with_capacity(samples);
                 for k in 0..total {
                     let t0 = ticks();
