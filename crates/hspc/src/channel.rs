@@ -115,8 +115,9 @@ pub struct Consumer<T> {
     pos: usize,
     /// Last `tail` seen: positions `< avail` may be read.
     avail: usize,
-    /// Last value stored into `head` in n-buffer mode (`published <= pos`);
-    /// not maintained in ring mode, where `head` is always `pos`.
+    /// Last value stored into `head` in n-buffer mode (`published <= pos`),
+    /// or by `release_pending` in the plain ring; not maintained in other
+    /// rings, where `head` is always `pos`.
     published: usize,
     buf: usize,
     cur: BufRef<T>,
@@ -125,6 +126,13 @@ pub struct Consumer<T> {
     masked: bool,
     mask: usize,
     plain: bool,
+    /// The plain ring releases read slots a cache line at a time: `head` is
+    /// stored when `pos & release_mask == 0` (and whenever the consumer
+    /// finds the ring empty or waits), so the producer never writes into the
+    /// line the consumer is still reading and the `head` line moves once per
+    /// line of events, not once per event. `slots_per_line - 1`, at most
+    /// half the capacity (0: every event, as with events of a line or more).
+    release_mask: usize,
     geometry: Geometry,
     config: Config,
     /// `!config.wait.spins()`: publications must notify the other side.
@@ -165,6 +173,11 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
     let masked = geometry.publish_each && geometry.slots_per_buffer.is_power_of_two();
     let mask = geometry.slots_per_buffer - 1;
     let plain = masked && config.wait.spins();
+    let release_mask = if plain {
+        release_granule(core::mem::size_of::<T>(), geometry.capacity) - 1
+    } else {
+        0
+    };
     let shared = Arc::new(Shared {
         tail: CachePadded::new(AtomicUsize::new(0)),
         head: CachePadded::new(AtomicUsize::new(0)),
@@ -203,12 +216,22 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
         masked,
         mask,
         plain,
+        release_mask,
         geometry,
         config,
         notifies: !config.wait.spins(),
         _not_sync: PhantomData,
     };
     Ok((producer, consumer))
+}
+
+/// Events the plain ring's consumer releases at once: the events of one
+/// [`CACHE_LINE`](crate::pad::CACHE_LINE) (a power of two, rounded down),
+/// at most half of `capacity` (a power of two in a plain ring), at least 1.
+fn release_granule(event_bytes: usize, capacity: usize) -> usize {
+    let per_line = (crate::pad::CACHE_LINE / event_bytes.max(1)).max(1);
+    let per_line = 1 << per_line.ilog2();
+    per_line.min(capacity / 2).max(1)
 }
 
 /// [`Producer::try_push`] failed; the event is given back.
@@ -601,7 +624,9 @@ impl<T: Copy> Consumer<T> {
             // it; `pos & mask < slots_per_buffer`.
             let value = unsafe { self.shared.storage.read(self.cur, self.pos & self.mask) };
             self.pos = self.pos.wrapping_add(1);
-            self.shared.head.store(self.pos, Ordering::Release);
+            if self.pos & self.release_mask == 0 {
+                self.shared.head.store(self.pos, Ordering::Release);
+            }
             return value;
         }
         // SAFETY: as above; `slot_off() < slots_per_buffer`.
@@ -777,7 +802,16 @@ impl<T: Copy> Consumer<T> {
         }
     }
 
+    /// Hands back every slot read so far that is not yet released: the
+    /// n-buffer's partial buffer, or the plain ring's partial line.
     fn release_pending(&mut self) {
+        if self.plain {
+            if self.pos & self.release_mask != 0 && self.published != self.pos {
+                self.shared.head.store(self.pos, Ordering::Release);
+                self.published = self.pos;
+            }
+            return;
+        }
         if !self.geometry.publish_each && self.published != self.pos {
             self.release();
         }
@@ -959,3 +993,29 @@ const _: fn() = || {
     send::<Producer<u64>>();
     send::<Consumer<u64>>();
 };
+
+#[cfg(test)]
+mod tests {
+    use super::release_granule;
+    use crate::pad::CACHE_LINE;
+
+    #[test]
+    fn release_granule_is_a_line_of_events_within_half_the_ring() {
+        let line = CACHE_LINE;
+        // Eight-byte events: a line of them, in a large ring.
+        assert_eq!(release_granule(8, 4096), line / 8);
+        // Events of a line or more: every event.
+        assert_eq!(release_granule(line, 512), 1);
+        assert_eq!(release_granule(4 * line, 512), 1);
+        // Not a power of two per line: rounded down to one.
+        assert_eq!(
+            release_granule(24, 4096),
+            (line / 24).next_power_of_two() / 2
+        );
+        // Small rings: at most half of them, at least one.
+        assert_eq!(release_granule(8, 4), 2);
+        assert_eq!(release_granule(8, 2), 1);
+        assert_eq!(release_granule(8, 1), 1);
+        assert_eq!(release_granule(1, 1 << 20), line);
+    }
+}

@@ -356,6 +356,47 @@ fn ring_hands_over_every_event() {
     assert_eq!(rx.try_pop(), Err(TryPopError::Empty));
 }
 
+/// A spinning ring of a power-of-two slot count gives read slots back a cache
+/// line of events at a time (8 of 8 bytes), and at once whenever the consumer
+/// finds it empty, so the producer never waits for a slot the consumer has
+/// finished with while the consumer waits for data.
+#[test]
+fn plain_ring_releases_a_line_at_a_time_and_everything_when_empty() {
+    let config = Config::ring(128).with_wait(WaitStrategy::SpinPause);
+    let (mut tx, mut rx) = channel::<u64>(config).unwrap();
+    assert_eq!(tx.capacity(), 16);
+    for i in 0..16 {
+        tx.try_push(i).unwrap();
+    }
+    assert!(matches!(tx.try_push(16), Err(TryPushError::Full(16))));
+    // Seven events read: their line is not finished, nothing is given back.
+    for i in 0..7 {
+        assert_eq!(rx.try_pop(), Ok(i));
+    }
+    assert_eq!(tx.free_slots(), 0);
+    assert!(tx.try_push(16).is_err());
+    // The eighth finishes the line: its eight slots come back together.
+    assert_eq!(rx.try_pop(), Ok(7));
+    assert_eq!(tx.free_slots(), 8);
+    for i in 16..21 {
+        tx.try_push(i).unwrap();
+    }
+    // The consumer reads all 13: the line of 8..16 comes back when it is
+    // finished, the five of the next line not yet.
+    for i in 8..21 {
+        assert_eq!(rx.try_pop(), Ok(i));
+    }
+    assert_eq!(tx.free_slots(), 11);
+    // Finding the ring empty gives them back, the line unfinished.
+    assert_eq!(rx.try_pop(), Err(TryPopError::Empty));
+    assert_eq!(tx.free_slots(), 16);
+    // So does a blocking pop that finds it empty (here it finds the end).
+    tx.push(21).unwrap();
+    assert_eq!(rx.pop(), Ok(21));
+    drop(tx);
+    assert_eq!(rx.pop(), Err(PopError::Disconnected));
+}
+
 #[test]
 fn chunks_read_and_write_in_place() {
     let (mut tx, mut rx) = channel::<u64>(Config::ring(8 * 5)).unwrap();
