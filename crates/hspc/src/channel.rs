@@ -126,12 +126,13 @@ pub struct Consumer<T> {
     masked: bool,
     mask: usize,
     plain: bool,
-    /// The plain ring releases read slots a cache line at a time: `head` is
-    /// stored when `pos & release_mask == 0` (and whenever the consumer
-    /// finds the ring empty or waits), so the producer never writes into the
-    /// line the consumer is still reading and the `head` line moves once per
-    /// line of events, not once per event. `slots_per_line - 1`, at most
-    /// half the capacity (0: every event, as with events of a line or more).
+    /// The plain ring releases read slots a [`CACHE_LINE`](crate::pad::CACHE_LINE)
+    /// at a time (128 bytes on x86_64, the unit in which two cores interfere):
+    /// `head` is stored when `pos & release_mask == 0` (and whenever the
+    /// consumer finds the ring empty or waits), so the producer never writes
+    /// into the line the consumer is still reading and the `head` line moves
+    /// once per line of events, not once per event. Events per line minus 1,
+    /// at most half the capacity (0: every event, for events of a line or more).
     release_mask: usize,
     geometry: Geometry,
     config: Config,
@@ -805,14 +806,13 @@ impl<T: Copy> Consumer<T> {
     /// Hands back every slot read so far that is not yet released: the
     /// n-buffer's partial buffer, or the plain ring's partial line.
     fn release_pending(&mut self) {
-        if self.plain {
-            if self.pos & self.release_mask != 0 && self.published != self.pos {
-                self.shared.head.store(self.pos, Ordering::Release);
-                self.published = self.pos;
-            }
-            return;
-        }
-        if !self.geometry.publish_each && self.published != self.pos {
+        // Other rings store `head` at every event: nothing is ever pending.
+        let batches = if self.plain {
+            self.pos & self.release_mask != 0
+        } else {
+            !self.geometry.publish_each
+        };
+        if batches && self.published != self.pos {
             self.release();
         }
     }
@@ -1007,7 +1007,7 @@ mod tests {
         // Events of a line or more: every event.
         assert_eq!(release_granule(line, 512), 1);
         assert_eq!(release_granule(4 * line, 512), 1);
-        // Not a power of two per line: rounded down to one.
+        // Not a power of two per line: rounded down to a power of two.
         assert_eq!(
             release_granule(24, 4096),
             (line / 24).next_power_of_two() / 2
