@@ -357,7 +357,8 @@ fn ring_hands_over_every_event() {
 }
 
 /// A spinning ring of a power-of-two slot count gives read slots back a cache
-/// line of events at a time (8 of 8 bytes), and at once whenever the consumer
+/// line of events at a time (16 of 8 bytes on x86_64's 128-byte line, capped
+/// here at half the ring: 8), and at once whenever the consumer
 /// finds it empty, so the producer never waits for a slot the consumer has
 /// finished with while the consumer waits for data.
 #[test]
