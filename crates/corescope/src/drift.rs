@@ -189,6 +189,16 @@ pub fn round_trip_moved(before: Option<f64>, after: Option<f64>, during: &str) -
     })
 }
 
+/// Whether the round trips read between the runs of one round stayed the same: the
+/// (lowest, highest) when they differ by more than [`ROUND_TRIP_MOVED`] (the CPUs
+/// moved within the round, so its variants did not all run on the same hardware),
+/// `None` when they stayed within it or fewer than two readings exist.
+pub fn moved_within(trips_ns: &[f64]) -> Option<(f64, f64)> {
+    let lo = trips_ns.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = trips_ns.iter().copied().fold(0.0, f64::max);
+    (trips_ns.len() >= 2 && lo > 0.0 && hi / lo > ROUND_TRIP_MOVED).then_some((lo, hi))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,5 +263,20 @@ mod tests {
         assert!(r.value > 0.0 && r.lo <= r.value && r.value <= r.hi);
         // Pins to CPUs that do not exist are refused: no number is invented.
         assert!(round_trip(100_000, 100_001).is_none());
+    }
+
+    #[test]
+    fn a_round_moved_only_when_its_readings_spread_beyond_the_limit() {
+        // This VM's states (about 63, 326 and 480 ns) and its jitter within one.
+        assert_eq!(moved_within(&[120.0, 170.0, 131.0, 160.0]), None);
+        assert_eq!(
+            moved_within(&[63.0, 66.0, 326.0, 70.0]),
+            Some((63.0, 326.0))
+        );
+        assert_eq!(moved_within(&[326.0, 480.0]), None, "within 1.5x");
+        // Too few readings, or none that make sense, say nothing.
+        assert_eq!(moved_within(&[63.0]), None);
+        assert_eq!(moved_within(&[]), None);
+        assert_eq!(moved_within(&[0.0, 300.0]), None);
     }
 }

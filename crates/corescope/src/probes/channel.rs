@@ -975,6 +975,16 @@ fn throughput_rounds(profile: Profile) -> Rounds {
     }
 }
 
+/// `case`, kept only for rounds during which the round trip between its two CPUs
+/// stayed the same (the placement check: this VM moves its vCPUs between
+/// host cores, and a hand-off's cost follows the host cores it lands on).
+fn steady(case: Case, cpus: PairCpus) -> Case {
+    match cpus {
+        (Some(a), Some(b)) => case.kept_when_steady(a, b),
+        _ => case,
+    }
+}
+
 /// The SPSC crates hspc races (crossbeam's MPMC queue and std's channel are shown,
 /// not raced).
 const SPSC_PEERS: [Impl; 3] = [Impl::Rtrb, Impl::Ringbuf, Impl::Heapless];
@@ -1002,7 +1012,7 @@ impl Probe for ChannelProbe {
                 // The implementations race in rounds, in an order rotated each
                 // round, so drift hits every one alike; a round runs every batch.
                 for impl_ in Impl::ALL {
-                    cases.push(
+                    cases.push(steady(
                         Case::new(
                             format!("{} {event_bytes}B {}", impl_.name(), p.name),
                             &CaseParams::Throughput {
@@ -1018,17 +1028,21 @@ impl Probe for ChannelProbe {
                             format!("{} on {:?}", impl_.name(), p.cpus),
                         )
                         .with_rounds(rounds),
-                    );
+                        p.cpus,
+                    ));
                 }
             }
             for impl_ in Impl::ALL {
-                cases.push(Case::new(
-                    format!("{} round trip {}", impl_.name(), p.name),
-                    &CaseParams::Roundtrip {
-                        placement: p.clone(),
-                        impl_,
-                        samples,
-                    },
+                cases.push(steady(
+                    Case::new(
+                        format!("{} round trip {}", impl_.name(), p.name),
+                        &CaseParams::Roundtrip {
+                            placement: p.clone(),
+                            impl_,
+                            samples,
+                        },
+                    ),
+                    p.cpus,
                 ));
             }
         }
@@ -1345,6 +1359,17 @@ mod tests {
         let plan = ChannelProbe.plan(&plan_ctx("core:1 pu:1")).unwrap();
         assert_eq!(plan.cases.len(), 2 * Impl::ALL.len() + Impl::ALL.len());
         assert!(plan.cases.iter().all(|c| c.label.ends_with("same-cpu")));
+        // One CPU has no round trip to watch; a pair's every case watches its own.
+        assert!(plan.cases.iter().all(|c| c.steady_pair.is_none()));
+        let plan = ChannelProbe.plan(&plan_ctx("core:2 pu:2")).unwrap();
+        for c in &plan.cases {
+            let want = if c.label.ends_with("same-core") {
+                (0, 1)
+            } else {
+                (0, 2)
+            };
+            assert_eq!(c.steady_pair, Some(want), "{}", c.label);
+        }
     }
 
     #[test]

@@ -238,6 +238,11 @@ pub struct Case {
     pub config: Option<String>,
     /// How often the runner repeats the case.
     pub rounds: Rounds,
+    /// The CPU pair whose round trip the runner reads between the runs of every round
+    /// of this case's group: a round during which it moved (`drift::moved_within`) is
+    /// measured again rather than kept, and the result says how many were dropped.
+    /// For cases whose figure is the pair's own hand-off (the channel race).
+    pub steady_pair: Option<(u32, u32)>,
 }
 
 /// Smallest number of rounds of a compared variant: the signed-rank test needs 6
@@ -297,6 +302,7 @@ impl Case {
             variant: None,
             config: None,
             rounds: Rounds::ONCE,
+            steady_pair: None,
         }
     }
 
@@ -318,6 +324,14 @@ impl Case {
     /// Repeat with these rounds.
     pub fn with_rounds(mut self, rounds: Rounds) -> Self {
         self.rounds = rounds;
+        self
+    }
+
+    /// Keep a round of this case's group only if the round trip between CPUs `a`
+    /// and `b` stayed the same through it (see [`Case::steady_pair`]). One CPU
+    /// (`a == b`) has no round trip to watch and keeps every round.
+    pub fn kept_when_steady(mut self, a: u32, b: u32) -> Self {
+        self.steady_pair = (a != b).then_some((a, b));
         self
     }
 
@@ -345,6 +359,7 @@ impl PartialEq for Case {
             && self.variant == other.variant
             && self.config == other.config
             && self.rounds == other.rounds
+            && self.steady_pair == other.steady_pair
     }
 }
 

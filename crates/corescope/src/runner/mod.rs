@@ -38,6 +38,16 @@ fn file_plan(plan: &Plan, ctx: &PlanCtx, result: &mut ProbeResult) {
 
 /// Run one probe under its budget. Never fails: every outcome is a status.
 pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Event)) -> ProbeResult {
+    run_probe_with(probe, ctx, on_event, crate::drift::round_trip)
+}
+
+/// [`run_probe`] with the round trip read by `trip`.
+fn run_probe_with(
+    probe: &dyn Probe,
+    ctx: &PlanCtx,
+    on_event: &mut dyn FnMut(Event),
+    trip: TripFn,
+) -> ProbeResult {
     let started = Instant::now();
     let id = probe.id().to_string();
     let mut result = ProbeResult::new(probe.id(), probe.title(), Status::Completed);
@@ -104,6 +114,7 @@ pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Even
             result: &mut result,
             on_event,
             id: &id,
+            trip,
         };
         match group.run(allowance) {
             Ok(n) => rounds_run.push(n),
@@ -179,7 +190,12 @@ struct GroupRun<'a, 'c> {
     result: &'a mut ProbeResult,
     on_event: &'a mut dyn FnMut(Event),
     id: &'a str,
+    /// Reads the round trip between two CPUs (`drift::round_trip`; a script in tests).
+    trip: TripFn,
 }
+
+/// How the runner reads the round trip between two CPUs, in ns.
+type TripFn = fn(u32, u32) -> Option<f64>;
 
 impl GroupRun<'_, '_> {
     /// Measure the group; the number of rounds run, or the failing case and its error.
@@ -190,7 +206,8 @@ impl GroupRun<'_, '_> {
         let pair = (rounds.max > 1)
             .then(|| crate::drift::watched_pair(&self.ctx.plan.topo))
             .flatten();
-        let trip = || pair.and_then(|(a, b)| crate::drift::round_trip(a, b));
+        let read = self.trip;
+        let trip = || pair.and_then(|(a, b)| read(a, b));
         let before = trip();
         let done = self.rounds(allowance, rounds)?;
         let after = trip();
@@ -214,7 +231,7 @@ impl GroupRun<'_, '_> {
         Ok(done)
     }
 
-    /// The warm-up and the rounds of the group.
+    /// The warm-up and the rounds of the group; the number of rounds kept.
     fn rounds(
         &mut self,
         allowance: Duration,
@@ -230,57 +247,171 @@ impl GroupRun<'_, '_> {
             }
             self.ctx.counted.clear();
         }
+        let watch = self.cases[self.members[0]].steady_pair;
+        // A dropped round is measured again, up to as many times as rounds were asked.
+        let attempts = rounds.max.max(1) * if watch.is_some() { 2 } else { 1 };
         let mut touched: Vec<(String, f64)> = Vec::new();
-        let mut done = 0;
-        for round in 0..rounds.max.max(1) {
-            for k in 0..measured.len() {
-                let i = measured[(k + round) % measured.len()];
-                (self.on_event)(Event::CaseStart {
-                    id: self.id.into(),
-                    index: i,
-                    label: if rounds.max > 1 {
-                        format!("{} (round {})", self.cases[i].label, round + 1)
-                    } else {
-                        self.cases[i].label.clone()
-                    },
-                });
-                let m = self
-                    .probe
-                    .run(&self.cases[i], self.ctx)
-                    .map_err(|e| (i, e))?;
-                let counted = std::mem::take(&mut self.ctx.counted);
-                crate::counters::record(self.result, &self.cases[i].label, counted);
-                for p in &m.points {
-                    if !touched.iter().any(|(s, x)| *s == p.series && *x == p.x) {
-                        touched.push((p.series.clone(), p.x));
-                    }
+        let mut steadiness = Steadiness::default();
+        let (mut done, mut ran_out) = (0, false);
+        for round in 0..attempts {
+            let runs = self.one_round(round, rounds, &measured, watch, &mut steadiness)?;
+            if steadiness.keep(runs.trips_ns) {
+                self.keep(runs.runs, done == 0, &aliases, &mut touched);
+                done += 1;
+                let target = rounds.target_rel_half_width;
+                if done >= rounds.max.max(1)
+                    || (done >= rounds.min && converged(self.result, &touched, target))
+                {
+                    break;
                 }
-                self.absorb(i, m, round == 0, &aliases);
-            }
-            done = round + 1;
-            if round == 0 {
-                self.result.cases_done += self.members.len();
-            }
-            let past_min = done >= rounds.min;
-            if past_min && converged(self.result, &touched, rounds.target_rel_half_width) {
-                break;
+            } else {
+                steadiness.dropped.push(runs.runs);
             }
             let out_of_time = Instant::now() >= self.ctx.deadline;
-            if out_of_time || (past_min && started.elapsed() >= allowance) {
-                if done < rounds.min {
-                    self.result.warnings.push_unique(format!(
-                        "{}: budget reached after {done} of at least {} rounds",
-                        self.cases[self.members[0]]
-                            .group
-                            .as_deref()
-                            .unwrap_or(self.id),
-                        rounds.min
-                    ));
-                }
+            if out_of_time || (done >= rounds.min && started.elapsed() >= allowance) {
+                ran_out = true;
                 break;
             }
         }
+        if done == 0 {
+            // Every round moved: keep them (as many as were asked) rather than
+            // nothing, and say so.
+            let mut dropped = std::mem::take(&mut steadiness.dropped);
+            dropped.truncate(rounds.max.max(1));
+            for runs in dropped {
+                self.keep(runs, done == 0, &aliases, &mut touched);
+                done += 1;
+            }
+            steadiness.kept_anyway = done;
+        }
+        self.report_steadiness(&steadiness, watch, done);
+        if ran_out && done < rounds.min {
+            self.result.warnings.push_unique(format!(
+                "{}: budget reached after {done} of at least {} rounds",
+                self.group_name(),
+                rounds.min
+            ));
+        }
         Ok(done)
+    }
+
+    /// One round: every measured member once, in an order rotated by `round`, with
+    /// the watched pair's round trip read before the first run and after each.
+    fn one_round(
+        &mut self,
+        round: usize,
+        rounds: crate::probes::Rounds,
+        measured: &[usize],
+        watch: Option<(u32, u32)>,
+        steadiness: &mut Steadiness,
+    ) -> Result<RoundRuns, (usize, ProbeError)> {
+        let trip = self.trip;
+        let read = |last: &mut Option<f64>| {
+            *last = watch.and_then(|(a, b)| trip(a, b));
+            *last
+        };
+        let mut out = RoundRuns::default();
+        // The reading after the last round is the reading before this one.
+        out.trips_ns
+            .extend(steadiness.last_ns.or_else(|| read(&mut steadiness.last_ns)));
+        for k in 0..measured.len() {
+            let i = measured[(k + round) % measured.len()];
+            (self.on_event)(Event::CaseStart {
+                id: self.id.into(),
+                index: i,
+                label: if rounds.max > 1 {
+                    format!("{} (round {})", self.cases[i].label, round + 1)
+                } else {
+                    self.cases[i].label.clone()
+                },
+            });
+            let m = self
+                .probe
+                .run(&self.cases[i], self.ctx)
+                .map_err(|e| (i, e))?;
+            let counted = std::mem::take(&mut self.ctx.counted);
+            out.runs.push((i, m, counted));
+            out.trips_ns.extend(read(&mut steadiness.last_ns));
+        }
+        Ok(out)
+    }
+
+    /// File a kept round: its counters and points (the first kept round also its
+    /// other outputs), and the points it touched.
+    fn keep(
+        &mut self,
+        runs: Vec<CaseRun>,
+        first: bool,
+        aliases: &[(usize, usize)],
+        touched: &mut Vec<(String, f64)>,
+    ) {
+        for (i, m, counted) in runs {
+            crate::counters::record(self.result, &self.cases[i].label, counted);
+            for p in &m.points {
+                if !touched.iter().any(|(s, x)| *s == p.series && *x == p.x) {
+                    touched.push((p.series.clone(), p.x));
+                }
+            }
+            self.absorb(i, m, first, aliases);
+        }
+        if first {
+            self.result.cases_done += self.members.len();
+        }
+    }
+
+    /// Say how many rounds were dropped because the watched pair moved, and how far
+    /// (`rounds_dropped_unsteady` counts them over the probe, 0 when none was).
+    fn report_steadiness(
+        &mut self,
+        steadiness: &Steadiness,
+        watch: Option<(u32, u32)>,
+        kept: usize,
+    ) {
+        let Some((a, b)) = watch else {
+            return;
+        };
+        let dropped = steadiness.moved - steadiness.kept_anyway;
+        let params = &mut self.result.params;
+        let total = params
+            .get("rounds_dropped_unsteady")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0);
+        params.insert(
+            "rounds_dropped_unsteady".into(),
+            (total + dropped as u64).into(),
+        );
+        params.insert(
+            "steady_round_trip_factor".into(),
+            crate::drift::ROUND_TRIP_MOVED.into(),
+        );
+        if steadiness.moved == 0 {
+            return;
+        }
+        let (lo, hi) = steadiness.widest;
+        let what = self.group_name();
+        let moved = format!(
+            "the round trip between CPUs {a} and {b} moved by more than {:.1}× within \
+             {} rounds (from {lo:.0} to {hi:.0} ns at most)",
+            crate::drift::ROUND_TRIP_MOVED,
+            steadiness.moved
+        );
+        let detail = if steadiness.kept_anyway > 0 {
+            format!(
+                "{what}: {moved}, every round run; {kept} were kept anyway, so its \
+                 comparisons mix states of the machine"
+            )
+        } else {
+            format!("{what}: {moved}; they were dropped and {kept} steady rounds kept")
+        };
+        self.result.warnings.push_unique(Warning::Noisy { detail });
+    }
+
+    /// The group's name in warnings (the probe's id for a lone case).
+    fn group_name(&self) -> String {
+        self.cases[self.members[0]]
+            .group
+            .clone()
+            .unwrap_or_else(|| self.id.to_string())
     }
 
     /// Measured members, and for every member that runs the same configuration as an
@@ -367,6 +498,49 @@ impl GroupRun<'_, '_> {
         }
         for p in extra {
             self.result.push_point(p);
+        }
+    }
+}
+
+/// One run of a round: the case, its measurement and what its teams counted.
+type CaseRun = (usize, Measurement, Vec<crate::counters::TeamCount>);
+
+/// What one round produced: each run's case, measurement and counts, and the
+/// watched pair's round trips read around the runs.
+#[derive(Default)]
+struct RoundRuns {
+    runs: Vec<CaseRun>,
+    trips_ns: Vec<f64>,
+}
+
+/// The rounds of a group that the watched pair's round trip made the runner drop.
+#[derive(Default)]
+struct Steadiness {
+    /// The last reading (it opens the next round).
+    last_ns: Option<f64>,
+    /// Dropped rounds, kept aside in case no round is steady.
+    dropped: Vec<Vec<CaseRun>>,
+    /// Rounds during which the pair moved.
+    moved: usize,
+    /// Rounds kept although they moved (every round did).
+    kept_anyway: usize,
+    /// The widest (lowest, highest) span of a dropped round.
+    widest: (f64, f64),
+}
+
+impl Steadiness {
+    /// Whether a round with these readings is kept; a dropped one widens the record.
+    fn keep(&mut self, trips_ns: Vec<f64>) -> bool {
+        match crate::drift::moved_within(&trips_ns) {
+            None => true,
+            Some((lo, hi)) => {
+                self.moved += 1;
+                let (wlo, whi) = self.widest;
+                if wlo <= 0.0 || hi / lo > whi / wlo {
+                    self.widest = (lo, hi);
+                }
+                false
+            }
         }
     }
 }
@@ -625,8 +799,11 @@ mod tests {
     }
 
     /// Three placements of one thread count; `linear` and `compact` run the same CPUs.
+    /// `watched`: rounds are kept only while the round trip of CPUs 0 and 1 holds.
+    #[derive(Default)]
     struct Placements {
         order: std::sync::Mutex<Vec<String>>,
+        watched: bool,
     }
 
     impl Probe for Placements {
@@ -643,7 +820,14 @@ mod tests {
                 ("scatter", "CPUs 0,2"),
             ]
             .iter()
-            .map(|(v, cfg)| Case::new(*v, &v.to_string()).compared("int ×2", *v, *cfg))
+            .map(|(v, cfg)| {
+                let c = Case::new(*v, &v.to_string()).compared("int ×2", *v, *cfg);
+                if self.watched {
+                    c.kept_when_steady(0, 1)
+                } else {
+                    c
+                }
+            })
             .collect();
             Ok(Plan::new(cases))
         }
@@ -664,9 +848,7 @@ mod tests {
 
     #[test]
     fn identical_configurations_are_measured_once_and_copied() {
-        let probe = Placements {
-            order: Default::default(),
-        };
+        let probe = Placements::default();
         let r = run_probe(&probe, &ctx(10.0), &mut |_| {});
         let order = probe.order.lock().unwrap().clone();
         assert!(!order.iter().any(|v| v == "compact"), "{order:?}");
@@ -686,9 +868,7 @@ mod tests {
 
     #[test]
     fn variants_run_interleaved_in_rotated_order_after_a_warmup() {
-        let probe = Placements {
-            order: Default::default(),
-        };
+        let probe = Placements::default();
         let r = run_probe(&probe, &ctx(10.0), &mut |_| {});
         let order = probe.order.lock().unwrap().clone();
         // Warm-up: each measured variant once; then rounds of both, rotated.
@@ -704,5 +884,93 @@ mod tests {
         let n = r.series("int/scatter").unwrap().samples[0].len();
         assert_eq!(n, rounds.len());
         assert_eq!(r.params["rounds_min"], n);
+    }
+
+    /// Calls so far, and the reading for each call number.
+    type Script = (usize, fn(usize) -> f64);
+
+    thread_local! {
+        /// The round trips the scripted reader returns, one per call, by call number.
+        static SCRIPT: std::cell::RefCell<Script> =
+            std::cell::RefCell::new((0, |_| 60.0));
+    }
+
+    /// A round-trip reader that follows [`SCRIPT`] (the runner reads it on the
+    /// calling thread).
+    fn scripted(_: u32, _: u32) -> Option<f64> {
+        SCRIPT.with(|s| {
+            let mut s = s.borrow_mut();
+            s.0 += 1;
+            Some((s.1)(s.0 - 1))
+        })
+    }
+
+    fn run_scripted(script: fn(usize) -> f64) -> (ProbeResult, Vec<String>) {
+        SCRIPT.with(|s| *s.borrow_mut() = (0, script));
+        let probe = Placements {
+            watched: true,
+            ..Default::default()
+        };
+        let r = run_probe_with(&probe, &ctx(10.0), &mut |_| {}, scripted);
+        let order = probe.order.lock().unwrap().clone();
+        (r, order)
+    }
+
+    #[test]
+    fn a_round_during_which_the_cpus_moved_is_dropped_and_run_again() {
+        // Readings: before round 1 and after each of its two runs (0, 1, 2), then
+        // two per round; reading 5 falls in round 3, which moved from 60 to 330 ns.
+        let (r, order) = run_scripted(|k| if k == 5 { 330.0 } else { 60.0 });
+        let rounds_run = (order.len() - 2) / 2;
+        let n = r.series("int/scatter").unwrap().samples[0].len();
+        assert_eq!(n + 1, rounds_run, "one round measured again");
+        assert_eq!(r.series("int/linear").unwrap().samples[0].len(), n);
+        assert_eq!(r.params["rounds_dropped_unsteady"], 1);
+        assert_eq!(r.params["rounds_min"], n);
+        // The dropped round's samples are not among the kept ones: each variant's
+        // third run (order index 2 + 2*2 + k) is missing.
+        let third: Vec<f64> = (0..2).map(|k| (2 + 4 + k + 1) as f64 * 1e-3).collect();
+        for s in ["int/scatter", "int/linear"] {
+            let kept = &r.series(s).unwrap().samples[0];
+            assert!(
+                kept.iter()
+                    .all(|y| third.iter().all(|t| (y.fract() - t).abs() > 1e-9)),
+                "{s}: {kept:?}"
+            );
+        }
+        let text = r
+            .warnings
+            .iter()
+            .map(|w| format!("{w:?}"))
+            .collect::<String>();
+        assert!(text.contains("CPUs 0 and 1 moved") && text.contains("from 60 to 330 ns"));
+        assert!(text.contains("dropped"), "{text}");
+    }
+
+    #[test]
+    fn a_steady_pair_drops_nothing_and_says_it_looked() {
+        let (r, order) = run_scripted(|k| 60.0 + (k % 3) as f64 * 10.0);
+        let n = r.series("int/scatter").unwrap().samples[0].len();
+        assert_eq!(n, (order.len() - 2) / 2);
+        assert_eq!(r.params["rounds_dropped_unsteady"], 0);
+        assert_eq!(
+            r.params["steady_round_trip_factor"],
+            crate::drift::ROUND_TRIP_MOVED
+        );
+        assert!(!format!("{:?}", r.warnings).contains("moved"));
+    }
+
+    #[test]
+    fn when_every_round_moves_they_are_kept_and_flagged() {
+        let (r, order) = run_scripted(|k| if k % 2 == 0 { 60.0 } else { 330.0 });
+        let n = r.series("int/scatter").unwrap().samples[0].len();
+        assert_eq!(n, crate::probes::MAX_ROUNDS, "as many as were asked");
+        assert_eq!((order.len() - 2) / 2, 2 * crate::probes::MAX_ROUNDS);
+        // The rounds beyond those asked for are the ones left out.
+        assert_eq!(
+            r.params["rounds_dropped_unsteady"],
+            crate::probes::MAX_ROUNDS
+        );
+        assert!(format!("{:?}", r.warnings).contains("kept anyway"));
     }
 }
