@@ -1151,9 +1151,16 @@ impl Probe for ChannelProbe {
                     Some(format!("{} {}", i.name(), fmt_value("ns", d.summary.p50)))
                 })
                 .collect();
+            let span = Impl::ALL
+                .iter()
+                .filter_map(|i| steady_span(result, &format!("{} round trip {place}", i.name())))
+                .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
             if !rt.is_empty() {
+                let state = span
+                    .map(|(lo, hi)| format!(" (CPUs' round trip {lo:.0}–{hi:.0} ns)"))
+                    .unwrap_or_default();
                 result.findings.push(format!(
-                    "round trip (8B, {place}), median: {}",
+                    "round trip (8B, {place}), median: {}{state}",
                     rt.join(", ")
                 ));
             }
@@ -1202,6 +1209,15 @@ fn throughput_table(result: &ProbeResult, place: &str) -> Table {
     }
 }
 
+/// The span of the CPU pair's round trip over the kept rounds of group `what`
+/// (the runner's `steady_round_trip_ns`): the state of the machine the race
+/// belongs to (on this VM about 100–140 ns when its vCPUs sit close, 450–490 ns
+/// when they do not).
+fn steady_span(result: &ProbeResult, what: &str) -> Option<(f64, f64)> {
+    let span = result.params.get("steady_round_trip_ns")?.get(what)?;
+    Some((span.get(0)?.as_f64()?, span.get(1)?.as_f64()?))
+}
+
 /// The race in findings, paired by round: per item, hspc's ring and n-buffer modes
 /// against the fastest other SPSC crate; batched, hspc against rtrb and against the
 /// fastest other.
@@ -1241,7 +1257,10 @@ fn race_findings(result: &ProbeResult, bytes: usize, place: &str) -> Vec<Finding
                 "events_per_s",
                 (a.name(), &series(a), x),
                 (b.name(), &series(b), x),
-                Some(how.to_string()),
+                Some(match steady_span(result, &what) {
+                    Some((lo, hi)) => format!("{how}; CPUs' round trip {lo:.0}–{hi:.0} ns"),
+                    None => how.to_string(),
+                }),
             )
         })
         .collect()

@@ -360,7 +360,9 @@ impl GroupRun<'_, '_> {
     }
 
     /// Say how many rounds were dropped because the watched pair moved, and how far
-    /// (`rounds_dropped_unsteady` counts them over the probe, 0 when none was).
+    /// (`rounds_dropped_unsteady` counts them over the probe, 0 when none was), and
+    /// the span of the kept rounds' round trips (`steady_round_trip_ns`, by group):
+    /// the state of the machine the group's figures belong to.
     fn report_steadiness(
         &mut self,
         steadiness: &Steadiness,
@@ -371,6 +373,7 @@ impl GroupRun<'_, '_> {
             return;
         };
         let dropped = steadiness.moved - steadiness.kept_anyway;
+        let what = self.group_name();
         let params = &mut self.result.params;
         let total = params
             .get("rounds_dropped_unsteady")
@@ -384,11 +387,18 @@ impl GroupRun<'_, '_> {
             "steady_round_trip_factor".into(),
             crate::drift::ROUND_TRIP_MOVED.into(),
         );
+        if let Some((lo, hi)) = steadiness.kept_span_ns {
+            let spans = params
+                .entry("steady_round_trip_ns".to_string())
+                .or_insert_with(|| serde_json::json!({}));
+            if let Some(m) = spans.as_object_mut() {
+                m.insert(what.clone(), serde_json::json!([lo.round(), hi.round()]));
+            }
+        }
         if steadiness.moved == 0 {
             return;
         }
         let (lo, hi) = steadiness.widest;
-        let what = self.group_name();
         let moved = format!(
             "the round trip between CPUs {a} and {b} moved by more than {:.1}× within \
              {} rounds (from {lo:.0} to {hi:.0} ns at most)",
@@ -406,12 +416,10 @@ impl GroupRun<'_, '_> {
         self.result.warnings.push_unique(Warning::Noisy { detail });
     }
 
-    /// The group's name in warnings (the probe's id for a lone case).
+    /// The group's name in warnings (a lone case's label).
     fn group_name(&self) -> String {
-        self.cases[self.members[0]]
-            .group
-            .clone()
-            .unwrap_or_else(|| self.id.to_string())
+        let first = &self.cases[self.members[0]];
+        first.group.clone().unwrap_or_else(|| first.label.clone())
     }
 
     /// Measured members, and for every member that runs the same configuration as an
@@ -526,13 +534,21 @@ struct Steadiness {
     kept_anyway: usize,
     /// The widest (lowest, highest) span of a dropped round.
     widest: (f64, f64),
+    /// The lowest and highest reading of the kept rounds (`None` before any).
+    kept_span_ns: Option<(f64, f64)>,
 }
 
 impl Steadiness {
     /// Whether a round with these readings is kept; a dropped one widens the record.
     fn keep(&mut self, trips_ns: Vec<f64>) -> bool {
         match crate::drift::moved_within(&trips_ns) {
-            None => true,
+            None => {
+                for &t in &trips_ns {
+                    let (lo, hi) = self.kept_span_ns.unwrap_or((t, t));
+                    self.kept_span_ns = Some((lo.min(t), hi.max(t)));
+                }
+                true
+            }
             Some((lo, hi)) => {
                 self.moved += 1;
                 let (wlo, whi) = self.widest;
@@ -945,6 +961,11 @@ mod tests {
             .collect::<String>();
         assert!(text.contains("CPUs 0 and 1 moved") && text.contains("from 60 to 330 ns"));
         assert!(text.contains("dropped"), "{text}");
+        // The kept rounds' readings leave the moved one out.
+        assert_eq!(
+            r.params["steady_round_trip_ns"]["int ×2"],
+            serde_json::json!([60.0, 60.0])
+        );
     }
 
     #[test]
@@ -958,6 +979,11 @@ mod tests {
             crate::drift::ROUND_TRIP_MOVED
         );
         assert!(!format!("{:?}", r.warnings).contains("moved"));
+        // The state the group's figures belong to: every reading of its rounds.
+        assert_eq!(
+            r.params["steady_round_trip_ns"]["int ×2"],
+            serde_json::json!([60.0, 80.0])
+        );
     }
 
     #[test]
