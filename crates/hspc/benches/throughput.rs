@@ -22,8 +22,12 @@ const CHANNEL_BYTES: usize = 32 * 1024;
 /// the strategy only decides what a publication costs; a spinning strategy
 /// makes it a plain store, as in rtrb.
 const SPIN: hspc::WaitStrategy = hspc::WaitStrategy::SpinPause;
-/// Events per batch in the batched runs.
+/// Events per batch in the batched runs of the single-thread groups.
 const BATCH: usize = 64;
+/// The race's batches: one call per event, 64, and 256 (the batch of the
+/// `channel` probe's batched finding, so the two harnesses can be set side
+/// by side at the same size).
+const RACE_BATCHES: [(&str, usize); 3] = [("per_item", 1), ("batch64", BATCH), ("batch256", 256)];
 
 /// An event of the bench: 8 or 64 bytes, made from its sequence number.
 trait Ev: Copy + Send + Default + 'static {
@@ -279,7 +283,7 @@ fn race<E: Ev, const N: usize>(c: &mut Criterion) {
     let capacity = CHANNEL_BYTES / E::BYTES;
     let ring = hspc::Config::ring(CHANNEL_BYTES).with_wait(SPIN);
     let nbuffer = hspc::Config::n_buffer(4, CHANNEL_BYTES / 4).with_wait(SPIN);
-    for (label, batch) in [("per_item", 1usize), ("batch64", BATCH)] {
+    for (label, batch) in RACE_BATCHES {
         let mut group = c.benchmark_group(format!("throughput_{}B/{label}", E::BYTES));
         group.throughput(Throughput::Elements(EVENTS));
         group.sample_size(10);
