@@ -395,10 +395,9 @@ impl GroupRun<'_, '_> {
                 m.insert(what.clone(), serde_json::json!([lo.round(), hi.round()]));
             }
         }
-        if steadiness.moved == 0 {
+        let Some((lo, hi)) = steadiness.widest else {
             return;
-        }
-        let (lo, hi) = steadiness.widest;
+        };
         let moved = format!(
             "the round trip between CPUs {a} and {b} moved by more than {:.1}× within \
              {} rounds (from {lo:.0} to {hi:.0} ns at most)",
@@ -532,8 +531,8 @@ struct Steadiness {
     moved: usize,
     /// Rounds kept although they moved (every round did).
     kept_anyway: usize,
-    /// The widest (lowest, highest) span of a dropped round.
-    widest: (f64, f64),
+    /// The widest (lowest, highest) span of a dropped round (`None` before any).
+    widest: Option<(f64, f64)>,
     /// The lowest and highest reading of the kept rounds (`None` before any).
     kept_span_ns: Option<(f64, f64)>,
 }
@@ -551,9 +550,8 @@ impl Steadiness {
             }
             Some((lo, hi)) => {
                 self.moved += 1;
-                let (wlo, whi) = self.widest;
-                if wlo <= 0.0 || hi / lo > whi / wlo {
-                    self.widest = (lo, hi);
+                if self.widest.is_none_or(|(wlo, whi)| hi / lo > whi / wlo) {
+                    self.widest = Some((lo, hi));
                 }
                 false
             }
