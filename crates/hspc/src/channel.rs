@@ -365,14 +365,22 @@ impl<T: Copy> Producer<T> {
         self.advance(1);
     }
 
-    /// Sends as many events of `src` as fit now, without waiting; returns
-    /// how many were sent (0 if the channel is full).
+    /// Sends as many events of `src` as fit, without waiting; returns how
+    /// many were sent (0 if the channel is full).
+    ///
+    /// It looks at the consumer's position at most once per call (and only
+    /// when the slots it already knows are free are fewer than `src`), as
+    /// rtrb's chunks do: a loop that looked again after every run of slots
+    /// moved the consumer's cache line once per run, which on two distant
+    /// CPUs cost more than the events it gained (docs/channel.md, "The
+    /// ring's slice path").
     pub fn try_push_slice(&mut self, src: &[T]) -> usize {
+        if self.limit.wrapping_sub(self.pos) < src.len() {
+            self.refresh_space();
+        }
         let mut done = 0;
-        while done < src.len() {
-            if self.pos == self.limit && !self.refresh_space() {
-                break;
-            }
+        // Runs of slots end where a buffer (or the ring) ends.
+        while done < src.len() && self.pos != self.limit {
             done += self.write_some(&src[done..]);
         }
         done
@@ -636,16 +644,20 @@ impl<T: Copy> Consumer<T> {
         value
     }
 
-    /// Receives as many events as are handed over now, up to `dst.len()`,
+    /// Receives as many events as are handed over, up to `dst.len()`,
     /// without waiting; returns how many (at least 1), or why none.
+    ///
+    /// Like [`Producer::try_push_slice`], it looks at the producer's
+    /// position at most once per call, and only when the events it already
+    /// knows of are fewer than `dst.len()`.
     pub fn try_pop_slice(&mut self, dst: &mut [T]) -> Result<usize, TryPopError> {
         if dst.is_empty() {
             return Ok(0);
         }
-        if self.pos == self.avail && !self.refresh_data() {
+        if self.avail.wrapping_sub(self.pos) < dst.len() && !self.refresh_data() {
             return Err(self.empty_now());
         }
-        Ok(self.read_available(dst))
+        Ok(self.read_known(dst))
     }
 
     /// Receives at least one event (waiting for it), then as many more as
@@ -655,10 +667,13 @@ impl<T: Copy> Consumer<T> {
         if dst.is_empty() {
             return Ok(0);
         }
-        if self.pos == self.avail && !self.wait_for_data() {
+        if self.avail.wrapping_sub(self.pos) < dst.len()
+            && !self.refresh_data()
+            && !self.wait_for_data()
+        {
             return Err(PopError::Disconnected);
         }
-        Ok(self.read_available(dst))
+        Ok(self.read_known(dst))
     }
 
     /// Events handed over and not yet read, at most `max`, contiguous, to
@@ -716,13 +731,12 @@ impl<T: Copy> Consumer<T> {
         ready.min(self.geometry.slots_per_buffer - self.slot_off())
     }
 
-    /// Copies events that are ready (at least one must be) into `dst`.
-    fn read_available(&mut self, dst: &mut [T]) -> usize {
+    /// Copies events known to be ready (at least one must be) into `dst`,
+    /// without looking at the producer's position again.
+    fn read_known(&mut self, dst: &mut [T]) -> usize {
         let mut done = 0;
-        while done < dst.len() {
-            if self.pos == self.avail && !self.refresh_data() {
-                break;
-            }
+        // Runs of slots end where a buffer (or the ring) ends.
+        while done < dst.len() && self.pos != self.avail {
             let n = self.contiguous_ready().min(dst.len() - done);
             // SAFETY: `n` slots from `off` are published and ours to read.
             unsafe {

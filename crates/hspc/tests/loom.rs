@@ -11,7 +11,7 @@
 //! notifier's SeqCst fence in the eventcount deadlocks (a lost wake-up).
 #![cfg(loom)]
 
-use hspc::{channel, Config, PopError, PushError, WaitStrategy};
+use hspc::{channel, Config, PopError, PushError, TryPopError, WaitStrategy};
 use loom::thread;
 
 /// Strategies whose waiting code differs: plain spinning, mutex polling,
@@ -131,6 +131,50 @@ fn slices_hand_over_in_order() {
             got.extend_from_slice(&buf[..n]);
         }
         assert_eq!(got, [1, 2, 3]);
+        producer.join().unwrap();
+    });
+}
+
+/// The non-blocking slice calls look at the other side at most once per
+/// call: a spinning ring of four slots (slots given back two at a time),
+/// five events sent in slices of three and taken in slices of two, so that
+/// runs of slots cross the ring's end and calls find part or none of what
+/// they ask for. Two preemptions, as for the pairs model above.
+#[test]
+fn try_slices_look_once_and_hand_over_in_order() {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(2);
+    }
+    builder.check(|| {
+        let config = Config::ring(32).with_wait(WaitStrategy::SpinPause);
+        let (mut tx, mut rx) = channel::<u64>(config).unwrap();
+        let producer = thread::spawn(move || {
+            let events = [1, 2, 3, 4, 5];
+            let mut sent = 0;
+            while sent < events.len() {
+                let end = (sent + 3).min(events.len());
+                let n = tx.try_push_slice(&events[sent..end]);
+                assert!(n <= end - sent);
+                sent += n;
+                if n == 0 {
+                    thread::yield_now();
+                }
+            }
+        });
+        let mut got = Vec::new();
+        let mut buf = [0u64; 2];
+        loop {
+            match rx.try_pop_slice(&mut buf) {
+                Ok(n) => {
+                    assert!((1..=2).contains(&n));
+                    got.extend_from_slice(&buf[..n]);
+                }
+                Err(TryPopError::Empty) => thread::yield_now(),
+                Err(TryPopError::Disconnected) => break,
+            }
+        }
+        assert_eq!(got, [1, 2, 3, 4, 5]);
         producer.join().unwrap();
     });
 }
