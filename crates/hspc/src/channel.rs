@@ -93,6 +93,10 @@ pub struct Producer<T> {
     /// A masked ring whose wait strategy spins: the per-event work is a
     /// slot access, a mask and one publication.
     plain: bool,
+    /// In the plain ring, how many slots ahead of `pos` each push asks for
+    /// the line in the writable state ([`crate::prefetch`]); 0: never (other
+    /// modes, or a CPU without the instruction).
+    prefetch_ahead: usize,
     geometry: Geometry,
     config: Config,
     /// `!config.wait.spins()`: publications must notify the other side.
@@ -179,6 +183,11 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
     } else {
         0
     };
+    let prefetch_ahead = if plain && crate::prefetch::for_write_supported() {
+        prefetch_ahead_slots(core::mem::size_of::<T>(), geometry.capacity)
+    } else {
+        0
+    };
     let shared = Arc::new(Shared {
         tail: CachePadded::new(AtomicUsize::new(0)),
         head: CachePadded::new(AtomicUsize::new(0)),
@@ -201,6 +210,7 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
         masked,
         mask,
         plain,
+        prefetch_ahead,
         geometry,
         config,
         notifies: !config.wait.spins(),
@@ -233,6 +243,13 @@ fn release_granule(event_bytes: usize, capacity: usize) -> usize {
     let per_line = (crate::pad::CACHE_LINE / event_bytes.max(1)).max(1);
     let per_line = 1 << per_line.ilog2();
     per_line.min(capacity / 2).max(1)
+}
+
+/// Slots the plain ring's producer prefetches ahead of itself:
+/// [`AHEAD_BYTES`](crate::prefetch::AHEAD_BYTES) of events, at most half of
+/// `capacity`, at least 1.
+fn prefetch_ahead_slots(event_bytes: usize, capacity: usize) -> usize {
+    (crate::prefetch::AHEAD_BYTES / event_bytes.max(1)).clamp(1, (capacity / 2).max(1))
 }
 
 /// [`Producer::try_push`] failed; the event is given back.
@@ -355,6 +372,10 @@ impl<T: Copy> Producer<T> {
                     .storage
                     .write(self.cur, self.pos & self.mask, value)
             };
+            if self.prefetch_ahead != 0 {
+                let ahead = self.pos.wrapping_add(self.prefetch_ahead) & self.mask;
+                self.shared.storage.prefetch_for_write(self.cur, ahead);
+            }
             self.pos = self.pos.wrapping_add(1);
             self.shared.tail.store(self.pos, Ordering::Release);
             return;
@@ -1010,8 +1031,9 @@ const _: fn() = || {
 
 #[cfg(test)]
 mod tests {
-    use super::release_granule;
+    use super::{prefetch_ahead_slots, release_granule};
     use crate::pad::CACHE_LINE;
+    use crate::prefetch::AHEAD_BYTES;
 
     #[test]
     fn release_granule_is_a_line_of_events_within_half_the_ring() {
@@ -1031,5 +1053,18 @@ mod tests {
         assert_eq!(release_granule(8, 2), 1);
         assert_eq!(release_granule(8, 1), 1);
         assert_eq!(release_granule(1, 1 << 20), line);
+    }
+
+    #[test]
+    fn prefetch_reaches_a_fixed_distance_within_half_the_ring() {
+        // The probe's channels: 32 KiB of 8- or 64-byte events.
+        assert_eq!(prefetch_ahead_slots(8, 4096), AHEAD_BYTES / 8);
+        assert_eq!(prefetch_ahead_slots(64, 512), AHEAD_BYTES / 64);
+        // A small ring: never more than half of it ahead.
+        assert_eq!(prefetch_ahead_slots(8, 16), 8);
+        assert_eq!(prefetch_ahead_slots(8, 2), 1);
+        assert_eq!(prefetch_ahead_slots(8, 1), 1);
+        // Events larger than the distance: the next event.
+        assert_eq!(prefetch_ahead_slots(4 * AHEAD_BYTES, 64), 1);
     }
 }

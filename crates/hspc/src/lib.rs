@@ -46,6 +46,7 @@
 mod channel;
 mod config;
 pub mod pad;
+mod prefetch;
 mod signal;
 pub mod stack;
 mod storage;

@@ -123,6 +123,17 @@ impl<T: Copy> Storage<T> {
         unsafe { b.ptr.add(off).write(value) }
     }
 
+    /// Asks for the cache line of slot `off` of buffer `b` in the writable
+    /// state ([`crate::prefetch`]); call it only where
+    /// `prefetch::for_write_supported`. Safe: it accesses no slot, and the
+    /// address is only computed (`wrapping_add`) and hinted, never
+    /// dereferenced, so even an `off` past the buffer would be harmless.
+    #[inline(always)]
+    pub(crate) fn prefetch_for_write(&self, b: BufRef<T>, off: usize) {
+        debug_assert!(off < self.geometry.slots_per_buffer);
+        crate::prefetch::for_write(b.ptr.wrapping_add(off));
+    }
+
     /// Reads slot `off` of buffer `b`.
     ///
     /// # Safety
@@ -218,6 +229,9 @@ impl<T: Copy> Storage<T> {
         // SAFETY: loom checks the exclusive access this claims.
         self.slots[b.first + off].with_mut(|p| unsafe { (*p).write(value) });
     }
+
+    /// No cache to prefetch into under loom.
+    pub(crate) fn prefetch_for_write(&self, _b: BufRef<T>, _off: usize) {}
 
     pub(crate) unsafe fn read(&self, b: BufRef<T>, off: usize) -> T {
         // SAFETY: loom checks the access; the protocol wrote the slot first.
