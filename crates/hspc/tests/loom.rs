@@ -28,10 +28,19 @@ const STRATEGIES: [WaitStrategy; 4] = [
 /// eventcount (src/signal.rs) is removed; 2 does not.
 const PREEMPTIONS: usize = 3;
 
+/// Preemption bound of the models of a spinning strategy, which has none of
+/// the eventcount's fences that need the third (see [`PREEMPTIONS`]).
+const SPINNING_PREEMPTIONS: usize = 2;
+
 fn model(f: impl Fn() + Sync + Send + 'static) {
+    model_bounded(PREEMPTIONS, f);
+}
+
+/// As [`model`], with `preemptions` unless `LOOM_MAX_PREEMPTIONS` says otherwise.
+fn model_bounded(preemptions: usize, f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
     if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(PREEMPTIONS);
+        builder.preemption_bound = Some(preemptions);
     }
     builder.check(f);
 }
@@ -76,11 +85,9 @@ fn ring_of_two_slots_hands_over_in_order() {
 /// about 4 minutes.
 #[test]
 fn ring_releasing_slots_in_pairs_hands_over_in_order() {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(2);
-    }
-    builder.check(|| send_and_drain(Config::ring(32).with_wait(WaitStrategy::SpinPause), 5));
+    model_bounded(SPINNING_PREEMPTIONS, || {
+        send_and_drain(Config::ring(32).with_wait(WaitStrategy::SpinPause), 5)
+    });
 }
 
 /// Ring slots are found by mask when their count is a power of two (the
@@ -142,11 +149,7 @@ fn slices_hand_over_in_order() {
 /// they ask for. Two preemptions, as for the pairs model above.
 #[test]
 fn try_slices_look_once_and_hand_over_in_order() {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(2);
-    }
-    builder.check(|| {
+    model_bounded(SPINNING_PREEMPTIONS, || {
         let config = Config::ring(32).with_wait(WaitStrategy::SpinPause);
         let (mut tx, mut rx) = channel::<u64>(config).unwrap();
         let producer = thread::spawn(move || {
