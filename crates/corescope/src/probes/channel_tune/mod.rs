@@ -28,6 +28,7 @@
 //! Stage Two compares the profile with the single-thread one).
 
 mod result;
+mod settle;
 mod stage_one;
 mod stage_two;
 
@@ -38,6 +39,7 @@ use crate::placement::pairs::{self, PairCpus, Relation};
 use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::topology::Topology;
 use hspc::{Config, Mode, WaitStrategy};
+use settle::{settle, Settled};
 use stage_one::stage_one;
 use stage_two::{affinity_name, stage_two};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -83,87 +85,6 @@ fn sweep_end(i: usize) -> f64 {
     start + 0.7 * (STEP_ENDS[i] - start)
 }
 
-/// Pairs of runs that settle a step's choice: at least 6 (the exact signed-rank
-/// interval at 95 % cannot exclude 1 with fewer), at most 12.
-const SETTLE_PAIRS: (usize, usize) = (6, 12);
-
-/// Settle a step's choice: its two fastest configurations run again, alternately
-/// (the order flipped each pair, so drift hits both alike), until the paired
-/// interval of their ratio separates them or shows them equivalent, or
-/// [`SETTLE_PAIRS`]`.1` pairs ran; after the first [`SETTLE_PAIRS`]`.0` pairs, also
-/// when the budget reaches `share`. The repeats go into the rows (their
-/// medians then rank them) and a note says what the data shows.
-fn settle(
-    step: &mut Step,
-    budget: &Budget,
-    share: f64,
-    run: &mut dyn FnMut(&Row) -> Result<f64, String>,
-) -> Result<(), String> {
-    let mut ranked: Vec<usize> = (0..step.rows.len())
-        .filter(|&i| step.rows[i].config.is_some() && step.rows[i].events > 0)
-        .collect();
-    ranked.sort_by(|&x, &y| {
-        step.rows[x]
-            .per_event()
-            .total_cmp(&step.rows[y].per_event())
-    });
-    let [a, b] = match ranked[..] {
-        [a, b, ..] => [a, b],
-        _ => return Ok(()),
-    };
-    let mut verdict = None;
-    for k in 0..SETTLE_PAIRS.1 {
-        let settled = verdict.is_some_and(|c: crate::stats::Comparison| {
-            c.outcome != crate::model::Outcome::Inconclusive
-        });
-        let out_of_time = if k < SETTLE_PAIRS.0 {
-            !budget.left_until(1.0)
-        } else {
-            !budget.left_until(share)
-        };
-        if settled || out_of_time {
-            break;
-        }
-        for i in if k % 2 == 0 { [a, b] } else { [b, a] } {
-            let v = run(&step.rows[i])?;
-            step.rows[i].repeats.push(v);
-        }
-        verdict = crate::stats::compare_paired(&step.rows[a].repeats, &step.rows[b].repeats);
-    }
-    let (ra, rb) = (&step.rows[a], &step.rows[b]);
-    let note = match verdict {
-        None => format!(
-            "{} and {} were not repeated (budget): the choice rests on one run each",
-            ra.label, rb.label
-        ),
-        Some(c) => {
-            let r = c.ratio;
-            let (faster, slower, ratio, lo, hi) = if r.value <= 1.0 {
-                (&ra.label, &rb.label, 1.0 / r.value, 1.0 / r.hi, 1.0 / r.lo)
-            } else {
-                (&rb.label, &ra.label, r.value, r.lo, r.hi)
-            };
-            let (fi, oi) = if r.value <= 1.0 { (a, b) } else { (b, a) };
-            step.settled = Some(Settled {
-                faster: fi,
-                other: oi,
-                outcome: c.outcome,
-            });
-            let verdict = match c.outcome {
-                crate::model::Outcome::Different => "faster",
-                crate::model::Outcome::Equivalent => "indistinguishable (within ±3 %)",
-                crate::model::Outcome::Inconclusive => "cannot be told apart with these runs",
-            };
-            format!(
-                "settled over {} paired runs: {faster} vs {slower}: the second takes {ratio:.3}× as long per event (95 % CI {lo:.3}–{hi:.3}): {verdict}",
-                r.n
-            )
-        }
-    };
-    step.notes.push(note);
-    Ok(())
-}
-
 /// The event size Stage One uses for `n` requested bytes.
 pub fn event_size_for(n: usize) -> Result<usize, String> {
     if n == 0 {
@@ -205,7 +126,7 @@ pub struct Row {
     /// consumer thread from the start gate to their last event.
     pub switches: Option<[Switches; 2]>,
     /// Seconds per event of the repeated runs that settled the step's choice (see
-    /// `settle`), paired by round with the runner-up's.
+    /// `settle`), paired by round with the other contenders'.
     pub repeats: Vec<f64>,
     /// Stage Two channel runs: CPU time of the producer and of the consumer thread
     /// (`CLOCK_THREAD_CPUTIME_ID`) from the start gate to their end, as a share of
@@ -327,19 +248,9 @@ pub struct Step {
     pub reference_s: Option<f64>,
     /// Show the context-switch columns.
     pub show_switches: bool,
-    /// The two fastest rows after [`settle`] repeated them, and its verdict.
+    /// The choice after [`settle`] repeated the step's contenders, and how each
+    /// other contender compares with it.
     pub settled: Option<Settled>,
-}
-
-/// What [`settle`] found for a step's two fastest configurations.
-#[derive(Debug, Clone, Copy)]
-pub struct Settled {
-    /// Row of the one with the lower median time per event.
-    pub faster: usize,
-    /// Row of the other.
-    pub other: usize,
-    /// Different, equivalent (within ±3 %), or inconclusive.
-    pub outcome: crate::model::Outcome,
 }
 
 impl Step {
@@ -354,12 +265,19 @@ impl Step {
         }
     }
 
-    /// The step's choice: the faster of the settled pair where [`settle`] repeated
-    /// the two fastest (a configuration measured once must not win by one lucky
-    /// run over two whose medians were taken); otherwise the configuration with
+    /// The row of `config` run with `pinned`, if the step ran it.
+    fn row_of(&self, config: &Config, pinned: Option<bool>) -> Option<usize> {
+        self.rows
+            .iter()
+            .position(|r| r.config.as_ref() == Some(config) && r.pinned == pinned)
+    }
+
+    /// The step's choice: the settled one where [`settle`] repeated the step's
+    /// contenders (a configuration measured once must not win by one lucky
+    /// run over ones whose medians were taken); otherwise the configuration with
     /// the least time per event.
     pub fn best(&self) -> Option<&Row> {
-        if let Some(r) = self.settled.and_then(|s| self.rows.get(s.faster)) {
+        if let Some(r) = self.settled.as_ref().and_then(|s| self.rows.get(s.faster)) {
             return Some(r);
         }
         self.rows
@@ -368,24 +286,11 @@ impl Step {
             .min_by(|a, b| a.per_event().total_cmp(&b.per_event()))
     }
 
-    /// The runner-up the choice could not be told from, in words (`None` when the
-    /// settled pair differs, or nothing was settled).
+    /// The contenders the choice could not be told from, in words, and whether it
+    /// was kept from the steps before (`None` when it is ahead of every one beyond
+    /// the noise, or nothing was settled).
     pub fn tie(&self) -> Option<String> {
-        let s = self.settled?;
-        let row = self.rows.get(s.other)?;
-        let other = match row.pinned {
-            Some(p) => format!("{}, affinity {}", row.label, affinity_name(p)),
-            None => row.label.clone(),
-        };
-        match s.outcome {
-            crate::model::Outcome::Different => None,
-            crate::model::Outcome::Equivalent => {
-                Some(format!("indistinguishable here (within ±3 %) from {other}"))
-            }
-            crate::model::Outcome::Inconclusive => Some(format!(
-                "not told apart from {other} with the runs the budget allowed"
-            )),
-        }
+        settle::tie(self)
     }
 }
 
@@ -428,6 +333,11 @@ impl Budget {
 
     fn left_until(&self, share: f64) -> bool {
         self.start.elapsed().as_secs_f64() < share * self.total
+    }
+
+    /// Seconds from now until the budget reaches `share` (0 when past it).
+    fn left_s_until(&self, share: f64) -> f64 {
+        (share * self.total - self.start.elapsed().as_secs_f64()).max(0.0)
     }
 }
 
@@ -635,19 +545,19 @@ pub fn tune_channel(
         (24, Some((b, a)), _) => (
             b,
             a,
-            "the fastest of Stage Two for 24-byte events".to_string(),
+            "Stage Two's choice for 24-byte events".to_string(),
             tie24,
         ),
         (128, _, Some((b, a))) => (
             b,
             a,
-            "the fastest of Stage Two for 128-byte events".to_string(),
+            "Stage Two's choice for 128-byte events".to_string(),
             tie128,
         ),
         _ => (
             one_best,
             cpus.0.is_some(),
-            format!("the fastest of Stage One for {event_bytes}-byte events"),
+            format!("Stage One's choice for {event_bytes}-byte events"),
             tie_one,
         ),
     };
@@ -773,104 +683,6 @@ pub fn config_json(c: &Config) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn two_configs(a_s: f64, b_s: f64) -> Step {
-        let mut step = Step::new("stage one: test");
-        for (b, secs) in [(1024, a_s), (4096, b_s)] {
-            step.rows.push(Row {
-                label: format!("{b} B"),
-                config: Some(Config::n_buffer(3, b)),
-                events: 1000,
-                secs,
-                cut: false,
-                pinned: None,
-                switches: None,
-                repeats: Vec::new(),
-                cpu_share: None,
-            });
-        }
-        step
-    }
-
-    fn budget() -> Budget {
-        Budget {
-            start: Instant::now(),
-            total: 60.0,
-            run_limit_s: 1.0,
-        }
-    }
-
-    #[test]
-    fn settling_separates_a_real_difference_and_keeps_the_runs() {
-        // The first single run made the slower configuration look faster.
-        let mut step = two_configs(1.3e-5, 1.0e-5);
-        let mut k = 0u32;
-        settle(&mut step, &budget(), 1.0, &mut |row| {
-            k += 1;
-            let wobble = 1.0 + 0.01 * f64::from(k % 3);
-            Ok(wobble
-                * if row.config.unwrap().buffer_bytes == 1024 {
-                    1.0e-8
-                } else {
-                    1.2e-8
-                })
-        })
-        .unwrap();
-        assert!(step.rows.iter().all(|r| r.repeats.len() >= SETTLE_PAIRS.0));
-        assert_eq!(step.best().unwrap().label, "1024 B");
-        let note = step.notes.last().unwrap();
-        assert!(
-            note.contains("1024 B vs 4096 B") && note.ends_with("faster"),
-            "{note}"
-        );
-    }
-
-    #[test]
-    fn a_lucky_single_run_does_not_beat_the_settled_pair_and_a_tie_is_said() {
-        let mut step = two_configs(1.0e-5, 1.01e-5);
-        settle(&mut step, &budget(), 1.0, &mut |row| {
-            // Both at the same speed: their repeats regress to the mean.
-            let _ = row;
-            Ok(1.2e-8)
-        })
-        .unwrap();
-        // A third configuration measured once, by chance faster than both medians.
-        let mut lucky = step.rows[0].clone();
-        lucky.label = "lucky".into();
-        lucky.secs = 0.5e-5;
-        lucky.repeats.clear();
-        step.rows.push(lucky);
-        let best = step.best().unwrap().label.clone();
-        assert!(best == "1024 B" || best == "4096 B", "{best}");
-        let tie = step.tie().expect("equal medians are not a winner");
-        assert!(
-            tie.contains("indistinguishable") || tie.contains("not told apart"),
-            "{tie}"
-        );
-        // Without settling, the least time per event wins.
-        let mut plain = two_configs(2.0e-5, 1.0e-5);
-        plain.settled = None;
-        assert_eq!(plain.best().unwrap().label, "4096 B");
-        assert!(plain.tie().is_none());
-    }
-
-    #[test]
-    fn settling_says_when_two_configurations_cannot_be_told_apart() {
-        let mut step = two_configs(1.0e-5, 1.1e-5);
-        let mut k = 0u32;
-        settle(&mut step, &budget(), 1.0, &mut |_| {
-            k += 1;
-            Ok(1e-8 * (1.0 + 0.2 * f64::from(k % 5) - 0.4))
-        })
-        .unwrap();
-        let note = step.notes.last().unwrap();
-        assert!(
-            note.ends_with("cannot be told apart with these runs")
-                || note.ends_with("indistinguishable (within ±3 %)"),
-            "{note}"
-        );
-        assert!(step.rows[0].repeats.len() <= SETTLE_PAIRS.1);
-    }
 
     #[test]
     fn event_sizes_round_up_and_reject_nonsense() {

@@ -277,26 +277,32 @@ struct Sweeper<'a, 'p> {
 }
 
 impl Sweeper<'_, '_> {
-    /// Step `i`: runs `configs` until the budget reaches [`sweep_end`]`(i)`, then
-    /// settles the choice between the two fastest by [`STEP_ENDS`]`[i]`.
+    /// Step `i`: runs `incumbent` (what the steps before chose), then the other
+    /// `configs`, until the budget reaches [`sweep_end`]`(i)`, then settles the
+    /// choice among the fastest few and the incumbent by [`STEP_ENDS`]`[i]`.
     fn step<const N: usize>(
         &mut self,
         title: impl Into<String>,
+        incumbent: Config,
         configs: &[Config],
         i: usize,
     ) -> Result<Step, String> {
         let mut step = Step::new(title);
         let (m, cpus, budget) = (self.m, self.cpus, self.budget);
+        let ordered: Vec<Config> = std::iter::once(incumbent)
+            .chain(configs.iter().copied().filter(|c| *c != incumbent))
+            .collect();
         sweep::<N>(
             &mut step,
-            configs,
+            &ordered,
             m,
             cpus,
             budget,
             sweep_end(i),
             self.progress,
         )?;
-        settle(&mut step, budget, STEP_ENDS[i], &mut |row| {
+        let kept = step.row_of(&incumbent, None);
+        settle(&mut step, kept, budget, STEP_ENDS[i], &mut |row| {
             let c = row.config.ok_or("settling a row without a configuration")?;
             let run = channel_run::<N>(c, events_for::<N>(&c, m), cpus, budget.run_cut())?;
             Ok(run.secs / run.moved.max(1) as f64)
@@ -305,9 +311,9 @@ impl Sweeper<'_, '_> {
     }
 }
 
-/// The chosen value of a step: `pick` of its fastest configuration.
-fn best_of<T>(step: &Step, pick: impl Fn(&Config) -> T) -> Option<T> {
-    step.best().and_then(|r| r.config.as_ref().map(pick))
+/// A step's choice (see [`Step::best`]).
+fn chosen(step: &Step) -> Option<Config> {
+    step.best().and_then(|r| r.config)
 }
 
 /// Stage One for N-byte events; returns its steps and its fastest configuration.
@@ -317,9 +323,13 @@ pub(super) fn stage_one<const N: usize>(
     budget: &Budget,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Vec<Step>, Config), String> {
-    // Calibrate the run length on the producer alone.
-    let probe_m = 1u64 << 16;
-    let per_event = baseline_producer::<N>(probe_m).max(1e-6) / probe_m as f64;
+    // Calibrate the run length on a channel run of the starting configuration
+    // (channel runs take several times as long per event as the producer alone,
+    // and a run several times `run_s` starves the later steps of their budget).
+    let start = Config::n_buffer(3, 4096);
+    let probe_m = 1u64 << 18;
+    let probe = channel_run::<N>(start, probe_m, cpus, budget.run_cut())?;
+    let per_event = probe.secs.max(1e-6) / probe.moved.max(1) as f64;
     let m = ((run_s / per_event) as u64).clamp(1 << 12, 1 << 26);
     let base = baseline_step::<N>(m, cpus, progress);
     let per_event_base = base.reference_s.unwrap_or(f64::NAN);
@@ -330,31 +340,35 @@ pub(super) fn stage_one<const N: usize>(
         progress,
     };
 
-    let start = Config::n_buffer(3, 4096);
+    // Each step starts from what the steps before chose (seed 004 builds each
+    // step on the one before) and leaves it only for a configuration faster
+    // beyond the noise (see `settle`).
     let configs = PADDINGS.map(|p| start.with_padding(p));
-    let pad = sw.step::<N>("stage one: padding between buffers (loop 1)", &configs, 0)?;
-    let padding = best_of(&pad, |c| c.padding_bytes).unwrap_or(start.padding_bytes);
-    let configs = STACK_OFFSETS.map(|b| start.with_padding(padding).with_stack_offset(b));
-    let mut stack = sw.step::<N>("stage one: producer stack offset (loop 2)", &configs, 1)?;
+    let pad = sw.step::<N>(
+        "stage one: padding between buffers (loop 1)",
+        start,
+        &configs,
+        0,
+    )?;
+    let padded = chosen(&pad).unwrap_or(start);
+    let configs = STACK_OFFSETS.map(|b| padded.with_stack_offset(b));
+    let mut stack = sw.step::<N>(
+        "stage one: producer stack offset (loop 2)",
+        padded,
+        &configs,
+        1,
+    )?;
     stack.notes.push(
         "stack +N B: the producer's loop runs N bytes lower on its stack than the \
          consumer's (hspc::stack::with_stack_offset; seed 004 p4_adjuststack)"
             .into(),
     );
-    let stack_offset = best_of(&stack, |c| c.stack_offset_bytes).unwrap_or(0);
-    // The steps from loop 2 on all carry the chosen padding and stack offset; the
-    // layout and Stage One's best are picked among them, so that a padding-step row
-    // (stack offset 0) that won by noise does not undo loop 2.
-    let laid_out = |n: usize, b: usize| {
-        Config::n_buffer(n, b)
-            .with_padding(padding)
-            .with_stack_offset(stack_offset)
-    };
-    let mut tuned = vec![stack];
-    tuned.extend(size_steps::<N>(&mut sw, &laid_out)?);
-    let layout = best_per_event(&tuned).unwrap_or(laid_out(3, 4096));
-    tuned.push(wait_step::<N>(&mut sw, layout)?);
-    let best = best_per_event(&tuned).unwrap_or(layout);
+    let stacked = chosen(&stack).unwrap_or(padded);
+    let [sizes, counts] = size_steps::<N>(&mut sw, stacked)?;
+    let layout = chosen(&counts).unwrap_or(stacked);
+    let waits = wait_step::<N>(&mut sw, layout)?;
+    let best = chosen(&waits).unwrap_or(layout);
+    let tuned = [stack, sizes, counts, waits];
     let mut steps = vec![base, pad];
     steps.extend(tuned);
     for s in &mut steps[1..] {
@@ -363,28 +377,36 @@ pub(super) fn stage_one<const N: usize>(
     Ok((steps, best))
 }
 
-/// Buffer sizes with 3 buffers, then the other buffer counts for the fastest
-/// [`KEEP_SIZES`] sizes; `laid_out(buffers, bytes)` gives the configuration.
+/// Buffer sizes with 3 buffers, starting from `stacked` (the padding and stack
+/// offset chosen, 3 × 4096 B), then the other buffer counts for the fastest
+/// [`KEEP_SIZES`] sizes, starting from the size step's choice.
 fn size_steps<const N: usize>(
     sw: &mut Sweeper<'_, '_>,
-    laid_out: &dyn Fn(usize, usize) -> Config,
+    stacked: Config,
 ) -> Result<[Step; 2], String> {
+    let laid_out = |buffers: usize, buffer_bytes: usize| Config {
+        buffers,
+        buffer_bytes,
+        ..stacked
+    };
     let configs: Vec<Config> = STAGE_ONE_BUFFER_BYTES
         .iter()
         .filter(|&&b| b >= N)
         .map(|&b| laid_out(3, b))
         .collect();
-    let sizes = sw.step::<N>("stage one: buffer size, 3 buffers", &configs, 2)?;
+    let sizes = sw.step::<N>("stage one: buffer size, 3 buffers", stacked, &configs, 2)?;
+    let sized = chosen(&sizes).unwrap_or(stacked);
     let mut ranked: Vec<(f64, usize)> = sizes
         .rows
         .iter()
         .filter_map(|r| r.config.map(|c| (r.per_event(), c.buffer_bytes)))
+        .filter(|&(_, b)| b != sized.buffer_bytes)
         .collect();
     ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let configs: Vec<Config> = ranked
-        .iter()
+    let configs: Vec<Config> = std::iter::once(sized.buffer_bytes)
+        .chain(ranked.iter().map(|&(_, b)| b))
         .take(KEEP_SIZES)
-        .flat_map(|&(_, b)| {
+        .flat_map(|b| {
             BUFFER_COUNTS
                 .iter()
                 .filter(|&&n| n != 3)
@@ -393,6 +415,7 @@ fn size_steps<const N: usize>(
         .collect();
     let counts = sw.step::<N>(
         format!("stage one: buffers × the {KEEP_SIZES} fastest sizes"),
+        sized,
         &configs,
         3,
     )?;
@@ -412,7 +435,7 @@ fn wait_step<const N: usize>(sw: &mut Sweeper<'_, '_>, layout: Config) -> Result
         wait: WaitStrategy::SpinPause,
         ..layout
     });
-    let mut waits = sw.step::<N>("stage one: wait strategy", &configs, 4)?;
+    let mut waits = sw.step::<N>("stage one: wait strategy", layout, &configs, 4)?;
     waits.show_switches = true;
     waits.notes.push(
         "ctx sw: context switches of each thread (getrusage RUSAGE_THREAD) from the start \
@@ -421,18 +444,6 @@ fn wait_step<const N: usize>(sw: &mut Sweeper<'_, '_>, layout: Config) -> Result
             .into(),
     );
     Ok(waits)
-}
-
-/// The configuration with the least time per event among the steps' choices
-/// (`Step::best`: the settled faster one where a step repeated its two fastest), so
-/// that a row measured once does not win by one lucky run.
-fn best_per_event(steps: &[Step]) -> Option<Config> {
-    steps
-        .iter()
-        .filter_map(Step::best)
-        .filter_map(|r| r.config.map(|c| (r.per_event(), c)))
-        .min_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|x| x.1)
 }
 
 #[cfg(test)]

@@ -555,9 +555,22 @@ pub(super) fn stage_two<const W: usize>(
     } else {
         &[false]
     };
-    let runs: Vec<(Config, bool)> = configs
-        .iter()
-        .flat_map(|&c| affinities.iter().map(move |&a| (c, a)))
+    // The incumbent, what Stage One chose (pinned where it could be), runs first.
+    let incumbent = (
+        Config {
+            mode: Mode::NBuffer,
+            buffers: layout.buffers.max(2),
+            ..layout
+        },
+        affinities[0],
+    );
+    let runs: Vec<(Config, bool)> = std::iter::once(incumbent)
+        .chain(
+            configs
+                .iter()
+                .flat_map(|&c| affinities.iter().map(move |&a| (c, a)))
+                .filter(|&run| run != incumbent),
+        )
         .collect();
     for (i, &(c, pinned)) in runs.iter().enumerate() {
         if !budget.left_until(share) && (i > 0 || !budget.left_until(1.0)) {
@@ -597,7 +610,8 @@ pub(super) fn stage_two<const W: usize>(
             cpu_share: run.cpu_share,
         });
     }
-    settle(&mut step, budget, STEP_ENDS[step_index], &mut |row| {
+    let kept = step.row_of(&incumbent.0, Some(incumbent.1));
+    settle(&mut step, kept, budget, STEP_ENDS[step_index], &mut |row| {
         let c = row.config.ok_or("settling a row without a configuration")?;
         let pair = if row.pinned == Some(true) {
             cpus

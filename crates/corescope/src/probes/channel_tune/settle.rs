@@ -1,0 +1,605 @@
+//! Settling a step's choice. One sweep run per configuration cannot pick a winner
+//! on a machine whose runs swing by tens of per cent, so the step's fastest few
+//! configurations (the contenders), and the incumbent (what the steps before chose,
+//! or hspc's default), run again, round by round in a rotated order (drift and
+//! cache state hit each alike), until the paired intervals separate the fastest
+//! from each of the others or show them equivalent, or the budget ends. A
+//! contender the leader is faster than beyond the noise stops running.
+//!
+//! The step moves away from its incumbent only to a contender that is faster
+//! beyond the noise (seed 004 builds each step on the one before; a flat step
+//! keeps what it was given, so runs of the tuner agree where the machine shows no
+//! difference). What the data could not separate from the choice is named, so
+//! another run that picks one of those is not a contradiction.
+
+use super::{affinity_name, Budget, Row, Step};
+use crate::model::Outcome;
+use crate::stats::{compare_paired, median, Comparison};
+
+/// Most configurations a step settles between (fewer when its share of the
+/// budget cannot pay for [`SETTLE_ROUNDS`]`.0` rounds of them; see [`affordable`]).
+pub const CONTENDERS: usize = 4;
+/// A configuration is a contender when its sweep run took at most this factor of
+/// the fastest one's time per event (single runs on a shared VM swing by up to
+/// about 30 %; further behind than this, one run is enough to drop it).
+pub const CONTENDER_SPAN: f64 = 1.5;
+/// Rounds of the contenders: at least 6 (the exact signed-rank interval at 95 %
+/// cannot exclude 1 with fewer), at most 12.
+pub const SETTLE_ROUNDS: (usize, usize) = (6, 12);
+
+/// What [`settle`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settled {
+    /// Row of the choice: the least median time per event over the rounds among
+    /// the incumbent and the contenders faster than it beyond the noise.
+    pub faster: usize,
+    /// The choice is the incumbent: no contender was faster beyond the noise.
+    pub kept: bool,
+    /// Rounds the choice ran.
+    pub rounds: usize,
+    /// Each other contender against the choice.
+    pub others: Vec<Versus>,
+    /// Rows run once (not contenders) whose run lies within the spread the
+    /// repeats showed for one configuration (`band` × the choice's median): one
+    /// run cannot separate them from the choice.
+    pub unrepeated: Vec<usize>,
+    /// The largest ratio of one contender's slowest repeat to its median.
+    pub band: f64,
+}
+
+/// One contender against the choice.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Versus {
+    /// Its row.
+    pub row: usize,
+    /// Its time per event ÷ the choice's, paired by round over the rounds both ran.
+    pub comparison: Comparison,
+}
+
+impl Versus {
+    /// The contender is slower than the choice beyond the noise.
+    fn separated(&self) -> bool {
+        self.comparison.outcome == Outcome::Different && self.comparison.ratio.value > 1.0
+    }
+}
+
+/// How many contenders a step can afford: [`SETTLE_ROUNDS`]`.0` rounds of them,
+/// each run as long as `run_s`, should fit in `window_s`; at least 2, at most
+/// [`CONTENDERS`].
+fn affordable(window_s: f64, run_s: f64) -> usize {
+    let n = (window_s / (SETTLE_ROUNDS.0 as f64 * run_s.max(1e-6))).floor();
+    if run_s.is_finite() && n.is_finite() && n >= 2.0 {
+        (n as usize).min(CONTENDERS)
+    } else {
+        2
+    }
+}
+
+/// The step's contenders, fastest first: configured rows that moved events, within
+/// [`CONTENDER_SPAN`] of the fastest, at most `most`; the incumbent always (in
+/// place of the last when they are too many).
+fn contenders(step: &Step, incumbent: Option<usize>, most: usize) -> Vec<usize> {
+    let mut ranked: Vec<usize> = (0..step.rows.len())
+        .filter(|&i| step.rows[i].config.is_some() && step.rows[i].events > 0)
+        .collect();
+    ranked.sort_by(|&x, &y| {
+        step.rows[x]
+            .per_event()
+            .total_cmp(&step.rows[y].per_event())
+    });
+    let Some(&first) = ranked.first() else {
+        return ranked;
+    };
+    let limit = step.rows[first].per_event() * CONTENDER_SPAN;
+    let mut picked: Vec<usize> = ranked
+        .into_iter()
+        .filter(|&i| step.rows[i].per_event() <= limit || Some(i) == incumbent)
+        .collect();
+    if let Some(inc) = incumbent.filter(|i| picked.contains(i)) {
+        picked.retain(|&i| i != inc);
+        picked.truncate(most.saturating_sub(1));
+        picked.push(inc);
+    }
+    picked.truncate(most);
+    picked
+}
+
+/// Of `live` (rows that ran every round so far), the one with the least median of
+/// its repeats.
+fn leader(step: &Step, live: &[usize]) -> usize {
+    let med = |i: usize| median(&step.rows[i].repeats);
+    live.iter()
+        .copied()
+        .min_by(|&x, &y| med(x).total_cmp(&med(y)))
+        .unwrap_or(live[0])
+}
+
+/// Every row of `rows` but `lead` against `lead`, over the rounds both ran.
+fn versus(step: &Step, lead: usize, rows: &[usize]) -> Vec<Versus> {
+    rows.iter()
+        .filter(|&&i| i != lead)
+        .filter_map(|&i| {
+            let comparison = compare_paired(&step.rows[i].repeats, &step.rows[lead].repeats)?;
+            Some(Versus { row: i, comparison })
+        })
+        .collect()
+}
+
+/// The choice among `all` after the rounds: the incumbent unless contenders are
+/// faster than it beyond the noise, then the one of those with the least median.
+fn choose(step: &Step, incumbent: Option<usize>, all: &[usize], live: &[usize]) -> (usize, bool) {
+    let lead = leader(step, live);
+    let Some(inc) = incumbent.filter(|&i| i != lead) else {
+        return (lead, incumbent == Some(lead));
+    };
+    let beaten_by: Vec<usize> = versus(step, inc, all)
+        .iter()
+        .filter(|v| v.comparison.outcome == Outcome::Different && v.comparison.ratio.value < 1.0)
+        .map(|v| v.row)
+        .collect();
+    if beaten_by.is_empty() {
+        return (inc, true);
+    }
+    (leader(step, &beaten_by), false)
+}
+
+/// Settle a step's choice (see the module text): the contenders, and `incumbent`
+/// (a row), run again in rounds, the order rotated each round, until every one
+/// still running is either separated from the leader (then it stops) or
+/// equivalent to it, or [`SETTLE_ROUNDS`]`.1` rounds ran; after the first
+/// [`SETTLE_ROUNDS`]`.0` rounds, also when the budget reaches `share`. The repeats
+/// go into the rows, the verdict into `step.settled`, and a note says what the
+/// data shows.
+pub(super) fn settle(
+    step: &mut Step,
+    incumbent: Option<usize>,
+    budget: &Budget,
+    share: f64,
+    run: &mut dyn FnMut(&Row) -> Result<f64, String>,
+) -> Result<(), String> {
+    let sweep_s: Vec<f64> = step
+        .rows
+        .iter()
+        .filter(|r| r.config.is_some())
+        .map(|r| r.secs)
+        .collect();
+    let most = affordable(budget.left_s_until(share), median(&sweep_s));
+    let all = contenders(step, incumbent, most);
+    if all.len() < 2 {
+        return Ok(());
+    }
+    let mut live = all.clone();
+    let mut rounds = 0;
+    while rounds < SETTLE_ROUNDS.1 && live.len() > 1 {
+        let until = if rounds < SETTLE_ROUNDS.0 { 1.0 } else { share };
+        if !budget.left_until(until) {
+            break;
+        }
+        let k = rounds % live.len();
+        for &i in live[k..].iter().chain(&live[..k]) {
+            let v = run(&step.rows[i])?;
+            step.rows[i].repeats.push(v);
+        }
+        rounds += 1;
+        let lead = leader(step, &live);
+        let against = versus(step, lead, &live);
+        live.retain(|&i| i == lead || !against.iter().any(|v| v.row == i && v.separated()));
+        let all_equivalent = against
+            .iter()
+            .filter(|v| live.contains(&v.row))
+            .all(|v| v.comparison.outcome == Outcome::Equivalent);
+        if all_equivalent && rounds >= 2 {
+            break;
+        }
+    }
+    if rounds < 2 {
+        step.notes.push(format!(
+            "{} contenders were not repeated enough (budget): the choice rests on {} run{} each",
+            all.len(),
+            rounds + 1,
+            if rounds == 0 { "" } else { "s" }
+        ));
+        return Ok(());
+    }
+    let (faster, kept) = choose(step, incumbent, &all, &live);
+    let band = spread(step, &all);
+    let settled = Settled {
+        faster,
+        kept,
+        rounds: step.rows[faster].repeats.len(),
+        others: versus(step, faster, &all),
+        unrepeated: within_one_run(step, faster, band),
+        band,
+    };
+    step.notes.push(settled_note(step, &settled, all.len()));
+    step.settled = Some(settled);
+    Ok(())
+}
+
+/// How far one run strays from its configuration's median here: the largest
+/// ratio of a contender's slowest repeat to the median of its repeats (at least 1).
+fn spread(step: &Step, contenders: &[usize]) -> f64 {
+    contenders
+        .iter()
+        .map(|&i| &step.rows[i].repeats)
+        .filter(|r| r.len() >= 2)
+        .map(|r| r.iter().copied().fold(f64::MIN, f64::max) / median(r))
+        .filter(|x| x.is_finite())
+        .fold(1.0, f64::max)
+}
+
+/// Rows run once (configured, moved events, never repeated) whose run took at
+/// most `band` × the choice's median time per event.
+fn within_one_run(step: &Step, choice: usize, band: f64) -> Vec<usize> {
+    let limit = band * median(&step.rows[choice].repeats);
+    (0..step.rows.len())
+        .filter(|&i| {
+            let r = &step.rows[i];
+            i != choice
+                && r.config.is_some()
+                && r.events > 0
+                && r.repeats.is_empty()
+                && r.per_event() <= limit
+        })
+        .collect()
+}
+
+/// At most this many names in a list of rows run once.
+const NAMES_LISTED: usize = 8;
+
+/// A row's name, with its affinity where the step ran both.
+fn name(row: &Row) -> String {
+    match row.pinned {
+        Some(p) => format!("{}, affinity {}", row.label, affinity_name(p)),
+        None => row.label.clone(),
+    }
+}
+
+/// What one comparison shows, in words.
+fn verdict(c: &Comparison) -> &'static str {
+    match c.outcome {
+        Outcome::Different if c.ratio.value > 1.0 => "slower",
+        Outcome::Different => "faster by the paired interval, though not by the median",
+        Outcome::Equivalent => "indistinguishable (within ±3 %)",
+        Outcome::Inconclusive => "cannot be told apart with these runs",
+    }
+}
+
+/// The settling's note: the rounds, then each contender against the choice.
+fn settled_note(step: &Step, s: &Settled, contenders: usize) -> String {
+    let mut note = format!(
+        "settled: {contenders} contenders repeated in rotated order, the choice {} over {} rounds{}",
+        name(&step.rows[s.faster]),
+        s.rounds,
+        if s.kept {
+            " (the incumbent, kept: no contender was faster beyond the noise)"
+        } else {
+            ""
+        }
+    );
+    for v in &s.others {
+        let r = v.comparison.ratio;
+        note.push_str(&format!(
+            "; {} takes {:.3}× as long per event (95 % CI {:.3}–{:.3}, {} rounds): {}",
+            name(&step.rows[v.row]),
+            r.value,
+            r.lo,
+            r.hi,
+            r.n,
+            verdict(&v.comparison)
+        ));
+    }
+    if !s.unrepeated.is_empty() {
+        let names: Vec<String> = s
+            .unrepeated
+            .iter()
+            .take(NAMES_LISTED)
+            .map(|&i| name(&step.rows[i]))
+            .collect();
+        let more = s.unrepeated.len().saturating_sub(NAMES_LISTED);
+        note.push_str(&format!(
+            "; {} configuration{} ran once within {:.0} % of the choice's median (the most one contender's runs strayed from their median here), so one run cannot separate {} from it: {}{}",
+            s.unrepeated.len(),
+            if s.unrepeated.len() == 1 { "" } else { "s" },
+            (s.band - 1.0) * 100.0,
+            if s.unrepeated.len() == 1 { "it" } else { "them" },
+            names.join("; "),
+            if more > 0 { format!("; and {more} more") } else { String::new() }
+        ));
+    }
+    note
+}
+
+/// The contenders the choice could not be told from, in words, and whether it was
+/// kept from the steps before (`None` when it is ahead of every one beyond the
+/// noise, or nothing was settled).
+pub(super) fn tie(step: &Step) -> Option<String> {
+    let s = step.settled.as_ref()?;
+    let names = |outcome: Outcome| -> Vec<String> {
+        s.others
+            .iter()
+            .filter(|v| v.comparison.outcome == outcome)
+            .filter_map(|v| step.rows.get(v.row).map(name))
+            .collect()
+    };
+    let (same, open) = (names(Outcome::Equivalent), names(Outcome::Inconclusive));
+    let mut parts = Vec::new();
+    let once = s.unrepeated.len();
+    if s.kept && !(same.is_empty() && open.is_empty() && once == 0) {
+        parts.push("kept from the steps before (no contender was faster beyond the noise)".into());
+    }
+    if !same.is_empty() {
+        parts.push(format!(
+            "indistinguishable here (within ±3 %) from {}",
+            same.join("; ")
+        ));
+    }
+    if !open.is_empty() {
+        parts.push(format!(
+            "not told apart from {} with the runs the budget allowed",
+            open.join("; ")
+        ));
+    }
+    if once > 0 {
+        parts.push(format!(
+            "{once} configuration{} run once lie within the runs' spread of it (named in the step's notes)",
+            if once == 1 { "" } else { "s" }
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join(", and "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Step;
+    use super::*;
+    use hspc::Config;
+    use std::time::Instant;
+
+    /// A step whose configurations are `buffer_bytes → sweep seconds per 1000 events`.
+    fn configs(sweep: &[(usize, f64)]) -> Step {
+        let mut step = Step::new("stage one: test");
+        for &(b, secs) in sweep {
+            step.rows.push(Row {
+                label: format!("{b} B"),
+                config: Some(Config::n_buffer(3, b)),
+                events: 1000,
+                secs,
+                cut: false,
+                pinned: None,
+                switches: None,
+                repeats: Vec::new(),
+                cpu_share: None,
+            });
+        }
+        step
+    }
+
+    fn budget() -> Budget {
+        Budget {
+            start: Instant::now(),
+            total: 60.0,
+            run_limit_s: 1.0,
+        }
+    }
+
+    fn bytes(row: &Row) -> usize {
+        row.config.map_or(0, |c| c.buffer_bytes)
+    }
+
+    #[test]
+    fn settling_separates_a_real_difference_and_keeps_the_runs() {
+        // The first single run made the slower configuration look faster.
+        let mut step = configs(&[(1024, 1.3e-5), (4096, 1.0e-5)]);
+        let mut k = 0u32;
+        settle(&mut step, None, &budget(), 1.0, &mut |row| {
+            k += 1;
+            let wobble = 1.0 + 0.01 * f64::from(k % 3);
+            Ok(wobble * if bytes(row) == 1024 { 1.0e-8 } else { 1.2e-8 })
+        })
+        .unwrap();
+        assert!(step.rows.iter().all(|r| r.repeats.len() >= SETTLE_ROUNDS.0));
+        assert_eq!(step.best().unwrap().label, "1024 B");
+        let note = step.notes.last().unwrap();
+        assert!(
+            note.contains("the choice 1024 B")
+                && note.contains("4096 B takes 1.2")
+                && note.ends_with("slower"),
+            "{note}"
+        );
+        assert!(step.tie().is_none());
+    }
+
+    #[test]
+    fn every_contender_the_choice_cannot_be_told_from_is_named() {
+        // Three configurations at one speed, one 20 % slower, one far behind (not a
+        // contender), one that moved nothing.
+        let mut step = configs(&[
+            (1024, 1.00e-5),
+            (2048, 1.05e-5),
+            (4096, 1.10e-5),
+            (8192, 1.20e-5),
+            (65536, 9.0e-5),
+        ]);
+        step.rows[4].label = "far behind".into();
+        let mut k = 0u64;
+        settle(&mut step, None, &budget(), 1.0, &mut |row| {
+            k += 1;
+            // Deterministic wobble of ±0.5 %, the same mean for the first three.
+            let wobble = 1.0 + 0.005 * ((k * 7 % 5) as f64 - 2.0) / 2.0;
+            Ok(wobble * if bytes(row) == 8192 { 1.2e-8 } else { 1.0e-8 })
+        })
+        .unwrap();
+        assert!(step.rows[4].repeats.is_empty(), "not a contender");
+        let s = step.settled.clone().expect("settled");
+        assert_eq!(s.others.len(), CONTENDERS - 1);
+        let slow = s.others.iter().find(|v| v.row == 3).unwrap();
+        assert_eq!(slow.comparison.outcome, Outcome::Different);
+        // The slower one stopped once separated; the equal ones ran on.
+        assert!(step.rows[3].repeats.len() < SETTLE_ROUNDS.1);
+        let tie = step.tie().expect("equal configurations are a tie");
+        let choice = step.best().unwrap().label.clone();
+        for label in ["1024 B", "2048 B", "4096 B"] {
+            assert!(label == choice || tie.contains(label), "{label}: {tie}");
+        }
+        assert!(
+            !tie.contains("8192") && !tie.contains("far behind"),
+            "{tie}"
+        );
+        // Paired by round: every contender still running ran the same rounds.
+        let lens: Vec<usize> = (0..3).map(|i| step.rows[i].repeats.len()).collect();
+        assert!(lens.iter().all(|&n| n == lens[0]), "{lens:?}");
+    }
+
+    #[test]
+    fn a_lucky_single_run_does_not_beat_the_settled_choice() {
+        let mut step = configs(&[(1024, 1.0e-5), (4096, 1.01e-5)]);
+        settle(&mut step, None, &budget(), 1.0, &mut |_| Ok(1.2e-8)).unwrap();
+        // A configuration measured once, by chance faster than both medians.
+        let mut lucky = step.rows[0].clone();
+        lucky.label = "lucky".into();
+        lucky.secs = 0.5e-5;
+        lucky.repeats.clear();
+        step.rows.push(lucky);
+        let best = step.best().unwrap().label.clone();
+        assert!(best == "1024 B" || best == "4096 B", "{best}");
+        let tie = step.tie().expect("equal medians are not a winner");
+        assert!(tie.contains("indistinguishable"), "{tie}");
+        // Without settling, the least time per event wins.
+        let mut plain = configs(&[(1024, 2.0e-5), (4096, 1.0e-5)]);
+        plain.settled = None;
+        assert_eq!(plain.best().unwrap().label, "4096 B");
+        assert!(plain.tie().is_none());
+    }
+
+    #[test]
+    fn settling_says_when_contenders_cannot_be_told_apart() {
+        let mut step = configs(&[(1024, 1.0e-5), (4096, 1.1e-5)]);
+        let mut k = 0u32;
+        settle(&mut step, None, &budget(), 1.0, &mut |_| {
+            k += 1;
+            Ok(1e-8 * (1.0 + 0.2 * f64::from(k % 5) - 0.4))
+        })
+        .unwrap();
+        let note = step.notes.last().unwrap();
+        assert!(
+            note.ends_with("cannot be told apart with these runs")
+                || note.ends_with("indistinguishable (within ±3 %)"),
+            "{note}"
+        );
+        assert!(step.rows[0].repeats.len() <= SETTLE_ROUNDS.1);
+        assert!(step.tie().is_some());
+    }
+
+    #[test]
+    fn an_ended_budget_repeats_nothing_and_says_so() {
+        let mut step = configs(&[(1024, 1.0e-5), (4096, 1.1e-5)]);
+        let spent = Budget {
+            start: Instant::now() - std::time::Duration::from_secs(2),
+            total: 1.0,
+            run_limit_s: 1.0,
+        };
+        settle(&mut step, None, &spent, 1.0, &mut |_| Ok(1.0)).unwrap();
+        assert!(step.rows.iter().all(|r| r.repeats.is_empty()));
+        assert!(step.settled.is_none());
+        assert!(
+            step.notes.last().unwrap().contains("not repeated enough"),
+            "{:?}",
+            step.notes
+        );
+        assert_eq!(step.best().unwrap().label, "1024 B");
+    }
+
+    /// A wobble of ±1 % that repeats every 5 calls.
+    fn wobble(k: &mut u64) -> f64 {
+        *k += 1;
+        1.0 + 0.01 * ((*k * 3 % 5) as f64 - 2.0) / 2.0
+    }
+
+    #[test]
+    fn the_incumbent_is_kept_unless_a_contender_beats_it_beyond_the_noise() {
+        // Equal speeds; the incumbent's sweep run was unlucky (and outside the span).
+        let mut step = configs(&[(1024, 1.0e-5), (2048, 1.05e-5), (4096, 2.0e-5)]);
+        let mut k = 0;
+        settle(&mut step, Some(2), &budget(), 1.0, &mut |_| {
+            Ok(wobble(&mut k) * 1.0e-8)
+        })
+        .unwrap();
+        let s = step.settled.clone().unwrap();
+        assert!(s.kept && s.faster == 2, "{s:?}");
+        assert_eq!(step.best().unwrap().label, "4096 B");
+        let note = step.notes.last().unwrap();
+        assert!(
+            note.contains("the choice 4096 B") && note.contains("kept"),
+            "{note}"
+        );
+        let tie = step.tie().unwrap();
+        assert!(tie.starts_with("kept from the steps before"), "{tie}");
+        assert!(tie.contains("1024 B") && tie.contains("2048 B"), "{tie}");
+
+        // The same, but 2048 B is 20 % faster: the step leaves its incumbent.
+        let mut step = configs(&[(1024, 1.0e-5), (2048, 1.05e-5), (4096, 2.0e-5)]);
+        let mut k = 0;
+        settle(&mut step, Some(2), &budget(), 1.0, &mut |row| {
+            let per = if bytes(row) == 2048 { 0.8e-8 } else { 1.0e-8 };
+            Ok(wobble(&mut k) * per)
+        })
+        .unwrap();
+        let s = step.settled.clone().unwrap();
+        assert!(!s.kept, "{s:?}");
+        assert_eq!(step.best().unwrap().label, "2048 B");
+        let inc = s.others.iter().find(|v| v.row == 2).unwrap();
+        assert_eq!(inc.comparison.outcome, Outcome::Different);
+        assert!(step.tie().is_none(), "{:?}", step.tie());
+    }
+
+    #[test]
+    fn the_incumbent_takes_the_last_place_among_many_contenders() {
+        let sweep: Vec<(usize, f64)> = (0..8).map(|i| (1000 + i, 1.0e-5)).collect();
+        let step = configs(&sweep);
+        let c = contenders(&step, Some(7), CONTENDERS);
+        assert_eq!(c.len(), CONTENDERS);
+        assert_eq!(c.last(), Some(&7));
+        assert_eq!(contenders(&step, None, CONTENDERS).len(), CONTENDERS);
+        let c = contenders(&step, Some(7), 2);
+        assert_eq!(c, vec![0, 7]);
+    }
+
+    #[test]
+    fn contenders_fit_the_steps_share_of_the_budget() {
+        // 6 rounds of 0.1 s runs: 1.2 s pays for 2, 3 s for 4 (the most), none for 2.
+        assert_eq!(affordable(1.2, 0.1), 2);
+        assert_eq!(affordable(1.9, 0.1), 3);
+        assert_eq!(affordable(30.0, 0.1), CONTENDERS);
+        assert_eq!(affordable(0.0, 0.1), 2);
+        assert_eq!(affordable(1.0, f64::NAN), 2);
+    }
+
+    #[test]
+    fn configurations_run_once_within_the_runs_spread_are_named() {
+        let mut step = configs(&[
+            (1024, 1.0e-5),
+            (2048, 1.0e-5),
+            (4096, 1.0e-5),
+            (8192, 1.0e-5),
+            (16384, 1.05e-5),
+            (32768, 1.3e-5),
+        ]);
+        let mut k = 0u64;
+        settle(&mut step, None, &budget(), 1.0, &mut |_| {
+            k += 1;
+            // ±10 %: one configuration's runs stray up to 1.1× their median.
+            Ok(1.0e-8 * (1.0 + 0.05 * ((k * 3 % 5) as f64 - 2.0)))
+        })
+        .unwrap();
+        let s = step.settled.clone().unwrap();
+        assert!(s.band > 1.05 && s.band < 1.2, "{}", s.band);
+        assert_eq!(s.unrepeated, vec![4]);
+        let note = step.notes.last().unwrap();
+        assert!(
+            note.contains("1 configuration ran once within") && note.ends_with("16384 B"),
+            "{note}"
+        );
+        assert!(step.tie().unwrap().contains("1 configuration run once"));
+    }
+}
