@@ -45,7 +45,8 @@ pub(super) fn measurement(r: &Report) -> Measurement {
 }
 
 /// The step's table: per row its time, events, rate, the ratio to the step's
-/// reference, whether it was cut, and which row is the step's best.
+/// reference, whether it was cut, which row is the step's best and where each
+/// stands against it (see `settle::standing`).
 fn step_table(s: &Step) -> Table {
     let reference = if s.title.starts_with(STAGE_TWO) {
         "x_achievable"
@@ -58,7 +59,8 @@ fn step_table(s: &Step) -> Table {
     let rows = s
         .rows
         .iter()
-        .map(|row| {
+        .enumerate()
+        .map(|(i, row)| {
             let mut cells = vec![
                 json!(row.label),
                 json!(row.secs),
@@ -69,6 +71,7 @@ fn step_table(s: &Step) -> Table {
                     .unwrap_or(Value::Null),
                 json!(row.cut),
                 json!(best.is_some_and(|b| std::ptr::eq(b, row))),
+                json!(super::settle::standing(s, i)),
                 json!(1 + row.repeats.len()),
                 json!(row.per_event() * 1e9),
             ];
@@ -93,6 +96,7 @@ fn step_table(s: &Step) -> Table {
         reference,
         "cut",
         "best",
+        "vs_choice",
         "runs",
         "ns_per_event",
     ]

@@ -304,10 +304,44 @@ fn settled_note(step: &Step, s: &Settled, contenders: usize) -> String {
             (s.band - 1.0) * 100.0,
             if s.unrepeated.len() == 1 { "it" } else { "them" },
             names.join("; "),
-            if more > 0 { format!("; and {more} more") } else { String::new() }
+            if more > 0 {
+                format!("; and {more} more (the table's vs_choice column marks them all)")
+            } else {
+                String::new()
+            }
         ));
     }
     note
+}
+
+/// Where row `i` stands against the step's settled choice, in a word or two:
+/// `choice`, `slower`, `indistinguishable` (within ±3 %), `not told apart`,
+/// `one run, within spread` (run once, within the repeats' spread of the choice),
+/// `one run, behind`; `None` for rows without a configuration or when nothing was
+/// settled.
+pub(super) fn standing(step: &Step, i: usize) -> Option<&'static str> {
+    let s = step.settled.as_ref()?;
+    let row = step.rows.get(i)?;
+    row.config?;
+    if i == s.faster {
+        return Some("choice");
+    }
+    if let Some(v) = s.others.iter().find(|v| v.row == i) {
+        return Some(match v.comparison.outcome {
+            Outcome::Different if v.comparison.ratio.value > 1.0 => "slower",
+            Outcome::Different => "faster (paired)",
+            Outcome::Equivalent => "indistinguishable",
+            Outcome::Inconclusive => "not told apart",
+        });
+    }
+    Some(if s.unrepeated.contains(&i) {
+        "one run, within spread"
+    } else if row.repeats.is_empty() {
+        "one run, behind"
+    } else {
+        // A contender dropped before it shared two rounds with the choice.
+        "not told apart"
+    })
 }
 
 /// The contenders the choice could not be told from, in words, and whether it was
@@ -342,7 +376,7 @@ pub(super) fn tie(step: &Step) -> Option<String> {
     }
     if once > 0 {
         parts.push(format!(
-            "{once} configuration{} run once lie within the runs' spread of it (named in the step's notes)",
+            "{once} configuration{} run once lie within the runs' spread of it (the step's table marks them \"one run, within spread\")",
             if once == 1 { "" } else { "s" }
         ));
     }
@@ -601,5 +635,43 @@ mod tests {
             "{note}"
         );
         assert!(step.tie().unwrap().contains("1 configuration run once"));
+    }
+
+    #[test]
+    fn every_row_says_where_it_stands_against_the_choice() {
+        let mut step = configs(&[
+            (1024, 1.0e-5),
+            (2048, 1.0e-5),
+            (4096, 1.0e-5),
+            (8192, 1.0e-5),
+            (16384, 1.05e-5),
+            (32768, 1.3e-5),
+        ]);
+        step.rows.push(Row {
+            config: None,
+            ..step.rows[0].clone()
+        });
+        assert_eq!(standing(&step, 0), None, "nothing settled yet");
+        let mut k = 0u64;
+        settle(&mut step, None, &budget(), 1.0, &mut |row| {
+            k += 1;
+            let per = if bytes(row) == 8192 { 1.3e-8 } else { 1.0e-8 };
+            Ok(per * (1.0 + 0.005 * ((k * 3 % 5) as f64 - 2.0)))
+        })
+        .unwrap();
+        let s = step.settled.clone().unwrap();
+        let words: Vec<Option<&str>> = (0..step.rows.len()).map(|i| standing(&step, i)).collect();
+        assert_eq!(words[s.faster], Some("choice"));
+        assert_eq!(words[3], Some("slower"), "{words:?}");
+        assert_eq!(words[5], Some("one run, behind"), "{words:?}");
+        assert_eq!(words[6], None, "a line without a configuration");
+        for i in [0, 1, 2] {
+            if i != s.faster {
+                assert!(
+                    matches!(words[i], Some("indistinguishable" | "not told apart")),
+                    "{words:?}"
+                );
+            }
+        }
     }
 }
