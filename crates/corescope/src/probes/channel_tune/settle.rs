@@ -261,6 +261,12 @@ fn verdict(c: &Comparison) -> &'static str {
         Outcome::Different if c.ratio.value > 1.0 => "slower",
         Outcome::Different => "faster by the paired interval, though not by the median",
         Outcome::Equivalent => "indistinguishable (within ±3 %)",
+        // The interval excludes 1 but reaches into the ±3 % band: a difference,
+        // perhaps smaller than a step moves for.
+        Outcome::Inconclusive if c.significant && c.ratio.value > 1.0 => {
+            "slower, but perhaps by less than 3 %"
+        }
+        Outcome::Inconclusive if c.significant => "faster, but perhaps by less than 3 %",
         Outcome::Inconclusive => "cannot be told apart with these runs",
     }
 }
@@ -518,7 +524,8 @@ mod tests {
         let note = step.notes.last().unwrap();
         assert!(
             note.ends_with("cannot be told apart with these runs")
-                || note.ends_with("indistinguishable (within ±3 %)"),
+                || note.ends_with("indistinguishable (within ±3 %)")
+                || note.ends_with("perhaps by less than 3 %"),
             "{note}"
         );
         assert!(step.rows[0].repeats.len() <= SETTLE_ROUNDS.1);
@@ -673,5 +680,32 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_small_sure_difference_is_worded_as_such() {
+        let ratio = |value: f64, lo: f64, hi: f64| crate::model::Estimate {
+            value,
+            lo,
+            hi,
+            n: 12,
+        };
+        let small = Comparison {
+            ratio: ratio(0.975, 0.957, 0.993),
+            significant: true,
+            outcome: Outcome::Inconclusive,
+        };
+        assert_eq!(verdict(&small), "faster, but perhaps by less than 3 %");
+        let slower = Comparison {
+            ratio: ratio(1.02, 1.005, 1.06),
+            ..small
+        };
+        assert_eq!(verdict(&slower), "slower, but perhaps by less than 3 %");
+        let open = Comparison {
+            ratio: ratio(1.0, 0.9, 1.1),
+            significant: false,
+            ..small
+        };
+        assert_eq!(verdict(&open), "cannot be told apart with these runs");
     }
 }
