@@ -35,8 +35,6 @@ pub struct Settled {
     pub faster: usize,
     /// The choice is the incumbent: no contender was faster beyond the noise.
     pub kept: bool,
-    /// Rounds the choice ran.
-    pub rounds: usize,
     /// Each other contender against the choice.
     pub others: Vec<Versus>,
     /// Rows run once (not contenders) whose run lies within the spread the
@@ -57,9 +55,14 @@ pub struct Versus {
 }
 
 impl Versus {
-    /// The contender is slower than the choice beyond the noise.
-    fn separated(&self) -> bool {
+    /// The contender is slower than the row it was compared with, beyond the noise.
+    fn slower_beyond_noise(&self) -> bool {
         self.comparison.outcome == Outcome::Different && self.comparison.ratio.value > 1.0
+    }
+
+    /// The contender is faster than the row it was compared with, beyond the noise.
+    fn faster_beyond_noise(&self) -> bool {
+        self.comparison.outcome == Outcome::Different && self.comparison.ratio.value < 1.0
     }
 }
 
@@ -134,7 +137,7 @@ fn choose(step: &Step, incumbent: Option<usize>, all: &[usize], live: &[usize]) 
     };
     let beaten_by: Vec<usize> = versus(step, inc, all)
         .iter()
-        .filter(|v| v.comparison.outcome == Outcome::Different && v.comparison.ratio.value < 1.0)
+        .filter(|v| v.faster_beyond_noise())
         .map(|v| v.row)
         .collect();
     if beaten_by.is_empty() {
@@ -183,7 +186,12 @@ pub(super) fn settle(
         rounds += 1;
         let lead = leader(step, &live);
         let against = versus(step, lead, &live);
-        live.retain(|&i| i == lead || !against.iter().any(|v| v.row == i && v.separated()));
+        live.retain(|&i| {
+            i == lead
+                || !against
+                    .iter()
+                    .any(|v| v.row == i && v.slower_beyond_noise())
+        });
         let all_equivalent = against
             .iter()
             .filter(|v| live.contains(&v.row))
@@ -206,7 +214,6 @@ pub(super) fn settle(
     let settled = Settled {
         faster,
         kept,
-        rounds: step.rows[faster].repeats.len(),
         others: versus(step, faster, &all),
         unrepeated: within_one_run(step, faster, band),
         band,
@@ -255,19 +262,25 @@ fn name(row: &Row) -> String {
     }
 }
 
-/// What one comparison shows, in words.
-fn verdict(c: &Comparison) -> &'static str {
+/// What one comparison shows: in the note's words, and in the table's
+/// `vs_choice` column (see [`standing`]).
+fn verdict(c: &Comparison) -> [&'static str; 2] {
     match c.outcome {
-        Outcome::Different if c.ratio.value > 1.0 => "slower",
-        Outcome::Different => "faster by the paired interval, though not by the median",
-        Outcome::Equivalent => "indistinguishable (within ±3 %)",
+        Outcome::Different if c.ratio.value > 1.0 => ["slower", "slower"],
+        Outcome::Different => [
+            "faster by the paired interval, though not by the median",
+            "faster (paired)",
+        ],
+        Outcome::Equivalent => ["indistinguishable (within ±3 %)", "indistinguishable"],
         // The interval excludes 1 but reaches into the ±3 % band: a difference,
         // perhaps smaller than a step moves for.
         Outcome::Inconclusive if c.significant && c.ratio.value > 1.0 => {
-            "slower, but perhaps by less than 3 %"
+            ["slower, but perhaps by less than 3 %", "not told apart"]
         }
-        Outcome::Inconclusive if c.significant => "faster, but perhaps by less than 3 %",
-        Outcome::Inconclusive => "cannot be told apart with these runs",
+        Outcome::Inconclusive if c.significant => {
+            ["faster, but perhaps by less than 3 %", "not told apart"]
+        }
+        Outcome::Inconclusive => ["cannot be told apart with these runs", "not told apart"],
     }
 }
 
@@ -276,7 +289,7 @@ fn settled_note(step: &Step, s: &Settled, contenders: usize) -> String {
     let mut note = format!(
         "settled: {contenders} contenders repeated in rotated order, the choice {} over {} rounds{}",
         name(&step.rows[s.faster]),
-        s.rounds,
+        step.rows[s.faster].repeats.len(),
         if s.kept {
             " (the incumbent, kept: no contender was faster beyond the noise)"
         } else {
@@ -292,7 +305,7 @@ fn settled_note(step: &Step, s: &Settled, contenders: usize) -> String {
             r.lo,
             r.hi,
             r.n,
-            verdict(&v.comparison)
+            verdict(&v.comparison)[0]
         ));
     }
     if !s.unrepeated.is_empty() {
@@ -333,12 +346,7 @@ pub(super) fn standing(step: &Step, i: usize) -> Option<&'static str> {
         return Some("choice");
     }
     if let Some(v) = s.others.iter().find(|v| v.row == i) {
-        return Some(match v.comparison.outcome {
-            Outcome::Different if v.comparison.ratio.value > 1.0 => "slower",
-            Outcome::Different => "faster (paired)",
-            Outcome::Equivalent => "indistinguishable",
-            Outcome::Inconclusive => "not told apart",
-        });
+        return Some(verdict(&v.comparison)[1]);
     }
     Some(if s.unrepeated.contains(&i) {
         "one run, within spread"
@@ -414,6 +422,17 @@ mod tests {
         }
         step
     }
+
+    /// A sweep of four configurations alike, one 5 % behind (not a contender when
+    /// four are), one 30 % behind.
+    const FOUR_ALIKE_ONE_CLOSE_ONE_BEHIND: [(usize, f64); 6] = [
+        (1024, 1.0e-5),
+        (2048, 1.0e-5),
+        (4096, 1.0e-5),
+        (8192, 1.0e-5),
+        (16384, 1.05e-5),
+        (32768, 1.3e-5),
+    ];
 
     fn budget() -> Budget {
         Budget {
@@ -618,14 +637,7 @@ mod tests {
 
     #[test]
     fn configurations_run_once_within_the_runs_spread_are_named() {
-        let mut step = configs(&[
-            (1024, 1.0e-5),
-            (2048, 1.0e-5),
-            (4096, 1.0e-5),
-            (8192, 1.0e-5),
-            (16384, 1.05e-5),
-            (32768, 1.3e-5),
-        ]);
+        let mut step = configs(&FOUR_ALIKE_ONE_CLOSE_ONE_BEHIND);
         let mut k = 0u64;
         settle(&mut step, None, &budget(), 1.0, &mut |_| {
             k += 1;
@@ -646,14 +658,7 @@ mod tests {
 
     #[test]
     fn every_row_says_where_it_stands_against_the_choice() {
-        let mut step = configs(&[
-            (1024, 1.0e-5),
-            (2048, 1.0e-5),
-            (4096, 1.0e-5),
-            (8192, 1.0e-5),
-            (16384, 1.05e-5),
-            (32768, 1.3e-5),
-        ]);
+        let mut step = configs(&FOUR_ALIKE_ONE_CLOSE_ONE_BEHIND);
         step.rows.push(Row {
             config: None,
             ..step.rows[0].clone()
@@ -695,17 +700,17 @@ mod tests {
             significant: true,
             outcome: Outcome::Inconclusive,
         };
-        assert_eq!(verdict(&small), "faster, but perhaps by less than 3 %");
+        assert_eq!(verdict(&small)[0], "faster, but perhaps by less than 3 %");
         let slower = Comparison {
             ratio: ratio(1.02, 1.005, 1.06),
             ..small
         };
-        assert_eq!(verdict(&slower), "slower, but perhaps by less than 3 %");
+        assert_eq!(verdict(&slower)[0], "slower, but perhaps by less than 3 %");
         let open = Comparison {
             ratio: ratio(1.0, 0.9, 1.1),
             significant: false,
             ..small
         };
-        assert_eq!(verdict(&open), "cannot be told apart with these runs");
+        assert_eq!(verdict(&open)[0], "cannot be told apart with these runs");
     }
 }
