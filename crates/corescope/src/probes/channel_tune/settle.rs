@@ -9,7 +9,10 @@
 //! The step moves away from its incumbent only to a contender that is faster
 //! beyond the noise (seed 004 builds each step on the one before; a flat step
 //! keeps what it was given, so runs of the tuner agree where the machine shows no
-//! difference). What the data could not separate from the choice is named, so
+//! difference). Among the contenders faster than the incumbent that it cannot
+//! tell from the fastest of them, it takes the one whose buffers take the fewest
+//! bytes (the parsimony rule; see [`choose`]), so a flat top does not make runs
+//! pick at random. What the data could not separate from the choice is named, so
 //! another run that picks one of those is not a contradiction.
 
 use super::{affinity_name, Budget, Row, Step};
@@ -30,11 +33,15 @@ pub const SETTLE_ROUNDS: (usize, usize) = (6, 12);
 /// What [`settle`] found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settled {
-    /// Row of the choice: the least median time per event over the rounds among
-    /// the incumbent and the contenders faster than it beyond the noise.
+    /// Row of the choice: the incumbent, or, among the contenders faster than it
+    /// beyond the noise, the one with the fewest bytes of buffers of those not
+    /// slower than the fastest of them beyond the noise (see [`choose`]).
     pub faster: usize,
     /// The choice is the incumbent: no contender was faster beyond the noise.
     pub kept: bool,
+    /// Row of the least median among the candidates (the choice itself unless
+    /// the parsimony rule chose a smaller configuration it could not tell apart).
+    pub fastest: usize,
     /// Each other contender against the choice.
     pub others: Vec<Versus>,
     /// Rows run once (not contenders) whose run lies within the spread the
@@ -128,22 +135,73 @@ fn versus(step: &Step, lead: usize, rows: &[usize]) -> Vec<Versus> {
         .collect()
 }
 
-/// The choice among `all` after the rounds: the incumbent unless contenders are
-/// faster than it beyond the noise, then the one of those with the least median.
-fn choose(step: &Step, incumbent: Option<usize>, all: &[usize], live: &[usize]) -> (usize, bool) {
+/// Bytes a configuration's buffers take, with their padding: what the
+/// parsimony rule of [`choose`] weighs (rows without a configuration weigh most).
+fn footprint_bytes(row: &Row) -> usize {
+    row.config.map_or(usize::MAX, |c| {
+        c.buffers
+            .max(1)
+            .saturating_mul(c.buffer_bytes.saturating_add(c.padding_bytes))
+    })
+}
+
+/// The choice among `all` after the rounds, and the fastest median among the
+/// candidates. The candidates are the contenders faster than the incumbent
+/// beyond the noise (the incumbent itself is kept when there are none, or when it
+/// leads), or, with no incumbent, the contenders still running. Of the
+/// candidates not slower than the fastest beyond the noise, the one whose
+/// buffers take the fewest bytes is chosen (then the earliest in the step's
+/// grid): the parsimony rule of model selection (Breiman et al. 1984, the
+/// "one-standard-error" rule), so that runs which cannot tell the fastest few
+/// apart still agree, and the buffers leave the most cache to the program.
+fn choose(step: &Step, incumbent: Option<usize>, live: &[usize]) -> Chosen {
     let lead = leader(step, live);
-    let Some(inc) = incumbent.filter(|&i| i != lead) else {
-        return (lead, incumbent == Some(lead));
+    let candidates: Vec<usize> = match incumbent {
+        Some(inc) if inc == lead => return Chosen::kept(inc),
+        Some(inc) => versus(step, inc, live)
+            .iter()
+            .filter(|v| v.faster_beyond_noise())
+            .map(|v| v.row)
+            .collect(),
+        None => live.to_vec(),
     };
-    let beaten_by: Vec<usize> = versus(step, inc, all)
+    if candidates.is_empty() {
+        return Chosen::kept(incumbent.unwrap_or(lead));
+    }
+    let fastest = leader(step, &candidates);
+    let behind: Vec<usize> = versus(step, fastest, &candidates)
         .iter()
-        .filter(|v| v.faster_beyond_noise())
+        .filter(|v| v.slower_beyond_noise())
         .map(|v| v.row)
         .collect();
-    if beaten_by.is_empty() {
-        return (inc, true);
+    let row = candidates
+        .iter()
+        .copied()
+        .filter(|i| !behind.contains(i))
+        .min_by_key(|&i| (footprint_bytes(&step.rows[i]), i))
+        .unwrap_or(fastest);
+    Chosen {
+        row,
+        kept: false,
+        fastest,
     }
-    (leader(step, &beaten_by), false)
+}
+
+/// What [`choose`] picked.
+struct Chosen {
+    row: usize,
+    kept: bool,
+    fastest: usize,
+}
+
+impl Chosen {
+    fn kept(row: usize) -> Self {
+        Self {
+            row,
+            kept: true,
+            fastest: row,
+        }
+    }
 }
 
 /// Settle a step's choice (see the module text): the contenders, and `incumbent`
@@ -209,13 +267,14 @@ pub(super) fn settle(
         ));
         return Ok(());
     }
-    let (faster, kept) = choose(step, incumbent, &all, &live);
+    let Chosen { row, kept, fastest } = choose(step, incumbent, &live);
     let band = spread(step, &all);
     let settled = Settled {
-        faster,
+        faster: row,
         kept,
-        others: versus(step, faster, &all),
-        unrepeated: within_one_run(step, faster, band),
+        fastest,
+        others: versus(step, row, &all),
+        unrepeated: within_one_run(step, row, band),
         band,
     };
     step.notes.push(settled_note(step, &settled, all.len()));
@@ -291,9 +350,14 @@ fn settled_note(step: &Step, s: &Settled, contenders: usize) -> String {
         name(&step.rows[s.faster]),
         step.rows[s.faster].repeats.len(),
         if s.kept {
-            " (the incumbent, kept: no contender was faster beyond the noise)"
+            " (the incumbent, kept: no contender was faster beyond the noise)".to_string()
+        } else if s.fastest != s.faster {
+            format!(
+                " (its buffers take the fewest bytes of those not slower beyond the noise than the fastest median, {})",
+                name(&step.rows[s.fastest])
+            )
         } else {
-            ""
+            String::new()
         }
     );
     for v in &s.others {
@@ -611,6 +675,52 @@ mod tests {
         let inc = s.others.iter().find(|v| v.row == 2).unwrap();
         assert_eq!(inc.comparison.outcome, Outcome::Different);
         assert!(step.tie().is_none(), "{:?}", step.tie());
+    }
+
+    #[test]
+    fn of_contenders_not_told_apart_the_smallest_buffers_are_chosen() {
+        // The incumbent (8192 B) is 30 % behind; 65536 B and 16384 B are alike and
+        // fastest; 1024 B beats the incumbent but is 10 % behind the fastest.
+        let sweep = [
+            (1024, 1.0e-5),
+            (8192, 1.3e-5),
+            (16384, 1.0e-5),
+            (65536, 0.9e-5),
+        ];
+        let per = |row: &Row| match bytes(row) {
+            8192 => 1.3e-8,
+            1024 => 1.1e-8,
+            _ => 1.0e-8,
+        };
+        let mut step = configs(&sweep);
+        let mut k = 0;
+        settle(&mut step, Some(1), &budget(), 1.0, &mut |row| {
+            Ok(wobble(&mut k) * per(row))
+        })
+        .unwrap();
+        let s = step.settled.clone().unwrap();
+        assert!(!s.kept, "{s:?}");
+        assert_eq!(step.best().unwrap().label, "16384 B", "{s:?}");
+        let small = s.others.iter().find(|v| v.row == 0).unwrap();
+        assert_eq!(verdict(&small.comparison)[1], "slower");
+        let note = step.notes.last().unwrap();
+        assert!(note.contains("the choice 16384 B"), "{note}");
+        if s.fastest != s.faster {
+            assert!(
+                note.contains("fewest bytes") && note.contains("65536 B"),
+                "{note}"
+            );
+        }
+
+        // Without an incumbent, the same rule among the contenders.
+        let mut step = configs(&[(65536, 0.9e-5), (16384, 1.0e-5), (4096, 1.0e-5)]);
+        let mut k = 0;
+        settle(&mut step, None, &budget(), 1.0, &mut |_| {
+            Ok(wobble(&mut k) * 1.0e-8)
+        })
+        .unwrap();
+        assert_eq!(step.best().unwrap().label, "4096 B");
+        assert!(!step.settled.clone().unwrap().kept);
     }
 
     #[test]
