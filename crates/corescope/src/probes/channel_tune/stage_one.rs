@@ -166,7 +166,9 @@ fn events_for<const N: usize>(config: &Config, m: u64) -> u64 {
         .unwrap_or(0);
     m.max(4 * cap)
 }
-/// Runs `configs` while the budget share lasts; rows go into `step`.
+/// Runs `configs` while the budget share lasts, the first one first and the
+/// rest spread over the grid (see [`spread_order`]); rows go into `step` in the
+/// grid's order.
 fn sweep<const N: usize>(
     step: &mut Step,
     configs: &[Config],
@@ -176,14 +178,16 @@ fn sweep<const N: usize>(
     share: f64,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(), String> {
-    for (i, c) in configs.iter().enumerate() {
+    let mut rows: Vec<(usize, Row)> = Vec::new();
+    for (i, k) in spread_order(configs.len()).into_iter().enumerate() {
         if !budget.left_until(share) && (i > 0 || !budget.left_until(1.0)) {
             step.notes.push(format!(
-                "budget: measured {i} of {} configurations",
+                "budget: measured {i} of {} configurations (spread over the grid)",
                 configs.len()
             ));
             break;
         }
+        let c = &configs[k];
         let events = events_for::<N>(c, m);
         let run = channel_run::<N>(*c, events, cpus, budget.run_cut())?;
         let (secs, moved) = (run.secs, run.moved);
@@ -195,18 +199,23 @@ fn sweep<const N: usize>(
             configs.len(),
             secs * 1e3
         ));
-        step.rows.push(Row {
-            label: describe(c),
-            config: Some(*c),
-            events: moved,
-            secs,
-            cut: moved < events,
-            pinned: None,
-            switches: run.switches,
-            repeats: Vec::new(),
-            cpu_share: None,
-        });
+        rows.push((
+            k,
+            Row {
+                label: describe(c),
+                config: Some(*c),
+                events: moved,
+                secs,
+                cut: moved < events,
+                pinned: None,
+                switches: run.switches,
+                repeats: Vec::new(),
+                cpu_share: None,
+            },
+        ));
     }
+    rows.sort_by_key(|&(k, _)| k);
+    step.rows.extend(rows.into_iter().map(|(_, r)| r));
     Ok(())
 }
 

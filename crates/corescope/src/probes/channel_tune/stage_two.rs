@@ -572,10 +572,26 @@ pub(super) fn stage_two<const W: usize>(
                 .filter(|&run| run != incumbent),
         )
         .collect();
-    for (i, &(c, pinned)) in runs.iter().enumerate() {
+    // A configuration's runs (affinity on, off) stay together; the
+    // configurations run spread over the grid (see `spread_order`), the
+    // incumbent's first.
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        match groups.last_mut() {
+            Some(g) if runs[g[0]].0 == run.0 => g.push(i),
+            _ => groups.push(vec![i]),
+        }
+    }
+    let order: Vec<usize> = spread_order(groups.len())
+        .into_iter()
+        .flat_map(|g| groups[g].clone())
+        .collect();
+    let mut rows: Vec<(usize, Row)> = Vec::new();
+    for (i, &k) in order.iter().enumerate() {
+        let (c, pinned) = runs[k];
         if !budget.left_until(share) && (i > 0 || !budget.left_until(1.0)) {
             step.notes.push(format!(
-                "budget: measured {i} of {} runs ({} configurations × affinity {})",
+                "budget: measured {i} of {} runs ({} configurations × affinity {}, spread over the grid)",
                 runs.len(),
                 configs.len(),
                 if affinities.len() == 2 {
@@ -598,18 +614,23 @@ pub(super) fn stage_two<const W: usize>(
             runs.len(),
             secs * 1e3
         ));
-        step.rows.push(Row {
-            label: describe(&c),
-            config: Some(c),
-            events: moved,
-            secs,
-            cut,
-            pinned: Some(pinned),
-            switches: None,
-            repeats: Vec::new(),
-            cpu_share: run.cpu_share,
-        });
+        rows.push((
+            k,
+            Row {
+                label: describe(&c),
+                config: Some(c),
+                events: moved,
+                secs,
+                cut,
+                pinned: Some(pinned),
+                switches: None,
+                repeats: Vec::new(),
+                cpu_share: run.cpu_share,
+            },
+        ));
     }
+    rows.sort_by_key(|&(k, _)| k);
+    step.rows.extend(rows.into_iter().map(|(_, r)| r));
     let kept = step.row_of(&incumbent.0, Some(incumbent.1));
     settle(&mut step, kept, budget, STEP_ENDS[step_index], &mut |row| {
         let c = row.config.ok_or("settling a row without a configuration")?;
