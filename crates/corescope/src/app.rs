@@ -234,6 +234,11 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
     if let Some(rf) = &a.run_file {
         store::check_writable(rf).map_err(|e| anyhow!("--run-file: {e}"))?;
     }
+    let against = a
+        .against
+        .iter()
+        .map(|f| read_against(f))
+        .collect::<Result<Vec<_>>>()?;
     let topo = topology::detect().context("could not read this machine's topology")?;
     let clock = session::calibrated_clock(Profile::Quick, &topo, false);
     let header = session::header(topo.clone(), &clock, Profile::Default);
@@ -245,6 +250,7 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         options: Some(tune::Options {
             event_bytes,
             budget_s,
+            against,
         }),
     };
     // The tuner keeps to its own budget; the runner's deadline is a backstop.
@@ -293,6 +299,26 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         out_text(&format!("run file: {}\n", rf.display()))?;
     }
     Ok(())
+}
+
+/// A configuration file given to `tune channel --against`: JSON that
+/// `hspc::Config` reads, valid for the tuner's 24-byte events.
+fn read_against(file: &std::path::Path) -> Result<tune::Against> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("--against {}: cannot read it", file.display()))?;
+    let config: hspc::Config = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "--against {}: not a channel configuration (JSON as `tune channel` writes it)",
+            file.display()
+        )
+    })?;
+    config
+        .geometry_for(tune::DEFAULT_EVENT_BYTES, 8)
+        .map_err(|e| anyhow!("--against {}: {e}", file.display()))?;
+    Ok(tune::Against {
+        name: file.display().to_string(),
+        config,
+    })
 }
 
 /// "unknown probe" with a suggestion: a command when the word is a misspelt

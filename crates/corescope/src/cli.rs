@@ -266,6 +266,12 @@ pub struct TuneArgs {
     /// table, for `corescope report`.
     #[arg(long, value_name = "FILE")]
     pub run_file: Option<PathBuf>,
+    /// A configuration file (as `tune channel` writes, or the one in use) to race
+    /// in Stage Two beside the tuner's own contenders; the last line says how it
+    /// compares with this run's choice (e.g. an earlier run's pick, to see whether
+    /// two runs disagree or only cannot tell their picks apart). May be repeated.
+    #[arg(long, value_name = "FILE")]
+    pub against: Vec<PathBuf>,
 }
 
 /// Parse `--event-bytes`: a positive integer.

@@ -169,4 +169,65 @@ fn bad_input_is_refused_clearly() {
     );
     refused(&["tune", "channel", "--budget", "0"], "--budget 0");
     refused(&["tune", "pool"], "unknown tuning target 'pool'");
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.json");
+    let missing = missing.to_str().unwrap();
+    refused(&["tune", "channel", "--against", missing], "cannot read it");
+    let not_config = dir.path().join("run.json");
+    std::fs::write(&not_config, "{\"probes\": []}").unwrap();
+    refused(
+        &["tune", "channel", "--against", not_config.to_str().unwrap()],
+        "not a channel configuration",
+    );
+    let too_small = dir.path().join("small.json");
+    let tiny = hspc::Config::n_buffer(2, 8);
+    std::fs::write(&too_small, serde_json::to_string(&tiny).unwrap()).unwrap();
+    refused(
+        &["tune", "channel", "--against", too_small.to_str().unwrap()],
+        "--against",
+    );
+}
+
+#[test]
+fn a_configuration_given_against_is_raced_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let earlier = dir.path().join("earlier.json");
+    let c = hspc::Config::n_buffer(3, 16384).with_wait(hspc::WaitStrategy::SpinPause);
+    std::fs::write(&earlier, serde_json::to_string(&c).unwrap()).unwrap();
+    let out = dir.path().join("hspc.json");
+    let run_file = dir.path().join("run.json");
+    let assert = corescope()
+        .args(["tune", "channel", "--budget", "4", "--against"])
+        .arg(&earlier)
+        .arg("--out")
+        .arg(&out)
+        .arg("--run-file")
+        .arg(&run_file)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    let best = stdout
+        .lines()
+        .find(|l| l.contains("best:"))
+        .expect("a best line");
+    let named = format!("--against {}: ", earlier.display());
+    assert!(best.contains(&named), "{best}");
+    let run = corescope::store::load(&run_file).expect("run file loads");
+    let against = &run.probes[0].params["against"];
+    let recorded: hspc::Config =
+        serde_json::from_value(against[earlier.display().to_string()].clone())
+            .expect("the raced configuration is recorded");
+    assert_eq!(recorded, c);
+    // Stage Two ran it (it comes right after the incumbent) under its label.
+    let entry = &run.probes[0];
+    let labels: Vec<&str> = entry
+        .tables
+        .iter()
+        .filter(|t| t.name.starts_with("stage two"))
+        .flat_map(|t| t.rows.iter().filter_map(|r| r.first()?.as_str()))
+        .collect();
+    assert!(
+        labels.iter().any(|l| l.contains("(--against")),
+        "{labels:?}"
+    );
 }

@@ -123,6 +123,19 @@ pub struct Options {
     pub event_bytes: usize,
     /// Seconds the whole tuning may take.
     pub budget_s: f64,
+    /// Configurations to race in Stage Two's settling beside the tuner's own
+    /// contenders (`tune channel --against`).
+    pub against: Vec<Against>,
+}
+
+/// A configuration a user asked the tuner to race (an earlier run's choice, or
+/// the one in use), and what to call it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Against {
+    /// Its name in notes: the file it came from.
+    pub name: String,
+    /// The configuration; run pinned to the tuning pair when it has an affinity.
+    pub config: Config,
 }
 
 /// One measured configuration (or baseline line) of a step.
@@ -284,6 +297,13 @@ impl Step {
         }
     }
 
+    /// The row of a configuration a user asked to race, as Stage Two ran it.
+    fn against_row(&self, a: &Against) -> Option<usize> {
+        let (config, pinned) = a.as_run();
+        self.row_of(&config, Some(pinned))
+            .or_else(|| self.row_of(&config, Some(false)))
+    }
+
     /// The row of `config` run with `pinned`, if the step ran it.
     fn row_of(&self, config: &Config, pinned: Option<bool>) -> Option<usize> {
         self.rows
@@ -310,6 +330,21 @@ impl Step {
     /// the noise, or nothing was settled).
     pub fn tie(&self) -> Option<String> {
         settle::tie(self)
+    }
+}
+
+impl Against {
+    /// How Stage Two runs it: the configuration without its affinity, and
+    /// whether it is pinned (to the tuning pair, which may differ from the CPUs
+    /// the file names).
+    fn as_run(&self) -> (Config, bool) {
+        (
+            Config {
+                affinity: None,
+                ..self.config
+            },
+            self.config.affinity.is_some(),
+        )
     }
 }
 
@@ -554,36 +589,57 @@ pub fn tune_channel(
         _ => stage_one::<1024>(run_s, pair, &budget, progress),
     }?;
     // Stage Two: 128-byte events get the first half of what is left, 24-byte the rest.
-    let (s128, b128) = stage_two::<16>(run_s, one_best, pair, &budget, 5, progress)?;
-    let (s24, b24) = stage_two::<3>(run_s, one_best, pair, &budget, 6, progress)?;
+    let against = &opts.against;
+    let (s128, b128) = stage_two::<16>(run_s, one_best, against, pair, &budget, 5, progress)?;
+    let (s24, b24) = stage_two::<3>(run_s, one_best, against, pair, &budget, 6, progress)?;
+    let raced = |step: &Step| -> Vec<String> {
+        against
+            .iter()
+            .map(|a| match step.against_row(a) {
+                Some(i) => format!("--against {}: {}", a.name, settle::against(step, i)),
+                None => format!(
+                    "--against {}: not run in {} (see its notes)",
+                    a.name, step.title
+                ),
+            })
+            .collect()
+    };
+    let (raced24, raced128) = (raced(&s24), raced(&s128));
     let (tie24, tie128) = (s24.tie(), s128.tie());
     let tie_one = steps.last().and_then(Step::tie);
     steps.push(s128);
     steps.push(s24);
-    let (best, best_pinned, best_why, tie) = match (event_bytes, b24, b128) {
+    let (best, best_pinned, best_why, tie, raced) = match (event_bytes, b24, b128) {
         (24, Some((b, a)), _) => (
             b,
             a,
             "Stage Two's choice for 24-byte events".to_string(),
             tie24,
+            raced24,
         ),
         (128, _, Some((b, a))) => (
             b,
             a,
             "Stage Two's choice for 128-byte events".to_string(),
             tie128,
+            raced128,
         ),
         _ => (
             one_best,
             cpus.0.is_some(),
             format!("Stage One's choice for {event_bytes}-byte events"),
             tie_one,
+            // Stage One does not race them; Stage Two's notes say where they stand.
+            Vec::new(),
         ),
     };
     let mut best_why = format!("{best_why}, affinity {}", affinity_name(best_pinned));
     if let Some(t) = tie {
         // Another run may pick the runner-up: say so rather than claim a winner.
         best_why.push_str(&format!("; {t}"));
+    }
+    for r in raced {
+        best_why.push_str(&format!("; {r}"));
     }
     // The affinity it was measured with goes into the configuration.
     let best = Config {
@@ -649,6 +705,7 @@ impl Probe for ChannelTune {
         let opts = self.options.clone().unwrap_or(Options {
             event_bytes: DEFAULT_EVENT_BYTES,
             budget_s: ctx.profile.pick(quick, default, full),
+            against: Vec::new(),
         });
         let budget_s = opts.budget_s.min(ctx.budget_s);
         let event_bytes = event_size_for(opts.event_bytes).map_err(ProbeError::Failed)?;
@@ -666,7 +723,14 @@ impl Probe for ChannelTune {
             .param("tune_budget_s", budget_s)
             .param("placement", placement)
             .param("cpus", [cpus.0, cpus.1])
-            .param("work_steps_per_call", WORK_STEPS))
+            .param("work_steps_per_call", WORK_STEPS)
+            .param(
+                "against",
+                opts.against
+                    .iter()
+                    .map(|a| (a.name.as_str(), &a.config))
+                    .collect::<std::collections::BTreeMap<_, _>>(),
+            ))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
@@ -678,6 +742,11 @@ impl Probe for ChannelTune {
         let opts = Options {
             event_bytes: p.event_bytes,
             budget_s: p.budget_s.min(left_s),
+            against: self
+                .options
+                .as_ref()
+                .map(|o| o.against.clone())
+                .unwrap_or_default(),
         };
         let counts = Mutex::new(TuneCounts::default());
         let report = tune_channel(&opts, &ctx.plan.topo, Some(&counts), &mut |_| {});

@@ -87,8 +87,9 @@ fn affordable(window_s: f64, run_s: f64) -> usize {
 
 /// The step's contenders, fastest first: configured rows that moved events, within
 /// [`CONTENDER_SPAN`] of the fastest, at most `most`; the incumbent always (in
-/// place of the last when they are too many).
-fn contenders(step: &Step, incumbent: Option<usize>, most: usize) -> Vec<usize> {
+/// place of the last when they are too many), and every `forced` row (the
+/// configurations a user asked to race, `tune channel --against`) beyond `most`.
+fn contenders(step: &Step, incumbent: Option<usize>, forced: &[usize], most: usize) -> Vec<usize> {
     let mut ranked: Vec<usize> = (0..step.rows.len())
         .filter(|&i| step.rows[i].config.is_some() && step.rows[i].events > 0)
         .collect();
@@ -101,8 +102,11 @@ fn contenders(step: &Step, incumbent: Option<usize>, most: usize) -> Vec<usize> 
         return ranked;
     };
     let limit = step.rows[first].per_event() * CONTENDER_SPAN;
+    let is_forced = |i: usize| forced.contains(&i) && Some(i) != incumbent;
     let mut picked: Vec<usize> = ranked
-        .into_iter()
+        .iter()
+        .copied()
+        .filter(|&i| !is_forced(i))
         .filter(|&i| step.rows[i].per_event() <= limit || Some(i) == incumbent)
         .collect();
     if let Some(inc) = incumbent.filter(|i| picked.contains(i)) {
@@ -111,6 +115,7 @@ fn contenders(step: &Step, incumbent: Option<usize>, most: usize) -> Vec<usize> 
         picked.push(inc);
     }
     picked.truncate(most);
+    picked.extend(ranked.into_iter().filter(|&i| is_forced(i)));
     picked
 }
 
@@ -204,8 +209,8 @@ impl Chosen {
     }
 }
 
-/// Settle a step's choice (see the module text): the contenders, and `incumbent`
-/// (a row), run again in rounds, the order rotated each round, until every one
+/// Settle a step's choice (see the module text): the contenders, `incumbent`
+/// (a row) and the `forced` rows, run again in rounds, the order rotated each round, until every one
 /// still running is either separated from the leader (then it stops) or
 /// equivalent to it, or [`SETTLE_ROUNDS`]`.1` rounds ran; after the first
 /// [`SETTLE_ROUNDS`]`.0` rounds, also when the budget reaches `share`. The repeats
@@ -214,6 +219,7 @@ impl Chosen {
 pub(super) fn settle(
     step: &mut Step,
     incumbent: Option<usize>,
+    forced: &[usize],
     budget: &Budget,
     share: f64,
     run: &mut dyn FnMut(&Row) -> Result<f64, String>,
@@ -225,7 +231,7 @@ pub(super) fn settle(
         .map(|r| r.secs)
         .collect();
     let most = affordable(budget.left_s_until(share), median(&sweep_s));
-    let all = contenders(step, incumbent, most);
+    let all = contenders(step, incumbent, forced, most);
     if all.len() < 2 {
         return Ok(());
     }
@@ -461,6 +467,32 @@ pub(super) fn tie(step: &Step) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(", and "))
 }
 
+/// Where row `i` (a configuration a user asked to race) stands against the
+/// step's choice, in words: the choice itself, or its paired ratio, interval and
+/// verdict.
+pub(super) fn against(step: &Step, i: usize) -> String {
+    let Some(s) = step.settled.as_ref() else {
+        return "not repeated: the step settled nothing (budget)".into();
+    };
+    if i == s.faster {
+        return "this run's choice".into();
+    }
+    match s.others.iter().find(|v| v.row == i) {
+        Some(v) => {
+            let r = v.comparison.ratio;
+            format!(
+                "takes {:.3}× as long per event as the choice (95 % CI {:.3}–{:.3}, {} rounds): {}",
+                r.value,
+                r.lo,
+                r.hi,
+                r.n,
+                verdict(&v.comparison)[0]
+            )
+        }
+        None => "not repeated with the choice (budget)".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::Step;
@@ -515,7 +547,7 @@ mod tests {
         // The first single run made the slower configuration look faster.
         let mut step = configs(&[(1024, 1.3e-5), (4096, 1.0e-5)]);
         let mut k = 0u32;
-        settle(&mut step, None, &budget(), 1.0, &mut |row| {
+        settle(&mut step, None, &[], &budget(), 1.0, &mut |row| {
             k += 1;
             let wobble = 1.0 + 0.01 * f64::from(k % 3);
             Ok(wobble * if bytes(row) == 1024 { 1.0e-8 } else { 1.2e-8 })
@@ -546,7 +578,7 @@ mod tests {
         ]);
         step.rows[4].label = "far behind".into();
         let mut k = 0u64;
-        settle(&mut step, None, &budget(), 1.0, &mut |row| {
+        settle(&mut step, None, &[], &budget(), 1.0, &mut |row| {
             k += 1;
             // Deterministic wobble of ±0.5 %, the same mean for the first three.
             let wobble = 1.0 + 0.005 * ((k * 7 % 5) as f64 - 2.0) / 2.0;
@@ -577,7 +609,7 @@ mod tests {
     #[test]
     fn a_lucky_single_run_does_not_beat_the_settled_choice() {
         let mut step = configs(&[(1024, 1.0e-5), (4096, 1.01e-5)]);
-        settle(&mut step, None, &budget(), 1.0, &mut |_| Ok(1.2e-8)).unwrap();
+        settle(&mut step, None, &[], &budget(), 1.0, &mut |_| Ok(1.2e-8)).unwrap();
         // A configuration measured once, by chance faster than both medians.
         let mut lucky = step.rows[0].clone();
         lucky.label = "lucky".into();
@@ -599,7 +631,7 @@ mod tests {
     fn settling_says_when_contenders_cannot_be_told_apart() {
         let mut step = configs(&[(1024, 1.0e-5), (4096, 1.1e-5)]);
         let mut k = 0u32;
-        settle(&mut step, None, &budget(), 1.0, &mut |_| {
+        settle(&mut step, None, &[], &budget(), 1.0, &mut |_| {
             k += 1;
             Ok(1e-8 * (1.0 + 0.2 * f64::from(k % 5) - 0.4))
         })
@@ -623,7 +655,7 @@ mod tests {
             total: 1.0,
             run_limit_s: 1.0,
         };
-        settle(&mut step, None, &spent, 1.0, &mut |_| Ok(1.0)).unwrap();
+        settle(&mut step, None, &[], &spent, 1.0, &mut |_| Ok(1.0)).unwrap();
         assert!(step.rows.iter().all(|r| r.repeats.is_empty()));
         assert!(step.settled.is_none());
         assert!(
@@ -645,7 +677,7 @@ mod tests {
         // Equal speeds; the incumbent's sweep run was unlucky (and outside the span).
         let mut step = configs(&[(1024, 1.0e-5), (2048, 1.05e-5), (4096, 2.0e-5)]);
         let mut k = 0;
-        settle(&mut step, Some(2), &budget(), 1.0, &mut |_| {
+        settle(&mut step, Some(2), &[], &budget(), 1.0, &mut |_| {
             Ok(wobble(&mut k) * 1.0e-8)
         })
         .unwrap();
@@ -664,7 +696,7 @@ mod tests {
         // The same, but 2048 B is 20 % faster: the step leaves its incumbent.
         let mut step = configs(&[(1024, 1.0e-5), (2048, 1.05e-5), (4096, 2.0e-5)]);
         let mut k = 0;
-        settle(&mut step, Some(2), &budget(), 1.0, &mut |row| {
+        settle(&mut step, Some(2), &[], &budget(), 1.0, &mut |row| {
             let per = if bytes(row) == 2048 { 0.8e-8 } else { 1.0e-8 };
             Ok(wobble(&mut k) * per)
         })
@@ -694,7 +726,7 @@ mod tests {
         };
         let mut step = configs(&sweep);
         let mut k = 0;
-        settle(&mut step, Some(1), &budget(), 1.0, &mut |row| {
+        settle(&mut step, Some(1), &[], &budget(), 1.0, &mut |row| {
             Ok(wobble(&mut k) * per(row))
         })
         .unwrap();
@@ -715,7 +747,7 @@ mod tests {
         // Without an incumbent, the same rule among the contenders.
         let mut step = configs(&[(65536, 0.9e-5), (16384, 1.0e-5), (4096, 1.0e-5)]);
         let mut k = 0;
-        settle(&mut step, None, &budget(), 1.0, &mut |_| {
+        settle(&mut step, None, &[], &budget(), 1.0, &mut |_| {
             Ok(wobble(&mut k) * 1.0e-8)
         })
         .unwrap();
@@ -727,12 +759,40 @@ mod tests {
     fn the_incumbent_takes_the_last_place_among_many_contenders() {
         let sweep: Vec<(usize, f64)> = (0..8).map(|i| (1000 + i, 1.0e-5)).collect();
         let step = configs(&sweep);
-        let c = contenders(&step, Some(7), CONTENDERS);
+        let c = contenders(&step, Some(7), &[], CONTENDERS);
         assert_eq!(c.len(), CONTENDERS);
         assert_eq!(c.last(), Some(&7));
-        assert_eq!(contenders(&step, None, CONTENDERS).len(), CONTENDERS);
-        let c = contenders(&step, Some(7), 2);
+        assert_eq!(contenders(&step, None, &[], CONTENDERS).len(), CONTENDERS);
+        let c = contenders(&step, Some(7), &[], 2);
         assert_eq!(c, vec![0, 7]);
+    }
+
+    #[test]
+    fn a_raced_configuration_is_settled_and_compared_with_the_choice() {
+        // Row 5 (32768 B) is far behind in its one sweep run, so only being
+        // raced makes it a contender, beyond the most the budget affords.
+        let step = configs(&FOUR_ALIKE_ONE_CLOSE_ONE_BEHIND);
+        let c = contenders(&step, Some(0), &[5, 0], 2);
+        assert_eq!(c, vec![1, 0, 5]);
+        let mut step = configs(&FOUR_ALIKE_ONE_CLOSE_ONE_BEHIND);
+        let mut k = 0;
+        settle(&mut step, Some(0), &[5], &budget(), 1.0, &mut |row| {
+            let per = if bytes(row) == 32768 { 1.2e-8 } else { 1.0e-8 };
+            Ok(wobble(&mut k) * per)
+        })
+        .unwrap();
+        assert!(step.rows[5].repeats.len() >= 2, "the raced row ran again");
+        let words = against(&step, 5);
+        assert!(
+            words.starts_with("takes 1.2") && words.ends_with("slower"),
+            "{words}"
+        );
+        assert_eq!(
+            against(&step, step.settled.as_ref().unwrap().faster),
+            "this run's choice"
+        );
+        let unsettled = configs(&FOUR_ALIKE_ONE_CLOSE_ONE_BEHIND);
+        assert!(against(&unsettled, 5).contains("settled nothing"));
     }
 
     #[test]
@@ -749,7 +809,7 @@ mod tests {
     fn configurations_run_once_within_the_runs_spread_are_named() {
         let mut step = configs(&FOUR_ALIKE_ONE_CLOSE_ONE_BEHIND);
         let mut k = 0u64;
-        settle(&mut step, None, &budget(), 1.0, &mut |_| {
+        settle(&mut step, None, &[], &budget(), 1.0, &mut |_| {
             k += 1;
             // ±10 %: one configuration's runs stray up to 1.1× their median.
             Ok(1.0e-8 * (1.0 + 0.05 * ((k * 3 % 5) as f64 - 2.0)))
@@ -775,7 +835,7 @@ mod tests {
         });
         assert_eq!(standing(&step, 0), None, "nothing settled yet");
         let mut k = 0u64;
-        settle(&mut step, None, &budget(), 1.0, &mut |row| {
+        settle(&mut step, None, &[], &budget(), 1.0, &mut |row| {
             k += 1;
             let per = if bytes(row) == 8192 { 1.3e-8 } else { 1.0e-8 };
             Ok(per * (1.0 + 0.005 * ((k * 3 % 5) as f64 - 2.0)))

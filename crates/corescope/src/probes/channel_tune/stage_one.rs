@@ -311,7 +311,7 @@ impl Sweeper<'_, '_> {
             self.progress,
         )?;
         let kept = step.row_of(&incumbent, None);
-        settle(&mut step, kept, budget, STEP_ENDS[i], &mut |row| {
+        settle(&mut step, kept, &[], budget, STEP_ENDS[i], &mut |row| {
             let c = row.config.ok_or("settling a row without a configuration")?;
             let run = channel_run::<N>(c, events_for::<N>(&c, m), cpus, budget.run_cut())?;
             Ok(run.secs / run.moved.max(1) as f64)

@@ -487,11 +487,45 @@ fn stage_two_configs(layout: Config, event_bytes: usize) -> Vec<Config> {
         .collect()
 }
 
+/// The runs of the configurations a user asked to race that can carry `W`-word
+/// events; a note says why any other cannot.
+fn raced_runs<const W: usize>(
+    against: &[Against],
+    cpus: Pair<'_>,
+    notes: &mut Vec<String>,
+) -> Vec<(Config, bool)> {
+    let can_pin = cpus.cpus.0.is_some() || cpus.cpus.1.is_some();
+    let mut runs = Vec::new();
+    for a in against {
+        let (config, pinned) = a.as_run();
+        if let Err(e) = config.validate::<Prof<W>>() {
+            notes.push(format!(
+                "--against {}: not run: {e} ({}-byte events)",
+                a.name,
+                W * 8
+            ));
+            continue;
+        }
+        if pinned && !can_pin {
+            notes.push(format!(
+                "--against {}: run unpinned (no CPU pair to pin to here)",
+                a.name
+            ));
+        }
+        let run = (config, pinned && can_pin);
+        if !runs.contains(&run) {
+            runs.push(run);
+        }
+    }
+    runs
+}
+
 /// Stage Two for `W`-word events; returns the step and its fastest configuration
 /// with its affinity (true: pinned).
 pub(super) fn stage_two<const W: usize>(
     run_s: f64,
     layout: Config,
+    against: &[Against],
     cpus: Pair<'_>,
     budget: &Budget,
     step_index: usize,
@@ -564,26 +598,39 @@ pub(super) fn stage_two<const W: usize>(
         },
         affinities[0],
     );
-    let runs: Vec<(Config, bool)> = std::iter::once(incumbent)
+    // Configurations a user asked to race run right after the incumbent, as
+    // they are (pinned when they name an affinity), if they carry these events.
+    let raced = raced_runs::<W>(against, cpus, &mut step.notes);
+    let first: Vec<(Config, bool)> = std::iter::once(incumbent)
+        .chain(raced.iter().copied().filter(|&r| r != incumbent))
+        .collect();
+    let runs: Vec<(Config, bool)> = first
+        .iter()
+        .copied()
         .chain(
             configs
                 .iter()
                 .flat_map(|&c| affinities.iter().map(move |&a| (c, a)))
-                .filter(|&run| run != incumbent),
+                .filter(|run| !first.contains(run)),
         )
         .collect();
-    // A configuration's runs (affinity on, off) stay together; the
-    // configurations run spread over the grid (see `spread_order`), the
-    // incumbent's first.
+    // A configuration's runs (affinity on, off) stay together; the grid's
+    // configurations run spread over it (see `spread_order`), after the
+    // incumbent and the raced ones.
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (i, run) in runs.iter().enumerate() {
         match groups.last_mut() {
-            Some(g) if runs[g[0]].0 == run.0 => g.push(i),
+            Some(g) if i >= first.len() && runs[g[0]].0 == run.0 => g.push(i),
             _ => groups.push(vec![i]),
         }
     }
-    let order: Vec<usize> = spread_order(groups.len())
-        .into_iter()
+    let fixed = first.len().min(groups.len());
+    let order: Vec<usize> = (0..fixed)
+        .chain(
+            spread_order(groups.len() - fixed)
+                .into_iter()
+                .map(|g| g + fixed),
+        )
         .flat_map(|g| groups[g].clone())
         .collect();
     let mut rows: Vec<(usize, Row)> = Vec::new();
@@ -632,16 +679,34 @@ pub(super) fn stage_two<const W: usize>(
     rows.sort_by_key(|&(k, _)| k);
     step.rows.extend(rows.into_iter().map(|(_, r)| r));
     let kept = step.row_of(&incumbent.0, Some(incumbent.1));
-    settle(&mut step, kept, budget, STEP_ENDS[step_index], &mut |row| {
-        let c = row.config.ok_or("settling a row without a configuration")?;
-        let pair = if row.pinned == Some(true) {
-            cpus
-        } else {
-            cpus.unpinned()
-        };
-        let run = fib_channel::<W>(c, n, pair, &reference, budget.run_cut())?;
-        Ok(run.secs / run.moved.max(1) as f64)
-    })?;
+    let forced: Vec<usize> = raced
+        .iter()
+        .filter_map(|(c, pinned)| step.row_of(c, Some(*pinned)))
+        .collect();
+    for a in against {
+        if let Some(i) = step.against_row(a) {
+            step.rows[i]
+                .label
+                .push_str(&format!(" (--against {})", a.name));
+        }
+    }
+    settle(
+        &mut step,
+        kept,
+        &forced,
+        budget,
+        STEP_ENDS[step_index],
+        &mut |row| {
+            let c = row.config.ok_or("settling a row without a configuration")?;
+            let pair = if row.pinned == Some(true) {
+                cpus
+            } else {
+                cpus.unpinned()
+            };
+            let run = fib_channel::<W>(c, n, pair, &reference, budget.run_cut())?;
+            Ok(run.secs / run.moved.max(1) as f64)
+        },
+    )?;
     if let Some(note) = affinity_note(&step) {
         step.notes.push(note);
     }
