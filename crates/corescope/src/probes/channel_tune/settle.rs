@@ -9,10 +9,10 @@
 //! The step moves away from its incumbent only to a contender that is faster
 //! beyond the noise (seed 004 builds each step on the one before; a flat step
 //! keeps what it was given, so runs of the tuner agree where the machine shows no
-//! difference). Among the contenders faster than the incumbent that it cannot
-//! tell from the fastest of them, it takes the one whose buffers take the fewest
-//! bytes (the parsimony rule; see [`choose`]), so a flat top does not make runs
-//! pick at random. What the data could not separate from the choice is named, so
+//! difference). Among the contenders faster than the incumbent that the runs
+//! show equivalent to the fastest of them, it takes the one whose buffers take
+//! the fewest bytes (the parsimony rule; see [`choose`]), so a flat top does not
+//! make runs pick at random. What the data could not separate from the choice is named, so
 //! another run that picks one of those is not a contradiction.
 
 use super::{affinity_name, Budget, Row, Step};
@@ -34,8 +34,8 @@ pub const SETTLE_ROUNDS: (usize, usize) = (6, 12);
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settled {
     /// Row of the choice: the incumbent, or, among the contenders faster than it
-    /// beyond the noise, the one with the fewest bytes of buffers of those not
-    /// slower than the fastest of them beyond the noise (see [`choose`]).
+    /// beyond the noise, the one with the fewest bytes of buffers of the fastest
+    /// and those equivalent to it (see [`choose`]).
     pub faster: usize,
     /// The choice is the incumbent: no contender was faster beyond the noise.
     pub kept: bool,
@@ -153,12 +153,15 @@ fn footprint_bytes(row: &Row) -> usize {
 /// The choice among `all` after the rounds, and the fastest median among the
 /// candidates. The candidates are the contenders faster than the incumbent
 /// beyond the noise (the incumbent itself is kept when there are none, or when it
-/// leads), or, with no incumbent, the contenders still running. Of the
-/// candidates not slower than the fastest beyond the noise, the one whose
-/// buffers take the fewest bytes is chosen (then the earliest in the step's
-/// grid): the parsimony rule of model selection (Breiman et al. 1984, the
-/// "one-standard-error" rule), so that runs which cannot tell the fastest few
-/// apart still agree, and the buffers leave the most cache to the program.
+/// leads), or, with no incumbent, the contenders still running. Of the fastest
+/// candidate and those shown equivalent to it (paired interval within ±3 %), the
+/// one whose buffers take the fewest bytes is chosen (then the earliest in the
+/// step's grid): the parsimony rule of model selection (Breiman et al. 1984, the
+/// "one-standard-error" rule), so that runs which find the fastest few alike
+/// still agree, and the buffers leave the most cache to the program. A
+/// candidate the runs merely could not separate is not enough: in one sitting
+/// such a pick (3 × 64 KiB over 3 × 1 MB, interval 0.83–1.005) was slower beyond
+/// the noise in the next run.
 fn choose(step: &Step, incumbent: Option<usize>, live: &[usize]) -> Chosen {
     let lead = leader(step, live);
     let candidates: Vec<usize> = match incumbent {
@@ -174,15 +177,15 @@ fn choose(step: &Step, incumbent: Option<usize>, live: &[usize]) -> Chosen {
         return Chosen::kept(incumbent.unwrap_or(lead));
     }
     let fastest = leader(step, &candidates);
-    let behind: Vec<usize> = versus(step, fastest, &candidates)
+    let alike: Vec<usize> = versus(step, fastest, &candidates)
         .iter()
-        .filter(|v| v.slower_beyond_noise())
+        .filter(|v| v.comparison.outcome == Outcome::Equivalent)
         .map(|v| v.row)
+        .chain(std::iter::once(fastest))
         .collect();
-    let row = candidates
+    let row = alike
         .iter()
         .copied()
-        .filter(|i| !behind.contains(i))
         .min_by_key(|&i| (footprint_bytes(&step.rows[i]), i))
         .unwrap_or(fastest);
     Chosen {
@@ -359,7 +362,7 @@ fn settled_note(step: &Step, s: &Settled, contenders: usize) -> String {
             " (the incumbent, kept: no contender was faster beyond the noise)".to_string()
         } else if s.fastest != s.faster {
             format!(
-                " (its buffers take the fewest bytes of those not slower beyond the noise than the fastest median, {})",
+                " (its buffers take the fewest bytes of those equivalent to the fastest median, {})",
                 name(&step.rows[s.fastest])
             )
         } else {
@@ -743,6 +746,27 @@ mod tests {
                 "{note}"
             );
         }
+
+        // A smaller candidate the runs cannot separate from the fastest, but do
+        // not show equivalent either (its runs swing ±8 %), is not enough.
+        let mut step = configs(&sweep);
+        let (mut k, mut j) = (0, 0u64);
+        settle(&mut step, Some(1), &[], &budget(), 1.0, &mut |row| {
+            Ok(match bytes(row) {
+                8192 => wobble(&mut k) * 1.3e-8,
+                1024 => wobble(&mut k) * 1.1e-8,
+                65536 => wobble(&mut k) * 0.98e-8,
+                _ => {
+                    j += 1;
+                    (1.0 + 0.08 * ((j * 3 % 5) as f64 - 2.0) / 2.0) * 1.0e-8
+                }
+            })
+        })
+        .unwrap();
+        let s = step.settled.clone().unwrap();
+        let swinging = s.others.iter().find(|v| v.row == 2).unwrap();
+        assert_eq!(swinging.comparison.outcome, Outcome::Inconclusive, "{s:?}");
+        assert_eq!(step.best().unwrap().label, "65536 B", "{s:?}");
 
         // Without an incumbent, the same rule among the contenders.
         let mut step = configs(&[(65536, 0.9e-5), (16384, 1.0e-5), (4096, 1.0e-5)]);
