@@ -8,19 +8,32 @@ fn corescope() -> Command {
     Command::cargo_bin("corescope").expect("binary built")
 }
 
-#[test]
-fn a_small_budget_writes_a_config_hspc_reads() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("hspc.json");
-    let run_file = dir.path().join("run.json");
+/// `tune channel` with `args` and a budget of `budget_s` into `dir`: its stdout,
+/// the configuration file and the run file it wrote.
+fn tune(
+    dir: &std::path::Path,
+    budget_s: &str,
+    args: &[&std::ffi::OsStr],
+) -> (String, std::path::PathBuf, std::path::PathBuf) {
+    let out = dir.join("hspc.json");
+    let run_file = dir.join("run.json");
     let assert = corescope()
-        .args(["tune", "channel", "--budget", "3", "--out"])
+        .args(["tune", "channel", "--budget", budget_s])
+        .args(args)
+        .arg("--out")
         .arg(&out)
         .arg("--run-file")
         .arg(&run_file)
         .assert()
         .success();
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    (stdout, out, run_file)
+}
+
+#[test]
+fn a_small_budget_writes_a_config_hspc_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (stdout, out, run_file) = tune(dir.path(), "3", &[]);
     for line in [
         "stage one: baseline",
         "stage one: producer stack offset (loop 2)",
@@ -194,18 +207,7 @@ fn a_configuration_given_against_is_raced_and_named() {
     let earlier = dir.path().join("earlier.json");
     let c = hspc::Config::n_buffer(3, 16384).with_wait(hspc::WaitStrategy::SpinPause);
     std::fs::write(&earlier, serde_json::to_string(&c).unwrap()).unwrap();
-    let out = dir.path().join("hspc.json");
-    let run_file = dir.path().join("run.json");
-    let assert = corescope()
-        .args(["tune", "channel", "--budget", "4", "--against"])
-        .arg(&earlier)
-        .arg("--out")
-        .arg(&out)
-        .arg("--run-file")
-        .arg(&run_file)
-        .assert()
-        .success();
-    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    let (stdout, _, run_file) = tune(dir.path(), "4", &["--against".as_ref(), earlier.as_ref()]);
     let best = stdout
         .lines()
         .find(|l| l.contains("best:"))
