@@ -520,6 +520,29 @@ fn raced_runs<const W: usize>(
     runs
 }
 
+/// The order of Stage Two's `runs` (indices): the first `fixed` (the incumbent
+/// and the raced configurations) in turn, then the grid's configurations spread
+/// over it (see [`spread_order`]), a configuration's runs (affinity on, off)
+/// together.
+fn run_order(runs: &[(Config, bool)], fixed: usize) -> Vec<usize> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        match groups.last_mut() {
+            Some(g) if i >= fixed && g[0] >= fixed && runs[g[0]].0 == run.0 => g.push(i),
+            _ => groups.push(vec![i]),
+        }
+    }
+    let fixed = fixed.min(groups.len());
+    (0..fixed)
+        .chain(
+            spread_order(groups.len() - fixed)
+                .into_iter()
+                .map(|g| g + fixed),
+        )
+        .flat_map(|g| groups[g].clone())
+        .collect()
+}
+
 /// Stage Two for `W`-word events; returns the step and its fastest configuration
 /// with its affinity (true: pinned).
 pub(super) fn stage_two<const W: usize>(
@@ -614,25 +637,7 @@ pub(super) fn stage_two<const W: usize>(
                 .filter(|run| !first.contains(run)),
         )
         .collect();
-    // A configuration's runs (affinity on, off) stay together; the grid's
-    // configurations run spread over it (see `spread_order`), after the
-    // incumbent and the raced ones.
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    for (i, run) in runs.iter().enumerate() {
-        match groups.last_mut() {
-            Some(g) if i >= first.len() && runs[g[0]].0 == run.0 => g.push(i),
-            _ => groups.push(vec![i]),
-        }
-    }
-    let fixed = first.len().min(groups.len());
-    let order: Vec<usize> = (0..fixed)
-        .chain(
-            spread_order(groups.len() - fixed)
-                .into_iter()
-                .map(|g| g + fixed),
-        )
-        .flat_map(|g| groups[g].clone())
-        .collect();
+    let order = run_order(&runs, first.len());
     let mut rows: Vec<(usize, Row)> = Vec::new();
     for (i, &k) in order.iter().enumerate() {
         let (c, pinned) = runs[k];
@@ -771,6 +776,43 @@ mod tests {
         }
         let wrong = fib_vec_batches::<3>(13, (64, 2), pair, &reference).unwrap_err();
         assert!(wrong.contains("differs"), "{wrong}");
+    }
+
+    #[test]
+    fn stage_two_runs_the_incumbent_and_raced_first_then_the_grid_spread_in_pairs() {
+        let c = |b: usize| Config::n_buffer(3, b);
+        // The incumbent (pinned), one raced configuration, then 4 configurations
+        // × affinity on, off.
+        let mut runs = vec![(c(4096), true), (c(1_000_000), true)];
+        for b in [1024, 4096, 16384, 65536] {
+            for a in [true, false] {
+                if !runs.contains(&(c(b), a)) {
+                    runs.push((c(b), a));
+                }
+            }
+        }
+        let order = run_order(&runs, 2);
+        assert_eq!(&order[..2], &[0, 1]);
+        let mut seen = order.clone();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..runs.len()).collect::<Vec<_>>(), "each run once");
+        // A configuration's two runs stay next to each other.
+        for w in order[2..].windows(2) {
+            if runs[w[0]].0 == runs[w[1]].0 {
+                assert!(runs[w[0]].1 && !runs[w[1]].1);
+            }
+        }
+        let first_grid = runs[order[2]].0.buffer_bytes;
+        let second_grid = order[2..]
+            .iter()
+            .map(|&k| runs[k].0.buffer_bytes)
+            .find(|&b| b != first_grid)
+            .unwrap();
+        assert_ne!(
+            (first_grid, second_grid),
+            (1024, 4096),
+            "spread, not in grid order"
+        );
     }
 
     #[test]
