@@ -248,6 +248,22 @@ struct Run {
 }
 
 impl Row {
+    /// A line run once: `events` in `secs`, not cut, not repeated, with nothing
+    /// else recorded (the fields a caller has are set with `..Row::once(…)`).
+    pub fn once(label: impl Into<String>, config: Option<Config>, events: u64, secs: f64) -> Self {
+        Self {
+            label: label.into(),
+            config,
+            events,
+            secs,
+            cut: false,
+            pinned: None,
+            switches: None,
+            repeats: Vec::new(),
+            cpu_share: None,
+        }
+    }
+
     /// Seconds per event: of the run, or the median over it and its repeats.
     pub fn per_event(&self) -> f64 {
         let first = self.secs / self.events.max(1) as f64;

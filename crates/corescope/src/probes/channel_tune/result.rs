@@ -225,15 +225,8 @@ mod tests {
 
     fn row(label: &str, config: Option<Config>, secs: f64, pinned: Option<bool>) -> Row {
         Row {
-            label: label.into(),
-            config,
-            events: 1000,
-            secs,
-            cut: false,
             pinned,
-            switches: None,
-            repeats: Vec::new(),
-            cpu_share: None,
+            ..Row::once(label, config, 1000, secs)
         }
     }
 

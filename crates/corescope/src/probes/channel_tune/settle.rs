@@ -507,17 +507,12 @@ mod tests {
     fn configs(sweep: &[(usize, f64)]) -> Step {
         let mut step = Step::new("stage one: test");
         for &(b, secs) in sweep {
-            step.rows.push(Row {
-                label: format!("{b} B"),
-                config: Some(Config::n_buffer(3, b)),
-                events: 1000,
+            step.rows.push(Row::once(
+                format!("{b} B"),
+                Some(Config::n_buffer(3, b)),
+                1000,
                 secs,
-                cut: false,
-                pinned: None,
-                switches: None,
-                repeats: Vec::new(),
-                cpu_share: None,
-            });
+            ));
         }
         step
     }

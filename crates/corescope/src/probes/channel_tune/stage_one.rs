@@ -202,15 +202,9 @@ fn sweep<const N: usize>(
         rows.push((
             k,
             Row {
-                label: describe(c),
-                config: Some(*c),
-                events: moved,
-                secs,
                 cut: moved < events,
-                pinned: None,
                 switches: run.switches,
-                repeats: Vec::new(),
-                cpu_share: None,
+                ..Row::once(describe(c), Some(*c), moved, secs)
             },
         ));
     }
@@ -233,17 +227,7 @@ fn baseline_step<const N: usize>(m: u64, cpus: Pair<'_>, progress: &mut dyn FnMu
             .join()
             .unwrap_or(f64::NAN)
         });
-        base.rows.push(Row {
-            label: label.into(),
-            config: None,
-            events: m,
-            secs,
-            cut: false,
-            pinned: None,
-            switches: None,
-            repeats: Vec::new(),
-            cpu_share: None,
-        });
+        base.rows.push(Row::once(label, None, m, secs));
         secs
     };
     let p = alone("producer alone", baseline_producer::<N>, cpus.cpus.0);
@@ -258,17 +242,8 @@ fn baseline_step<const N: usize>(m: u64, cpus: Pair<'_>, progress: &mut dyn FnMu
         baseline / m as f64 * 1e9
     ));
     let par = baseline_parallel::<N>(m, cpus).min(baseline_parallel::<N>(m, cpus));
-    base.rows.push(Row {
-        label: "p0: both at once, sharing nothing".into(),
-        config: None,
-        events: m,
-        secs: par,
-        cut: false,
-        pinned: None,
-        switches: None,
-        repeats: Vec::new(),
-        cpu_share: None,
-    });
+    base.rows
+        .push(Row::once("p0: both at once, sharing nothing", None, m, par));
     progress(&format!(
         "stage one: baseline {:.1} ms, p0 {:.1} ms",
         baseline * 1e3,

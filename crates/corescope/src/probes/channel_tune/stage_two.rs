@@ -566,33 +566,20 @@ pub(super) fn stage_two<const W: usize>(
     let events = reference.events;
     for (label, secs) in lines {
         step.rows.push(Row {
-            label: label.into(),
-            config: None,
-            events,
-            secs,
-            cut: false,
             pinned: Some(cpus.cpus.0.is_some()),
-            switches: None,
-            repeats: Vec::new(),
-            cpu_share: None,
+            ..Row::once(label, None, events, secs)
         });
     }
     // The container-library line: the layout's batches in std containers.
     let batch = (layout.buffer_bytes / bytes).max(1);
     let in_flight = layout.buffers.max(2);
     let vec_secs = fib_vec_batches::<W>(n, (batch, in_flight), cpus, &reference)?;
+    let label = format!(
+        "Container: std Vec batches of {batch} events over std::sync::mpsc, {in_flight} in flight"
+    );
     step.rows.push(Row {
-        label: format!(
-            "Container: std Vec batches of {batch} events over std::sync::mpsc, {in_flight} in flight"
-        ),
-        config: None,
-        events,
-        secs: vec_secs,
-        cut: false,
         pinned: Some(cpus.cpus.0.is_some()),
-        switches: None,
-        repeats: Vec::new(),
-        cpu_share: None,
+        ..Row::once(label, None, events, vec_secs)
     });
     step.reference_s = Some(lines[1].1 / events.max(1) as f64);
     step.notes.push(format!(
@@ -669,15 +656,10 @@ pub(super) fn stage_two<const W: usize>(
         rows.push((
             k,
             Row {
-                label: describe(&c),
-                config: Some(c),
-                events: moved,
-                secs,
                 cut,
                 pinned: Some(pinned),
-                switches: None,
-                repeats: Vec::new(),
                 cpu_share: run.cpu_share,
+                ..Row::once(describe(&c), Some(c), moved, secs)
             },
         ));
     }
@@ -819,15 +801,8 @@ mod tests {
     fn affinity_off_is_compared_with_on_for_the_same_config() {
         let c = Config::n_buffer(3, 4096);
         let row = |config: Option<Config>, secs: f64, pinned: bool| Row {
-            label: String::new(),
-            config,
-            events: 1000,
-            secs,
-            cut: false,
             pinned: Some(pinned),
-            switches: None,
-            repeats: Vec::new(),
-            cpu_share: None,
+            ..Row::once("", config, 1000, secs)
         };
         let mut step = Step::new("stage two: test");
         step.rows.push(row(None, 1.0, true));
