@@ -8,6 +8,11 @@ fn corescope() -> Command {
     Command::cargo_bin("corescope").expect("binary built")
 }
 
+/// The tuner pins a producer and a consumer to two CPUs and spins; two tuners at
+/// once would each measure the other (and starve each other's budget), so the
+/// tests that tune take turns.
+static ONE_TUNER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// `tune channel` with `args` and a budget of `budget_s` into `dir`: its stdout,
 /// the configuration file and the run file it wrote.
 fn tune(
@@ -17,6 +22,7 @@ fn tune(
 ) -> (String, std::path::PathBuf, std::path::PathBuf) {
     let out = dir.join("hspc.json");
     let run_file = dir.join("run.json");
+    let _turn = ONE_TUNER.lock().unwrap_or_else(|e| e.into_inner());
     let assert = corescope()
         .args(["tune", "channel", "--budget", budget_s])
         .args(args)

@@ -646,7 +646,15 @@ pub fn tune_channel(
             format!("Stage One's choice for {event_bytes}-byte events"),
             tie_one,
             // Stage One does not race them; Stage Two's notes say where they stand.
-            Vec::new(),
+            against
+                .iter()
+                .map(|a| {
+                    format!(
+                        "--against {}: not compared with this choice (Stage One's; only Stage Two races them)",
+                        a.name
+                    )
+                })
+                .collect(),
         ),
     };
     let mut best_why = format!("{best_why}, affinity {}", affinity_name(best_pinned));
