@@ -180,8 +180,8 @@ pub fn noise_between(before: &DriftCheck, after: &DriftCheck, cpus: usize) -> Ve
 /// A warning when the watched round trip changed by more than [`ROUND_TRIP_MOVED`].
 pub fn round_trip_moved(before: Option<f64>, after: Option<f64>, during: &str) -> Option<Warning> {
     let (a, b) = (before?, after?);
-    let ratio = b / a;
-    (!(1.0 / ROUND_TRIP_MOVED..=ROUND_TRIP_MOVED).contains(&ratio)).then(|| Warning::Noisy {
+    moved_within(&[a, b])?;
+    Some(Warning::Noisy {
         detail: format!(
             "the round trip between the first two CPUs went from {a:.0} to {b:.0} ns during \
              {during} (on a VM: the vCPUs moved between host cores)"
