@@ -520,6 +520,27 @@ fn raced_runs<const W: usize>(
     runs
 }
 
+/// Stage Two's runs: the incumbent, the raced configurations, then each of
+/// `configs` with each of `affinities`; and how many come before the grid.
+fn grid_runs(
+    incumbent: (Config, bool),
+    raced: &[(Config, bool)],
+    configs: &[Config],
+    affinities: &[bool],
+) -> (Vec<(Config, bool)>, usize) {
+    let mut runs: Vec<(Config, bool)> = vec![incumbent];
+    runs.extend(raced.iter().copied().filter(|&r| r != incumbent));
+    let first = runs.len();
+    for &c in configs {
+        for &a in affinities {
+            if !runs[..first].contains(&(c, a)) {
+                runs.push((c, a));
+            }
+        }
+    }
+    (runs, first)
+}
+
 /// The order of Stage Two's `runs` (indices): the first `fixed` (the incumbent
 /// and the raced configurations) in turn, then the grid's configurations spread
 /// over it (see [`spread_order`]), a configuration's runs (affinity on, off)
@@ -543,20 +564,19 @@ fn run_order(runs: &[(Config, bool)], fixed: usize) -> Vec<usize> {
         .collect()
 }
 
-/// Stage Two for `W`-word events; returns the step and its fastest configuration
-/// with its affinity (true: pinned).
-pub(super) fn stage_two<const W: usize>(
+/// Stage Two's reference rows for `W`-word events: Optimal, Achievable and Upper
+/// bound (the step's reference is Achievable), and the container line. Returns
+/// the Fibonacci argument (chosen so that the unprofiled run takes about
+/// `run_s`), the single-thread profile every channel run is checked against, and
+/// the container line's time.
+fn reference_rows<const W: usize>(
+    step: &mut Step,
     run_s: f64,
     layout: Config,
-    against: &[Against],
     cpus: Pair<'_>,
-    budget: &Budget,
-    step_index: usize,
     progress: &mut dyn FnMut(&str),
-) -> Result<(Step, Option<(Config, bool)>), String> {
-    let share = sweep_end(step_index);
+) -> Result<(u64, ProfileData, f64), String> {
     let bytes = W * 8;
-    let mut step = Step::new(format!("stage two: fib, {bytes}-byte events"));
     // Choose n so that the unprofiled run takes about `run_s`.
     let n0 = 18u64;
     let (t0, _) = time(|| fib(n0, 0, &mut Nothing));
@@ -591,6 +611,25 @@ pub(super) fn stage_two<const W: usize>(
         lines[1].1 * 1e3,
         lines[2].1 * 1e3
     ));
+    Ok((n, reference, vec_secs))
+}
+
+/// Stage Two for `W`-word events; returns the step and its fastest configuration
+/// with its affinity (true: pinned).
+pub(super) fn stage_two<const W: usize>(
+    run_s: f64,
+    layout: Config,
+    against: &[Against],
+    cpus: Pair<'_>,
+    budget: &Budget,
+    step_index: usize,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Step, Option<(Config, bool)>), String> {
+    let share = sweep_end(step_index);
+    let bytes = W * 8;
+    let mut step = Step::new(format!("stage two: fib, {bytes}-byte events"));
+    let (n, reference, vec_secs) = reference_rows::<W>(&mut step, run_s, layout, cpus, progress)?;
+    let events = reference.events;
     let configs = stage_two_configs(layout, bytes);
     // Each configuration pinned (affinity on), then unpinned (off), next to each
     // other so that a budget cut leaves pairs; with no pair to pin to, only off.
@@ -611,20 +650,8 @@ pub(super) fn stage_two<const W: usize>(
     // Configurations a user asked to race run right after the incumbent, as
     // they are (pinned when they name an affinity), if they carry these events.
     let raced = raced_runs::<W>(against, cpus, &mut step.notes);
-    let first: Vec<(Config, bool)> = std::iter::once(incumbent)
-        .chain(raced.iter().copied().filter(|&r| r != incumbent))
-        .collect();
-    let runs: Vec<(Config, bool)> = first
-        .iter()
-        .copied()
-        .chain(
-            configs
-                .iter()
-                .flat_map(|&c| affinities.iter().map(move |&a| (c, a)))
-                .filter(|run| !first.contains(run)),
-        )
-        .collect();
-    let order = run_order(&runs, first.len());
+    let (runs, first) = grid_runs(incumbent, &raced, &configs, affinities);
+    let order = run_order(&runs, first);
     let mut rows: Vec<(usize, Row)> = Vec::new();
     for (i, &k) in order.iter().enumerate() {
         let (c, pinned) = runs[k];
@@ -765,15 +792,16 @@ mod tests {
         let c = |b: usize| Config::n_buffer(3, b);
         // The incumbent (pinned), one raced configuration, then 4 configurations
         // × affinity on, off.
-        let mut runs = vec![(c(4096), true), (c(1_000_000), true)];
-        for b in [1024, 4096, 16384, 65536] {
-            for a in [true, false] {
-                if !runs.contains(&(c(b), a)) {
-                    runs.push((c(b), a));
-                }
-            }
-        }
-        let order = run_order(&runs, 2);
+        let grid = [1024, 4096, 16384, 65536].map(c);
+        let (runs, first) = grid_runs(
+            (c(4096), true),
+            &[(c(1_000_000), true), (c(4096), true)],
+            &grid,
+            &[true, false],
+        );
+        assert_eq!(first, 2, "the raced twin of the incumbent runs once");
+        assert_eq!(runs.len(), 2 + 4 * 2 - 1);
+        let order = run_order(&runs, first);
         assert_eq!(&order[..2], &[0, 1]);
         let mut seen = order.clone();
         seen.sort_unstable();
