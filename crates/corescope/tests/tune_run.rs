@@ -213,7 +213,7 @@ fn a_configuration_given_against_is_raced_and_named() {
     let earlier = dir.path().join("earlier.json");
     let c = hspc::Config::n_buffer(3, 16384).with_wait(hspc::WaitStrategy::SpinPause);
     std::fs::write(&earlier, serde_json::to_string(&c).unwrap()).unwrap();
-    let (stdout, _, run_file) = tune(dir.path(), "4", &["--against".as_ref(), earlier.as_ref()]);
+    let (stdout, _, run_file) = tune(dir.path(), "6", &["--against".as_ref(), earlier.as_ref()]);
     let best = stdout
         .lines()
         .find(|l| l.contains("best:"))

@@ -655,7 +655,9 @@ pub(super) fn stage_two<const W: usize>(
     let mut rows: Vec<(usize, Row)> = Vec::new();
     for (i, &k) in order.iter().enumerate() {
         let (c, pinned) = runs[k];
-        if !budget.left_until(share) && (i > 0 || !budget.left_until(1.0)) {
+        // The incumbent and the raced configurations run while the whole budget
+        // lasts; the grid while the step's share does.
+        if !budget.left_until(share) && (i >= first || !budget.left_until(1.0)) {
             step.notes.push(format!(
                 "budget: measured {i} of {} runs ({} configurations × affinity {}, spread over the grid)",
                 runs.len(),
