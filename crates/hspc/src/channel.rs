@@ -97,6 +97,10 @@ pub struct Producer<T> {
     /// the line in the writable state ([`crate::prefetch`]); 0: never (other
     /// modes, or a CPU without the instruction).
     prefetch_ahead: usize,
+    /// In n-buffer mode, how many slots ahead of each run it copies the
+    /// producer asks for the lines in the writable state (0: never; see
+    /// [`prefetch_window`]).
+    run_prefetch: usize,
     geometry: Geometry,
     config: Config,
     /// `!config.wait.spins()`: publications must notify the other side.
@@ -138,6 +142,8 @@ pub struct Consumer<T> {
     /// once per line of events, not once per event. Events per line minus 1,
     /// at most half the capacity (0: every event, for events of a line or more).
     release_mask: usize,
+    /// As the producer's `run_prefetch`, for reading.
+    run_prefetch: usize,
     geometry: Geometry,
     config: Config,
     /// `!config.wait.spins()`: publications must notify the other side.
@@ -188,6 +194,13 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
     } else {
         0
     };
+    let run_prefetch = |supported: bool| {
+        if !geometry.publish_each && supported {
+            run_prefetch_slots(core::mem::size_of::<T>(), geometry.slots_per_buffer)
+        } else {
+            0
+        }
+    };
     let shared = Arc::new(Shared {
         tail: CachePadded::new(AtomicUsize::new(0)),
         head: CachePadded::new(AtomicUsize::new(0)),
@@ -211,6 +224,7 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
         mask,
         plain,
         prefetch_ahead,
+        run_prefetch: run_prefetch(crate::prefetch::for_write_supported()),
         geometry,
         config,
         notifies: !config.wait.spins(),
@@ -228,6 +242,7 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
         mask,
         plain,
         release_mask,
+        run_prefetch: run_prefetch(crate::prefetch::FOR_READ),
         geometry,
         config,
         notifies: !config.wait.spins(),
@@ -250,6 +265,69 @@ fn release_granule(event_bytes: usize, capacity: usize) -> usize {
 /// `capacity`, at least 1.
 fn prefetch_ahead_slots(event_bytes: usize, capacity: usize) -> usize {
     (crate::prefetch::AHEAD_BYTES / event_bytes.max(1)).clamp(1, (capacity / 2).max(1))
+}
+
+/// Slots the n-buffer's copies prefetch ahead of themselves:
+/// [`AHEAD_BYTES`](crate::prefetch::AHEAD_BYTES) of events, at most a
+/// buffer, at least 1.
+fn run_prefetch_slots(event_bytes: usize, slots_per_buffer: usize) -> usize {
+    (crate::prefetch::AHEAD_BYTES / event_bytes.max(1)).clamp(1, slots_per_buffer.max(1))
+}
+
+/// Asks for the lines of the positions `from..to` past a side's position
+/// (relative to it), which is at offset `off` of buffer `buf` (`cur`): the
+/// rest of that buffer, then the start of the next one ([`window`]). The
+/// caller bounds `to` by the slots it may touch (free for the producer,
+/// published for the consumer), so a prefetch never takes a line the other
+/// side still uses.
+///
+/// Why: in n-buffer mode the copies move whole runs of lines that the other
+/// CPU last held (the producer takes back lines the consumer read a lap ago,
+/// the consumer fetches lines the producer just wrote). Asked for ahead, the
+/// lines are on their way while the copy before them runs, instead of one
+/// miss at a time as the copy reaches them (docs/channel.md, "The
+/// n-buffer's copies ask for their lines ahead").
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn prefetch_window<T: Copy>(
+    storage: &Storage<T>,
+    geometry: &Geometry,
+    buf: usize,
+    cur: BufRef<T>,
+    off: usize,
+    from: usize,
+    to: usize,
+    write: bool,
+) {
+    let [here, next] = window(geometry.slots_per_buffer, off, from, to);
+    if here.0 < here.1 {
+        storage.prefetch_slots(cur, here.0, here.1, write);
+    }
+    if next.0 < next.1 {
+        let b = if buf + 1 == geometry.buffers {
+            0
+        } else {
+            buf + 1
+        };
+        storage.prefetch_slots(storage.buffer(b), next.0, next.1, write);
+    }
+}
+
+/// The slots of the positions `from..to` past a side at offset `off` of a
+/// buffer of `slots_per_buffer` slots: `[(from, to) in this buffer, (from,
+/// to) in the next one]`, each empty (`from >= to`) where the window does
+/// not reach it. Position `r` lies at offset `off + r` of this buffer while
+/// that is inside it, and at `r - (slots_per_buffer - off)` of the next one
+/// after. The window must end within the next buffer (`to <=
+/// slots_per_buffer - off + slots_per_buffer`), as a run of this buffer
+/// plus a prefetch distance of at most a buffer does.
+fn window(slots_per_buffer: usize, off: usize, from: usize, to: usize) -> [(usize, usize); 2] {
+    debug_assert!(off < slots_per_buffer);
+    let split = slots_per_buffer - off;
+    debug_assert!(to <= split + slots_per_buffer);
+    let here = (off + from.min(split), off + to.min(split));
+    let next = (from.max(split) - split, to.max(split) - split);
+    [here, next]
 }
 
 /// [`Producer::try_push`] failed; the event is given back.
@@ -493,6 +571,20 @@ impl<T: Copy> Producer<T> {
     fn write_some(&mut self, src: &[T]) -> usize {
         let n = self.contiguous_free().min(src.len());
         debug_assert!(n > 0);
+        if self.run_prefetch != 0 {
+            let free = self.limit.wrapping_sub(self.pos);
+            let d = self.run_prefetch;
+            prefetch_window(
+                &self.shared.storage,
+                &self.geometry,
+                self.buf,
+                self.cur,
+                self.off,
+                d,
+                (n + d).min(free),
+                true,
+            );
+        }
         // SAFETY: `n` slots from `off` are free (`contiguous_free`) and ours.
         unsafe {
             self.shared
@@ -759,6 +851,20 @@ impl<T: Copy> Consumer<T> {
         // Runs of slots end where a buffer (or the ring) ends.
         while done < dst.len() && self.pos != self.avail {
             let n = self.contiguous_ready().min(dst.len() - done);
+            if self.run_prefetch != 0 {
+                let ready = self.avail.wrapping_sub(self.pos);
+                let d = self.run_prefetch;
+                prefetch_window(
+                    &self.shared.storage,
+                    &self.geometry,
+                    self.buf,
+                    self.cur,
+                    self.off,
+                    d,
+                    (n + d).min(ready),
+                    false,
+                );
+            }
             // SAFETY: `n` slots from `off` are published and ours to read.
             unsafe {
                 self.shared
@@ -1031,7 +1137,7 @@ const _: fn() = || {
 
 #[cfg(test)]
 mod tests {
-    use super::{prefetch_ahead_slots, release_granule};
+    use super::{prefetch_ahead_slots, release_granule, run_prefetch_slots, window};
     use crate::pad::CACHE_LINE;
     use crate::prefetch::AHEAD_BYTES;
 
@@ -1066,5 +1172,47 @@ mod tests {
         assert_eq!(prefetch_ahead_slots(8, 1), 1);
         // Events larger than the distance: the next event.
         assert_eq!(prefetch_ahead_slots(4 * AHEAD_BYTES, 64), 1);
+    }
+
+    #[test]
+    fn run_prefetch_reaches_a_fixed_distance_within_a_buffer() {
+        // The probe's n-buffer: 4 buffers of 8 KiB.
+        assert_eq!(run_prefetch_slots(8, 1024), AHEAD_BYTES / 8);
+        assert_eq!(run_prefetch_slots(64, 128), AHEAD_BYTES / 64);
+        // Small buffers: never more than one buffer ahead, at least one slot.
+        assert_eq!(run_prefetch_slots(8, 16), 16);
+        assert_eq!(run_prefetch_slots(4 * AHEAD_BYTES, 64), 1);
+    }
+
+    /// Every window that ends within the next buffer, at every offset of
+    /// small buffers: the two ranges hold exactly the window's positions,
+    /// in order, each at its slot (this buffer while inside it, then the
+    /// next from 0), and never a slot outside a buffer.
+    #[test]
+    fn window_maps_each_position_to_its_slot_once() {
+        for spb in 1..=9 {
+            for off in 0..spb {
+                let end = spb - off + spb;
+                for from in 0..=end {
+                    for to in from..=end {
+                        let [here, next] = window(spb, off, from, to);
+                        let mut got = Vec::new();
+                        got.extend((here.0..here.1).map(|s| (0, s)));
+                        got.extend((next.0..next.1).map(|s| (1, s)));
+                        let want: Vec<(usize, usize)> = (from..to)
+                            .map(|r| {
+                                if off + r < spb {
+                                    (0, off + r)
+                                } else {
+                                    (1, off + r - spb)
+                                }
+                            })
+                            .collect();
+                        assert_eq!(got, want, "spb {spb} off {off} window {from}..{to}");
+                        assert!(here.1 <= spb && next.1 <= spb);
+                    }
+                }
+            }
+        }
     }
 }

@@ -31,6 +31,12 @@
 /// consumer may still be reading.
 pub(crate) const AHEAD_BYTES: usize = 2048;
 
+/// The cache line of x86_64 CPUs, the unit a prefetch moves: 64 bytes
+/// (Intel SDM vol. 3A §12.1; AMD64 APM vol. 2 §7.1). The channel's
+/// [`CACHE_LINE`](crate::pad::CACHE_LINE) is 128 because adjacent lines are
+/// fetched in pairs; a prefetch still asks for one line.
+pub(crate) const LINE_BYTES: usize = 64;
+
 /// True if this CPU executes `PREFETCHW`: CPUID leaf 8000_0001h, ECX bit 8
 /// (`PRFCHW`; AMD64 Architecture Programmer's Manual vol. 3, appendix E,
 /// and Intel SDM vol. 2A, CPUID). AMD has had it since the K6-2 (3DNow!);
@@ -82,6 +88,33 @@ pub(crate) fn for_write<T>(p: *const T) {
         );
     }
 }
+
+/// Asks for the cache line of `p` for reading, into every cache level
+/// (`PREFETCHT0`, SSE: on every x86_64 CPU). A hint like [`for_write`]:
+/// no memory is changed and no address faults.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg_attr(loom, allow(dead_code))]
+#[inline(always)]
+pub(crate) fn for_read<T>(p: *const T) {
+    // SAFETY: PREFETCHT0 writes no memory, reads none into a register and
+    // raises no fault for any address; every x86_64 CPU has it (SSE).
+    unsafe {
+        core::arch::asm!(
+            "prefetcht0 [{p}]",
+            p = in(reg) p,
+            options(nostack, preserves_flags, readonly)
+        );
+    }
+}
+
+/// True if [`for_read`] prefetches on this target (x86_64 outside Miri).
+pub(crate) const FOR_READ: bool = cfg!(all(target_arch = "x86_64", not(miri)));
+
+/// Elsewhere a no-op.
+#[cfg(not(all(target_arch = "x86_64", not(miri))))]
+#[cfg_attr(loom, allow(dead_code))]
+#[inline(always)]
+pub(crate) fn for_read<T>(_p: *const T) {}
 
 /// Elsewhere a no-op (never called: [`for_write_supported`] is false).
 #[cfg(not(all(target_arch = "x86_64", not(miri))))]

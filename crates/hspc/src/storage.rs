@@ -134,6 +134,26 @@ impl<T: Copy> Storage<T> {
         crate::prefetch::for_write(b.ptr.wrapping_add(off));
     }
 
+    /// Asks for the cache lines of slots `from..to` of buffer `b`, one
+    /// request per [`LINE_BYTES`](crate::prefetch::LINE_BYTES), for writing
+    /// (call it so only where `prefetch::for_write_supported`) or for
+    /// reading. Safe for the reason [`Self::prefetch_for_write`] is.
+    #[inline]
+    pub(crate) fn prefetch_slots(&self, b: BufRef<T>, from: usize, to: usize, write: bool) {
+        debug_assert!(to <= self.geometry.slots_per_buffer);
+        let step = (crate::prefetch::LINE_BYTES / core::mem::size_of::<T>().max(1)).max(1);
+        let mut s = from;
+        while s < to {
+            let p = b.ptr.wrapping_add(s);
+            if write {
+                crate::prefetch::for_write(p);
+            } else {
+                crate::prefetch::for_read(p);
+            }
+            s += step;
+        }
+    }
+
     /// Reads slot `off` of buffer `b`.
     ///
     /// # Safety
@@ -232,6 +252,9 @@ impl<T: Copy> Storage<T> {
 
     /// No cache to prefetch into under loom.
     pub(crate) fn prefetch_for_write(&self, _b: BufRef<T>, _off: usize) {}
+
+    /// No cache to prefetch into under loom.
+    pub(crate) fn prefetch_slots(&self, _b: BufRef<T>, _from: usize, _to: usize, _write: bool) {}
 
     pub(crate) unsafe fn read(&self, b: BufRef<T>, off: usize) -> T {
         // SAFETY: loom checks the access; the protocol wrote the slot first.
