@@ -14,6 +14,11 @@
 //! the producer without waiting for it, so the line is ready by the time
 //! the stores reach it. rtrb, ringbuf and heapless do not do this.
 //!
+//! The n-buffer mode's slice copies use the same instruction, and
+//! `PREFETCHT0` on the consumer's side ([`for_read`]), over a window ahead
+//! of each copy (`channel::prefetch_window`): there the whole run of lines
+//! a copy moves was last held by the other CPU.
+//!
 //! A prefetch is a hint: it changes no memory, never faults (not even on
 //! an unmapped address), and an instruction the CPU lacks is not executed
 //! (see [`for_write_supported`]). Under Miri, loom and on other targets it
