@@ -40,6 +40,7 @@ pub(crate) const AHEAD_BYTES: usize = 2048;
 /// (Intel SDM vol. 3A §12.1; AMD64 APM vol. 2 §7.1). The channel's
 /// [`CACHE_LINE`](crate::pad::CACHE_LINE) is 128 because adjacent lines are
 /// fetched in pairs; a prefetch still asks for one line.
+#[cfg_attr(loom, allow(dead_code))] // loom's storage has no cache to prefetch into
 pub(crate) const LINE_BYTES: usize = 64;
 
 /// True if this CPU executes `PREFETCHW`: CPUID leaf 8000_0001h, ECX bit 8
