@@ -273,16 +273,23 @@ impl GroupRun<'_, '_> {
                 break;
             }
         }
-        if done == 0 {
-            // Every round moved: keep them (as many as were asked) rather than
-            // nothing, and say so.
+        // Too few rounds held still (every round moved, or all but one or two):
+        // keep moved ones too rather than a figure with no interval (as many as
+        // were asked when none held, up to the least number asked otherwise),
+        // and say so.
+        let want = if done == 0 {
+            rounds.max.max(1)
+        } else {
+            rounds.min
+        };
+        if done < want {
             let mut dropped = std::mem::take(&mut steadiness.dropped);
-            dropped.truncate(rounds.max.max(1));
+            dropped.truncate(want - done);
             for runs in dropped {
                 self.keep(runs, done == 0, &aliases, &mut touched);
                 done += 1;
+                steadiness.kept_anyway += 1;
             }
-            steadiness.kept_anyway = done;
         }
         self.report_steadiness(&steadiness, watch, done);
         if ran_out && done < rounds.min {
@@ -406,8 +413,9 @@ impl GroupRun<'_, '_> {
         );
         let detail = if steadiness.kept_anyway > 0 {
             format!(
-                "{what}: {moved}, every round run; {kept} were kept anyway, so its \
-                 comparisons mix states of the machine"
+                "{what}: {moved}, every round run; {} of the {kept} rounds were kept \
+                 anyway, so its comparisons mix states of the machine",
+                steadiness.kept_anyway
             )
         } else {
             format!("{what}: {moved}; they were dropped and {kept} steady rounds kept")
@@ -529,7 +537,7 @@ struct Steadiness {
     dropped: Vec<Vec<CaseRun>>,
     /// Rounds during which the pair moved.
     moved: usize,
-    /// Rounds kept although they moved (every round did).
+    /// Rounds kept although they moved (too few held still).
     kept_anyway: usize,
     /// The widest (lowest, highest) span of a dropped round (`None` before any).
     widest: Option<(f64, f64)>,
@@ -981,6 +989,23 @@ mod tests {
         assert_eq!(
             r.params["steady_round_trip_ns"]["int ×2"],
             serde_json::json!([60.0, 80.0])
+        );
+    }
+
+    #[test]
+    fn when_too_few_rounds_hold_still_moved_ones_make_up_the_least_asked() {
+        // Round 1 is steady (readings 0-2 at 60 ns); every later round moves.
+        let (r, _) = run_scripted(|k| if k >= 3 && k % 2 == 1 { 330.0 } else { 60.0 });
+        let n = r.series("int/scatter").unwrap().samples[0].len();
+        assert_eq!(
+            n, MIN_COMPARED_ROUNDS,
+            "one steady round, topped up to the least asked"
+        );
+        assert_eq!(r.series("int/linear").unwrap().samples[0].len(), n);
+        let text = format!("{:?}", r.warnings);
+        assert!(
+            text.contains(&format!("{} of the {n} rounds were kept anyway", n - 1)),
+            "{text}"
         );
     }
 
