@@ -58,7 +58,35 @@ struct Shared<T> {
     data_ready: Signal,
     /// The producer waits here for space.
     space_ready: Signal,
+    /// In n-buffer mode, the buffer each of the last `buffers` segments is
+    /// written in: the segment of positions `[s × slots_per_buffer, (s + 1)
+    /// × slots_per_buffer)` lives in buffer `order[s mod buffers]` (see
+    /// [`FreeBuffers`]). The producer stores an entry before it writes the
+    /// segment's first event, so the `Release` store of `tail` that
+    /// publishes any of its events also publishes the entry; the consumer
+    /// loads it after an `Acquire` load of `tail` has shown that events of
+    /// the segment are there. The producer rewrites the entry `buffers`
+    /// segments later, which it may only do after the consumer has released
+    /// the whole segment, and so has read the entry. Relaxed atomics: the
+    /// ordering comes from `tail` and `head`. One entry (unused) in ring mode.
+    order: Box<[AtomicUsize]>,
     storage: Storage<T>,
+}
+
+/// The producer's free buffers in n-buffer mode, a stack: the buffer the
+/// consumer released last is taken first. While the consumer keeps up, two
+/// or three buffers take turns and the others rest, so both CPUs' caches
+/// hold the buffers in use; a fixed rotation walked through all of them,
+/// a working set of the whole capacity (docs/channel.md, "The n-buffer
+/// takes the buffer freed last").
+struct FreeBuffers {
+    /// Buffer indices; `stack[..len]` are free, the last released on top.
+    stack: Box<[usize]>,
+    len: usize,
+    /// Start of the oldest segment the producer has not yet seen released.
+    oldest_pos: usize,
+    /// That segment's index in `order` (its number mod `buffers`).
+    oldest: usize,
 }
 
 /// The writing half of a channel: see [`channel`].
@@ -74,14 +102,24 @@ pub struct Producer<T> {
     shared: Arc<Shared<T>>,
     /// Next position to write. Invariant: `pos - head_seen <= capacity`.
     pos: usize,
-    /// `head_seen + capacity`: positions `< limit` may be written.
+    /// Positions `< limit` may be written: `head_seen + capacity` in ring
+    /// mode; in n-buffer mode the start of the oldest segment not released
+    /// + `capacity`, so that a position below it always has a buffer.
     limit: usize,
     /// Last value stored into `tail` in n-buffer mode (`published <= pos`);
     /// not maintained in ring mode, where `tail` is always `pos`.
     published: usize,
+    /// The segment of `pos`: its number mod `buffers`, an index of `order`.
+    seg: usize,
     /// Buffer of `pos` and its start. Invariant: `buf < geometry.buffers`.
     buf: usize,
     cur: BufRef<T>,
+    /// In n-buffer mode: the segment of `pos` has no buffer yet (all were
+    /// in use when the last one filled); then `pos == limit`, so nothing is
+    /// written before [`Producer::refresh_space`] finds one free.
+    pending: bool,
+    /// In n-buffer mode, the buffers the consumer has released.
+    free: FreeBuffers,
     /// Offset of `pos` in `buf` (read it through `slot_off`). Invariant:
     /// `off < geometry.slots_per_buffer`; not maintained in a masked ring.
     off: usize,
@@ -127,8 +165,14 @@ pub struct Consumer<T> {
     /// or by `release_pending` in the plain ring; not maintained in other
     /// rings, where `head` is always `pos`.
     published: usize,
+    /// As the producer's `seg`, `buf`, `cur`.
+    seg: usize,
     buf: usize,
     cur: BufRef<T>,
+    /// In n-buffer mode: the segment of `pos` is not yet known to be
+    /// published, so its buffer (`order`) is not read yet; then `pos ==
+    /// avail`, and [`Consumer::refresh_data`] reads it once it is.
+    pending: bool,
     /// As the producer's `off`, `masked`, `mask` and `plain`.
     off: usize,
     masked: bool,
@@ -240,6 +284,7 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
         }),
         data_ready: Signal::new(),
         space_ready: Signal::new(),
+        order: (0..geometry.buffers).map(|_| AtomicUsize::new(0)).collect(),
         storage,
     });
     let producer = Producer {
@@ -247,8 +292,11 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
         pos: 0,
         limit: geometry.capacity,
         published: 0,
+        seg: 0,
         buf: 0,
         cur: first,
+        pending: false,
+        free: FreeBuffers::new(geometry.buffers),
         off: 0,
         masked,
         mask,
@@ -265,8 +313,10 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
         pos: 0,
         avail: 0,
         published: 0,
+        seg: 0,
         buf: 0,
         cur: first,
+        pending: false,
         off: 0,
         masked,
         mask,
@@ -279,6 +329,45 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
         _not_sync: PhantomData,
     };
     Ok((producer, consumer))
+}
+
+impl FreeBuffers {
+    /// Segment 0 is in buffer 0; the others are free, buffer 1 on top (so
+    /// the first lap goes 0, 1, 2, … as a rotation would).
+    fn new(buffers: usize) -> Self {
+        let mut stack = vec![0; buffers].into_boxed_slice();
+        for (slot, b) in stack.iter_mut().zip((1..buffers).rev()) {
+            *slot = b;
+        }
+        Self {
+            stack,
+            len: buffers.saturating_sub(1),
+            oldest_pos: 0,
+            oldest: 0,
+        }
+    }
+}
+
+/// The n-buffer producer's write limit once the consumer's `head` is seen:
+/// the start of the oldest segment that `head` has not wholly passed, plus
+/// `capacity`. `oldest_pos` is a segment start at or below `head`. A
+/// partly read segment keeps its buffer, so positions past `head +
+/// capacity - slots_per_buffer` wait for it (a fixed rotation could write
+/// them into the part already read; a buffer taken from the free stack
+/// must be free as a whole).
+fn limit_after(head: usize, oldest_pos: usize, slots_per_buffer: usize, capacity: usize) -> usize {
+    let whole = head.wrapping_sub(oldest_pos) / slots_per_buffer * slots_per_buffer;
+    oldest_pos.wrapping_add(whole).wrapping_add(capacity)
+}
+
+/// `i + 1` mod `n`.
+#[inline]
+fn next_index(i: usize, n: usize) -> usize {
+    if i + 1 == n {
+        0
+    } else {
+        i + 1
+    }
 }
 
 /// Events the plain ring's consumer releases at once: the events of one
@@ -304,12 +393,20 @@ fn run_prefetch_slots(event_bytes: usize, slots_per_buffer: usize) -> usize {
     (crate::prefetch::AHEAD_BYTES / event_bytes.max(1)).clamp(1, slots_per_buffer.max(1))
 }
 
-/// Asks for the lines of the positions `from..to` past a side's position
-/// (relative to it), which is at offset `off` of buffer `buf` (`cur`): the
-/// rest of that buffer, then the start of the next one ([`window`]). The
-/// caller bounds `to` by the slots it may touch (free for the producer,
-/// published for the consumer), so a prefetch never takes a line the other
-/// side still uses.
+/// A copy of `len` slots from offset `off` of buffer `cur`, by a side
+/// that may touch `known` positions past its own (free ones for the
+/// producer, published ones for the consumer; `len <= known`).
+struct Run<T> {
+    cur: BufRef<T>,
+    off: usize,
+    len: usize,
+    known: usize,
+}
+
+/// Asks for the lines of the positions `distance` past each position of
+/// `run`, as far as `run.known` allows: the rest of the run's buffer, then
+/// the start of the next segment's buffer (`next`; [`window`]). Bounded
+/// by `known`, a prefetch never takes a line the other side still uses.
 ///
 /// Why: in n-buffer mode the copies move whole runs of lines that the other
 /// CPU last held (the producer takes back lines the consumer read a lap ago,
@@ -317,29 +414,24 @@ fn run_prefetch_slots(event_bytes: usize, slots_per_buffer: usize) -> usize {
 /// lines are on their way while the copy before them runs, instead of one
 /// miss at a time as the copy reaches them (docs/channel.md, "The
 /// n-buffer's copies ask for their lines ahead").
-#[allow(clippy::too_many_arguments)]
 #[inline]
-fn prefetch_window<T: Copy>(
+fn prefetch_ahead_of<T: Copy>(
     storage: &Storage<T>,
-    geometry: &Geometry,
-    buf: usize,
-    cur: BufRef<T>,
-    off: usize,
-    from: usize,
-    to: usize,
+    slots_per_buffer: usize,
+    run: Run<T>,
+    distance: usize,
+    next: impl FnOnce() -> Option<BufRef<T>>,
     write: bool,
 ) {
-    let [here, next] = window(geometry.slots_per_buffer, off, from, to);
+    let to = (run.len + distance).min(run.known);
+    let [here, there] = window(slots_per_buffer, run.off, distance, to);
     if here.0 < here.1 {
-        storage.prefetch_slots(cur, here.0, here.1, write);
+        storage.prefetch_slots(run.cur, here.0, here.1, write);
     }
-    if next.0 < next.1 {
-        let b = if buf + 1 == geometry.buffers {
-            0
-        } else {
-            buf + 1
-        };
-        storage.prefetch_slots(storage.buffer(b), next.0, next.1, write);
+    if there.0 < there.1 {
+        if let Some(b) = next() {
+            storage.prefetch_slots(b, there.0, there.1, write);
+        }
     }
 }
 
@@ -578,7 +670,7 @@ impl<T: Copy> Producer<T> {
     /// Free slots as of now (the consumer may free more at any time).
     pub fn free_slots(&self) -> usize {
         let head = self.shared.head.load(Ordering::Acquire);
-        self.geometry.capacity - self.pos.wrapping_sub(head)
+        self.limit_for(head).wrapping_sub(self.pos)
     }
 
     /// The configuration the channel was made with.
@@ -602,18 +694,23 @@ impl<T: Copy> Producer<T> {
         let n = self.contiguous_free().min(src.len());
         debug_assert!(n > 0);
         if self.run_prefetch != 0 {
-            let free = self.limit.wrapping_sub(self.pos);
-            let d = self.run_prefetch;
-            prefetch_window(
-                &self.shared.storage,
-                &self.geometry,
-                self.buf,
-                self.cur,
-                self.off,
-                d,
-                (n + d).min(free),
-                true,
-            );
+            let run = Run {
+                cur: self.cur,
+                off: self.off,
+                len: n,
+                known: self.limit.wrapping_sub(self.pos),
+            };
+            // Past this segment, the buffer on top of the free stack: the
+            // one the next segment takes unless the consumer frees another
+            // first (then the hint was wasted, never wrong).
+            let (storage, free) = (&self.shared.storage, &self.free);
+            let next = || {
+                free.len
+                    .checked_sub(1)
+                    .map(|i| storage.buffer(free.stack[i]))
+            };
+            let spb = self.geometry.slots_per_buffer;
+            prefetch_ahead_of(storage, spb, run, self.run_prefetch, next, true);
         }
         // SAFETY: `n` slots from `off` are free (`contiguous_free`) and ours.
         unsafe {
@@ -674,12 +771,50 @@ impl<T: Copy> Producer<T> {
     #[inline(never)]
     fn next_buffer(&mut self) {
         self.off = 0;
-        self.buf += 1;
-        if self.buf == self.geometry.buffers {
-            self.buf = 0;
-        }
-        self.cur = self.shared.storage.buffer(self.buf);
+        self.seg = next_index(self.seg, self.geometry.buffers);
         self.publish();
+        // One look at the consumer's head per buffer, so that the buffer it
+        // released last is on top of the stack when the next one is taken.
+        let head = self.shared.head.load(Ordering::Acquire);
+        self.limit = self.reclaim(head);
+        self.take_buffer();
+    }
+
+    /// In n-buffer mode: puts the buffers of the segments `head` has wholly
+    /// passed on the free stack (oldest first, so the last released is on
+    /// top) and returns the write limit ([`limit_after`]).
+    fn reclaim(&mut self, head: usize) -> usize {
+        let spb = self.geometry.slots_per_buffer;
+        let free = &mut self.free;
+        while head.wrapping_sub(free.oldest_pos) >= spb {
+            // The consumer released this segment, so it read the entry, and
+            // we wrote it (the entry is not rewritten before we take the
+            // buffer again).
+            free.stack[free.len] = self.shared.order[free.oldest].load(Ordering::Relaxed);
+            free.len += 1;
+            free.oldest = next_index(free.oldest, self.geometry.buffers);
+            free.oldest_pos = free.oldest_pos.wrapping_add(spb);
+        }
+        free.oldest_pos.wrapping_add(self.geometry.capacity)
+    }
+
+    /// Gives the segment of `pos` (at its start) the buffer released last,
+    /// and records it in `order` before any of its events is written; if
+    /// none is free, marks the segment `pending`.
+    fn take_buffer(&mut self) {
+        debug_assert_eq!(self.off, 0);
+        let free = &mut self.free;
+        if free.len == 0 {
+            debug_assert_eq!(self.limit, self.pos);
+            self.pending = true;
+            return;
+        }
+        free.len -= 1;
+        let b = free.stack[free.len];
+        self.shared.order[self.seg].store(b, Ordering::Relaxed);
+        self.buf = b;
+        self.cur = self.shared.storage.buffer(b);
+        self.pending = false;
     }
 
     #[inline(always)]
@@ -696,8 +831,37 @@ impl<T: Copy> Producer<T> {
     fn refresh_space(&mut self) -> bool {
         let head = self.shared.head.load(Ordering::Acquire);
         debug_assert!(self.pos.wrapping_sub(head) <= self.geometry.capacity);
+        if !self.geometry.publish_each {
+            return self.refresh_buffers(head);
+        }
         self.limit = head.wrapping_add(self.geometry.capacity);
         self.limit != self.pos
+    }
+
+    /// `refresh_space` in n-buffer mode: frees the released buffers, and
+    /// gives a `pending` segment one if that made room.
+    #[inline(never)]
+    fn refresh_buffers(&mut self, head: usize) -> bool {
+        self.limit = self.reclaim(head);
+        if self.pending && self.limit != self.pos {
+            self.take_buffer();
+        }
+        self.limit != self.pos
+    }
+
+    /// The write limit `head` would give ([`Producer::limit`]), without
+    /// taking note of it.
+    fn limit_for(&self, head: usize) -> usize {
+        if self.geometry.publish_each {
+            head.wrapping_add(self.geometry.capacity)
+        } else {
+            limit_after(
+                head,
+                self.free.oldest_pos,
+                self.geometry.slots_per_buffer,
+                self.geometry.capacity,
+            )
+        }
     }
 
     /// Why `value` could not be pushed now.
@@ -724,15 +888,13 @@ impl<T: Copy> Producer<T> {
         // Never wait while holding events the consumer could be waiting for.
         self.flush();
         let shared = &*self.shared;
-        let pos = self.pos;
-        let capacity = self.geometry.capacity;
-        let mut limit = self.limit;
         shared.space_ready.wait_until(self.config.wait, || {
-            limit = shared.head.load(Ordering::Acquire).wrapping_add(capacity);
-            limit != pos || shared.closed.consumer.load(Ordering::Acquire)
+            self.limit_for(shared.head.load(Ordering::Acquire)) != self.pos
+                || shared.closed.consumer.load(Ordering::Acquire)
         });
-        self.limit = limit;
-        self.limit != self.pos
+        // If the wait ended on space, this look finds it (and gives a
+        // pending segment its buffer).
+        self.refresh_space()
     }
 }
 
@@ -889,18 +1051,25 @@ impl<T: Copy> Consumer<T> {
         while done < dst.len() && self.pos != self.avail {
             let n = self.contiguous_ready().min(dst.len() - done);
             if self.run_prefetch != 0 {
-                let ready = self.avail.wrapping_sub(self.pos);
-                let d = self.run_prefetch;
-                prefetch_window(
-                    &self.shared.storage,
-                    &self.geometry,
-                    self.buf,
-                    self.cur,
-                    self.off,
-                    d,
-                    (n + d).min(ready),
-                    false,
-                );
+                let run = Run {
+                    cur: self.cur,
+                    off: self.off,
+                    len: n,
+                    known: self.avail.wrapping_sub(self.pos),
+                };
+                // Past this segment, events of the next one are published
+                // (`known`), and with them its `order` entry.
+                let (shared, buffers) = (&*self.shared, self.geometry.buffers);
+                let next_seg = next_index(self.seg, buffers);
+                let next = || {
+                    Some(
+                        shared
+                            .storage
+                            .buffer(shared.order[next_seg].load(Ordering::Relaxed)),
+                    )
+                };
+                let spb = self.geometry.slots_per_buffer;
+                prefetch_ahead_of(&shared.storage, spb, run, self.run_prefetch, next, false);
             }
             // SAFETY: `n` slots from `off` are published and ours to read.
             unsafe {
@@ -964,12 +1133,24 @@ impl<T: Copy> Consumer<T> {
     #[inline(never)]
     fn next_buffer(&mut self) {
         self.off = 0;
-        self.buf += 1;
-        if self.buf == self.geometry.buffers {
-            self.buf = 0;
-        }
-        self.cur = self.shared.storage.buffer(self.buf);
+        self.seg = next_index(self.seg, self.geometry.buffers);
         self.release();
+        if self.avail != self.pos {
+            self.enter_buffer();
+        } else {
+            self.pending = true;
+        }
+    }
+
+    /// Reads which buffer the segment of `pos` is in; call it only once an
+    /// `Acquire` load of `tail` has shown events of the segment (`avail !=
+    /// pos` at the segment's start), which publishes the entry.
+    fn enter_buffer(&mut self) {
+        let b = self.shared.order[self.seg].load(Ordering::Relaxed);
+        debug_assert!(b < self.geometry.buffers);
+        self.buf = b;
+        self.cur = self.shared.storage.buffer(b);
+        self.pending = false;
     }
 
     #[inline(always)]
@@ -999,6 +1180,9 @@ impl<T: Copy> Consumer<T> {
     fn refresh_data(&mut self) -> bool {
         self.avail = self.shared.tail.load(Ordering::Acquire);
         debug_assert!(self.avail.wrapping_sub(self.pos) <= self.geometry.capacity);
+        if self.pending && self.avail != self.pos {
+            self.enter_buffer();
+        }
         self.avail != self.pos
     }
 
@@ -1175,7 +1359,8 @@ const _: fn() = || {
 #[cfg(test)]
 mod tests {
     use super::{
-        prefetch_ahead_slots, release_granule, run_prefetch_slots, streaming_into_line, window,
+        limit_after, prefetch_ahead_slots, release_granule, run_prefetch_slots,
+        streaming_into_line, window,
     };
     use crate::pad::CACHE_LINE;
     use crate::prefetch::AHEAD_BYTES;
@@ -1276,5 +1461,85 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_limit_stops_at_the_oldest_segment_not_wholly_released() {
+        // 4 buffers of 8 slots; the oldest unreleased segment starts at 16.
+        for (head, limit) in [(16, 48), (17, 48), (23, 48), (24, 56), (31, 56), (40, 72)] {
+            assert_eq!(limit_after(head, 16, 8, 32), limit, "head {head}");
+        }
+        // Positions wrap: a segment start just below usize::MAX.
+        let start = usize::MAX - 7;
+        assert_eq!(
+            limit_after(start.wrapping_add(9), start, 8, 32),
+            start.wrapping_add(40)
+        );
+    }
+
+    /// Buffers used by the producer's segments, one per buffer's worth of
+    /// events pushed, with the consumer reading `lag` buffers behind.
+    #[cfg(not(loom))]
+    fn buffers_taken(lag: usize, segments: usize) -> Vec<usize> {
+        let spb = 8;
+        let (mut tx, mut rx) = crate::channel::<u64>(crate::Config::n_buffer(4, 64)).unwrap();
+        let (mut sent, mut got) = (0u64, 0u64);
+        let mut taken = Vec::new();
+        for s in 0..segments {
+            taken.push(tx.buf);
+            for _ in 0..spb {
+                tx.try_push(sent).unwrap();
+                sent += 1;
+            }
+            if s >= lag {
+                for _ in 0..spb {
+                    assert_eq!(rx.try_pop(), Ok(got));
+                    got += 1;
+                }
+            }
+        }
+        taken
+    }
+
+    #[cfg(not(loom))]
+    #[test]
+    fn a_consumer_that_keeps_up_leaves_two_buffers_taking_turns() {
+        // A rotation would walk 0, 1, 2, 3, 0, … whatever the consumer does.
+        assert_eq!(buffers_taken(0, 8), [0, 1, 0, 1, 0, 1, 0, 1]);
+        // One buffer behind: three take turns; the fourth rests.
+        let taken = buffers_taken(1, 12);
+        assert_eq!(&taken[..3], [0, 1, 2]);
+        assert!(taken.iter().all(|&b| b < 3), "{taken:?}");
+        // Three behind: every buffer is needed.
+        let mut taken = buffers_taken(3, 12);
+        taken.sort_unstable();
+        taken.dedup();
+        assert_eq!(taken, [0, 1, 2, 3]);
+    }
+
+    #[cfg(not(loom))]
+    #[test]
+    fn a_partly_read_buffer_is_not_written_until_it_is_wholly_read() {
+        let (mut tx, mut rx) = crate::channel::<u64>(crate::Config::n_buffer(4, 64)).unwrap();
+        assert_eq!(tx.try_push_slice(&(0..40).collect::<Vec<_>>()), 32);
+        let mut dst = [0u64; 4];
+        assert_eq!(rx.try_pop_slice(&mut dst), Ok(4));
+        assert_eq!(dst, [0, 1, 2, 3]);
+        // Found empty of more? No: 28 remain. Release the partial buffer the
+        // way a waiting consumer does, then look from the producer's side.
+        rx.release_pending();
+        assert_eq!(tx.free_slots(), 0);
+        assert_eq!(tx.try_push_slice(&[32]), 0);
+        // The rest of the first buffer read: a whole buffer frees.
+        assert_eq!(rx.try_pop_slice(&mut dst), Ok(4));
+        assert_eq!(tx.free_slots(), 8);
+        assert_eq!(tx.try_push_slice(&(32..40).collect::<Vec<_>>()), 8);
+        tx.flush();
+        let mut all = vec![0u64; 64];
+        let mut n = 0;
+        while let Ok(k) = rx.try_pop_slice(&mut all[n..]) {
+            n += k;
+        }
+        assert_eq!(all[..n], (8..40).collect::<Vec<_>>());
     }
 }

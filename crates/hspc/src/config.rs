@@ -9,10 +9,14 @@ use crate::pad::CACHE_LINE;
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Mode {
-    /// Seed 004's n-buffering: `buffers` buffers of `buffer_bytes` each,
-    /// used round-robin. The producer fills a buffer, then hands it over
-    /// whole; the consumer empties it, then hands it back whole. The two
-    /// threads synchronise once per buffer, not once per event.
+    /// Seed 004's n-buffering: `buffers` buffers of `buffer_bytes` each.
+    /// The producer fills a buffer, then hands it over whole; the consumer
+    /// empties it, then hands it back whole. The two threads synchronise
+    /// once per buffer, not once per event. The producer fills next the
+    /// buffer the consumer handed back last, so while the consumer keeps up
+    /// two or three buffers take turns and stay in both CPUs' caches (a
+    /// buffer the consumer has partly read is written again only once it is
+    /// wholly read).
     /// [`Producer::flush`](crate::Producer::flush) hands over what has been
     /// written so far.
     NBuffer,

@@ -107,6 +107,26 @@ fn n_buffer_of_two_single_slot_buffers_hands_over_in_order() {
     }
 }
 
+/// Three single-slot buffers: the producer takes the buffer the consumer
+/// released last, so which buffer a segment lands in depends on the
+/// interleaving, and the consumer learns it from the `order` entry that
+/// `tail` publishes. Five events wrap the buffers; the producer also waits
+/// for a buffer with none free. A spinning strategy at two preemptions (see
+/// [`ring_releasing_slots_in_pairs_hands_over_in_order`]), and the futex
+/// eventcount at three.
+#[test]
+fn n_buffer_taking_the_buffer_released_last_hands_over_in_order() {
+    model_bounded(SPINNING_PREEMPTIONS, || {
+        send_and_drain(Config::n_buffer(3, 8).with_wait(WaitStrategy::SpinPause), 5)
+    });
+    model(|| {
+        send_and_drain(
+            Config::n_buffer(3, 8).with_wait(WaitStrategy::SpinThenPark),
+            4,
+        )
+    });
+}
+
 #[test]
 fn n_buffer_partial_buffer_is_handed_over_by_flush_and_drop() {
     for wait in STRATEGIES {
