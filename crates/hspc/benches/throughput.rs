@@ -3,7 +3,8 @@
 //! ringbuf, heapless), crossbeam's `ArrayQueue` and std's bounded
 //! `sync_channel`, per event and in batches,
 //! with identical harness code (non-blocking calls, a spin hint when full or
-//! empty) and the same buffer memory (32 KiB) for every contender.
+//! empty) and the same buffer memory (32 KiB) for every contender; and the
+//! round trip of one 8-byte event over two such channels (`roundtrip_8B`).
 //!
 //! `cargo bench -p hspc -- --quick`. Figures depend on the machine and its
 //! load; nothing here is a test.
@@ -67,6 +68,8 @@ trait Tx<E: Copy>: Send {
         src.iter().take_while(|&&v| self.send_one(v)).count()
     }
     fn send_one(&mut self, v: E) -> bool;
+    /// Makes everything sent visible (hspc's n-buffer); a no-op elsewhere.
+    fn flush(&mut self) {}
 }
 trait Rx<E>: Send {
     /// Receives into a prefix of `dst`; returns its length (0 when empty). By
@@ -91,6 +94,9 @@ impl<E: Ev> Tx<E> for hspc::Producer<E> {
     }
     fn send_one(&mut self, v: E) -> bool {
         self.try_push(v).is_ok()
+    }
+    fn flush(&mut self) {
+        hspc::Producer::flush(self)
     }
 }
 impl<E: Ev> Rx<E> for hspc::Consumer<E> {
@@ -341,6 +347,114 @@ fn bench(c: &mut Criterion) {
     race::<Line, { CHANNEL_BYTES / 64 }>(c);
 }
 
+/// Round trips run unmeasured before the clock starts, as the `channel`
+/// probe's `ROUNDTRIP_WARMUP`.
+const ROUNDTRIP_WARMUP: u64 = 32;
+
+/// Spins until `rx` has an event.
+fn recv_spinning<C: Rx<u64>>(rx: &mut C) -> u64 {
+    loop {
+        if let Some(v) = rx.recv_one() {
+            return v;
+        }
+        std::hint::spin_loop();
+    }
+}
+
+/// Sends `v` on `tx`, spinning while it is full, and hands it over at once.
+fn send_spinning<P: Tx<u64>>(tx: &mut P, v: u64) {
+    while !tx.send_one(v) {
+        std::hint::spin_loop();
+    }
+    tx.flush();
+}
+
+/// `iters` round trips of one 8-byte event: this thread sends event k on
+/// `ping`, an echo thread sends it back on `pong`; the time of the measured
+/// round trips (after [`ROUNDTRIP_WARMUP`]). Every event is checked on its
+/// way back.
+fn round_trips<P1: Tx<u64>, C1: Rx<u64>, P2: Tx<u64>, C2: Rx<u64>>(
+    ping: (P1, C1),
+    pong: (P2, C2),
+    iters: u64,
+) -> Duration {
+    let (mut ping_tx, mut ping_rx) = ping;
+    let (mut pong_tx, mut pong_rx) = pong;
+    let total = iters + ROUNDTRIP_WARMUP;
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            for _ in 0..total {
+                let v = recv_spinning(&mut ping_rx);
+                send_spinning(&mut pong_tx, v);
+            }
+        });
+        let mut start = Instant::now();
+        for k in 0..total {
+            if k == ROUNDTRIP_WARMUP {
+                start = Instant::now();
+            }
+            send_spinning(&mut ping_tx, k);
+            let back = recv_spinning(&mut pong_rx);
+            assert_eq!(back, k, "round trip {k} came back as {back}");
+        }
+        start.elapsed()
+    })
+}
+
+/// The latency view of the race: one 8-byte event there and back, per
+/// contender, with the same 32 KiB channels (hspc's n-buffer flushes after
+/// each send, as the probe's does).
+fn bench_round_trip(c: &mut Criterion) {
+    const N: usize = CHANNEL_BYTES / 8;
+    let ring = hspc::Config::ring(CHANNEL_BYTES).with_wait(SPIN);
+    let nbuffer = hspc::Config::n_buffer(4, CHANNEL_BYTES / 4).with_wait(SPIN);
+    let mut group = c.benchmark_group("roundtrip_8B");
+    group.sample_size(20);
+    group.warm_up_time(Duration::from_millis(500));
+    group.measurement_time(Duration::from_secs(2));
+    group.bench_function("hspc_ring", |b| {
+        b.iter_custom(|iters| round_trips(hspc_pair(ring), hspc_pair(ring), iters))
+    });
+    group.bench_function("hspc_nbuffer4", |b| {
+        b.iter_custom(|iters| round_trips(hspc_pair(nbuffer), hspc_pair(nbuffer), iters))
+    });
+    group.bench_function("rtrb", |b| {
+        b.iter_custom(|iters| {
+            let pair = || rtrb::RingBuffer::<u64>::new(N);
+            round_trips(pair(), pair(), iters)
+        })
+    });
+    group.bench_function("ringbuf", |b| {
+        b.iter_custom(|iters| {
+            let pair = || ringbuf::traits::Split::split(ringbuf::HeapRb::<u64>::new(N));
+            round_trips(pair(), pair(), iters)
+        })
+    });
+    group.bench_function("heapless", |b| {
+        b.iter_custom(|iters| {
+            let mut ping = Box::new(HeaplessQueue::<u64, N>::new());
+            let mut pong = Box::new(HeaplessQueue::<u64, N>::new());
+            round_trips(ping.split(), pong.split(), iters)
+        })
+    });
+    group.bench_function("crossbeam_array_queue", |b| {
+        b.iter_custom(|iters| {
+            let pair = || {
+                let q = std::sync::Arc::new(crossbeam_queue::ArrayQueue::<u64>::new(N));
+                (Cb(q.clone()), Cb(q))
+            };
+            round_trips(pair(), pair(), iters)
+        })
+    });
+    group.bench_function("std_sync_channel", |b| {
+        b.iter_custom(|iters| {
+            let pair = || std::sync::mpsc::sync_channel::<u64>(N);
+            round_trips(pair(), pair(), iters)
+        })
+    });
+    group.finish();
+}
+
 /// 8-byte events in the single-thread bench: 4096 of them fill the channel.
 const CAPACITY_EVENTS: usize = CHANNEL_BYTES / 8;
 
@@ -430,5 +544,5 @@ impl Tx<u64> for Flushing {
     }
 }
 
-criterion_group!(benches, bench_single_thread, bench);
+criterion_group!(benches, bench_single_thread, bench, bench_round_trip);
 criterion_main!(benches);
