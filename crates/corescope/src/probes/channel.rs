@@ -6,8 +6,8 @@
 //! sibling (`same-core`, where the machine has SMT) and another core (`other-core`);
 //! with a single CPU allowed, both share it (`same-cpu`, time-sliced). Every
 //! implementation runs the same harness code: non-blocking calls, a spin hint when
-//! full or empty and a `yield` every [`YIELD_EVERY`] failed calls (so a partner on
-//! the same CPU, or preempted by the OS, gets to run), and the same channel memory
+//! full or empty and a `yield` after [`YIELD_EVERY`] failed calls in a row (so a
+//! partner on the same CPU, or preempted by the OS, gets to run), and the same channel memory
 //! ([`CHANNEL_BYTES`]).
 //!
 //! - Throughput: `events` events of 8 or 64 bytes, sent one at a time (batch 1) or
@@ -47,7 +47,12 @@ pub const NBUFFER_BUFFERS: usize = 4;
 /// strategy only decides what a hand-off costs; a spinning one makes it a plain
 /// store, as in rtrb.
 pub const HSPC_WAIT: hspc::WaitStrategy = hspc::WaitStrategy::SpinPause;
-/// Failed calls between two `yield`s of the harness.
+/// Failed calls in a row after which the harness yields (and looks at the stop
+/// flag and the deadline). In a row, not in all: counted over the whole run,
+/// a wait of a few polls ended in a `yield` every 64 polls, about every third
+/// round trip of a ping-pong, more often for an implementation whose empty
+/// poll is quicker, and a system call's worth of time went into those round
+/// trips (docs/channel.md, "The harness yields only after a long wait").
 pub const YIELD_EVERY: u32 = 64;
 /// Longest one run (a throughput transfer or a round-trip series) may take before
 /// it counts as stalled.
@@ -342,9 +347,12 @@ pub enum RunFail {
     Corrupt(String),
 }
 
-/// Waits after a failed call: a spin hint, and every [`YIELD_EVERY`] failures a
-/// `yield` and a look at the stop flag and the deadline. False = give up.
+/// Waits after a failed call: a spin hint, and after [`YIELD_EVERY`] failures
+/// in a row a `yield` and a look at the stop flag and the deadline. False =
+/// give up. The measured loops call [`Idle::progressed`] after each call that
+/// moved an event.
 struct Idle<'a> {
+    /// Failed calls since the last one that moved an event.
     fails: u32,
     stop: &'a AtomicBool,
     deadline: Instant,
@@ -359,6 +367,12 @@ impl<'a> Idle<'a> {
         }
     }
 
+    /// A call moved an event: the next failure starts a new streak.
+    #[inline(always)]
+    fn progressed(&mut self) {
+        self.fails = 0;
+    }
+
     #[inline]
     fn wait(&mut self) -> bool {
         self.fails = self.fails.wrapping_add(1);
@@ -369,7 +383,7 @@ impl<'a> Idle<'a> {
         self.check()
     }
 
-    /// Every [`YIELD_EVERY`] failures: the stop flag, the deadline and a
+    /// Every [`YIELD_EVERY`] failures in a row: the stop flag, the deadline and a
     /// `yield`. Out of line, so that the measured loops around [`Idle::wait`]
     /// hold no clock or yield call of their own.
     #[cold]
@@ -539,6 +553,7 @@ fn send_each<E: Event, P: Tx<E>>(tx: &mut P, events: u64, idle: &mut Idle) {
     while sent < events {
         if tx.send_one(E::new(sent)) {
             sent += 1;
+            idle.progressed();
         } else if !idle.wait() {
             return;
         }
@@ -565,6 +580,7 @@ fn send_batches<E: Event, P: Tx<E>>(tx: &mut P, events: u64, src: &mut [E], idle
                 return;
             }
         } else {
+            idle.progressed();
             lo += n;
             sent += n as u64;
         }
@@ -629,6 +645,7 @@ fn receive_each<E: Event, C: Rx<E>>(rx: &mut C, events: u64, idle: &mut Idle) ->
             Some(e) => {
                 bad += u64::from(e.seq() != expected || !e.intact());
                 expected += 1;
+                idle.progressed();
             }
             None => {
                 if !idle.wait() {
@@ -657,6 +674,7 @@ fn receive_batches<E: Event, C: Rx<E>>(
             }
             continue;
         }
+        idle.progressed();
         for e in &dst[..n] {
             bad += u64::from(e.seq() != expected || !e.intact());
             expected += 1;
@@ -693,6 +711,7 @@ pub fn roundtrip<E: Event, P1: Tx<E>, C1: Rx<E>, P2: Tx<E>, C2: Rx<E>>(
                             return Err(RunFail::Deadline { received: k });
                         }
                     };
+                    idle.progressed();
                     if e.seq() != k || !e.intact() {
                         stop.store(true, Ordering::Relaxed);
                         return Err(RunFail::Corrupt(format!(
@@ -705,6 +724,7 @@ pub fn roundtrip<E: Event, P1: Tx<E>, C1: Rx<E>, P2: Tx<E>, C2: Rx<E>>(
                             return Err(RunFail::Deadline { received: k });
                         }
                     }
+                    idle.progressed();
                     pong_tx.flush();
                 }
                 Ok(())
@@ -721,6 +741,7 @@ pub fn roundtrip<E: Event, P1: Tx<E>, C1: Rx<E>, P2: Tx<E>, C2: Rx<E>>(
                             return Err(RunFail::Deadline { received: k });
                         }
                     }
+                    idle.progressed();
                     ping_tx.flush();
                     let e = loop {
                         if let Some(e) = pong_rx.recv_one() {
@@ -731,6 +752,7 @@ pub fn roundtrip<E: Event, P1: Tx<E>, C1: Rx<E>, P2: Tx<E>, C2: Rx<E>>(
                         }
                     };
                     let dt = ticks().wrapping_sub(t0);
+                    idle.progressed();
                     if e.seq() != k || !e.intact() {
                         stop.store(true, Ordering::Relaxed);
                         return Err(RunFail::Corrupt(format!(
@@ -1413,6 +1435,25 @@ mod tests {
         assert!(team.unwrap().threads.iter().all(|t| t.pinned));
         // Only the probe's own threads were pinned, never the caller.
         assert_eq!(crate::affinity::allowed_current().unwrap(), before);
+    }
+
+    /// The harness looks at the stop flag (and yields) only after
+    /// `YIELD_EVERY` failed calls in a row: a call that moves an event starts
+    /// the count again.
+    #[test]
+    fn the_harness_yields_only_after_a_streak_of_failures() {
+        let stop = AtomicBool::new(true);
+        let mut idle = Idle::new(&stop, far());
+        for _ in 0..3 {
+            for _ in 1..YIELD_EVERY {
+                assert!(idle.wait(), "gave up before a whole streak");
+            }
+            idle.progressed();
+        }
+        for _ in 1..YIELD_EVERY {
+            assert!(idle.wait());
+        }
+        assert!(!idle.wait(), "a whole streak looks at the stop flag");
     }
 
     #[test]
