@@ -111,16 +111,17 @@ pub struct Producer<T> {
     published: usize,
     /// The segment of `pos`: its number mod `buffers`, an index of `order`.
     seg: usize,
-    /// Buffer of `pos` and its start. Invariant: `buf < geometry.buffers`.
-    buf: usize,
+    /// The start of the buffer of `pos` (in n-buffer mode the one `order`
+    /// names for `seg`).
     cur: BufRef<T>,
-    /// In n-buffer mode: the segment of `pos` has no buffer yet (all were
-    /// in use when the last one filled); then `pos == limit`, so nothing is
-    /// written before [`Producer::refresh_space`] finds one free.
+    /// In n-buffer mode: the segment of `pos` has no buffer yet. Set at each
+    /// buffer boundary and cleared as a free buffer is taken; it stays set
+    /// while all are in use, and then `pos == limit`, so nothing is written
+    /// before [`Producer::refresh_space`] finds one free.
     pending: bool,
     /// In n-buffer mode, the buffers the consumer has released.
     free: FreeBuffers,
-    /// Offset of `pos` in `buf` (read it through `slot_off`). Invariant:
+    /// Offset of `pos` in its buffer (read it through `slot_off`). Invariant:
     /// `off < geometry.slots_per_buffer`; not maintained in a masked ring.
     off: usize,
     /// A ring whose slot count is a power of two: the slot of `pos` is
@@ -165,9 +166,8 @@ pub struct Consumer<T> {
     /// or by `release_pending` in the plain ring; not maintained in other
     /// rings, where `head` is always `pos`.
     published: usize,
-    /// As the producer's `seg`, `buf`, `cur`.
+    /// As the producer's `seg` and `cur`.
     seg: usize,
-    buf: usize,
     cur: BufRef<T>,
     /// In n-buffer mode: the segment of `pos` is not yet known to be
     /// published, so its buffer (`order`) is not read yet; then `pos ==
@@ -293,7 +293,6 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
         limit: geometry.capacity,
         published: 0,
         seg: 0,
-        buf: 0,
         cur: first,
         pending: false,
         free: FreeBuffers::new(geometry.buffers),
@@ -314,7 +313,6 @@ pub fn channel<T: Copy + Send>(config: Config) -> Result<(Producer<T>, Consumer<
         avail: 0,
         published: 0,
         seg: 0,
-        buf: 0,
         cur: first,
         pending: false,
         off: 0,
@@ -773,11 +771,12 @@ impl<T: Copy> Producer<T> {
         self.off = 0;
         self.seg = next_index(self.seg, self.geometry.buffers);
         self.publish();
+        // The new segment has no buffer until `refresh_buffers` gives it one.
         // One look at the consumer's head per buffer, so that the buffer it
         // released last is on top of the stack when the next one is taken.
+        self.pending = true;
         let head = self.shared.head.load(Ordering::Acquire);
-        self.limit = self.reclaim(head);
-        self.take_buffer();
+        self.refresh_buffers(head);
     }
 
     /// In n-buffer mode: puts the buffers of the segments `head` has wholly
@@ -798,21 +797,19 @@ impl<T: Copy> Producer<T> {
         free.oldest_pos.wrapping_add(self.geometry.capacity)
     }
 
-    /// Gives the segment of `pos` (at its start) the buffer released last,
-    /// and records it in `order` before any of its events is written; if
-    /// none is free, marks the segment `pending`.
+    /// Gives the `pending` segment of `pos` (at its start) the buffer
+    /// released last, and records it in `order` before any of its events is
+    /// written. Called only below the limit, where a buffer is free.
     fn take_buffer(&mut self) {
         debug_assert_eq!(self.off, 0);
         let free = &mut self.free;
-        if free.len == 0 {
-            debug_assert_eq!(self.limit, self.pos);
-            self.pending = true;
-            return;
-        }
-        free.len -= 1;
-        let b = free.stack[free.len];
+        debug_assert!(free.len > 0, "below the limit, a buffer is free");
+        let Some(top) = free.len.checked_sub(1) else {
+            return; // stays pending
+        };
+        free.len = top;
+        let b = free.stack[top];
         self.shared.order[self.seg].store(b, Ordering::Relaxed);
-        self.buf = b;
         self.cur = self.shared.storage.buffer(b);
         self.pending = false;
     }
@@ -1148,7 +1145,6 @@ impl<T: Copy> Consumer<T> {
     fn enter_buffer(&mut self) {
         let b = self.shared.order[self.seg].load(Ordering::Relaxed);
         debug_assert!(b < self.geometry.buffers);
-        self.buf = b;
         self.cur = self.shared.storage.buffer(b);
         self.pending = false;
     }
@@ -1481,15 +1477,19 @@ mod tests {
     /// events pushed, with the consumer reading `lag` buffers behind.
     #[cfg(not(loom))]
     fn buffers_taken(lag: usize, segments: usize) -> Vec<usize> {
+        use core::sync::atomic::Ordering;
         let spb = 8;
         let (mut tx, mut rx) = crate::channel::<u64>(crate::Config::n_buffer(4, 64)).unwrap();
         let (mut sent, mut got) = (0u64, 0u64);
         let mut taken = Vec::new();
         for s in 0..segments {
-            taken.push(tx.buf);
-            for _ in 0..spb {
+            for i in 0..spb {
                 tx.try_push(sent).unwrap();
                 sent += 1;
+                if i == 0 {
+                    // The segment's first event is written: it has its buffer.
+                    taken.push(tx.shared.order[tx.seg].load(Ordering::Relaxed));
+                }
             }
             if s >= lag {
                 for _ in 0..spb {
