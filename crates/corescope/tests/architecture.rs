@@ -11,7 +11,7 @@ const BELOW_THE_RENDERER: [&str; 14] = [
     "harness",
     "probes",
     "analysis",
-    "stats.rs",
+    "stats",
     "model",
     "placement",
     "runner",

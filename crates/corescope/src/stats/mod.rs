@@ -12,6 +12,8 @@
 
 use crate::model::{Distribution, Estimate, Histogram, ModeRange, Outcome, Summary};
 
+pub mod epochs;
+
 /// Percentile by linear interpolation between closest ranks (`q` in 0..=1) of a
 /// sorted slice; NaN for an empty slice.
 pub fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
