@@ -72,7 +72,7 @@ def check_jacobi(p, np):
 for np in (2, 4):
     for bench in ("pingpong", "allreduce", "jacobi", "all"):
         run = json.load(open(f"{d}/{bench}-{np}.json"))
-        assert run["schema_version"] == 2 and run["tool"]["name"] == "corescope"
+        assert run["schema_version"] == 3 and run["tool"]["name"] == "corescope"
         assert len(run["probes"]) == 1
         p = run["probes"][0]
         assert p["id"] == "mpi" and p["status"] == "completed", p.get("reason")

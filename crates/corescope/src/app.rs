@@ -404,6 +404,7 @@ fn validate_run(a: &RunArgs, topo: topology::Topology) -> Result<RunPlan> {
         overrides: Overrides {
             threads,
             placements,
+            epochs: a.epochs.map(usize::from),
         },
         budget_s,
     };

@@ -97,6 +97,11 @@ pub struct RunArgs {
     /// (default: 30 quick, 300 default, 3600 full).
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     pub budget: Option<String>,
+    /// Epochs: every repeated point is measured in this many separated passes over
+    /// its probe, and its interval spans the spread between them (1 to 4; default
+    /// 2; 1 gives the within-run interval only, see docs/statistics.md).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=4))]
+    pub epochs: Option<u8>,
     /// No progress bar on stderr.
     #[arg(long)]
     pub no_progress: bool,

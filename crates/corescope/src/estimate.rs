@@ -12,7 +12,7 @@
 
 use crate::model::Profile;
 use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError};
-use crate::runner::groups_of;
+use crate::runner::{epoch_schedule, groups_of};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -300,7 +300,8 @@ pub fn estimate_probe(probe: &dyn Probe, ctx: &PlanCtx, cal: &Calibration) -> Pr
         .iter()
         .map(|c| cost(c).unwrap_or(UNKNOWN_RUN_S))
         .collect();
-    let (runs, seconds, capped) = simulate(&plan.cases, &per_run, ctx.budget_s, cal);
+    let epochs = ctx.overrides.epochs.unwrap_or(crate::stats::epochs::EPOCHS);
+    let (runs, seconds, capped) = simulate(&plan.cases, &per_run, ctx.budget_s, cal, epochs);
     est.groups = groups_of(&plan.cases).len();
     est.seconds = seconds + probe_overhead_s(cal);
     est.capped = capped;
@@ -325,15 +326,17 @@ fn simulate(
     per_run: &[f64],
     budget_s: f64,
     cal: &Calibration,
+    epochs: usize,
 ) -> (Vec<f64>, f64, bool) {
     let groups = groups_of(cases);
+    let schedule = epoch_schedule(&groups, cases, epochs);
     let mut runs = vec![0.0; cases.len()];
     let mut elapsed = 0.0;
-    for (g, members) in groups.iter().enumerate() {
+    for (k, &(g, epoch, rounds)) in schedule.iter().enumerate() {
+        let members = &groups[g];
         if elapsed >= budget_s {
             return (runs, budget_s, true);
         }
-        let rounds = cases[members[0]].rounds;
         // Equal configurations run once (`GroupRun::split_aliases`).
         let mut configs: Vec<&str> = Vec::new();
         let measured: Vec<usize> = members
@@ -349,24 +352,30 @@ fn simulate(
             })
             .collect();
         let one_round: f64 = measured.iter().map(|&i| per_run[i]).sum();
-        let warm = if rounds.warmup { 1.0 } else { 0.0 };
+        // A later epoch warms up with the group's first variant only (`GroupRun::rounds`).
+        let warm_s = match (rounds.warmup, epoch) {
+            (false, _) => 0.0,
+            (true, 0) => one_round,
+            (true, _) => measured.first().map_or(0.0, |&i| per_run[i]),
+        };
         let trips = if rounds.max > 1 {
             2.0 * 400.0 * cal.round_trip_ns * 1e-9
         } else {
             0.0
         };
         let min = rounds.min.max(1) as f64;
-        let allowance = (budget_s - elapsed) / (groups.len() - g) as f64;
-        let base = one_round * (min + warm) + trips;
+        let allowance = (budget_s - elapsed) / (schedule.len() - k) as f64;
+        let base = one_round * min + warm_s + trips;
         let extra_wanted = (rounds.max.max(1) as f64 - min) * EXTRA_ROUND_SHARE;
         let extra = if one_round > 0.0 {
             extra_wanted.min(((allowance - base) / one_round).max(0.0).floor())
         } else {
             extra_wanted
         };
-        let n = min + warm + extra;
-        for &i in &measured {
-            runs[i] = n;
+        let n = min + extra;
+        for (j, &i) in measured.iter().enumerate() {
+            let warmed = rounds.warmup && (epoch == 0 || j == 0);
+            runs[i] += n + if warmed { 1.0 } else { 0.0 };
         }
         elapsed += base + extra * one_round;
     }
@@ -477,7 +486,7 @@ fn memory_run_s(p: &Value, ctx: &PlanCtx, cal: &Calibration) -> Option<f64> {
     // Memory controllers: one per NUMA node, or per package where no node is known.
     let nodes = ctx.topo.numa_nodes.max(ctx.topo.packages).max(1) as f64;
     let op = cal.op_ns * 1e-9;
-    let reps = crate::probes::memory::REPS as f64;
+    let reps = crate::probes::memory::WS_READ_REPS as f64;
     if let Some(block) = num(p, "block_bytes") {
         let threads = num(p, "threads").unwrap_or(1.0).max(1.0);
         let streams = threads.min(cpus).min(STREAMS_PER_NODE as f64 * nodes);
@@ -486,7 +495,7 @@ fn memory_run_s(p: &Value, ctx: &PlanCtx, cal: &Calibration) -> Option<f64> {
         );
     }
     if let Some(steps) = num(p, "steps") {
-        return Some(steps * reps * factor::WS_LATENCY_PER_STEP * op);
+        return Some(steps * factor::WS_LATENCY_PER_STEP * op);
     }
     let ws = num(p, "ws_bytes")?;
     let passes = num(p, "passes").unwrap_or(1.0);

@@ -32,6 +32,7 @@ pub mod reference;
 pub mod render;
 pub mod runner;
 pub mod session;
+pub mod state;
 pub mod stats;
 pub mod store;
 pub mod topology;

@@ -270,7 +270,7 @@ mod tests {
         p.findings.push(Finding::Scaling {
             what: "fp".into(),
             unit: "ops_per_s".into(),
-            peak: crate::model::Estimate::exact(4e9),
+            peak: crate::model::Estimate::without_interval(4e9),
             peak_threads: 2.0,
             peak_variant: "linear".into(),
             saturation_threads: 2.0,

@@ -147,6 +147,7 @@ pub fn validate(run: &RunFile) -> Result<(), String> {
                     "interval or repetition {i} is not a finite number"
                 )));
             }
+            validate_epochs(s).map_err(e)?;
         }
         for d in &p.distributions {
             validate_distribution(d).map_err(|m| at("distribution", &d.name, m))?;
@@ -185,6 +186,35 @@ pub fn validate(run: &RunFile) -> Result<(), String> {
                 ));
             }
         }
+    }
+    Ok(())
+}
+
+/// Epoch counts (version 3) are absent or one list per x, adding up to the point's
+/// samples; per-state estimates are absent or one list per x, finite.
+fn validate_epochs(s: &crate::model::Series) -> Result<(), String> {
+    for (what, len) in [("epochs", s.epochs.len()), ("states", s.states.len())] {
+        if len != 0 && len != s.x.len() {
+            return Err(format!("x has {} values but {what} has {len}", s.x.len()));
+        }
+    }
+    if !s.epochs.is_empty() && s.samples.len() == s.x.len() {
+        for (i, (counts, reps)) in s.epochs.iter().zip(&s.samples).enumerate() {
+            let total = counts.iter().try_fold(0usize, |a, &c| a.checked_add(c));
+            if total != Some(reps.len()) {
+                return Err(format!(
+                    "point {i}: the epochs count {counts:?} samples but it has {}",
+                    reps.len()
+                ));
+            }
+        }
+    }
+    let states = s.states.iter().flatten();
+    if states
+        .flat_map(|e| [e.value, e.lo, e.hi])
+        .any(|v| !v.is_finite())
+    {
+        return Err("a state's estimate is not a finite number".into());
     }
     Ok(())
 }

@@ -81,7 +81,24 @@ fn quick_memory_run_has_every_series() {
         assert_eq!(s.x_name, "bytes");
         assert_eq!(s.x.len(), ws.len(), "{name}");
         assert!(s.y.iter().all(|&y| y > 0.0 && y.is_finite()), "{s:?}");
+        // Repeated in both epochs: an interval, never a point shown as exact.
+        let least = corescope::probes::MIN_INTERVAL_SAMPLES;
+        assert!(s.n.iter().all(|&n| n >= least), "{name}: n {:?}", s.n);
+        for i in 0..s.x.len() {
+            assert!(
+                s.y_lo[i] <= s.y[i] && s.y[i] <= s.y_hi[i],
+                "{name} point {i}"
+            );
+        }
+        if !s.epochs.is_empty() {
+            for (counts, reps) in s.epochs.iter().zip(&s.samples) {
+                assert_eq!(counts.iter().sum::<usize>(), reps.len(), "{name}");
+            }
+        }
     }
+    // Every group's measurement left its record of the machine's state.
+    assert!(!p.machine_states.is_empty());
+    assert!(p.machine_states.iter().any(|m| m.epoch == 1));
     // Plausibility: a random chase far beyond the caches is slower than inside L1.
     let lat = p.series("ws-latency/1t").unwrap();
     assert!(lat.y.last().unwrap() > lat.y.first().unwrap(), "{lat:?}");

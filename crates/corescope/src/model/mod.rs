@@ -13,9 +13,11 @@ use crate::topology::Topology;
 mod counts;
 mod findings;
 mod notes;
+mod state;
 pub use counts::{CaseCounters, ProbeCounters, RoundCount};
 pub use findings::{Finding, Outcome, Warning};
 pub use notes::Notes;
+pub use state::GroupState;
 
 /// Version of the run-file layout written by this build.
 ///
@@ -24,7 +26,13 @@ pub use notes::Notes;
 /// probes record `aliases` (identical configurations measured once) and the run records
 /// `statistics` (how intervals and significance were computed). Version 1 files still load:
 /// their findings and warnings become `note`s and their points have no interval.
-pub const SCHEMA_VERSION: u32 = 2;
+///
+/// 3: repeated points are measured in two epochs of their probe: series carry
+/// `epochs` (each point's samples per epoch) and `states` (each epoch's estimate where
+/// the epochs disagree: a state-dependent point), and `y_lo`/`y_hi` hold the interval
+/// over both levels of spread (`stats::epochs`). A point with `n` = 1 is one
+/// measurement, not an exact value. Version 2 files load as measured in one epoch.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// A central value with its 95 % confidence interval and the count it came from.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
@@ -47,6 +55,16 @@ impl Estimate {
             lo: value,
             hi: value,
             n: 1,
+        }
+    }
+
+    /// A value whose spread is not known (a file of version 1, a figure quoted from a
+    /// paper, a fact such as a timer's step): no interval, and `n` = 0, so it is not
+    /// shown as one measurement.
+    pub fn without_interval(value: f64) -> Self {
+        Self {
+            n: 0,
+            ..Self::exact(value)
         }
     }
 
@@ -98,8 +116,13 @@ impl Default for StatisticsInfo {
         Self {
             confidence: crate::stats::CONFIDENCE,
             central: "median of the repetitions".into(),
-            interval: "distribution-free order-statistic interval of the median (binomial ranks); \
-                       coverage below 95 % with fewer than 6 samples is recorded as such"
+            interval: "repeated points are measured in two epochs of their probe: the \
+                       interval spans the distribution-free order-statistic interval of the \
+                       pooled median (binomial ranks) and the 2.5-97.5 % percentiles of a \
+                       two-level bootstrap of the median (epochs, then samples within each); \
+                       epochs disjoint by more than min_effect make the point state-dependent, \
+                       with each epoch's estimate kept; one epoch: the order-statistic interval, \
+                       coverage below 95 % with fewer than 6 samples recorded as such"
                 .into(),
             comparison: "variants run interleaved in rotated order within each round; the ratio \
                          of paired rounds is summarised by its Hodges-Lehmann estimate with the \
@@ -403,6 +426,9 @@ pub struct ProbeResult {
     /// probes without teams); see `docs/counters.md`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<ProbeCounters>,
+    /// The machine's state around each measurement of each group (version 3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub machine_states: Vec<GroupState>,
 }
 
 /// A series point that is a copy of another variant's measurement, because both
@@ -440,6 +466,7 @@ impl ProbeResult {
             findings: Notes::default(),
             aliases: vec![],
             counters: None,
+            machine_states: vec![],
         }
     }
 
@@ -461,7 +488,7 @@ impl ProbeResult {
                 self.series.last_mut().expect("just pushed")
             }
         };
-        s.push_samples(p.x, p.samples);
+        s.push_samples(p.x, p.samples, p.epoch);
     }
 
     /// Turn every series' samples into its central value (median) and 95 % interval.
@@ -527,6 +554,15 @@ pub struct Series {
     /// up: sample k of two variants of one comparison come from the same round).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<Vec<f64>>,
+    /// Per point, how many of its `samples` each epoch of the run gave, in order
+    /// (version 3; empty in older files and for points measured in one epoch only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub epochs: Vec<Vec<usize>>,
+    /// Per point, each epoch's own estimate when the epochs disagree beyond their
+    /// intervals (a state-dependent point); empty for a point whose epochs agree
+    /// (version 3; the whole field is empty when no point is state-dependent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub states: Vec<Vec<Estimate>>,
 }
 
 impl Series {
@@ -542,15 +578,20 @@ impl Series {
             y_hi: vec![],
             n: vec![],
             samples: vec![],
+            epochs: vec![],
+            states: vec![],
         }
     }
 
-    /// Add samples at `x` and update that point's estimate.
-    pub fn push_samples(&mut self, x: f64, samples: Vec<f64>) {
+    /// Add samples at `x`, measured in epoch `epoch` of the run, and update that
+    /// point's estimate.
+    pub fn push_samples(&mut self, x: f64, samples: Vec<f64>, epoch: usize) {
         if self.samples.len() != self.x.len() || self.y.len() != self.x.len() {
             // A series read from a version 1 file: no samples to add to.
             self.summarise();
         }
+        self.epochs.resize(self.x.len(), Vec::new());
+        let added = samples.len();
         let i = match self.index_of(x) {
             Some(i) => {
                 self.samples[i].extend(samples);
@@ -559,6 +600,7 @@ impl Series {
             None => {
                 self.x.push(x);
                 self.samples.push(samples);
+                self.epochs.push(Vec::new());
                 self.y.push(f64::NAN);
                 self.y_lo.push(f64::NAN);
                 self.y_hi.push(f64::NAN);
@@ -566,6 +608,11 @@ impl Series {
                 self.x.len() - 1
             }
         };
+        let counts = &mut self.epochs[i];
+        if counts.len() <= epoch {
+            counts.resize(epoch + 1, 0);
+        }
+        counts[epoch] += added;
         let e = crate::stats::estimate(&self.samples[i]);
         (self.y[i], self.y_lo[i], self.y_hi[i], self.n[i]) = (e.value, e.lo, e.hi, e.n);
     }
@@ -577,11 +624,35 @@ impl Series {
             self.samples = self.y.iter().map(|&y| vec![y]).collect();
             self.samples.resize(self.x.len(), Vec::new());
         }
-        let est: Vec<Estimate> = self
+        self.epochs.resize(self.x.len(), Vec::new());
+        let per_epoch: Vec<crate::stats::epochs::EpochEstimate> = self
             .samples
             .iter()
-            .map(|s| crate::stats::estimate(s))
+            .zip(&self.epochs)
+            .map(|(s, counts)| crate::stats::epochs::estimate_epochs(s, counts))
             .collect();
+        let est: Vec<Estimate> = per_epoch.iter().map(|e| e.pooled).collect();
+        self.states = per_epoch
+            .iter()
+            .map(|e| {
+                if e.state_dependent {
+                    e.epochs.clone()
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
+        if self.states.iter().all(Vec::is_empty) {
+            self.states.clear();
+        }
+        // Counts of points measured in one epoch say nothing the samples don't.
+        if self
+            .epochs
+            .iter()
+            .all(|c| c.iter().filter(|&&k| k > 0).count() < 2)
+        {
+            self.epochs.clear();
+        }
         self.y = est.iter().map(|e| e.value).collect();
         self.y_lo = est.iter().map(|e| e.lo).collect();
         self.y_hi = est.iter().map(|e| e.hi).collect();
@@ -598,7 +669,7 @@ impl Series {
         let value = *self.y.get(i)?;
         Some(match (self.y_lo.get(i), self.y_hi.get(i), self.n.get(i)) {
             (Some(&lo), Some(&hi), Some(&n)) => Estimate { value, lo, hi, n },
-            _ => Estimate::exact(value),
+            _ => Estimate::without_interval(value),
         })
     }
 
@@ -630,6 +701,8 @@ pub struct Point {
     pub y_name: String,
     /// y values, one per repetition.
     pub samples: Vec<f64>,
+    /// The epoch of the run the samples come from (set by the runner).
+    pub epoch: usize,
 }
 
 impl Point {
@@ -652,6 +725,7 @@ impl Point {
             x,
             y_name: y_name.into(),
             samples,
+            epoch: 0,
         }
     }
 }

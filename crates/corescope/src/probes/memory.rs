@@ -30,7 +30,7 @@
 //! Byte counting is STREAM's: read 8 B and write 8 B per word, copy 16 B and triad
 //! 24 B per element; write-allocate traffic is not counted. GB/s = 10^9 B/s.
 
-use super::{placement_config, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{placement_config, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::kernels::buffer::{Block, Pages, HUGE_PAGE_BYTES};
 use crate::kernels::chase::{build_chase, chase};
@@ -43,9 +43,6 @@ use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 use std::sync::Mutex;
 
-/// Repetitions of the working-set cases inside one team (the best is kept, as the
-/// seed's best of 3); the bandwidth sweep is repeated in rounds by the runner.
-pub const REPS: usize = 3;
 /// Smallest useful block per thread for the bandwidth sweep.
 pub const MIN_BLOCK_BYTES: u64 = 4 << 20;
 /// Cache line assumed for the pointer chase when the topology does not say (x86_64,
@@ -423,7 +420,7 @@ impl Probe for Memory {
         .param("block_bytes_by_thread_count", &blocks.per_thread)
         .param("block_rule", blocks.rule)
         .param("block_bytes_requested", blocks.requested)
-        .param("repetitions", "bandwidth: runner rounds, every kernel and placement of one thread count interleaved; working sets: best of 3")
+        .param("repetitions", "bandwidth: runner rounds, every kernel and placement of one thread count interleaved; working sets: runner rounds of one warm repetition each, in both epochs")
         .param("thread_counts", &counts)
         .param(
             "placements",
@@ -734,6 +731,19 @@ fn spread_warning(m: &mut Measurement, series: &str, threads: usize, times: &[f6
 /// variation get a warning.
 pub const SPREAD_WARN_CV: f64 = 0.10;
 
+/// The rounds of a working-set point: enough for a 95 % interval, without the
+/// runner's untimed warm-up (a read's first repetition and a chase's walk in its
+/// setup already bring the block into the caches it fits in).
+const WS_ROUNDS: Rounds = Rounds {
+    warmup: false,
+    ..Rounds::REPEATED
+};
+
+/// Repetitions of a working-set read inside one round: the first brings the block
+/// into the caches, the second is the sample (the runner's rounds repeat it, as it
+/// does the bandwidth sweep's; a chase is walked once in its setup instead).
+pub const WS_READ_REPS: usize = 2;
+
 fn run_ws_read(
     ctx: &mut RunCtx,
     threads: usize,
@@ -746,7 +756,7 @@ fn run_ws_read(
     let words = (ws_bytes / 8) as usize;
     let out = ctx.team(
         &cpus,
-        REPS,
+        WS_READ_REPS,
         |t| Block::new(words, Pages::Default, t as u64 + 1),
         |_t, block| -> Result<u64, String> {
             let b = block.as_ref().map_err(|e| e.clone())?;
@@ -760,8 +770,10 @@ fn run_ws_read(
     if let Some(err) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
         return Err(ProbeError::Failed(format!("ws-read: {err}")));
     }
-    let best = out
-        .best()
+    // The last repetition: the first brought the block into the caches it fits in.
+    let warm = out
+        .reps
+        .last()
         .ok_or_else(|| ProbeError::Failed("no repetition ran".into()))?;
     let bytes = threads as f64 * (words * 8) as f64 * passes as f64;
     let series = format!("ws-read/{label}");
@@ -770,7 +782,7 @@ fn run_ws_read(
         "bytes",
         ws_bytes as f64,
         "bytes_per_s",
-        bytes / (best.team_ns().max(1) as f64 * 1e-9),
+        bytes / (warm.team_ns().max(1) as f64 * 1e-9),
     )]);
     spread_warning(
         &mut m,
@@ -795,7 +807,7 @@ fn run_ws_latency(ctx: &mut RunCtx, ws_bytes: u64, steps: u64) -> Result<Measure
         .map_err(|e| ProbeError::Failed(e.to_string()))?;
     let out = ctx.team(
         &cpus,
-        REPS,
+        1,
         |_t| {
             Block::new(slots * stride, Pages::Default, 0).map(|mut b| {
                 build_chase(b.as_mut_slice(), stride, slots, ws_bytes ^ 0x5eed);
@@ -812,15 +824,16 @@ fn run_ws_latency(ctx: &mut RunCtx, ws_bytes: u64, steps: u64) -> Result<Measure
     if let Some(err) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
         return Err(ProbeError::Failed(format!("ws-latency: {err}")));
     }
-    let best = out
-        .best()
+    let rep = out
+        .reps
+        .first()
         .ok_or_else(|| ProbeError::Failed("no repetition ran".into()))?;
     Ok(Measurement::points(vec![Point::new(
         "ws-latency/1t",
         "bytes",
         ws_bytes as f64,
         "ns",
-        best.team_ns() as f64 / steps as f64,
+        rep.team_ns() as f64 / steps as f64,
     )]))
 }
 
@@ -861,29 +874,38 @@ fn working_set_plan(ctx: &PlanCtx, avail: &memguard::Available) -> Result<WsPlan
         ws_fit.per_thread,
         ctx.profile != crate::model::Profile::Quick,
     );
-    let target: u64 = ctx.profile.pick(32 << 20, 256 << 20, 1 << 30);
-    let steps: u64 = ctx.profile.pick(1 << 19, 1 << 22, 1 << 24);
+    // Each point is measured in `WS_ROUNDS` rounds, so it has an interval (and both
+    // epochs of the run); per round a quarter (quick) or half of what a point read
+    // when it was the best of 3 repetitions once.
+    let target: u64 = ctx.profile.pick(8 << 20, 128 << 20, 512 << 20);
+    let steps: u64 = ctx.profile.pick(1 << 17, 1 << 21, 1 << 23);
     for (label, threads) in [("1t", 1usize), ("all", cpus)] {
         for &ws in &sizes {
-            cases.push(Case::new(
-                format!("ws-read/{label} {}", memguard::human(ws)),
-                &CaseParams::WsRead {
-                    threads,
-                    label: label.into(),
-                    ws_bytes: ws,
-                    passes: (target / ws).max(1),
-                },
-            ));
+            cases.push(
+                Case::new(
+                    format!("ws-read/{label} {}", memguard::human(ws)),
+                    &CaseParams::WsRead {
+                        threads,
+                        label: label.into(),
+                        ws_bytes: ws,
+                        passes: (target / ws).max(1),
+                    },
+                )
+                .with_rounds(WS_ROUNDS),
+            );
         }
     }
     for &ws in &sizes {
-        cases.push(Case::new(
-            format!("ws-latency/1t {}", memguard::human(ws)),
-            &CaseParams::WsLatency {
-                ws_bytes: ws,
-                steps,
-            },
-        ));
+        cases.push(
+            Case::new(
+                format!("ws-latency/1t {}", memguard::human(ws)),
+                &CaseParams::WsLatency {
+                    ws_bytes: ws,
+                    steps,
+                },
+            )
+            .with_rounds(WS_ROUNDS),
+        );
     }
     Ok(WsPlan {
         cases,

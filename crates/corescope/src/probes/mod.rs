@@ -249,6 +249,10 @@ pub struct Case {
 /// pairs to reach 5 % at all; 12 give it power against a 20 % difference under the
 /// noise of a shared machine (see the tests in `stats`).
 pub const MIN_COMPARED_ROUNDS: usize = 12;
+
+/// The fewest samples whose median has a distribution-free 95 % interval:
+/// `P(Binomial(n, ½) = 0) · 2 = 2^(1−n) ≤ 5 %` first holds at n = 6.
+pub const MIN_INTERVAL_SAMPLES: usize = 6;
 /// Most rounds of a compared variant.
 pub const MAX_ROUNDS: usize = 30;
 /// Rounds stop early once every point's interval is within ±1 %.
@@ -275,6 +279,16 @@ impl Rounds {
         min: 1,
         max: 1,
         warmup: false,
+        target_rel_half_width: f64::INFINITY,
+    };
+
+    /// The rounds of a point measured on its own (no variant to pair it with): the
+    /// least number of samples whose median has a 95 % interval
+    /// ([`MIN_INTERVAL_SAMPLES`]), after one untimed run.
+    pub const REPEATED: Rounds = Rounds {
+        min: MIN_INTERVAL_SAMPLES,
+        max: MIN_INTERVAL_SAMPLES,
+        warmup: true,
         target_rel_half_width: f64::INFINITY,
     };
 
@@ -390,6 +404,9 @@ pub struct Overrides {
     pub threads: Option<Vec<usize>>,
     /// `--placement`: strategies to measure instead of the probe's.
     pub placements: Option<Vec<Strategy>>,
+    /// `--epochs`: passes over each probe's repeated groups (default
+    /// `stats::epochs::EPOCHS`).
+    pub epochs: Option<usize>,
 }
 
 /// What a probe may read while planning.

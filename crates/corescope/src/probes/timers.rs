@@ -261,7 +261,7 @@ fn table_findings(t: &Table, samples: usize) -> Vec<Finding> {
             out.push(Finding::Value {
                 what: format!("{}: step", r.name),
                 unit: "ns".into(),
-                value: Estimate::exact(r.step),
+                value: Estimate::without_interval(r.step),
                 context: Some("smallest non-zero change between two reads".into()),
             });
         }

@@ -13,6 +13,9 @@ pub const MAX_LINES: usize = 40;
 const NAME_COLS: usize = 14;
 /// Most lines one probe gets when the screen has room.
 const MAX_PROBE_LINES: usize = 3;
+/// The warnings take at most this many lines: the count, the machine's state, and
+/// the first warnings (every warning is in `corescope report`).
+const MAX_WARNING_LINES: usize = 5;
 
 /// The summary of `run` in at most [`MAX_LINES`] lines of at most `width` columns.
 pub fn summary(run: &RunFile, width: usize) -> Vec<String> {
@@ -39,7 +42,7 @@ pub fn summary(run: &RunFile, width: usize) -> Vec<String> {
     // until everything fits one screen.
     let budget = MAX_LINES - head.len();
     let mut cap = MAX_PROBE_LINES;
-    let mut warn_cap = warnings.len().min(8);
+    let mut warn_cap = warnings.len().min(MAX_WARNING_LINES);
     let total = |cap: usize, wc: usize| -> usize {
         probes
             .iter()
@@ -621,8 +624,11 @@ fn warning_lines(run: &RunFile, width: usize) -> Vec<String> {
         }
     }
     let total = noisy.len() + wide.len() + notes.len();
+    let state = state_line(run);
     if total == 0 {
-        return vec!["no warnings".into()];
+        let mut out = vec!["no warnings".to_string()];
+        out.extend(state.map(|l| fit(&l, width)));
+        return out;
     }
     let mut out = vec![fit(
         &format!(
@@ -633,14 +639,60 @@ fn warning_lines(run: &RunFile, width: usize) -> Vec<String> {
         ),
         width,
     )];
-    out.extend(
-        noisy
-            .iter()
-            .chain(&wide)
-            .chain(&notes)
-            .map(|l| fit(l, width)),
-    );
+    out.extend(state.map(|l| fit(&l, width)));
+    let room = MAX_WARNING_LINES - out.len();
+    let all: Vec<&String> = noisy.iter().chain(&wide).chain(&notes).collect();
+    let shown = if all.len() > room { room - 1 } else { room };
+    out.extend(all.iter().take(shown).map(|l| fit(l, width)));
+    if all.len() > shown {
+        out.push(format!(
+            "… {} more in `corescope report`",
+            all.len() - shown
+        ));
+    }
     out
+}
+
+/// One line on the machine's state over the run: how often the watched round trip
+/// changed state during a group, how many points were state-dependent, and the
+/// most the hypervisor stole and other programs used; `None` when nothing was
+/// recorded (older run files, probes without groups).
+fn state_line(run: &RunFile) -> Option<String> {
+    let states: Vec<&crate::model::GroupState> =
+        run.probes.iter().flat_map(|p| &p.machine_states).collect();
+    if states.is_empty() {
+        return None;
+    }
+    let moved = states.iter().filter(|s| s.round_trip_changed).count();
+    let trips = states
+        .iter()
+        .flat_map(|s| [s.round_trip_before_ns, s.round_trip_after_ns])
+        .flatten();
+    let (lo, hi) = trips.fold((f64::INFINITY, 0.0f64), |(l, h), t| (l.min(t), h.max(t)));
+    let top = |get: fn(&crate::model::GroupState) -> Option<f64>| {
+        states.iter().filter_map(|s| get(s)).fold(0.0f64, f64::max) * 100.0
+    };
+    let dependent: usize = run
+        .probes
+        .iter()
+        .flat_map(|p| &p.series)
+        .map(|s| s.states.iter().filter(|v| !v.is_empty()).count())
+        .sum();
+    let mut parts = Vec::new();
+    if lo.is_finite() {
+        parts.push(format!(
+            "CPU round trip {lo:.0}–{hi:.0} ns, changed state during {moved} of {} group \
+             measurements",
+            states.len()
+        ));
+    }
+    parts.push(format!("{dependent} state-dependent points"));
+    parts.push(format!(
+        "other programs ≤ {:.0} % of the CPUs, steal ≤ {:.0} %",
+        top(|s| s.others_cpu_fraction),
+        top(|s| s.steal_fraction)
+    ));
+    Some(format!("machine: {}", parts.join("; ")))
 }
 
 /// `compute      items; items` wrapped at item boundaries to `width`, continuation

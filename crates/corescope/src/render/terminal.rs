@@ -317,6 +317,8 @@ pub fn estimates_by_x(s: &Series) -> HashMap<u64, Estimate> {
 pub fn plus_minus(e: &Estimate) -> String {
     if has_interval(e) && e.rel_half_width() > words::SHOW_INTERVAL_ABOVE {
         format!(" ±{:.0}%", (e.rel_half_width() * 100.0).ceil())
+    } else if e.n == 1 {
+        format!(" {}", words::SINGLE_MARK)
     } else {
         String::new()
     }

@@ -7,9 +7,18 @@ use crate::units::{fmt_num, fmt_value, fmt_x, unit_scale};
 /// Intervals narrower than this (relative half width) are not shown in tables.
 pub const SHOW_INTERVAL_ABOVE: f64 = 0.01;
 
+/// After a value measured once (no interval): `(1×)`.
+pub const SINGLE_MARK: &str = "(1×)";
+
 /// `2.995 Gops/s (95 % CI 2.981–3.010)`: a value with its interval in one scale.
 pub fn estimate(unit: &str, e: &Estimate) -> String {
-    if e.n <= 1 || e.lo == e.hi {
+    if e.n == 1 {
+        return format!(
+            "{} (one measurement, no interval)",
+            fmt_value(unit, e.value)
+        );
+    }
+    if e.n == 0 || e.lo == e.hi {
         return fmt_value(unit, e.value);
     }
     let (f, label) = unit_scale(unit, e.value);
@@ -28,6 +37,8 @@ pub fn cell(value: f64, scale: f64, e: Option<&Estimate>) -> String {
         Some(e) if e.n > 1 && e.rel_half_width() > SHOW_INTERVAL_ABOVE => {
             format!("{v} ±{:.0}%", (e.rel_half_width() * 100.0).ceil())
         }
+        // One measurement: no interval exists, which is not the same as a narrow one.
+        Some(e) if e.n == 1 => format!("{v} {SINGLE_MARK}"),
         _ => v,
     }
 }

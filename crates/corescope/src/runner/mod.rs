@@ -78,8 +78,11 @@ fn run_probe_with(
         counted: Vec::new(),
     };
     let groups = groups_of(&plan.cases);
-    let mut rounds_run = Vec::new();
-    for (g, members) in groups.iter().enumerate() {
+    let epochs = ctx.overrides.epochs.unwrap_or(crate::stats::epochs::EPOCHS);
+    let schedule = epoch_schedule(&groups, &plan.cases, epochs);
+    let mut rounds_run = vec![0usize; groups.len()];
+    for (k, &(g, epoch, rounds)) in schedule.iter().enumerate() {
+        let members = &groups[g];
         let first = &plan.cases[members[0]];
         if let Some(sig) = crate::interrupt::requested() {
             result.status = Status::Interrupted;
@@ -105,7 +108,7 @@ fn run_probe_with(
         // The group's share of what is left, for rounds beyond the minimum.
         let allowance = deadline
             .saturating_duration_since(Instant::now())
-            .div_f64((groups.len() - g) as f64);
+            .div_f64((schedule.len() - k) as f64);
         let mut group = GroupRun {
             probe,
             cases: &plan.cases,
@@ -115,9 +118,10 @@ fn run_probe_with(
             on_event,
             id: &id,
             trip,
+            epoch,
         };
-        match group.run(allowance) {
-            Ok(n) => rounds_run.push(n),
+        match group.run(allowance, rounds) {
+            Ok(n) => rounds_run[g] += n,
             Err((index, e)) => {
                 let (status, reason) = status_of(&e);
                 result.status = status;
@@ -138,11 +142,16 @@ fn run_probe_with(
         result.warnings.push_unique(w);
     }
     result.summarise();
+    rounds_run.retain(|&n| n > 0);
     if let (Some(lo), Some(hi)) = (rounds_run.iter().min(), rounds_run.iter().max()) {
         result.params.insert("rounds_min".into(), (*lo).into());
         result.params.insert("rounds_max".into(), (*hi).into());
     }
     wide_interval_warnings(&mut result);
+    result
+        .warnings
+        .extend(crate::state::warnings(&result.machine_states));
+    state_dependent_warning(&mut result);
     merge_same_configurations(&mut result);
     if result.status != Status::Skipped && result.cases_done > 0 {
         probe.finish(&mut result, &plan, ctx);
@@ -181,6 +190,38 @@ pub fn groups_of(cases: &[Case]) -> Vec<Vec<usize>> {
     out
 }
 
+/// The order groups are measured in: every group in epoch 0, then every repeated
+/// group (more than one round) again in each later epoch, each epoch with its share
+/// of the group's rounds (rounded up), so a state of the machine that lasts for
+/// part of the probe shows as a difference between epochs (see `stats::epochs`).
+/// Entries are (group index, epoch, the rounds of that epoch).
+pub fn epoch_schedule(
+    groups: &[Vec<usize>],
+    cases: &[Case],
+    epochs: usize,
+) -> Vec<(usize, usize, crate::probes::Rounds)> {
+    let epochs = epochs.max(1);
+    let mut out = Vec::new();
+    for epoch in 0..epochs {
+        for (g, members) in groups.iter().enumerate() {
+            let rounds = cases[members[0]].rounds;
+            if rounds.max <= 1 {
+                if epoch == 0 {
+                    out.push((g, 0, rounds));
+                }
+                continue;
+            }
+            let split = crate::probes::Rounds {
+                min: rounds.min.div_ceil(epochs).max(1),
+                max: rounds.max.div_ceil(epochs).max(1),
+                ..rounds
+            };
+            out.push((g, epoch, split));
+        }
+    }
+    out
+}
+
 /// One comparison group being measured.
 struct GroupRun<'a, 'c> {
     probe: &'a dyn Probe,
@@ -192,6 +233,8 @@ struct GroupRun<'a, 'c> {
     id: &'a str,
     /// Reads the round trip between two CPUs (`drift::round_trip`; a script in tests).
     trip: TripFn,
+    /// The epoch of the run this measurement of the group belongs to.
+    epoch: usize,
 }
 
 /// How the runner reads the round trip between two CPUs, in ns.
@@ -199,8 +242,11 @@ type TripFn = fn(u32, u32) -> Option<f64>;
 
 impl GroupRun<'_, '_> {
     /// Measure the group; the number of rounds run, or the failing case and its error.
-    fn run(&mut self, allowance: Duration) -> Result<usize, (usize, ProbeError)> {
-        let rounds = self.cases[self.members[0]].rounds;
+    fn run(
+        &mut self,
+        allowance: Duration,
+        rounds: crate::probes::Rounds,
+    ) -> Result<usize, (usize, ProbeError)> {
         // The watched CPUs' round trip before and after a comparison: a VM whose vCPUs
         // moved between host cores in between gets the group flagged.
         let pair = (rounds.max > 1)
@@ -209,15 +255,19 @@ impl GroupRun<'_, '_> {
         let read = self.trip;
         let trip = || pair.and_then(|(a, b)| read(a, b));
         let before = trip();
+        let snap_before = crate::state::Snapshot::take();
         let done = self.rounds(allowance, rounds)?;
+        let snap_after = crate::state::Snapshot::take();
         let after = trip();
-        let group = self.cases[self.members[0]]
-            .group
-            .clone()
-            .unwrap_or_default();
-        if let Some(w) = crate::drift::round_trip_moved(before, after, &group) {
-            self.result.warnings.push_unique(w);
-        }
+        // One warning per probe says which groups the machine changed under
+        // (`state_warnings`), from these records.
+        self.result.machine_states.push(crate::state::between(
+            &self.group_name(),
+            self.epoch,
+            &snap_before,
+            &snap_after,
+            (before, after),
+        ));
         for t in [before, after].into_iter().flatten() {
             let seen = self
                 .result
@@ -240,7 +290,15 @@ impl GroupRun<'_, '_> {
         let started = Instant::now();
         let (measured, aliases) = self.split_aliases();
         if rounds.warmup {
-            for &i in &measured {
+            // A later epoch warms up with the first variant only: the clock and the
+            // probe's code are warm from the epoch before, and the rotation of the
+            // rounds spreads what is left of a cold start over the variants.
+            let warm = if self.epoch == 0 {
+                &measured[..]
+            } else {
+                &measured[..measured.len().min(1)]
+            };
+            for &i in warm {
                 self.probe
                     .run(&self.cases[i], self.ctx)
                     .map_err(|e| (i, e))?;
@@ -256,7 +314,8 @@ impl GroupRun<'_, '_> {
         for round in 0..attempts {
             let runs = self.one_round(round, rounds, &measured, watch, &mut steadiness)?;
             if steadiness.keep(runs.trips_ns) {
-                self.keep(runs.runs, done == 0, &aliases, &mut touched);
+                let first = done == 0 && self.epoch == 0;
+                self.keep(runs.runs, first, &aliases, &mut touched);
                 done += 1;
                 let target = rounds.target_rel_half_width;
                 if done >= rounds.max.max(1)
@@ -286,7 +345,8 @@ impl GroupRun<'_, '_> {
             let mut dropped = std::mem::take(&mut steadiness.dropped);
             dropped.truncate(want - done);
             for runs in dropped {
-                self.keep(runs, done == 0, &aliases, &mut touched);
+                let first = done == 0 && self.epoch == 0;
+                self.keep(runs, first, &aliases, &mut touched);
                 done += 1;
                 steadiness.kept_anyway += 1;
             }
@@ -327,7 +387,12 @@ impl GroupRun<'_, '_> {
                 id: self.id.into(),
                 index: i,
                 label: if rounds.max > 1 {
-                    format!("{} (round {})", self.cases[i].label, round + 1)
+                    format!(
+                        "{} (round {}, epoch {})",
+                        self.cases[i].label,
+                        round + 1,
+                        self.epoch + 1
+                    )
                 } else {
                     self.cases[i].label.clone()
                 },
@@ -478,7 +543,16 @@ impl GroupRun<'_, '_> {
 
     /// Merge one run's measurement; every point is copied to the aliases of the case.
     /// Only the first round keeps the non-point outputs (tables, distributions, ...).
-    fn absorb(&mut self, i: usize, m: Measurement, first_round: bool, aliases: &[(usize, usize)]) {
+    fn absorb(
+        &mut self,
+        i: usize,
+        mut m: Measurement,
+        first_round: bool,
+        aliases: &[(usize, usize)],
+    ) {
+        for p in &mut m.points {
+            p.epoch = self.epoch;
+        }
         let case = &self.cases[i];
         let mut extra = Vec::new();
         for &(a, _) in aliases.iter().filter(|(_, j)| *j == i) {
@@ -604,6 +678,53 @@ fn wide_interval_warnings(result: &mut ProbeResult) {
         });
     }
 }
+
+/// One warning naming the points whose epochs disagreed (state-dependent): the
+/// first few with each epoch's value, and how many others.
+fn state_dependent_warning(result: &mut ProbeResult) {
+    let mut found: Vec<String> = Vec::new();
+    let mut count = 0;
+    for s in &result.series {
+        for (i, states) in s.states.iter().enumerate() {
+            if states.is_empty() || result.alias_of(&s.name, s.x[i]).is_some() {
+                continue;
+            }
+            count += 1;
+            if found.len() < STATE_DEPENDENT_NAMED {
+                let values: Vec<String> = states
+                    .iter()
+                    .map(|e| crate::units::fmt_value(&s.y_name, e.value))
+                    .collect();
+                found.push(format!(
+                    "{} at {} ({})",
+                    s.name,
+                    crate::units::fmt_x(&s.x_name, s.x[i]),
+                    values.join(" then ")
+                ));
+            }
+        }
+    }
+    if count == 0 {
+        return;
+    }
+    let others = count - found.len();
+    let more = if others > 0 {
+        format!(" and {others} more")
+    } else {
+        String::new()
+    };
+    result.warnings.push_unique(Warning::Noisy {
+        detail: format!(
+            "{count} point{} differed between the two epochs of the run beyond their \
+             intervals (state-dependent; each epoch's value is kept in `states`): {}{more}",
+            if count == 1 { "" } else { "s" },
+            found.join(", ")
+        ),
+    });
+}
+
+/// State-dependent points named in the probe's warning (the rest are counted).
+const STATE_DEPENDENT_NAMED: usize = 3;
 
 /// One `same_configuration` finding per set of variants: "linear = compact = scatter
 /// here" once, naming the comparisons, instead of once per thread count.
@@ -753,7 +874,13 @@ mod tests {
         assert_eq!(plan.facts::<Vec<u64>>(), None, "facts of another type");
     }
 
+    /// A context measuring in one epoch: the tests of rounds, aliases and steadiness
+    /// read the rounds of one pass (`two_epochs_*` test the epochs).
     fn ctx(budget_s: f64) -> PlanCtx {
+        ctx_epochs(budget_s, 1)
+    }
+
+    fn ctx_epochs(budget_s: f64, epochs: usize) -> PlanCtx {
         PlanCtx {
             topo: crate::topology::Topology::default(),
             clock: Clock::from_info(ClockInfo {
@@ -761,9 +888,50 @@ mod tests {
                 ..ClockInfo::default()
             }),
             profile: Profile::Quick,
-            overrides: Overrides::default(),
+            overrides: Overrides {
+                epochs: Some(epochs),
+                ..Overrides::default()
+            },
             budget_s,
         }
+    }
+
+    #[test]
+    fn two_epochs_measure_each_group_twice_with_its_rounds_split() {
+        let probe = Placements::default();
+        let r = run_probe(&probe, &ctx_epochs(10.0, 2), &mut |_| {});
+        let order = probe.order.lock().unwrap().clone();
+        let per_epoch = MIN_COMPARED_ROUNDS.div_ceil(2);
+        // Epoch 1: a warm-up of both measured variants, then its rounds; epoch 2: a
+        // warm-up of the first variant, then its rounds.
+        assert_eq!(order.len(), 2 + 1 + 2 * 2 * per_epoch, "{order:?}");
+        assert_eq!(
+            &order[2 + 2 * per_epoch..][..3],
+            ["linear", "linear", "scatter"]
+        );
+        let s = r.series("int/scatter").unwrap();
+        assert_eq!(s.samples[0].len(), 2 * per_epoch);
+        assert_eq!(s.epochs, vec![vec![per_epoch, per_epoch]]);
+        // The copy of an identical configuration carries the epochs too.
+        assert_eq!(r.series("int/compact").unwrap().epochs, s.epochs);
+        // Counted once, not once per epoch; one state record per measurement.
+        assert_eq!(r.cases_done, 3);
+        assert_eq!(r.aliases.len(), 1);
+        let epochs: Vec<usize> = r.machine_states.iter().map(|m| m.epoch).collect();
+        assert_eq!(epochs, [0, 1]);
+        assert_eq!(r.params["rounds_min"], 2 * per_epoch);
+    }
+
+    #[test]
+    fn a_lone_case_run_once_is_not_measured_again() {
+        let groups = vec![vec![0]];
+        let once = vec![Case::new("x", &1u8)];
+        assert_eq!(epoch_schedule(&groups, &once, 2).len(), 1);
+        let repeated = vec![Case::new("x", &1u8).with_rounds(crate::probes::Rounds::REPEATED)];
+        let s = epoch_schedule(&groups, &repeated, 2);
+        assert_eq!(s.len(), 2);
+        assert!(s.iter().all(|(_, _, r)| r.min == 3 && r.max == 3));
+        assert_eq!(s[1].1, 1);
     }
 
     #[test]

@@ -416,6 +416,17 @@ pub fn cpu_jiffies() -> Option<(u64, u64)> {
     read("/proc/stat").as_deref().and_then(stat_steal_total)
 }
 
+/// The text of `/proc/stat` now (`state::Snapshot` parses its `cpu` line).
+pub fn proc_stat_text() -> Option<String> {
+    read("/proc/stat")
+}
+
+/// The text of `/proc/pressure/cpu` now (pressure stall information; absent on
+/// kernels built without PSI).
+pub fn cpu_pressure_text() -> Option<String> {
+    read("/proc/pressure/cpu")
+}
+
 /// The 1, 5 and 15-minute load averages now.
 pub fn loadavg_now() -> Option<[f64; 3]> {
     read("/proc/loadavg").as_deref().and_then(loadavg)
