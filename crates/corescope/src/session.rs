@@ -36,6 +36,7 @@ pub fn header(topo: Topology, clock: &Clock, profile: Profile) -> RunFile {
         topology: topo,
         clock: clock.info.clone(),
         env: topology::host::env_info(),
+        doctor: None,
         profile,
         started_utc: utc_rfc3339(SystemTime::now()),
         command: std::env::args().collect(),

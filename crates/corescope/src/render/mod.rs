@@ -127,6 +127,7 @@ pub fn header_for_display(run: &crate::model::RunFile) -> crate::model::RunFile 
         topology: run.topology.clone(),
         clock: run.clock.clone(),
         env: run.env.clone(),
+        doctor: run.doctor.clone(),
         profile: run.profile,
         started_utc: run.started_utc.clone(),
         command: run.command.clone(),
