@@ -1,6 +1,7 @@
 //! Renderers: read the model, never measure. Imported only by the commands.
 
 pub mod csv;
+pub mod doctor;
 pub mod html;
 pub mod plan;
 pub mod reference;
