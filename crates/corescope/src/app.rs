@@ -3,7 +3,8 @@
 //! writes results to stdout/stderr and files.
 
 use crate::cli::{
-    self, Command, CompareArgs, PlaceArgs, PlanArgs, ReportArgs, RunArgs, TopoArgs, TuneArgs,
+    self, Command, CompareArgs, DoctorArgs, PlaceArgs, PlanArgs, ReportArgs, RunArgs, TopoArgs,
+    TuneArgs,
 };
 use crate::clock::{self, Clock};
 use crate::model::{Profile, RunFile};
@@ -32,7 +33,123 @@ pub fn main_with(cli: cli::Cli) -> Result<()> {
         Some(Command::Reference(c)) => reference_cmd(c),
         Some(Command::Tune(a)) => tune_cmd(a),
         Some(Command::Mpi(a)) => crate::mpi::main(a),
+        Some(Command::Doctor(a)) => doctor_cmd(a),
     }
+}
+
+/// How long `doctor` samples `/proc/stat` for the steal now (as `env` does).
+const DOCTOR_STEAL_WINDOW: std::time::Duration = crate::topology::host::STEAL_SAMPLE;
+/// Round trips `doctor --measure` times between the first two CPUs (each about
+/// 400 ping-pongs, at most 20 ms; see `drift::round_trip`).
+const DOCTOR_ROUND_TRIPS: usize = 8;
+
+fn doctor_cmd(a: DoctorArgs) -> Result<()> {
+    use crate::doctor::{self, tune};
+    use crate::render::doctor as words;
+    use crate::topology::knobs::HostFiles;
+    let files = a
+        .root
+        .clone()
+        .map_or_else(HostFiles::live, HostFiles::under);
+    let state = tune::state_path();
+    // Only the live machine needs root; a tree under --root is the user's own.
+    let may_write = !files.is_live() || tune::is_root();
+    if a.reset {
+        let saved = tune::load(&state)?;
+        out_text(&format!(
+            "doctor --reset: {} values to write back (saved in {}):\n{}",
+            saved.writes.len(),
+            state.display(),
+            words::writes(&saved.writes)
+        ))?;
+        if !may_write {
+            bail!("not root: nothing written; run `sudo corescope doctor --reset`");
+        }
+        if !confirm("Write these values back?", a.yes, "--reset")? {
+            return out_text("nothing written\n");
+        }
+        let out = tune::reset(&state)?;
+        return report_writes(&out, "restored");
+    }
+    let round_trips_ns = if a.measure {
+        let topo = topology::detect().context("could not read this machine's topology")?;
+        Some(doctor::measure_round_trips(&topo, DOCTOR_ROUND_TRIPS))
+    } else {
+        None
+    };
+    let opts = doctor::Options {
+        steal_window: files.is_live().then_some(DOCTOR_STEAL_WINDOW),
+        round_trips_ns,
+    };
+    let checks = doctor::read(&files, &opts);
+    if a.json {
+        out_text(&format!("{}\n", serde_json::to_string_pretty(&checks)?))?;
+    } else {
+        out_text(&words::table(&checks, terminal::width()))?;
+    }
+    if !a.tune {
+        return Ok(());
+    }
+    let writes: Vec<_> = checks.writes().cloned().collect();
+    if writes.is_empty() {
+        return out_text("doctor --tune: nothing this machine lets corescope set\n");
+    }
+    out_text(&format!(
+        "\ndoctor --tune would write ({} kept in {} for --reset):\n{}",
+        writes.len(),
+        state.display(),
+        words::writes(&writes)
+    ))?;
+    if !may_write {
+        bail!("not root: nothing written; run `sudo corescope doctor --tune`");
+    }
+    if !confirm("Write these values?", a.yes, "--tune")? {
+        return out_text("nothing written\n");
+    }
+    let out = tune::tune(&writes, &state)?;
+    report_writes(&out, "written")
+}
+
+/// Ask `question` on stderr and read y/N from stdin; `yes` answers it. Refuses
+/// (an error) when stdin is not a terminal to ask on.
+fn confirm(question: &str, yes: bool, flag: &str) -> Result<bool> {
+    use std::io::IsTerminal;
+    if yes {
+        return Ok(true);
+    }
+    if !std::io::stdin().is_terminal() {
+        bail!("doctor {flag}: stdin is not a terminal to ask on; nothing written (add --yes to write without asking)");
+    }
+    eprint!("{question} [y/N] ");
+    let mut answer = String::new();
+    std::io::stdin()
+        .read_line(&mut answer)
+        .context("reading the answer")?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+/// What a tune or reset did; an error when a write was refused.
+fn report_writes(out: &crate::doctor::tune::Outcome, verb: &str) -> Result<()> {
+    use crate::render::doctor as words;
+    let mut text = format!("{verb}: {}\n{}", out.done.len(), words::writes(&out.done));
+    if let Some(state) = &out.state {
+        text.push_str(&format!(
+            "old values kept in {} (`corescope doctor --reset` writes them back)\n",
+            state.display()
+        ));
+    }
+    out_text(&text)?;
+    if !out.failed.is_empty() {
+        bail!(
+            "{} writes refused:\n{}",
+            out.failed.len(),
+            words::failures(&out.failed).trim_end()
+        );
+    }
+    Ok(())
 }
 
 fn reference_cmd(c: cli::ReferenceCmd) -> Result<()> {
@@ -427,6 +544,15 @@ fn run(a: RunArgs) -> Result<()> {
     let header = session::header(plan.ctx.topo.clone(), &plan.ctx.clock, plan.ctx.profile);
     let mut session = Session::with_lock(&plan.out, lock, header)?;
     out_text(&terminal::header(&session.run))?;
+    if let Some(d) = &session.run.doctor {
+        let blur: Vec<&str> = d.blurring().map(|c| c.id.name()).collect();
+        if !blur.is_empty() {
+            out_text(&format!(
+                "blurring: {} (see `corescope doctor`)\n",
+                blur.join(", ")
+            ))?;
+        }
+    }
 
     let bar = if plan.progress {
         ProgressBar::new(0)

@@ -64,6 +64,11 @@ pub enum Command {
     Reference(ReferenceCmd),
     /// Tune a component for this machine and write its best configuration.
     Tune(TuneArgs),
+    /// List what blurs the figures on this machine (governor, boost, SMT, isolated
+    /// CPUs, IRQs, THP, load, steal, the hypervisor, counters, NUMA balancing),
+    /// the probes each one affects and what to do; `--tune` sets what it can
+    /// after asking, `--reset` restores it. See docs/doctor.md.
+    Doctor(DoctorArgs),
     /// MPI ping-pong, Allreduce and a Jacobi halo exchange; start it under mpirun,
     /// e.g. `mpirun -np 4 corescope mpi all` (needs a build with `--features mpi`).
     Mpi(MpiArgs),
@@ -277,6 +282,32 @@ pub struct TuneArgs {
     /// two runs disagree or only cannot tell their picks apart). May be repeated.
     #[arg(long, value_name = "FILE")]
     pub against: Vec<PathBuf>,
+}
+
+/// Options of `doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Write the values the checks propose (asks first; root only), keeping the
+    /// old ones for `--reset`.
+    #[arg(long, conflicts_with = "reset")]
+    pub tune: bool,
+    /// Write back the values an earlier `--tune` changed (asks first).
+    #[arg(long)]
+    pub reset: bool,
+    /// Do not ask before writing (for scripts; stdin need not be a terminal).
+    #[arg(long, short)]
+    pub yes: bool,
+    /// Also time the round trip of a cache line between the first two CPUs a few
+    /// times and class it (same host core, same cache, farther) on a VM.
+    #[arg(long)]
+    pub measure: bool,
+    /// Print the checks as JSON (the run file's `doctor` object).
+    #[arg(long)]
+    pub json: bool,
+    /// Read (and tune) the /sys and /proc files under this directory instead of
+    /// `/` (for tests).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub root: Option<PathBuf>,
 }
 
 /// Parse `--event-bytes`: a positive integer.
@@ -493,8 +524,8 @@ pub fn suggest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
 }
 
 /// The subcommands, for "did you mean" when a word is taken for a probe.
-pub const COMMANDS: [&str; 9] = [
-    "run", "list", "topo", "place", "plan", "report", "compare", "tune", "mpi",
+pub const COMMANDS: [&str; 10] = [
+    "run", "list", "topo", "place", "plan", "report", "compare", "tune", "mpi", "doctor",
 ];
 
 /// Parse `--budget`: seconds, a positive number.

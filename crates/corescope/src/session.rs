@@ -36,6 +36,12 @@ pub fn header(topo: Topology, clock: &Clock, profile: Profile) -> RunFile {
         topology: topo,
         clock: clock.info.clone(),
         env: topology::host::env_info(),
+        // What blurs the figures, read as `corescope doctor` reads it (no sampling:
+        // `env` has just sampled steal, and the drift checks time the CPU pair).
+        doctor: Some(crate::doctor::read(
+            &topology::knobs::HostFiles::live(),
+            &Default::default(),
+        )),
         profile,
         started_utc: utc_rfc3339(SystemTime::now()),
         command: std::env::args().collect(),
@@ -178,6 +184,11 @@ mod tests {
         let saved = store::load(&out).unwrap();
         assert_eq!(saved.schema_version, SCHEMA_VERSION);
         assert!(saved.probes.is_empty());
+        assert_eq!(
+            saved.doctor.map(|d| d.checks.len()),
+            Some(12),
+            "the header records doctor's checks"
+        );
         assert!(
             OutputLock::acquire(&out).is_err(),
             "a second writer must be refused"

@@ -11,10 +11,12 @@ use std::collections::BTreeMap;
 use crate::topology::Topology;
 
 mod counts;
+mod doctor;
 mod findings;
 mod notes;
 mod state;
 pub use counts::{CaseCounters, ProbeCounters, RoundCount};
+pub use doctor::{Check, CheckId, Checks, TuneWrite, Verdict};
 pub use findings::{Finding, Outcome, Warning};
 pub use notes::Notes;
 pub use state::GroupState;
@@ -149,6 +151,10 @@ pub struct RunFile {
     pub clock: ClockInfo,
     /// Conditions at the time of the run (governor, load, THP, ...).
     pub env: EnvInfo,
+    /// What blurs the figures on this machine, as `corescope doctor` reads it at
+    /// the start of the run (absent in files written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doctor: Option<Checks>,
     /// Which size profile was run.
     pub profile: Profile,
     /// UTC start time, RFC 3339 (`2026-11-22T19:28:00Z`).

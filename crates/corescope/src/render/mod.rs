@@ -1,6 +1,7 @@
 //! Renderers: read the model, never measure. Imported only by the commands.
 
 pub mod csv;
+pub mod doctor;
 pub mod html;
 pub mod plan;
 pub mod reference;
@@ -127,6 +128,7 @@ pub fn header_for_display(run: &crate::model::RunFile) -> crate::model::RunFile 
         topology: run.topology.clone(),
         clock: run.clock.clone(),
         env: run.env.clone(),
+        doctor: run.doctor.clone(),
         profile: run.profile,
         started_utc: run.started_utc.clone(),
         command: run.command.clone(),

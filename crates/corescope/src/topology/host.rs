@@ -534,7 +534,7 @@ fn pretty_name(os_release: &str) -> Option<String> {
 }
 
 /// `always [madvise] never` → `madvise`.
-fn bracketed(s: &str) -> Option<String> {
+pub(crate) fn bracketed(s: &str) -> Option<String> {
     let start = s.find('[')? + 1;
     let end = start + s[start..].find(']')?;
     Some(s[start..end].to_string()).filter(|v| !v.is_empty())
@@ -558,7 +558,7 @@ fn meminfo_bytes(meminfo: &str, key: &str) -> Option<u64> {
 }
 
 /// `/proc/loadavg` → the three load averages.
-fn loadavg(s: &str) -> Option<[f64; 3]> {
+pub(crate) fn loadavg(s: &str) -> Option<[f64; 3]> {
     let mut it = s.split_whitespace().map(|x| x.parse::<f64>().ok());
     Some([it.next()??, it.next()??, it.next()??])
 }
@@ -566,7 +566,7 @@ fn loadavg(s: &str) -> Option<[f64; 3]> {
 /// The aggregate `cpu` line of `/proc/stat` → (steal, total) jiffies. `total` sums
 /// user, nice, system, idle, iowait, irq, softirq and steal (guest time is
 /// already counted in user). `None` if the kernel does not report steal.
-fn stat_steal_total(stat: &str) -> Option<(u64, u64)> {
+pub(crate) fn stat_steal_total(stat: &str) -> Option<(u64, u64)> {
     let line = stat.lines().find(|l| l.starts_with("cpu "))?;
     let fields: Vec<u64> = line
         .split_whitespace()

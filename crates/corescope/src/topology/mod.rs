@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 mod discover;
 pub mod host;
+pub mod knobs;
 
 pub use discover::{detect, from_synthetic, from_xml_file, restrict_to, TopologyError};
 
