@@ -11,6 +11,25 @@ use crate::topology::{Cache, Topology};
 /// Widest table we aim for.
 const WIDTH: u16 = 100;
 
+/// What a run file's `sharing` probe measured of each pair of CPUs (a shared core
+/// or not, with the throughput ratio and its interval) next to what the topology
+/// says, one line per pair; or how to measure it when the run has none.
+pub fn measured_sharing(run: &crate::model::RunFile) -> String {
+    let lines: Vec<String> = run
+        .probes
+        .iter()
+        .filter(|p| p.id == "sharing")
+        .flat_map(|p| &p.findings)
+        .filter(|f| matches!(f, crate::model::Finding::CoreSharing { .. }))
+        .map(|f| format!("  {}\n", crate::render::words::finding(f)))
+        .collect();
+    if lines.is_empty() {
+        return "measured sharing: none in this run file (`corescope run sharing` measures it)\n"
+            .into();
+    }
+    format!("measured sharing (probe `sharing`):\n{}", lines.concat())
+}
+
 /// Table of every OS CPU id → package, NUMA node, core, slot, caches.
 ///
 /// The summary line comes first, then one row per OS index (CPUs that are
