@@ -13,8 +13,9 @@
 //!   from an L1-resident block, independent integer ALU chains. Each saturates a
 //!   core's ports (or its L1 loads) alone, so two hardware threads of one core each
 //!   get about half of it together, while separate cores keep their own. The ratio is
-//!   the throughput per thread together ÷ alone (the first CPU's own time alone ÷ its
-//!   own time together), and [`verdict`] turns its interval into *shared*,
+//!   the throughput per thread together ÷ alone (the first CPU's own CPU time alone ÷
+//!   its own CPU time together, so other tasks' time slices on a busy machine do not
+//!   count), and [`verdict`] turns its interval into *shared*,
 //!   *separate* or *not told apart* ([`SHARED_BELOW`], [`SEPARATE_ABOVE`]); the pair's
 //!   finding sets it beside what the topology says. This is how a VM whose vCPUs sit
 //!   on two hardware threads of one host core is seen when the guest's topology says
@@ -315,8 +316,23 @@ pub fn groups(pairs: &[((u32, u32), f64)]) -> Vec<(Vec<u32>, f64)> {
     sets
 }
 
+/// CPU time of the calling thread so far, in ns; `None` where the OS does not say.
+fn thread_cpu_ns() -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid `timespec` to write; CLOCK_THREAD_CPUTIME_ID is a
+    // clock POSIX defines and Linux has had since 2.6.12.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+}
+
 /// One run of `work` on CPU `a` alone or on `a` and `b` at once: the team's time
-/// (first start to last end) and CPU `a`'s own time, in ns.
+/// (first start to last end) and CPU `a`'s own time, in ns. Its own time is the CPU
+/// time of its thread (`CLOCK_THREAD_CPUTIME_ID`) where the OS gives it, so that
+/// time the OS gives other tasks on a busy machine does not count as sharing; else
+/// its wall time from start to end.
 fn one_run(
     ctx: &mut RunCtx,
     c: &CaseParams,
@@ -346,12 +362,17 @@ fn one_run(
                 Vec::new()
             }
         },
-        |t, block: &mut Vec<u64>| match work {
-            Work::Dependent { fp, passes } => {
-                kernel(fp, t, passes);
-                Ok(())
+        |t, block: &mut Vec<u64>| {
+            let before = thread_cpu_ns();
+            match work {
+                Work::Dependent { fp, passes } => kernel(fp, t, passes),
+                Work::Throughput { kind, level, size } => kind.run(level, size, t, block)?,
             }
-            Work::Throughput { kind, level, size } => kind.run(level, size, t, block),
+            Ok::<_, String>(
+                thread_cpu_ns()
+                    .zip(before)
+                    .map(|(e, s)| e.saturating_sub(s)),
+            )
         },
     )?;
     if let Some(e) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
@@ -360,11 +381,19 @@ fn one_run(
     let rep = out
         .best()
         .ok_or_else(|| ProbeError::GaveUp("no repetition ran".into()))?;
-    let own = rep
+    let wall = rep
         .per_thread
         .first()
         .map_or(0, |&(start, end)| end.saturating_sub(start));
-    Ok((rep.team_ns().max(1) as f64, own.max(1) as f64))
+    let cpu = out
+        .results
+        .first()
+        .and_then(|r| r.first())
+        .and_then(|r| r.as_ref().ok().copied().flatten());
+    Ok((
+        rep.team_ns().max(1) as f64,
+        cpu.unwrap_or(wall).max(1) as f64,
+    ))
 }
 
 /// The size of a throughput kernel for a run of about `target_ns` on CPU `a` alone,
