@@ -100,7 +100,7 @@ pub enum Finding {
         b: u32,
         /// The measured verdict: `true` shared (some kernel's interval lies wholly
         /// below the shared threshold), `false` separate (every kernel's interval lies
-        /// within the band of separate cores), `null` not told apart.
+        /// wholly above the separate threshold), `null` not told apart.
         shared: Option<bool>,
         /// The kernel the verdict is stated with (of the kernels that give it, the
         /// one with the lowest ratio).

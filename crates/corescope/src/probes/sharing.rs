@@ -68,11 +68,14 @@ pub const THROUGHPUT_RUN_NS: [u64; 3] = [2_000_000, 10_000_000, 40_000_000];
 /// the ports (a sibling's kernel that leaves some idle) still counts, and a clock
 /// that drops 10 % under load does not.
 pub const SHARED_BELOW: f64 = 0.85;
-/// A pair runs on separate cores when the interval lies wholly within
-/// [`SEPARATE_ABOVE`]–1 ÷ [`SEPARATE_ABOVE`]: each keeps at least 90 % of its
-/// throughput alone, within the reach of a shared clock or power limit, not of a
-/// shared core. Between the two thresholds (an interval within 0.85–0.90, or
-/// crossing either) the pair is not told apart.
+/// A pair runs on separate cores when the interval lies wholly above this: each
+/// keeps at least 90 % of its throughput alone, within the reach of a shared clock
+/// or power limit, not of a shared core. The interval may reach above 1 (rounds
+/// whose run alone was the slower one): a shared core can only lower the ratio, so
+/// a high upper end is noise on the alone side, not a sign either way (on this
+/// guest one run's `fma` read 1.00×, 95 % CI 0.999–1.136). Between the two
+/// thresholds (an interval within 0.85–0.90, or crossing either) the pair is not
+/// told apart.
 pub const SEPARATE_ABOVE: f64 = 0.90;
 /// Fewest paired rounds behind a verdict: with fewer the signed-rank interval does
 /// not reach 95 % (`stats::hodges_lehmann`).
@@ -193,7 +196,7 @@ enum Work {
 pub enum SharingVerdict {
     /// The interval lies wholly below [`SHARED_BELOW`].
     Shared,
-    /// The interval lies wholly within [`SEPARATE_ABOVE`]–1 ÷ [`SEPARATE_ABOVE`].
+    /// The interval lies wholly above [`SEPARATE_ABOVE`].
     Separate,
     /// Neither, or fewer than [`MIN_ROUNDS_FOR_VERDICT`] rounds.
     NotToldApart,
@@ -218,7 +221,7 @@ pub fn verdict(ratio: &Estimate) -> SharingVerdict {
         SharingVerdict::NotToldApart
     } else if ratio.hi < SHARED_BELOW {
         SharingVerdict::Shared
-    } else if ratio.lo > SEPARATE_ABOVE && ratio.hi < 1.0 / SEPARATE_ABOVE {
+    } else if ratio.lo > SEPARATE_ABOVE {
         SharingVerdict::Separate
     } else {
         SharingVerdict::NotToldApart
@@ -781,10 +784,10 @@ mod tests {
             verdict(&ratio(0.84, 0.83, SHARED_BELOW, 8)),
             SharingVerdict::NotToldApart
         );
-        // Together much faster than alone is no sign of separate cores either.
+        // An upper end above 1 (noise on the alone side) is no sign of sharing.
         assert_eq!(
-            verdict(&ratio(1.2, 1.15, 1.25, 8)),
-            SharingVerdict::NotToldApart
+            verdict(&ratio(1.0, 0.999, 1.136, 8)),
+            SharingVerdict::Separate
         );
         // Too few rounds for a 95 % interval, or no interval: no verdict.
         assert_eq!(
