@@ -191,13 +191,25 @@ fn load_topology(synthetic: Option<&str>, xml: Option<&PathBuf>) -> Result<topol
 }
 
 fn topo_cmd(a: TopoArgs) -> Result<()> {
-    let t = load_topology(a.synthetic.as_deref(), a.xml.as_ref())?;
+    let run = match &a.run {
+        Some(path) => {
+            Some(store::load(path).with_context(|| format!("could not read {}", path.display()))?)
+        }
+        None => None,
+    };
+    let t = match &run {
+        Some(r) => r.topology.clone(),
+        None => load_topology(a.synthetic.as_deref(), a.xml.as_ref())?,
+    };
     let mut out = std::io::stdout().lock();
     if a.json {
         serde_json::to_writer_pretty(&mut out, &t)?;
         writeln!(out)?;
     } else {
         write!(out, "{}", topo::topo_table(&t))?;
+        if let Some(r) = &run {
+            write!(out, "{}", topo::measured_sharing(r))?;
+        }
     }
     Ok(())
 }

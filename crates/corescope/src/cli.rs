@@ -130,6 +130,11 @@ pub struct TopoArgs {
     /// Print the topology as JSON (the run file's `topology` object).
     #[arg(long)]
     pub json: bool,
+    /// A run file: show the topology it was measured on, and below it what its
+    /// `sharing` probe measured of each pair (shared core or not) next to what the
+    /// topology says.
+    #[arg(long, value_name = "RUN.json", conflicts_with_all = ["xml", "synthetic"])]
+    pub run: Option<PathBuf>,
 }
 
 /// Options of `plan`.

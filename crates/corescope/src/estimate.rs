@@ -440,7 +440,11 @@ pub fn case_run_s(
             num(p, "round_trips")? * 3.0 * cal.round_trip_ns * 1e-9
                 + 2.0 * 3.0 * cal.spawn_ns * 1e-9
         }
-        "sharing" => num(p, "passes")? * 1024.0 * op * 6.0 * 3.0 + 18.0 * cal.spawn_ns * 1e-9,
+        "sharing" => {
+            num(p, "passes")? * 1024.0 * op * 6.0 * 3.0
+                + 18.0 * cal.spawn_ns * 1e-9
+                + sharing_throughput_s(p, cal)
+        }
         "false-sharing" => {
             num(p, "portions")?
                 * num(p, "increments")?
@@ -461,6 +465,22 @@ pub fn case_run_s(
 /// numa: a latency cell chases `steps` dependent loads (about 100 ns each from
 /// memory) after writing its buffer; a read cell streams `bytes` per thread, the
 /// node's bandwidth saturating at 6 streams as in `memory`.
+/// Seconds of sharing's throughput kernels on one pair: per kernel a calibration
+/// run (about 1 ms on a 3 GHz core) and `throughput_rounds` × (alone + together)
+/// runs of `throughput_run_ns`, each spawning its threads (1 + 2). Plans without
+/// them (older files) cost nothing here.
+fn sharing_throughput_s(p: &Value, cal: &Calibration) -> f64 {
+    const CALIBRATION_RUN_S: f64 = 1e-3;
+    let kernels = p
+        .get("throughput_kernels")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len) as f64;
+    let rounds = num(p, "throughput_rounds").unwrap_or(0.0);
+    let run_s = num(p, "throughput_run_ns").unwrap_or(0.0) * 1e-9;
+    let spawn_s = cal.spawn_ns * 1e-9;
+    kernels * (CALIBRATION_RUN_S + spawn_s + rounds * (2.0 * run_s + 3.0 * spawn_s))
+}
+
 fn numa_run_s(p: &Value, cal: &Calibration) -> Option<f64> {
     const DRAM_LOAD_NS: f64 = 100.0;
     let bytes = num(p, "bytes")?;

@@ -89,9 +89,49 @@ fn coherence_probes_produce_their_shapes() {
                     "sharing/int/spread",
                     "sharing/fp",
                     "sharing/fp/spread",
+                    "sharing/fma",
+                    "sharing/fma/spread",
+                    "sharing/l1-load",
+                    "sharing/l1-load/spread",
+                    "sharing/int-ports",
+                    "sharing/int-ports/spread",
                 ]
             };
             assert_eq!(names, want);
+        }
+        // The throughput kernels: one typed finding per measured pair, with every
+        // kernel's ratio and its interval over the rounds, and the topology's word.
+        let sh = r.probes.iter().find(|p| p.id == "sharing").unwrap();
+        let measured: Vec<u32> = serde_json::from_value(sh.params["cpus"].clone()).unwrap();
+        let rounds = sh.params["throughput_rounds"].as_u64().unwrap() as usize;
+        assert!(rounds >= 6);
+        let pairs: Vec<_> = sh
+            .findings
+            .iter()
+            .filter_map(|f| match f {
+                corescope::model::Finding::CoreSharing {
+                    a,
+                    b,
+                    kernel,
+                    ratio,
+                    ratios,
+                    topology,
+                    ..
+                } => Some((*a, *b, kernel, ratio, ratios, topology)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(pairs.len(), measured.len() * (measured.len() - 1) / 2);
+        for (a, b, kernel, ratio, ratios, topology) in pairs {
+            assert!(measured.contains(&a) && measured.contains(&b) && a != b);
+            assert!(!topology.is_empty());
+            let names: Vec<&str> = ratios.keys().map(String::as_str).collect();
+            assert_eq!(names, ["fma", "int-ports", "l1-load"]);
+            assert_eq!(ratios.get(kernel.as_str()), Some(ratio));
+            for e in ratios.values() {
+                assert!(e.n > 1 && e.n <= rounds, "paired rounds: {e:?}");
+                assert!(e.value > 0.0 && e.lo <= e.value && e.value <= e.hi, "{e:?}");
+            }
         }
         let fs = r.probes.iter().find(|p| p.id == "false-sharing").unwrap();
         let sweep = fs.series("padding/time").unwrap();

@@ -7,10 +7,12 @@
 //! - `clock_chain`: the add chain of known latency that measures the core clock;
 //! - `stream`: read / write / copy / triad over a block (memory, numa, workload);
 //! - `chase`: the dependent pointer chase (memory, numa, spin);
+//! - `ports`: throughput-bound L1 loads and integer ALU chains (sharing);
 //! - `buffer`: the page-aligned blocks they run over, with or without huge pages.
 
 pub mod buffer;
 pub mod chains;
 pub mod chase;
 pub mod clock_chain;
+pub mod ports;
 pub mod stream;

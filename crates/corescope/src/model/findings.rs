@@ -4,6 +4,7 @@
 
 use super::Estimate;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// What a comparison of two variants showed.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -88,6 +89,30 @@ pub enum Finding {
         variants: Vec<String>,
         /// What they all ran (`CPUs 0,1`).
         config: String,
+    },
+    /// Whether two CPUs share a core (its execution ports, its L1 data cache), measured
+    /// by co-running throughput-bound kernels, next to what the topology says of them
+    /// (`sharing`; the rule is in `docs/coherence.md`).
+    CoreSharing {
+        /// First CPU (OS index).
+        a: u32,
+        /// Second CPU (OS index).
+        b: u32,
+        /// The measured verdict: `true` shared (some kernel's interval lies wholly
+        /// below the shared threshold), `false` separate (every kernel's interval lies
+        /// wholly above the separate threshold), `null` not told apart.
+        shared: Option<bool>,
+        /// The kernel the verdict is stated with (of the kernels that give it, the
+        /// one with the lowest ratio).
+        kernel: String,
+        /// That kernel's throughput per thread together ÷ alone, with its interval.
+        ratio: Estimate,
+        /// Every throughput kernel's ratio on the pair, by kernel.
+        ratios: BTreeMap<String, Estimate>,
+        /// How the topology relates the two CPUs (`SMT siblings`, `same cache`, ...).
+        topology: String,
+        /// Whether the topology puts them on one core.
+        topology_same_core: bool,
     },
     /// One key figure with its interval (`L1 latency`).
     Value {

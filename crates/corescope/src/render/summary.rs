@@ -137,7 +137,7 @@ fn probe_items(p: &ProbeResult, run: &RunFile) -> Vec<String> {
         "timers" => timer_items(p),
         "channel" => channel_items(p),
         "spin" => spin_items(p),
-        "sharing" => matrix_worst(p),
+        "sharing" => sharing_items(p),
         _ => Vec::new(),
     };
     // Every typed finding the special cases did not cover, in short form.
@@ -571,10 +571,74 @@ fn spin_items(p: &ProbeResult) -> Vec<String> {
     items
 }
 
-/// The worst off-diagonal slowdown of each pair matrix (`sharing/int`).
+/// Pairs of CPUs up to which the summary names each pair's core-sharing verdict;
+/// beyond, it counts them.
+const CORE_SHARING_PAIRS_NAMED: usize = 3;
+
+/// The dependent chains' worst slowdown, and the throughput kernels' verdicts of
+/// the pairs (each pair up to [`CORE_SHARING_PAIRS_NAMED`], counts beyond).
+fn sharing_items(p: &ProbeResult) -> Vec<String> {
+    let mut items = matrix_worst(p);
+    let pairs: Vec<_> = p
+        .findings
+        .iter()
+        .filter_map(|f| match f {
+            Finding::CoreSharing {
+                a,
+                b,
+                shared,
+                kernel,
+                ratio,
+                topology_same_core,
+                ..
+            } => Some((*a, *b, *shared, kernel, ratio, *topology_same_core)),
+            _ => None,
+        })
+        .collect();
+    let says = |shared: Option<bool>| match shared {
+        Some(true) => "share a core",
+        Some(false) => "separate cores",
+        None => "not told apart",
+    };
+    if pairs.len() <= CORE_SHARING_PAIRS_NAMED {
+        for &(a, b, shared, kernel, ratio, same_core) in &pairs {
+            let topo = if same_core {
+                "one core"
+            } else {
+                "separate cores"
+            };
+            items.push(format!(
+                "CPUs {a}+{b}: measured {} ({} {kernel} together), topology: {topo}",
+                says(shared),
+                ratio_short(ratio)
+            ));
+        }
+    } else {
+        let count = |v: Option<bool>| pairs.iter().filter(|p| p.2 == v).count();
+        let disagree = pairs
+            .iter()
+            .filter(|p| p.2.is_some_and(|s| s != p.5))
+            .count();
+        items.push(format!(
+            "{} pairs: {} share a core, {} separate, {} not told apart; {disagree} disagree with the topology",
+            pairs.len(),
+            count(Some(true)),
+            count(Some(false)),
+            count(None)
+        ));
+    }
+    items
+}
+
+/// The worst off-diagonal slowdown of each pair matrix of slowdowns (`sharing/int`,
+/// unit `x_alone`).
 fn matrix_worst(p: &ProbeResult) -> Vec<String> {
     let mut items = Vec::new();
-    for m in p.matrices.iter().filter(|m| !m.name.ends_with("/spread")) {
+    for m in p
+        .matrices
+        .iter()
+        .filter(|m| !m.name.ends_with("/spread") && m.unit == "x_alone")
+    {
         let worst = m
             .values
             .iter()

@@ -11,6 +11,25 @@ use crate::topology::{Cache, Topology};
 /// Widest table we aim for.
 const WIDTH: u16 = 100;
 
+/// What a run file's `sharing` probe measured of each pair of CPUs (a shared core
+/// or not, with the throughput ratio and its interval) next to what the topology
+/// says, one line per pair; or how to measure it when the run has none.
+pub fn measured_sharing(run: &crate::model::RunFile) -> String {
+    let lines: Vec<String> = run
+        .probes
+        .iter()
+        .filter(|p| p.id == "sharing")
+        .flat_map(|p| &p.findings)
+        .filter(|f| matches!(f, crate::model::Finding::CoreSharing { .. }))
+        .map(|f| format!("  {}\n", crate::render::words::finding(f)))
+        .collect();
+    if lines.is_empty() {
+        return "measured sharing: none in this run file (`corescope run sharing` measures it)\n"
+            .into();
+    }
+    format!("measured sharing (probe `sharing`):\n{}", lines.concat())
+}
+
 /// Table of every OS CPU id → package, NUMA node, core, slot, caches.
 ///
 /// The summary line comes first, then one row per OS index (CPUs that are
@@ -241,6 +260,38 @@ fn cache_summary(t: &Topology) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Estimate, Finding, ProbeResult, RunFile, Status};
+
+    #[test]
+    fn a_run_files_sharing_verdicts_are_listed_or_how_to_measure_them() {
+        let mut run: RunFile =
+            serde_json::from_str(include_str!("../../tests/fixtures/quick.json")).unwrap();
+        run.probes.retain(|p| p.id != "sharing");
+        assert!(measured_sharing(&run).contains("corescope run sharing"));
+        let e = Estimate {
+            value: 0.52,
+            lo: 0.50,
+            hi: 0.55,
+            n: 8,
+        };
+        let mut p = ProbeResult::new("sharing", "t", Status::Completed);
+        p.findings.push(Finding::CoreSharing {
+            a: 0,
+            b: 1,
+            shared: Some(true),
+            kernel: "fma".into(),
+            ratio: e,
+            ratios: [("fma".to_string(), e)].into_iter().collect(),
+            topology: "same cache".into(),
+            topology_same_core: false,
+        });
+        run.probes.push(p);
+        let text = measured_sharing(&run);
+        assert!(
+            text.contains("measured: CPUs 0 and 1 share a core (throughput 0.52× together, 95 % CI 0.50–0.55, fma), topology: separate cores (same cache)"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn sizes_are_short() {

@@ -175,7 +175,79 @@ pub fn finding(f: &Finding) -> String {
             }
             s
         }
+        Finding::CoreSharing {
+            a,
+            b,
+            shared,
+            kernel,
+            ratio: r,
+            ratios,
+            topology,
+            topology_same_core,
+        } => core_sharing(
+            (*a, *b),
+            *shared,
+            kernel,
+            r,
+            ratios,
+            topology,
+            *topology_same_core,
+        ),
         Finding::Note { text } => text.clone(),
+    }
+}
+
+/// `measured: CPUs 0 and 1 share a core (throughput 0.52× together, 95 % CI
+/// 0.50–0.55, fma; l1-load 0.55×), topology: separate cores (same cache)`, and what
+/// the two say together.
+fn core_sharing(
+    (a, b): (u32, u32),
+    shared: Option<bool>,
+    kernel: &str,
+    r: &Estimate,
+    ratios: &std::collections::BTreeMap<String, Estimate>,
+    topology: &str,
+    same_core: bool,
+) -> String {
+    let ci = if r.n > 1 && r.lo != r.hi {
+        format!(", 95 % CI {:.2}–{:.2}", r.lo, r.hi)
+    } else {
+        String::new()
+    };
+    let others: Vec<String> = ratios
+        .iter()
+        .filter(|(k, _)| k.as_str() != kernel)
+        .map(|(k, e)| format!("{k} {:.2}×", e.value))
+        .collect();
+    let others = if others.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", others.join(", "))
+    };
+    let figure = format!("throughput {:.2}× together{ci}, {kernel}{others}", r.value);
+    let topo = if same_core {
+        format!("one core ({topology})")
+    } else if topology == "unknown" {
+        "not known".to_string()
+    } else {
+        format!("separate cores ({topology})")
+    };
+    match (shared, same_core) {
+        (Some(true), true) => {
+            format!("measured: CPUs {a} and {b} share a core ({figure}), as the topology says: {topo}")
+        }
+        (Some(true), false) => format!(
+            "measured: CPUs {a} and {b} share a core ({figure}), topology: {topo} — a shared core the OS does not report"
+        ),
+        (Some(false), false) => format!(
+            "measured: CPUs {a} and {b} run on separate cores ({figure}), as the topology says: {topo}"
+        ),
+        (Some(false), true) => format!(
+            "measured: CPUs {a} and {b} keep their throughput together ({figure}), topology: {topo} — the measurement and the topology disagree"
+        ),
+        (None, _) => format!(
+            "measured: CPUs {a} and {b} not told apart as one core or two ({figure}), topology: {topo}"
+        ),
     }
 }
 
@@ -271,5 +343,45 @@ mod tests {
         );
         assert_eq!(cell(2.0e9, 1e9, Some(&e(2.0e9, 1.9e9, 2.1e9))), "2.000 ±5%");
         assert_eq!(cell(2.0e9, 1e9, Some(&e(2.0e9, 1.999e9, 2.001e9))), "2.000");
+    }
+
+    #[test]
+    fn core_sharing_says_the_measurement_and_the_topology() {
+        let ratios: std::collections::BTreeMap<String, Estimate> = [
+            ("fma".to_string(), e(0.52, 0.50, 0.55)),
+            ("l1-load".to_string(), e(0.61, 0.58, 0.63)),
+        ]
+        .into_iter()
+        .collect();
+        let mut f = Finding::CoreSharing {
+            a: 0,
+            b: 1,
+            shared: Some(true),
+            kernel: "fma".into(),
+            ratio: e(0.52, 0.50, 0.55),
+            ratios,
+            topology: "same cache".into(),
+            topology_same_core: false,
+        };
+        assert_eq!(
+            finding(&f),
+            "measured: CPUs 0 and 1 share a core (throughput 0.52× together, 95 % CI \
+             0.50–0.55, fma; l1-load 0.61×), topology: separate cores (same cache) — a \
+             shared core the OS does not report"
+        );
+        if let Finding::CoreSharing {
+            topology,
+            topology_same_core,
+            ..
+        } = &mut f
+        {
+            *topology = "SMT siblings".into();
+            *topology_same_core = true;
+        }
+        assert!(finding(&f).ends_with("as the topology says: one core (SMT siblings)"));
+        if let Finding::CoreSharing { shared, .. } = &mut f {
+            *shared = None;
+        }
+        assert!(finding(&f).contains("not told apart"), "{}", finding(&f));
     }
 }
