@@ -54,9 +54,9 @@ pub const SHARED_SLOWDOWN: f64 = 1.3;
 /// one round hit by a preempted vCPU does not set its end.
 pub const THROUGHPUT_ROUNDS: [usize; 3] = [6, 8, 12];
 /// Time of one run of a throughput kernel, by profile (quick, default, full), ns:
-/// thousands of times the start skew of a team (tens of µs at worst on a VM), so
+/// hundreds of times the start skew of a team (tens of µs at worst on a VM), so
 /// the two threads overlap for the whole run.
-pub const THROUGHPUT_RUN_NS: [u64; 3] = [2_000_000, 10_000_000, 40_000_000];
+pub const THROUGHPUT_RUN_NS: [u64; 3] = [2_000_000, 5_000_000, 40_000_000];
 
 /// A pair shares a core when the 95 % interval of a throughput kernel's ratio
 /// (together ÷ alone per thread) lies wholly below this. Two hardware threads of one
