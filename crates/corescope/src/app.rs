@@ -134,6 +134,20 @@ fn plan_cmd(a: PlanArgs) -> Result<()> {
 
 fn report(a: ReportArgs) -> Result<()> {
     let run = store::load(&a.run)?;
+    let csv_files = a
+        .csv
+        .as_ref()
+        .map(|dir| csv_out::planned_files(&run, dir))
+        .unwrap_or_default();
+    let mut outputs: Vec<store::Named> = Vec::new();
+    if let Some(out) = &a.html {
+        outputs.push(("--html", out));
+    }
+    if let Some(dir) = &a.csv {
+        outputs.push(("--csv", dir));
+        outputs.extend(csv_files.iter().map(|f| ("--csv", f.as_path())));
+    }
+    store::refuse_aliases(&[(INPUT_RUN_FILE, &a.run)], &outputs)?;
     let mut wrote = false;
     if let Some(out) = &a.html {
         store::write_output(out, html::render_run(&run).as_bytes())
@@ -187,12 +201,21 @@ fn compare(a: CompareArgs) -> Result<()> {
         }
     }
     if let Some(out) = &a.html {
+        let inputs: Vec<store::Named> = a
+            .runs
+            .iter()
+            .map(|p| (INPUT_RUN_FILE, p.as_path()))
+            .collect();
+        store::refuse_aliases(&inputs, &[("--html", out)])?;
         store::write_output(out, compare::render_html(&runs, only.as_deref()).as_bytes())
             .with_context(|| format!("writing {}", out.display()))?;
         eprintln!("comparison: {}", out.display());
     }
     out_text(&compare::render_text(&runs, only.as_deref()))
 }
+
+/// How messages name a run file a command reads.
+const INPUT_RUN_FILE: &str = "the input run file";
 
 /// The HTML report's path for a run file: `x.json` → `x.html`.
 pub fn html_path_for(run_file: &std::path::Path) -> PathBuf {
@@ -230,6 +253,16 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("hspc-{}.json", hostname_for_file())));
+    let mut outputs: Vec<store::Named> = vec![("--out", &out)];
+    if let Some(rf) = &a.run_file {
+        outputs.push(("--run-file", rf));
+    }
+    let inputs: Vec<store::Named> = a
+        .against
+        .iter()
+        .map(|f| ("--against", f.as_path()))
+        .collect();
+    store::refuse_aliases(&inputs, &outputs)?;
     store::check_writable(&out).map_err(|e| anyhow!("--out: {e}"))?;
     if let Some(rf) = &a.run_file {
         store::check_writable(rf).map_err(|e| anyhow!("--run-file: {e}"))?;
@@ -395,6 +428,12 @@ fn validate_run(a: &RunArgs, topo: topology::Topology) -> Result<RunPlan> {
         Some(p) => p.clone(),
         None => PathBuf::from(default_out_name(&hostname_for_file())),
     };
+    let html = html_output(&out, a.no_html);
+    let mut outputs: Vec<store::Named> = vec![("--out", &out)];
+    if let Some(h) = &html {
+        outputs.push(("the HTML report", h));
+    }
+    store::refuse_aliases(&[], &outputs)?;
     store::check_writable(&out).map_err(|e| anyhow!("--out: {e}"))?;
     // The clock is calibrated after validation so bad input fails fast.
     let ctx = PlanCtx {
@@ -499,6 +538,13 @@ fn run(a: RunArgs) -> Result<()> {
     }
 }
 
+/// Where `run` writes its HTML report: next to the run file, unless asked not
+/// to or the run file is a device, FIFO or symlink (no sibling to write then).
+fn html_output(out: &std::path::Path, no_html: bool) -> Option<PathBuf> {
+    (!no_html && store::output_kind(out) != store::OutputKind::WriteThrough)
+        .then(|| html_path_for(out))
+}
+
 /// The HTML report next to the run file (`x.json` → `x.html`), unless asked not
 /// to or the run file is a device, FIFO or symlink (no sibling to write then).
 /// Returns the line to print about it.
@@ -506,13 +552,12 @@ fn write_run_html(run: &RunFile, out: &std::path::Path, no_html: bool) -> Result
     if no_html {
         return Ok(String::new());
     }
-    if store::output_kind(out) == store::OutputKind::WriteThrough {
+    let Some(path) = html_output(out, no_html) else {
         return Ok(format!(
             "report:   none ({} is not a regular file; use `corescope report --html`)\n",
             out.display()
         ));
-    }
-    let path = html_path_for(out);
+    };
     store::write_output(&path, html::render_run(run).as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(format!(

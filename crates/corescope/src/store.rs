@@ -43,6 +43,27 @@ pub enum StoreError {
         /// Version in the file.
         found: u64,
     },
+
+    /// An output path that is also an input (or another output of the same
+    /// command): writing it would destroy what was read.
+    #[error(
+        "{output_flag} {}: this is {other_what} {} as well; nothing was written \
+         (writing it would destroy {other_what_short}): choose another file",
+        output.display(),
+        other.display()
+    )]
+    Aliased {
+        /// The flag that named the output (`--html`).
+        output_flag: String,
+        /// The output as named.
+        output: PathBuf,
+        /// What the other path is (`the input run file`).
+        other_what: String,
+        /// The same, short (`it`).
+        other_what_short: &'static str,
+        /// The other path as named.
+        other: PathBuf,
+    },
 }
 
 /// Read and validate a run file.
@@ -398,6 +419,109 @@ impl Drop for OutputLock {
             drop(file);
         }
     }
+}
+
+/// What identifies a file: its canonical path (for a path that does not exist
+/// yet, its directory's canonical path and its name) and, where it exists, its
+/// device and inode (a hard link has another path but the same inode).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Identity {
+    canonical: Option<PathBuf>,
+    dev_ino: Option<(u64, u64)>,
+    /// An existing character device (`/dev/null`, a terminal): writing it
+    /// destroys no file, so two outputs may both be one.
+    device: bool,
+}
+
+fn identity(path: &Path) -> Identity {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let meta = std::fs::metadata(path).ok();
+    let canonical = std::fs::canonicalize(path)
+        .ok()
+        .or_else(|| canonical_of_missing(path));
+    Identity {
+        canonical,
+        dev_ino: meta.as_ref().map(|m| (m.dev(), m.ino())),
+        device: meta.is_some_and(|m| m.file_type().is_char_device()),
+    }
+}
+
+/// Symbolic links followed at most while resolving a path that does not exist
+/// (the kernel's own limit, `MAXSYMLINKS`).
+const MAX_SYMLINK_HOPS: usize = 40;
+
+/// The canonical path a file not there yet would have: dangling symbolic links
+/// followed (a link `r.html -> r.json` names `r.json`), then the directory's
+/// canonical path and the name.
+fn canonical_of_missing(path: &Path) -> Option<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..MAX_SYMLINK_HOPS {
+        match std::fs::read_link(&p) {
+            Ok(target) => p = parent_dir(&p).join(target),
+            Err(_) => break,
+        }
+    }
+    if let Ok(c) = std::fs::canonicalize(&p) {
+        return Some(c);
+    }
+    let name = p.file_name()?;
+    std::fs::canonicalize(parent_dir(&p))
+        .ok()
+        .map(|d| d.join(name))
+}
+
+impl Identity {
+    fn same_file(&self, other: &Identity) -> bool {
+        (self.dev_ino.is_some() && self.dev_ino == other.dev_ino)
+            || (self.canonical.is_some() && self.canonical == other.canonical)
+    }
+}
+
+/// The directory a path is in (`.` for a bare name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// A path a command reads or writes, with the flag or role that named it
+/// (`("--html", path)`, `("the run file", path)`).
+pub type Named<'a> = (&'a str, &'a Path);
+
+/// Refuse, before anything is written, an output that is one of the inputs
+/// (by canonical path, or by device and inode where it exists, so symlinks,
+/// `..`, `/proc/self/fd/N` and hard links are seen through), or that is
+/// another output of the same command. The one check every command that
+/// reads and writes files goes through.
+pub fn refuse_aliases(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<(), StoreError> {
+    let ins: Vec<Identity> = inputs.iter().map(|(_, p)| identity(p)).collect();
+    let outs: Vec<Identity> = outputs.iter().map(|(_, p)| identity(p)).collect();
+    for (i, (flag, out)) in outputs.iter().enumerate() {
+        let id = &outs[i];
+        if let Some(k) = ins.iter().position(|x| x.same_file(id)) {
+            return Err(StoreError::Aliased {
+                output_flag: (*flag).to_string(),
+                output: out.to_path_buf(),
+                other_what: inputs[k].0.to_string(),
+                other_what_short: "it",
+                other: inputs[k].1.to_path_buf(),
+            });
+        }
+        if id.device {
+            continue;
+        }
+        if let Some(k) = outs[..i].iter().position(|x| x.same_file(id)) {
+            return Err(StoreError::Aliased {
+                output_flag: (*flag).to_string(),
+                output: out.to_path_buf(),
+                other_what: format!("the output of {}", outputs[k].0),
+                other_what_short: "one of them",
+                other: outputs[k].1.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Check that a file can be created at `path` (its directory exists and is

@@ -1490,3 +1490,312 @@ proptest! {
         prop_assert!(csv::write_dir(&runs[0], tmp.path()).is_ok());
     }
 }
+
+// ---------------------------------------------------------------------------
+// Round two (issue 43). Each group below breaks one fix; every case checks the
+// exit status, one clear line on stderr, no panic, and what must be left alone.
+
+/// Run corescope in `dir`; (status, stdout, stderr), with the common checks:
+/// no panic, no hang, at most one line on stderr when it fails.
+fn run_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let started = Instant::now();
+    let out = corescope()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{args:?}: could not run: {e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(started.elapsed() < TIMEOUT, "{args:?}: hung");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
+        "{args:?}: panicked: {stderr}"
+    );
+    if out.status.code() == Some(1) {
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+    }
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        stderr,
+    )
+}
+
+/// Expect exit 1 with `needle` in the one line on stderr.
+fn refused(dir: &Path, args: &[&str], needle: &str) {
+    let (code, _, err) = run_in(dir, args);
+    assert_eq!(code, Some(1), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: expected '{needle}': {err}");
+}
+
+/// A regular file's bytes and inode, to see that it was left alone.
+fn snapshot(p: &Path) -> (Vec<u8>, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(p).unwrap();
+    (std::fs::read(p).unwrap(), m.ino())
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Class 1: an output that is an input, however it is spelt, is refused
+/// before anything is written; the input keeps its bytes and its inode.
+fn alias_cases(dir: &Path) -> usize {
+    let quick = std::fs::read(fixture("quick.json")).unwrap();
+    let d = dir.join("alias");
+    std::fs::create_dir_all(d.join("sub")).unwrap();
+    let a = d.join("a.json");
+    let b = d.join("b.json");
+    std::fs::write(&a, &quick).unwrap();
+    std::fs::write(&b, &quick).unwrap();
+    let link = d.join("link.html");
+    std::os::unix::fs::symlink(&a, &link).unwrap();
+    let rel_link = d.join("rel-link.html");
+    std::os::unix::fs::symlink("b.json", &rel_link).unwrap();
+    let hard = d.join("hard.html");
+    std::fs::hard_link(&a, &hard).unwrap();
+    let chain = d.join("chain.html");
+    std::os::unix::fs::symlink(&link, &chain).unwrap();
+    let dotdot = d.join("sub/../a.json");
+    let dotted = d.join("./sub/.././a.json");
+    let in_link = d.join("in-link.json");
+    std::os::unix::fs::symlink(&a, &in_link).unwrap();
+    // Input names the CSV export writes: an overview file and a per-series file.
+    let csvdir = d.join("csv");
+    std::fs::create_dir_all(&csvdir).unwrap();
+    let named: Vec<PathBuf> = [
+        "series.csv",
+        "samples.csv",
+        "timelines.csv",
+        "compute--int_linear.csv",
+        "timers--table-timers.csv",
+    ]
+    .iter()
+    .map(|n| {
+        let p = csvdir.join(n);
+        std::fs::write(&p, &quick).unwrap();
+        p
+    })
+    .collect();
+    let before: Vec<(PathBuf, (Vec<u8>, u64))> = [&a, &b]
+        .into_iter()
+        .chain(&named)
+        .map(|p| (p.clone(), snapshot(p)))
+        .collect();
+
+    let want = "nothing was written";
+    let mut cases: Vec<(Vec<String>, &str)> = Vec::new();
+    let mut add = |args: &[&str], needle: &'static str| {
+        cases.push((args.iter().map(|x| x.to_string()).collect(), needle));
+    };
+    let (a_, b_) = (s(&a), s(&b));
+    // report: --html as the input, spelt every way.
+    add(&["report", a_, "--html", a_], want);
+    add(&["report", a_, "--html", "alias/a.json"], want);
+    add(&["report", "alias/a.json", "--html", a_], want);
+    add(&["report", a_, "--html", s(&dotdot)], want);
+    add(&["report", a_, "--html", s(&dotted)], want);
+    add(&["report", a_, "--html", s(&link)], want);
+    add(&["report", a_, "--html", s(&chain)], want);
+    add(&["report", a_, "--html", s(&hard)], want);
+    add(&["report", s(&in_link), "--html", a_], want);
+    add(&["report", s(&in_link), "--html", s(&hard)], want);
+    add(&["report", b_, "--html", s(&rel_link)], want);
+    add(&["report", a_, "--html", a_, "--markdown"], want);
+    // report: --csv as the input, or writing a file that is the input.
+    add(&["report", a_, "--csv", a_], want);
+    add(&["report", a_, "--csv", s(&hard)], want);
+    for p in &named {
+        add(&["report", s(p), "--csv", s(&csvdir)], want);
+    }
+    add(&["report", s(&named[0]), "--csv", "alias/csv/../csv"], want);
+    // report: two outputs that are one file.
+    add(
+        &[
+            "report",
+            a_,
+            "--csv",
+            s(&csvdir),
+            "--html",
+            s(&csvdir.join("series.csv")),
+        ],
+        want,
+    );
+    // compare: --html as either input.
+    add(&["compare", a_, b_, "--html", a_], want);
+    add(&["compare", a_, b_, "--html", b_], want);
+    add(&["compare", a_, b_, "--html", s(&link)], want);
+    add(&["compare", a_, b_, "--html", s(&rel_link)], want);
+    add(&["compare", a_, b_, "--html", s(&hard)], want);
+    add(&["compare", a_, a_, "--html", a_], want);
+    add(&["compare", a_, b_, a_, "--html", s(&dotdot)], want);
+    // tune: an --against file or two outputs as one (refused before measuring).
+    add(&["tune", "channel", "--against", a_, "--out", a_], want);
+    add(
+        &["tune", "channel", "--against", a_, "--out", s(&link)],
+        want,
+    );
+    add(
+        &["tune", "channel", "--against", a_, "--run-file", s(&hard)],
+        want,
+    );
+    add(
+        &[
+            "tune",
+            "channel",
+            "--out",
+            "alias/t.json",
+            "--run-file",
+            "alias/t.json",
+        ],
+        want,
+    );
+    add(
+        &[
+            "tune",
+            "channel",
+            "--out",
+            "alias/t.json",
+            "--run-file",
+            "alias/sub/../t.json",
+        ],
+        want,
+    );
+    let n = cases.len();
+    for (args, needle) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(dir, &args, needle);
+    }
+    for (p, snap) in &before {
+        assert_eq!(&snapshot(p), snap, "{} was changed", p.display());
+    }
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(!d.join("t.json").exists(), "tune wrote its output");
+
+    // run: the HTML beside --out is a link to the run file itself.
+    let r = d.join("r.json");
+    std::os::unix::fs::symlink("r.json", d.join("r.html")).unwrap();
+    refused(
+        dir,
+        &["run", "timers", "--quick", "--no-progress", "--out", s(&r)],
+        want,
+    );
+    assert!(!r.exists(), "a refused run wrote its run file");
+    std::fs::write(&r, &quick).unwrap();
+    let snap = snapshot(&r);
+    refused(
+        dir,
+        &["run", "timers", "--quick", "--no-progress", "--out", s(&r)],
+        want,
+    );
+    assert_eq!(snapshot(&r), snap);
+
+    // What is not an alias still works: a CSV directory that holds the input
+    // under another name, and an HTML beside the inputs.
+    let (code, _, err) = run_in(dir, &["report", a_, "--csv", s(&d)]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = run_in(dir, &["compare", a_, b_, "--html", s(&d.join("c.html"))]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(snapshot(&a), before[0].1);
+    n + 4
+}
+
+#[test]
+fn class1_outputs_never_alias_inputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let n = alias_cases(tmp.path());
+    eprintln!("{n} alias cases checked");
+}
+
+/// How a test spells a path to one file.
+#[derive(Debug, Clone)]
+enum Spelling {
+    Plain,
+    DotSlash,
+    DotDot,
+    Link,
+    LinkToLink,
+    HardLink,
+    Relative,
+}
+
+fn spell(dir: &Path, file: &Path, how: &Spelling, k: usize) -> PathBuf {
+    let name = file.file_name().unwrap();
+    match how {
+        Spelling::Plain => file.to_path_buf(),
+        Spelling::DotSlash => dir.join(".").join(name),
+        Spelling::DotDot => dir.join("sub").join("..").join(name),
+        Spelling::Link => {
+            let l = dir.join(format!("l{k}"));
+            let _ = std::os::unix::fs::symlink(file, &l);
+            l
+        }
+        Spelling::LinkToLink => {
+            let l = dir.join(format!("l{k}"));
+            let ll = dir.join(format!("ll{k}"));
+            let _ = std::os::unix::fs::symlink(file, &l);
+            let _ = std::os::unix::fs::symlink(&l, &ll);
+            ll
+        }
+        Spelling::HardLink => {
+            let h = dir.join(format!("h{k}"));
+            let _ = std::fs::hard_link(file, &h);
+            h
+        }
+        Spelling::Relative => {
+            // Relative to a directory that is not the working directory: made
+            // absolute through the symlinked directory `alias-dir`.
+            let l = dir.join(format!("dirlink{k}"));
+            let _ = std::os::unix::fs::symlink(dir, &l);
+            l.join(name)
+        }
+    }
+}
+
+fn arb_spelling() -> impl Strategy<Value = Spelling> {
+    prop_oneof![
+        Just(Spelling::Plain),
+        Just(Spelling::DotSlash),
+        Just(Spelling::DotDot),
+        Just(Spelling::Link),
+        Just(Spelling::LinkToLink),
+        Just(Spelling::HardLink),
+        Just(Spelling::Relative),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// However an input and an output are spelt, the output is refused when it
+    /// is the input, and accepted when it is another file.
+    #[test]
+    fn an_output_never_aliases_an_input(input_how in arb_spelling(), output_how in arb_spelling(),
+                                        same in any::<bool>(), exists in any::<bool>()) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::create_dir(dir.join("sub")).unwrap();
+        let input = dir.join("in.json");
+        std::fs::write(&input, "{}").unwrap();
+        let other = dir.join("other.html");
+        if exists {
+            std::fs::write(&other, "x").unwrap();
+        }
+        let i = spell(dir, &input, &input_how, 1);
+        let target = if same { &input } else { &other };
+        // A hard link to a file not there yet cannot be made: spell it plainly.
+        let how = match (&output_how, target.exists()) {
+            (Spelling::HardLink, false) => Spelling::Plain,
+            (h, _) => h.clone(),
+        };
+        let o = spell(dir, target, &how, 2);
+        let r = store::refuse_aliases(&[("the input", &i)], &[("--html", &o)]);
+        prop_assert_eq!(r.is_err(), same, "{:?} {:?} {:?}", i, o, r);
+        // Two outputs that are one file are refused too.
+        let r = store::refuse_aliases(&[], &[("--out", &o), ("--run-file", target)]);
+        prop_assert!(r.is_err(), "{:?}", o);
+    }
+}
