@@ -326,25 +326,43 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
-/// Write bytes to `path` atomically (temporary file + rename). Only for regular
-/// files: use [`write_output`] for paths the user names.
+/// Mode of a file corescope creates, before the umask (what `>` gives).
+const NEW_FILE_MODE: u32 = 0o666;
+/// Random characters in a temporary file's name (62 possible each: a name
+/// nobody can plant a link at in advance).
+const TEMP_NAME_RANDOM_CHARS: usize = 12;
+
+/// A new file in `dir` named `PREFIX` + random characters + `.tmp`, created
+/// exclusively (`O_CREAT|O_EXCL`, so nothing already there is opened, and
+/// `O_NOFOLLOW`, so no planted link is followed); removed when dropped unless
+/// persisted. The one way corescope makes a temporary or probe file.
+fn create_temp_in(dir: &Path, prefix: &str) -> std::io::Result<tempfile::NamedTempFile> {
+    use std::os::unix::fs::OpenOptionsExt;
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(".tmp")
+        .rand_bytes(TEMP_NAME_RANDOM_CHARS)
+        .make_in(dir, |p| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(NEW_FILE_MODE)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(p)
+        })
+}
+
+/// Write bytes to `path` atomically (a temporary file of an unpredictable name,
+/// created exclusively beside it, then renamed). Only for regular files: use
+/// [`write_output`] for paths the user names.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = parent_dir(path);
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("run");
-    let tmp = dir.join(format!(".{}.tmp.{}", short_name(name), std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    let mut tmp = create_temp_in(dir, &format!(".{}.", short_name(name)))?;
+    tmp.as_file_mut().write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    // On failure the temporary file is removed when `tmp` is dropped.
+    tmp.persist(path).map(drop).map_err(|e| e.error)
 }
 
 /// A file name cut to a length that leaves room for a prefix and a suffix
@@ -371,43 +389,84 @@ pub struct OutputLock {
     file: Option<(std::fs::File, PathBuf)>,
 }
 
+/// Times [`OutputLock::acquire`] opens the lock file again when the name was
+/// removed or replaced between its open and its `flock` (a run ending).
+const MAX_LOCK_ATTEMPTS: usize = 8;
+
 impl OutputLock {
     /// Take the lock for `path`; fails with a clear message when another
-    /// process holds it.
+    /// process holds it. A lock file left by a process that died is taken over
+    /// (the kernel releases an `flock` with its holder). The lock file is opened
+    /// without following a link (`O_NOFOLLOW`) and must be a regular file. A
+    /// symlink to a regular file is locked beside the file it names, so runs
+    /// writing through different links to one file exclude each other.
     pub fn acquire(path: &Path) -> Result<Self, StoreError> {
-        if output_kind(path) == OutputKind::WriteThrough {
-            return Ok(Self { file: None });
-        }
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        let target = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(path) {
+                Ok(t) if t.is_file() => t,
+                _ => return Ok(Self { file: None }),
+            },
+            Ok(m) if !m.file_type().is_file() => return Ok(Self { file: None }),
+            _ => path.to_path_buf(),
         };
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("run");
-        let lock_path = dir.join(format!(".{}.lock", short_name(name)));
+        let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("run");
+        let lock_path = parent_dir(&target).join(format!(".{}.lock", short_name(name)));
         let io = |source| StoreError::Io {
             path: lock_path.clone(),
             source,
         };
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io)?;
-        use std::os::fd::AsRawFd;
-        // SAFETY: flock on a descriptor this function owns (`file` is open for
-        // the whole call); it touches no memory of ours.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc != 0 {
-            let e = std::io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                return Err(StoreError::Locked { path: path.into() });
+        for _ in 0..MAX_LOCK_ATTEMPTS {
+            // O_NONBLOCK: a FIFO planted at the name fails at once instead of
+            // waiting for a reader.
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .mode(NEW_FILE_MODE)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+                .open(&lock_path)
+                .map_err(|e| {
+                    if e.raw_os_error() == Some(libc::ELOOP) {
+                        io(std::io::Error::other(
+                            "the lock file is a symbolic link, which corescope never follows; \
+                             remove it",
+                        ))
+                    } else {
+                        io(e)
+                    }
+                })?;
+            let meta = file.metadata().map_err(io)?;
+            if !meta.is_file() {
+                return Err(io(std::io::Error::other(
+                    "the lock file is not a regular file; remove it",
+                )));
             }
-            return Err(io(e));
+            // SAFETY: flock on a descriptor this function owns (`file` is open
+            // for the whole call); it touches no memory of ours.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if rc != 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                    return Err(StoreError::Locked { path: path.into() });
+                }
+                return Err(io(e));
+            }
+            // A run that ends removes the name before it lets the lock go: the
+            // file locked here may no longer be the one the name gives.
+            match std::fs::symlink_metadata(&lock_path) {
+                Ok(m) if m.dev() == meta.dev() && m.ino() == meta.ino() => {
+                    return Ok(Self {
+                        file: Some((file, lock_path)),
+                    })
+                }
+                _ => continue,
+            }
         }
-        Ok(Self {
-            file: Some((file, lock_path)),
-        })
+        Err(io(std::io::Error::other(
+            "the lock file kept being replaced by another process",
+        )))
     }
 }
 
@@ -546,10 +605,7 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
                 .map_err(|e| format!("cannot write {}: {e}", path.display()));
         }
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = parent_dir(path);
     if !dir.is_dir() {
         return Err(format!(
             "cannot write {}: directory {} does not exist",
@@ -563,12 +619,8 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
             path.display()
         ));
     }
-    let probe = dir.join(format!(".corescope-write-test.{}", std::process::id()));
-    match std::fs::File::create(&probe) {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&probe);
-            Ok(())
-        }
-        Err(e) => Err(format!("cannot write {}: {e}", path.display())),
-    }
+    // Removed again when dropped.
+    create_temp_in(dir, ".corescope-write-test.")
+        .map(drop)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

@@ -1799,3 +1799,199 @@ proptest! {
         prop_assert!(r.is_err(), "{:?}", o);
     }
 }
+
+/// Class 2: temporary, probe and lock files are created exclusively, never
+/// through a planted link, with names nobody can guess; a lock left by a dead
+/// run is taken over.
+#[test]
+fn class2_temp_and_lock_files_never_follow_links() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let victim = dir.join("victim.txt");
+    let keep = b"precious".to_vec();
+    std::fs::write(&victim, &keep).unwrap();
+    let pid = std::process::id();
+    let mut n = 0;
+
+    // The names the old code built from the process id, planted as links to
+    // the victim: the atomic write and the writability check go elsewhere.
+    let out = dir.join("x.json");
+    for planted in [
+        format!(".x.json.tmp.{pid}"),
+        format!(".corescope-write-test.{pid}"),
+        ".x.json.tmp".to_string(),
+    ] {
+        std::os::unix::fs::symlink(&victim, dir.join(&planted)).unwrap();
+    }
+    store::write_atomic(&out, b"new").unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), b"new");
+    n += 1;
+    store::write_output(&out, b"again").unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), b"again");
+    n += 1;
+    store::check_writable(&out).unwrap();
+    store::check_writable(&dir.join("new.json")).unwrap();
+    n += 2;
+    assert_eq!(
+        std::fs::read(&victim).unwrap(),
+        keep,
+        "a planted link was followed"
+    );
+    // Nothing left behind but the output and what was planted.
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 5, "{names:?}");
+    n += 1;
+    // A new file gets the usual mode (0666 less the umask), not a temp file's 0600.
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+    assert_ne!(mode & 0o077, 0, "mode {mode:o}: others lost access");
+    n += 1;
+    // Many writes: each temporary name is new (nothing collides or lingers).
+    for i in 0..50 {
+        store::write_atomic(&out, format!("{i}").as_bytes()).unwrap();
+    }
+    assert_eq!(std::fs::read_dir(dir).unwrap().count(), 5);
+    n += 1;
+    // A directory nobody may write: the error names the path, nothing is left.
+    let ro = dir.join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let writable_as_root = std::fs::write(ro.join("probe"), b"").is_ok();
+    let _ = std::fs::remove_file(ro.join("probe"));
+    if !writable_as_root {
+        assert!(store::write_atomic(&ro.join("r.json"), b"x").is_err());
+        assert!(store::check_writable(&ro.join("r.json")).is_err());
+        assert_eq!(std::fs::read_dir(&ro).unwrap().count(), 0);
+        n += 1;
+    }
+
+    // Lock files: a planted link, FIFO or directory is refused in one line; the
+    // victim is untouched and no run file is made.
+    let run_args = |name: &str| -> Vec<String> {
+        [
+            "run",
+            "timers",
+            "--quick",
+            "--no-progress",
+            "--no-html",
+            "--out",
+            name,
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect()
+    };
+    let lock_of = |name: &str| dir.join(format!(".{name}.lock"));
+    std::os::unix::fs::symlink(&victim, lock_of("a.json")).unwrap();
+    std::os::unix::fs::symlink(dir.join("nowhere"), lock_of("b.json")).unwrap();
+    let c_fifo = std::ffi::CString::new(lock_of("c.json").to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o644) }, 0);
+    std::fs::create_dir(lock_of("d.json")).unwrap();
+    for (name, needle) in [
+        ("a.json", "symbolic link"),
+        ("b.json", "symbolic link"),
+        ("c.json", "lock"),
+        ("d.json", "lock"),
+    ] {
+        let args = run_args(name);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(dir, &args, needle);
+        assert!(!dir.join(name).exists(), "{name}: a refused run wrote");
+        n += 1;
+    }
+    assert_eq!(std::fs::read(&victim).unwrap(), keep);
+    assert!(
+        !dir.join("nowhere").exists(),
+        "a dangling lock link was created"
+    );
+    assert!(std::fs::symlink_metadata(lock_of("c.json"))
+        .unwrap()
+        .file_type()
+        .is_fifo());
+
+    // A lock file left behind (as by a run killed with SIGKILL) is taken over.
+    std::fs::write(lock_of("e.json"), b"").unwrap();
+    let args = run_args("e.json");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, _, err) = run_in(dir, &args);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!lock_of("e.json").exists(), "lock file not removed");
+    n += 1;
+    let (child, out) = background_run(dir, "killed.json");
+    let t0 = Instant::now();
+    while !lock_of("killed.json").exists() {
+        assert!(t0.elapsed() < TIMEOUT, "no lock file");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let cpid = i32::try_from(child.id()).unwrap();
+    // SAFETY: kill() to a child this test spawned and has not reaped yet.
+    assert_eq!(unsafe { libc::kill(cpid, libc::SIGKILL) }, 0);
+    let _ = child.wait_with_output().unwrap();
+    assert!(
+        lock_of("killed.json").exists(),
+        "SIGKILL leaves the lock file"
+    );
+    let (code, _, err) = run_in(
+        dir,
+        &[
+            "run",
+            "timers",
+            "--quick",
+            "--no-progress",
+            "--no-html",
+            "--out",
+            s(&out),
+        ],
+    );
+    assert_eq!(code, Some(0), "a dead run's lock was not taken over: {err}");
+    assert!(store::load(&out).is_ok());
+    n += 1;
+
+    // Two runs writing through two links to one file: the second refuses.
+    let real = dir.join("real.json");
+    std::fs::write(&real, std::fs::read(fixture("quick.json")).unwrap()).unwrap();
+    let (l1, l2) = (dir.join("l1.json"), dir.join("l2.json"));
+    std::os::unix::fs::symlink(&real, &l1).unwrap();
+    std::os::unix::fs::symlink("real.json", &l2).unwrap();
+    let first = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescope"))
+        .current_dir(dir)
+        .args([
+            "run", "timers", "timers", "timers", "timers", "timers", "timers", "timers", "timers",
+        ])
+        .args(["--quick", "--no-progress", "--out", s(&l1)])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !lock_of("real.json").exists() {
+        assert!(t0.elapsed() < TIMEOUT, "no lock beside the link's target");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for l in [&l2, &l1, &real] {
+        refused(
+            dir,
+            &["run", "timers", "--quick", "--no-progress", "--out", s(l)],
+            "being written by another corescope run",
+        );
+        n += 1;
+    }
+    let fpid = i32::try_from(first.id()).unwrap();
+    // SAFETY: kill() to a child this test spawned and has not reaped yet.
+    assert_eq!(unsafe { libc::kill(fpid, libc::SIGTERM) }, 0);
+    let _ = first.wait_with_output().unwrap();
+    assert!(std::fs::symlink_metadata(&l1)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(
+        store::load(&real).is_ok(),
+        "the file behind the link holds a run"
+    );
+    eprintln!("{n} temp and lock cases checked");
+}
