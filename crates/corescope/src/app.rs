@@ -96,15 +96,16 @@ fn place(a: PlaceArgs) -> Result<()> {
 
 fn plan_cmd(a: PlanArgs) -> Result<()> {
     let probes = select_probes(&a.probes)?;
+    // The run file first: a bad one fails before the calibration.
+    let check_run = a.check.as_deref().map(store::load).transpose()?;
     let here = topology::detect().context("could not read this machine's topology")?;
     let cal = if a.reference {
         crate::estimate::Calibration::reference()
     } else {
         crate::estimate::Calibration::measure(&here)
     };
-    if let Some(path) = &a.check {
-        let run = store::load(path)?;
-        let rows = crate::estimate::check(&run, &cal);
+    if let Some(run) = &check_run {
+        let rows = crate::estimate::check(run, &cal);
         return if a.json {
             out_text(&format!("{}\n", serde_json::to_string_pretty(&rows)?))
         } else {
@@ -337,8 +338,7 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
 /// A configuration file given to `tune channel --against`: JSON that
 /// `hspc::Config` reads, valid for the tuner's 24-byte events.
 fn read_against(file: &std::path::Path) -> Result<tune::Against> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("--against {}: cannot read it", file.display()))?;
+    let text = crate::input::read_text(file).map_err(|e| anyhow!("--against {e}"))?;
     let config: hspc::Config = serde_json::from_str(&text).with_context(|| {
         format!(
             "--against {}: not a channel configuration (JSON as `tune channel` writes it)",

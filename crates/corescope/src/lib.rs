@@ -21,6 +21,7 @@ pub mod counters;
 pub mod drift;
 pub mod estimate;
 pub mod harness;
+pub mod input;
 pub mod interrupt;
 pub mod kernels;
 pub mod memguard;

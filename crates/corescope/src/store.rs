@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 /// Why a run file could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// Not a regular file, too large, or not UTF-8 (see [`crate::input`]).
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
     /// File system error.
     #[error("{path}: {source}")]
     Io {
@@ -66,12 +69,10 @@ pub enum StoreError {
     },
 }
 
-/// Read and validate a run file.
+/// Read and validate a run file (a regular file of at most
+/// [`crate::input::MAX_INPUT_BYTES`], UTF-8).
 pub fn load(path: &Path) -> Result<RunFile, StoreError> {
-    let text = std::fs::read_to_string(path).map_err(|source| StoreError::Io {
-        path: path.into(),
-        source,
-    })?;
+    let text = crate::input::read_text(path)?;
     parse(&text, path)
 }
 

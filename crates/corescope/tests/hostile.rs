@@ -1995,3 +1995,201 @@ fn class2_temp_and_lock_files_never_follow_links() {
     );
     eprintln!("{n} temp and lock cases checked");
 }
+
+/// Class 3: inputs that are not regular files, too large, or not UTF-8,
+/// given to every command that reads a file.
+fn input_cases(dir: &Path) -> Vec<Case> {
+    use Expect::*;
+    let d = dir.join("inputs");
+    std::fs::create_dir_all(&d).unwrap();
+    let quick = std::fs::read(fixture("quick.json")).unwrap();
+    let fifo = d.join("in.fifo");
+    let c_fifo = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o644) }, 0);
+    let zero_link = d.join("zero.json");
+    std::os::unix::fs::symlink("/dev/zero", &zero_link).unwrap();
+    let fifo_link = d.join("fifo-link.json");
+    std::os::unix::fs::symlink(&fifo, &fifo_link).unwrap();
+    let huge = d.join("huge.json");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(corescope::input::MAX_INPUT_BYTES + 1)
+        .unwrap();
+    let utf16 = |be: bool, bom: bool| -> Vec<u8> {
+        let text = String::from_utf8(quick.clone()).unwrap();
+        let mut v: Vec<u8> = Vec::new();
+        if bom {
+            v.extend(if be { [0xfe, 0xff] } else { [0xff, 0xfe] });
+        }
+        for u in text.encode_utf16() {
+            v.extend(if be { u.to_be_bytes() } else { u.to_le_bytes() });
+        }
+        v
+    };
+    let with = |prefix: &[u8]| -> Vec<u8> {
+        let mut v = prefix.to_vec();
+        v.extend(&quick);
+        v
+    };
+    let bad: Vec<(&str, String, &'static str)> = vec![
+        (
+            "a FIFO",
+            s(&fifo).into(),
+            "not a regular file (it is a FIFO)",
+        ),
+        (
+            "a link to a FIFO",
+            s(&fifo_link).into(),
+            "not a regular file (it is a FIFO)",
+        ),
+        (
+            "/dev/zero",
+            "/dev/zero".into(),
+            "not a regular file (it is a character device)",
+        ),
+        ("/dev/urandom", "/dev/urandom".into(), "character device"),
+        ("/dev/null", "/dev/null".into(), "character device"),
+        (
+            "a link to /dev/zero",
+            s(&zero_link).into(),
+            "character device",
+        ),
+        ("/dev/stdin", "/dev/stdin".into(), "not a regular file"),
+        (
+            "a file over the size cap",
+            s(&huge).into(),
+            "larger than 256 MiB",
+        ),
+        (
+            "gzip",
+            raw(&d, "gz.json", &with(b"\x1f\x8b\x08\x00")),
+            "looks like gzip-compressed data; gunzip it first",
+        ),
+        (
+            "xz",
+            raw(&d, "xz.json", &with(b"\xfd7zXZ\x00")),
+            "xz-compressed",
+        ),
+        (
+            "zstd",
+            raw(&d, "zst.json", &with(b"\x28\xb5\x2f\xfd")),
+            "zstd-compressed",
+        ),
+        (
+            "bzip2",
+            raw(&d, "bz.json", &with(b"BZh9")),
+            "bzip2-compressed",
+        ),
+        (
+            "zip",
+            raw(&d, "zip.json", &with(b"PK\x03\x04")),
+            "zip-compressed",
+        ),
+        (
+            "UTF-16 LE with a BOM",
+            raw(&d, "le.json", &utf16(false, true)),
+            "UTF-16",
+        ),
+        (
+            "UTF-16 BE with a BOM",
+            raw(&d, "be.json", &utf16(true, true)),
+            "UTF-16",
+        ),
+        (
+            "UTF-16 LE without a BOM",
+            raw(&d, "le0.json", &utf16(false, false)),
+            "UTF-16",
+        ),
+        (
+            "UTF-16 BE without a BOM",
+            raw(&d, "be0.json", &utf16(true, false)),
+            "UTF-16",
+        ),
+        (
+            "UTF-32 with a BOM",
+            raw(&d, "u32.json", b"\xff\xfe\x00\x00{\x00\x00\x00"),
+            "UTF-32",
+        ),
+        (
+            "Latin-1",
+            raw(&d, "latin1.json", b"{\"tool\": \"caf\xe9\"}"),
+            "not valid UTF-8 text (an invalid byte at offset 13)",
+        ),
+    ];
+    let mut v = Vec::new();
+    let q = fixture("quick.json").to_string_lossy().into_owned();
+    for (what, path, needle) in &bad {
+        let p = path.as_str();
+        let cmds: Vec<(&str, Vec<&str>)> = vec![
+            ("report", vec!["report", p]),
+            ("compare", vec!["compare", &q, p]),
+            ("plan --check", vec!["plan", "--reference", "--check", p]),
+            ("reference compare", vec!["reference", "compare", p, "t3-4"]),
+            (
+                "tune --against",
+                vec![
+                    "tune",
+                    "channel",
+                    "--budget",
+                    "1",
+                    "--out",
+                    "never.json",
+                    "--against",
+                    p,
+                ],
+            ),
+        ];
+        for (cmd, args) in cmds {
+            v.push(case(format!("{cmd}: {what}"), &args, Fail(1, needle)));
+        }
+    }
+    // XML topologies take the same way in (only the not-regular and size cases:
+    // the encodings are refused by the XML check).
+    for (what, path, needle) in bad.iter().take(8) {
+        v.push(case(
+            format!("topo --xml: {what}"),
+            &["topo", "--xml", path],
+            Fail(1, needle),
+        ));
+        v.push(case(
+            format!("place --xml: {what}"),
+            &["place", "scatter", "-n", "2", "--xml", path],
+            Fail(1, needle),
+        ));
+    }
+    // A UTF-8 byte-order mark is accepted.
+    let bom = raw(&d, "bom.json", &with(b"\xef\xbb\xbf"));
+    v.push(case(
+        "report: a UTF-8 BOM",
+        &["report", &bom],
+        Ok("compute"),
+    ));
+    v.push(case(
+        "compare: a UTF-8 BOM",
+        &["compare", &bom, &q],
+        Ok("compute"),
+    ));
+    v.push(case(
+        "reference compare: a UTF-8 BOM",
+        &["reference", "compare", &bom, "t3-4"],
+        Ok(""),
+    ));
+    v
+}
+
+#[test]
+fn class3_inputs_are_regular_files_of_bounded_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let cases = input_cases(dir);
+    for c in &cases {
+        check(dir, c);
+    }
+    assert!(!dir.join("never.json").exists());
+    if let Some(path) = std::env::var_os("HOSTILE_TABLE_3") {
+        let rows: Vec<String> = cases.iter().map(|c| table_row(dir, c)).collect();
+        std::fs::write(path, rows.join("\n") + "\n").unwrap();
+    }
+    eprintln!("{} input cases checked", cases.len());
+}

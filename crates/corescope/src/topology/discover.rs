@@ -146,69 +146,47 @@ pub fn from_synthetic(spec: &str) -> Result<Topology, TopologyError> {
 /// dropped from the export because they were disallowed) are listed in
 /// [`Topology::unavailable`].
 pub fn from_xml_file(path: &Path) -> Result<Topology, TopologyError> {
-    // hwloc seeks in the file; on a pipe (`--xml <(lstopo -)`) hwlocality
-    // panics on the unexpected ESPIPE, and opening a FIFO waits for a writer:
-    // only regular files go further.
-    if path.metadata().is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-        return Err(TopologyError::XmlRead {
-            path: path.to_path_buf(),
-            source: std::io::Error::other(
-                "not a regular file (hwloc cannot read a pipe or a device); save the XML to a file",
-            ),
-        });
-    }
-    // hwloc reports a missing file as "invalid"; say what is really wrong first.
-    if let Err(source) = std::fs::File::open(path) {
-        return Err(TopologyError::XmlRead {
-            path: path.to_path_buf(),
-            source,
-        });
-    }
     if path.is_dir() {
         return Err(TopologyError::XmlRead {
             path: path.to_path_buf(),
             source: std::io::Error::other("is a directory"),
         });
     }
+    // Read once, as every input file is (crate::input: a regular file, not a
+    // FIFO or a device, of bounded size, UTF-8), and hand hwloc the text: hwloc
+    // never opens the path itself (on a pipe it seeked, and hwlocality panicked).
     let invalid = |reason: String| TopologyError::InvalidXml {
         path: path.to_path_buf(),
         reason,
     };
+    let text = crate::input::read_text(path).map_err(|e| match e.problem {
+        crate::input::Problem::Encoding(what) => invalid(what),
+        crate::input::Problem::Io(source) => TopologyError::XmlRead {
+            path: path.to_path_buf(),
+            source,
+        },
+        other => TopologyError::XmlRead {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    })?;
     // Reject what is plainly not an hwloc export before the XML parser sees it
-    // (it would print its own complaints on stderr).
-    match xml_prefix(path) {
-        Ok(head) if !head.contains("<topology") => {
-            return Err(invalid("no <topology> element near the start".into()));
-        }
-        Ok(_) => {}
-        Err(source) => {
-            return Err(TopologyError::XmlRead {
-                path: path.to_path_buf(),
-                source,
-            })
-        }
+    // (it would print its own complaints on stderr). The whole text is
+    // searched: a long leading comment does not hide the element.
+    if !text.contains("<topology") {
+        return Err(invalid("no <topology> element".into()));
     }
     let topo = TopologyBuilder::new()
         .with_flags(BuildFlags::INCLUDE_DISALLOWED)
         .map_err(|e| invalid(e.to_string()))?
-        .from_xml_file(path)
-        .map_err(|e| invalid(e.to_string()))?
+        .from_xml(&text)
+        .map_err(|e| match e {
+            StringInputError::ContainsNul => invalid("it contains a NUL character".into()),
+            StringInputError::Invalid => invalid("hwloc rejected it".into()),
+        })?
         .build()
         .map_err(|e| invalid(e.to_string()))?;
     convert(&topo, format!("xml: {}", path.display()))
-}
-
-/// The first few KiB of a file, lossily decoded (where an XML export's
-/// `<topology>` element starts).
-fn xml_prefix(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    /// hwloc exports put `<topology ...>` within the first lines.
-    const PREFIX_BYTES: u64 = 16 * 1024;
-    let mut buf = Vec::new();
-    std::fs::File::open(path)?
-        .take(PREFIX_BYTES)
-        .read_to_end(&mut buf)?;
-    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
 /// Product of the `TYPE:COUNT` counts of a synthetic spec (an upper bound guard;
