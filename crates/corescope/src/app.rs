@@ -335,6 +335,11 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
     Ok(())
 }
 
+/// Largest channel a `--against` configuration may allocate (1 GiB; the
+/// tuner's own contenders take a few MiB): a 1 TiB ring is refused here, not
+/// by an allocation failure in the middle of a measurement.
+pub const MAX_AGAINST_CHANNEL_BYTES: usize = 1 << 30;
+
 /// A configuration file given to `tune channel --against`: JSON that
 /// `hspc::Config` reads, valid for the tuner's 24-byte events.
 fn read_against(file: &std::path::Path) -> Result<tune::Against> {
@@ -345,9 +350,18 @@ fn read_against(file: &std::path::Path) -> Result<tune::Against> {
             file.display()
         )
     })?;
-    config
+    let geometry = config
         .geometry_for(tune::DEFAULT_EVENT_BYTES, 8)
         .map_err(|e| anyhow!("--against {}: {e}", file.display()))?;
+    if geometry.total_bytes > MAX_AGAINST_CHANNEL_BYTES {
+        bail!(
+            "--against {}: the channel would take {} bytes, more than the {} a raced \
+             configuration may take",
+            file.display(),
+            geometry.total_bytes,
+            MAX_AGAINST_CHANNEL_BYTES
+        );
+    }
     Ok(tune::Against {
         name: file.display().to_string(),
         config,

@@ -131,6 +131,7 @@ pub fn validate(run: &RunFile) -> Result<(), String> {
             Err(format!("{what} is {v}, not a finite number"))
         }
     };
+    run.topology.check().map_err(|e| format!("topology: {e}"))?;
     for p in &run.probes {
         let at = |kind: &str, name: &str, detail: String| {
             format!("probe '{}', {kind} '{name}': {detail}", p.id)

@@ -2193,3 +2193,375 @@ fn class3_inputs_are_regular_files_of_bounded_size() {
     }
     eprintln!("{} input cases checked", cases.len());
 }
+
+/// Class 4: numbers without bounds. Budgets, CPU lists and placement
+/// expressions, tuner configurations and topology sizes, each refused (or
+/// bounded) before anything is expanded, allocated or converted.
+fn bound_cases(dir: &Path) -> Vec<Case> {
+    use Expect::*;
+    let mut v = Vec::new();
+    let too_big = "at most 604800 seconds";
+    let not_positive = "expected a positive number of seconds";
+    let budgets: [(&str, &'static str); 16] = [
+        ("1e308", too_big),
+        ("1e19", too_big),
+        ("18446744073709551616", too_big),
+        ("9223372036854775807", too_big),
+        ("604800.5", too_big),
+        ("604801", too_big),
+        ("1e10", too_big),
+        ("1.7976931348623157e308", too_big),
+        ("-inf", not_positive),
+        ("+inf", not_positive),
+        ("NaN", not_positive),
+        ("-0", not_positive),
+        ("1e-400", not_positive),
+        ("0x10", not_positive),
+        ("1_000", not_positive),
+        ("  ", not_positive),
+    ];
+    for (b, needle) in budgets {
+        v.push(case(
+            format!("run --budget {b}"),
+            &[
+                "run",
+                "timers",
+                "--quick",
+                "--budget",
+                b,
+                "--out",
+                "never.json",
+            ],
+            Fail(1, needle),
+        ));
+        v.push(case(
+            format!("plan --budget {b}"),
+            &[
+                "plan",
+                "timers",
+                "--quick",
+                "--reference",
+                "--summary",
+                "--budget",
+                b,
+            ],
+            Fail(1, needle),
+        ));
+        v.push(case(
+            format!("tune --budget {b}"),
+            &["tune", "channel", "--budget", b, "--out", "never.json"],
+            Fail(1, needle),
+        ));
+    }
+    v.push(case(
+        "plan --budget at the bound",
+        &[
+            "plan",
+            "timers",
+            "--quick",
+            "--reference",
+            "--summary",
+            "--budget",
+            "604800",
+        ],
+        Ok("timers"),
+    ));
+
+    // CPU lists and expressions that would expand past every CPU id there is.
+    let full = "0-1048576";
+    let twice = format!("{full},{full}");
+    let many = vec!["0-1048575"; 200].join(",");
+    let singles_then_range = format!(
+        "{},0-1048576",
+        (0..200)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let lists: Vec<(String, &'static str)> = vec![
+        (twice.clone(), "more than the 1048577 corescope accepts"),
+        (many.clone(), "more than the 1048577"),
+        (singles_then_range, "more than the 1048577"),
+        (format!("{full},0"), "more than the 1048577"),
+    ];
+    for (l, needle) in &lists {
+        v.push(case(
+            format!("place '{}'", &l[..l.len().min(30)]),
+            &["place", l, "-n", "2"],
+            Fail(1, needle),
+        ));
+        v.push(case(
+            format!("run --placement '{}'", &l[..l.len().min(30)]),
+            &[
+                "run",
+                "timers",
+                "--quick",
+                "--placement",
+                l,
+                "--out",
+                "never.json",
+            ],
+            Fail(1, needle),
+        ));
+    }
+    for e in [
+        format!("N0:{twice}"),
+        format!("S0:{many}"),
+        format!("kind:P:{twice}"),
+        format!("N0:0@S0:{twice}"),
+    ] {
+        v.push(case(
+            format!(
+                "place expression '{}'",
+                e.chars().take(24).collect::<String>()
+            ),
+            &["place", &e, "-n", "2"],
+            Fail(1, "bad index list"),
+        ));
+        v.push(case(
+            format!(
+                "run --placement expression '{}'",
+                e.chars().take(24).collect::<String>()
+            ),
+            &[
+                "run",
+                "timers",
+                "--quick",
+                "--placement",
+                &e,
+                "--out",
+                "never.json",
+            ],
+            Fail(1, "bad index list"),
+        ));
+    }
+
+    // Tuner configurations: a channel larger than any raced one may be.
+    let d = dir.join("bounds");
+    std::fs::create_dir_all(&d).unwrap();
+    let tib = raw(
+        &d,
+        "tib.json",
+        br#"{"mode": "ring", "buffers": 1, "buffer_bytes": 1099511627776}"#,
+    );
+    let nbuf = raw(
+        &d,
+        "nbuf.json",
+        br#"{"mode": "n_buffer", "buffers": 1024, "buffer_bytes": 1073741824}"#,
+    );
+    let pad = raw(
+        &d,
+        "pad.json",
+        br#"{"mode": "ring", "buffers": 1, "buffer_bytes": 4096, "padding_bytes": 2147483648}"#,
+    );
+    let huge = raw(
+        &d,
+        "huge.json",
+        br#"{"mode": "ring", "buffers": 1, "buffer_bytes": 18446744073709551615}"#,
+    );
+    for (what, f, needle) in [
+        ("a 1 TiB ring", &tib, "more than the 1073741824"),
+        ("1024 buffers of 1 GiB", &nbuf, "more than the 1073741824"),
+        ("2 GiB of padding", &pad, "more than the 1073741824"),
+        ("a ring of 2^64-1 bytes", &huge, "--against"),
+    ] {
+        v.push(case(
+            format!("tune --against {what}"),
+            &[
+                "tune",
+                "channel",
+                "--budget",
+                "1",
+                "--out",
+                "never.json",
+                "--against",
+                f,
+            ],
+            Fail(1, needle),
+        ));
+    }
+
+    // Topologies whose caches or memory are near 2^64 (run files for plan
+    // --check, report and compare).
+    let sizes: [(&str, u64); 4] = [
+        ("2^64-1", u64::MAX),
+        ("2^63", 1 << 63),
+        ("2^63+2^62", (1 << 63) + (1 << 62)),
+        ("1 TiB + 1", (1 << 40) + 1),
+    ];
+    for (what, size) in sizes {
+        let f = variant(&d, &format!("cache-{size}.json"), |v| {
+            for c in v["topology"]["caches"].as_array_mut().unwrap() {
+                c["size_bytes"] = json!(size);
+            }
+        });
+        v.push(case(
+            format!("plan --check, caches of {what} bytes"),
+            &["plan", "--reference", "--check", &f],
+            Fail(1, "cache of"),
+        ));
+        v.push(case(
+            format!("report, caches of {what} bytes"),
+            &["report", &f],
+            Fail(1, "above the 1099511627776 corescope accepts"),
+        ));
+        let m = variant(&d, &format!("mem-{size}.json"), |v| {
+            v["topology"]["memory_bytes"] = json!(size);
+        });
+        if size > 1 << 60 {
+            v.push(case(
+                format!("plan --check, memory of {what} bytes"),
+                &["plan", "--reference", "--check", &m],
+                Fail(1, "bytes of memory"),
+            ));
+        }
+    }
+    v
+}
+
+#[test]
+fn class4_numbers_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let cases = bound_cases(dir);
+    for c in &cases {
+        check(dir, c);
+    }
+    assert!(!dir.join("never.json").exists());
+    if let Some(path) = std::env::var_os("HOSTILE_TABLE_4") {
+        let rows: Vec<String> = cases.iter().map(|c| table_row(dir, c)).collect();
+        std::fs::write(path, rows.join("\n") + "\n").unwrap();
+    }
+    // The ladder ends for every maximum, however large.
+    for max in [
+        u64::MAX,
+        u64::MAX - 1,
+        1 << 63,
+        (1 << 63) + 1,
+        1 << 62,
+        0,
+        1,
+    ] {
+        for fine in [false, true] {
+            let v = corescope::probes::memory::working_sets(max, fine);
+            assert!(v.len() < 200, "{max}: {} sizes", v.len());
+            assert!(v.windows(2).all(|w| w[0] < w[1]), "{max}: {v:?}");
+        }
+    }
+    let n = cases.len() + 1 + non_utf8_cases(dir);
+    eprintln!("{n} bound cases checked");
+}
+
+/// Arguments that are not UTF-8: never a panic; file names recorded lossily.
+fn non_utf8_cases(dir: &Path) -> usize {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let mut n = 0;
+    let bad = OsStr::from_bytes(b"r\xff\xfe.json");
+    let out = corescope()
+        .current_dir(dir)
+        .args([
+            "run",
+            "timers",
+            "--quick",
+            "--no-progress",
+            "--no-html",
+            "--out",
+        ])
+        .arg(bad)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let run = store::load(&dir.join(bad)).unwrap();
+    assert!(
+        run.command.iter().any(|a| a.contains('\u{fffd}')),
+        "{:?}",
+        run.command
+    );
+    n += 1;
+    let arg = |v: &[u8]| OsStr::from_bytes(v).to_os_string();
+    for (args, code) in [
+        (vec![arg(b"report"), arg(b"missing\xff.json")], 1),
+        (vec![arg(b"report"), arg(b"\x80")], 1),
+        (vec![arg(b"compare"), arg(b"a\xff"), arg(b"b\xfe")], 1),
+        (vec![arg(b"run"), arg(b"timers\xff"), arg(b"--quick")], 2),
+        (
+            vec![arg(b"place"), arg(b"0,\xff"), arg(b"-n"), arg(b"2")],
+            2,
+        ),
+        (
+            vec![
+                arg(b"run"),
+                arg(b"timers"),
+                arg(b"--quick"),
+                arg(b"--budget"),
+                arg(b"1\xff"),
+            ],
+            2,
+        ),
+        (
+            vec![arg(b"topo"), arg(b"--synthetic"), arg(b"pack:2 \xff")],
+            2,
+        ),
+        (vec![arg(b"topo"), arg(b"--xml"), arg(b"\xff.xml")], 1),
+        (
+            vec![
+                arg(b"tune"),
+                arg(b"channel"),
+                arg(b"--against"),
+                arg(b"\xff.json"),
+                arg(b"--out"),
+                arg(b"never.json"),
+            ],
+            1,
+        ),
+        (vec![arg(b"\xff\xfe")], 2),
+    ] {
+        let out = corescope().current_dir(dir).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        n += 1;
+    }
+    n
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+    /// Any budget: a value within (0, 7 days] or a message, never a panic, and
+    /// always a duration `Duration::from_secs_f64` takes.
+    #[test]
+    fn any_budget_is_bounded(s in prop_oneof![
+        any::<f64>().prop_map(|f| f.to_string()),
+        any::<f64>().prop_map(|f| format!("{f:e}")),
+        any::<u64>().prop_map(|u| u.to_string()),
+        "[-+0-9eE.a-zA-Z_ ]{0,24}",
+    ]) {
+        if let Ok(b) = corescope::cli::parse_budget(&s) {
+            prop_assert!(b > 0.0 && b <= corescope::cli::MAX_DURATION_S, "{s}: {b}");
+            let _ = Duration::from_secs_f64(b * 1.5 + 10.0);
+        }
+    }
+
+    /// Any CPU list or placement expression: parsed or refused without a panic,
+    /// and never expanded beyond the bound.
+    #[test]
+    fn any_cpu_list_stays_bounded(s in prop_oneof![
+        "[0-9,\\- ]{0,40}",
+        prop::collection::vec((0u32..2_000_000, 0u32..2_000_000), 1..6).prop_map(|v| {
+            v.iter().map(|(a, b)| format!("{}-{}", a.min(b), a.max(b))).collect::<Vec<_>>().join(",")
+        }),
+        ("[NSns]?[0-9]{0,3}", prop::collection::vec((0u32..2_000_000, 0u32..2_000_000), 1..4)).prop_map(|(d, v)| {
+            format!("{d}:{}", v.iter().map(|(a, b)| format!("{}-{}", a.min(b), a.max(b))).collect::<Vec<_>>().join(","))
+        }),
+        "[a-zA-Z0-9:@,\\-]{0,30}",
+    ]) {
+        use corescope::placement::{Strategy as Placement, MAX_LIST_CPUS};
+        if let Ok(Placement::List(v)) = corescope::cli::parse_strategy(&s) {
+            prop_assert!(v.len() <= MAX_LIST_CPUS, "{s}: {}", v.len());
+        }
+        let _ = corescope::cli::parse_placements(std::slice::from_ref(&s));
+    }
+}

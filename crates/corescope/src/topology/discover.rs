@@ -65,6 +65,14 @@ pub enum TopologyError {
     /// Discovery of this machine failed.
     #[error("hwloc could not discover this machine's topology: {0}")]
     Detect(String),
+    /// The topology says what no machine has (see [`Topology::check`]).
+    #[error("the topology from {source_name} is not plausible: {reason}")]
+    Implausible {
+        /// Where it came from.
+        source_name: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The topology has no processing unit with an OS index.
     #[error("the topology from {source_name} has no processing units")]
     Empty {
@@ -389,7 +397,7 @@ fn convert(topo: &hwlocality::Topology, source: String) -> Result<Topology, Topo
         c.dedup();
         c.len()
     };
-    Ok(Topology {
+    let t = Topology {
         source,
         packages: package_count.max(1),
         numa_nodes: numa_count.max(1),
@@ -401,7 +409,12 @@ fn convert(topo: &hwlocality::Topology, source: String) -> Result<Topology, Topo
         cpu_kinds,
         logical_levels,
         memory_bytes: Some(topo.root_object().total_memory()).filter(|&b| b > 0),
-    })
+    };
+    t.check().map_err(|reason| TopologyError::Implausible {
+        source_name: t.source.clone(),
+        reason,
+    })?;
+    Ok(t)
 }
 
 /// `usize` index to `u32`, saturating (hwloc indices fit easily).
