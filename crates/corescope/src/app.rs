@@ -184,6 +184,13 @@ fn compare(a: CompareArgs) -> Result<()> {
             .filter(|s| !s.is_empty())
             .collect()
     });
+    if only.as_ref().is_some_and(Vec::is_empty) {
+        bail!(
+            "--probes '{}' names no probe; give probe ids separated by commas, e.g. \
+             compute,memory",
+            a.probes.as_deref().unwrap_or_default()
+        );
+    }
     if let Some(only) = &only {
         let known: Vec<&str> = runs
             .iter()

@@ -170,6 +170,22 @@ pub fn validate(run: &RunFile) -> Result<(), String> {
                     "interval or repetition {i} is not a finite number"
                 )));
             }
+            if let Some(i) = s.y_lo.iter().zip(&s.y_hi).position(|(lo, hi)| lo > hi) {
+                return Err(e(format!(
+                    "point {i}: y_lo {} is above y_hi {} (an interval runs from low to high)",
+                    s.y_lo[i], s.y_hi[i]
+                )));
+            }
+            // The count of a point is the number of its repetitions.
+            if !s.samples.is_empty() && !s.n.is_empty() {
+                if let Some(i) = s.n.iter().zip(&s.samples).position(|(n, r)| *n != r.len()) {
+                    return Err(e(format!(
+                        "point {i}: n is {} but {} repetitions are recorded",
+                        s.n[i],
+                        s.samples[i].len()
+                    )));
+                }
+            }
         }
         for d in &p.distributions {
             validate_distribution(d).map_err(|m| at("distribution", &d.name, m))?;

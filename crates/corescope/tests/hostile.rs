@@ -2565,3 +2565,225 @@ proptest! {
         let _ = corescope::cli::parse_placements(std::slice::from_ref(&s));
     }
 }
+
+/// Class 5: wrong successes. Run files whose intervals run backwards, whose
+/// counts disagree with their repetitions or whose topology lists a PU twice
+/// are refused by every command; `--probes` that selects nothing is an error;
+/// no infinite, NaN or 309-digit figure is printed.
+fn wrong_success_cases(dir: &Path) -> Vec<Case> {
+    use Expect::*;
+    let d = dir.join("wrong");
+    std::fs::create_dir_all(&d).unwrap();
+    let q = fixture("quick.json").to_string_lossy().into_owned();
+    let with_samples = |v: &mut Value, n: Vec<usize>, reps: Vec<Vec<f64>>, lo: f64, hi: f64| {
+        let s = &mut v["probes"][0]["series"][0];
+        let len = s["x"].as_array().unwrap().len();
+        s["x"] = json!((0..n.len()).map(|i| i as f64).collect::<Vec<_>>());
+        s["y"] = json!(vec![1.0; n.len()]);
+        s["y_lo"] = json!(vec![lo; n.len()]);
+        s["y_hi"] = json!(vec![hi; n.len()]);
+        s["n"] = json!(n);
+        s["samples"] = json!(reps);
+        let _ = len;
+    };
+    let files: Vec<(&str, String, &'static str)> = vec![
+        (
+            "y_lo above y_hi",
+            variant(&d, "lohi.json", |v| {
+                with_samples(v, vec![3], vec![vec![1.0; 3]], 2.0, 0.5)
+            }),
+            "y_lo 2 is above y_hi 0.5",
+        ),
+        (
+            "y_lo above y_hi by a hair",
+            variant(&d, "lohi2.json", |v| {
+                with_samples(v, vec![3], vec![vec![1.0; 3]], 1.0000000000000002, 1.0)
+            }),
+            "is above y_hi",
+        ),
+        (
+            "y_lo above y_hi at the last point",
+            variant(&d, "lohi3.json", |v| {
+                with_samples(v, vec![2, 2], vec![vec![1.0; 2]; 2], 0.5, 2.0);
+                v["probes"][0]["series"][0]["y_lo"][1] = json!(3.0);
+            }),
+            "point 1: y_lo 3",
+        ),
+        (
+            "n above the repetitions",
+            variant(&d, "n1.json", |v| {
+                with_samples(v, vec![5], vec![vec![1.0; 3]], 0.5, 2.0)
+            }),
+            "n is 5 but 3 repetitions",
+        ),
+        (
+            "n below the repetitions",
+            variant(&d, "n2.json", |v| {
+                with_samples(v, vec![1], vec![vec![1.0; 3]], 0.5, 2.0)
+            }),
+            "n is 1 but 3",
+        ),
+        (
+            "n of 0 with repetitions",
+            variant(&d, "n3.json", |v| {
+                with_samples(v, vec![0], vec![vec![1.0; 3]], 0.5, 2.0)
+            }),
+            "n is 0 but 3",
+        ),
+        (
+            "n with no repetitions behind it",
+            variant(&d, "n4.json", |v| {
+                with_samples(v, vec![4, 2], vec![vec![1.0; 2], vec![]], 0.5, 2.0)
+            }),
+            "n is 4 but 2",
+        ),
+        (
+            "n of 2^64-1",
+            variant(&d, "n5.json", |v| {
+                with_samples(v, vec![1], vec![vec![1.0]], 0.5, 2.0);
+                v["probes"][0]["series"][0]["n"] = json!([u64::MAX]);
+            }),
+            "repetitions are recorded",
+        ),
+        (
+            "a PU listed twice",
+            variant(&d, "dup.json", |v| {
+                let pus = v["topology"]["pus"].as_array_mut().unwrap();
+                let first = pus[0].clone();
+                pus.push(first);
+            }),
+            "PU 0 is listed twice",
+        ),
+        (
+            "the last PU listed twice",
+            variant(&d, "dup2.json", |v| {
+                let pus = v["topology"]["pus"].as_array_mut().unwrap();
+                let k = pus.len() - 1;
+                let mut p = pus[0].clone();
+                p["os_index"] = pus[k]["os_index"].clone();
+                pus.insert(0, p);
+            }),
+            "is listed twice",
+        ),
+    ];
+    let mut v = Vec::new();
+    for (what, f, needle) in &files {
+        v.push(case(
+            format!("report: {what}"),
+            &["report", f],
+            Fail(1, needle),
+        ));
+        v.push(case(
+            format!("compare: {what}"),
+            &["compare", &q, f],
+            Fail(1, needle),
+        ));
+        v.push(case(
+            format!("plan --check: {what}"),
+            &["plan", "--reference", "--check", f],
+            Fail(1, needle),
+        ));
+        v.push(case(
+            format!("reference compare: {what}"),
+            &["reference", "compare", f, "t3-4"],
+            Fail(1, needle),
+        ));
+    }
+    // A consistent file with repetitions is still read.
+    let good = variant(&d, "good.json", |v| {
+        with_samples(v, vec![3, 2], vec![vec![1.0; 3], vec![1.0; 2]], 1.0, 1.0)
+    });
+    v.push(case(
+        "report: consistent repetitions",
+        &["report", &good],
+        Ok("compute"),
+    ));
+    for p in ["", ",", " ", " , ,", ",,,"] {
+        v.push(case(
+            format!("compare --probes '{p}'"),
+            &["compare", &q, &q, "--probes", p],
+            Fail(1, "names no probe"),
+        ));
+    }
+    v
+}
+
+/// Runs whose intervals and values make infinite, NaN or enormous figures.
+fn extreme_figure_files(dir: &Path) -> Vec<String> {
+    let d = dir.join("figures");
+    std::fs::create_dir_all(&d).unwrap();
+    let set = |v: &mut Value, y: f64, lo: f64, hi: f64| {
+        for p in v["probes"].as_array_mut().unwrap() {
+            for s in p["series"].as_array_mut().unwrap() {
+                let n = s["x"].as_array().unwrap().len();
+                s["y"] = json!(vec![y; n]);
+                s["y_lo"] = json!(vec![lo; n]);
+                s["y_hi"] = json!(vec![hi; n]);
+                s["n"] = json!(vec![5; n]);
+                s["samples"] = json!(vec![vec![y; 5]; n]);
+            }
+            for dd in p["distributions"].as_array_mut().unwrap() {
+                if dd.get("mode_range").is_some_and(|m| !m.is_null()) {
+                    dd["mode_range"]["fraction"] = json!(1e308);
+                }
+            }
+        }
+    };
+    vec![
+        variant(&d, "inf.json", |v| set(v, 1.0, -1e308, 1e308)),
+        variant(&d, "tiny.json", |v| set(v, 5e-324, 0.0, 1e-300)),
+        variant(&d, "big.json", |v| set(v, 1e308, -1e308, 1e308)),
+        variant(&d, "neg.json", |v| set(v, -1e308, -1e308, 1e308)),
+        variant(&d, "zero.json", |v| set(v, 0.0, -1e-300, 1e-300)),
+    ]
+}
+
+/// The longest run of ASCII digits in `s`.
+fn longest_digit_run(s: &str) -> usize {
+    s.split(|c: char| !c.is_ascii_digit())
+        .map(str::len)
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn class5_wrong_successes_are_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let cases = wrong_success_cases(dir);
+    for c in &cases {
+        check(dir, c);
+    }
+    let mut n = cases.len();
+    if let Some(path) = std::env::var_os("HOSTILE_TABLE_5") {
+        let rows: Vec<String> = cases.iter().map(|c| table_row(dir, c)).collect();
+        std::fs::write(path, rows.join("\n") + "\n").unwrap();
+    }
+    for f in extreme_figure_files(dir) {
+        let html_out = dir.join("fig.html");
+        for args in [
+            vec!["report", &f],
+            vec!["report", &f, "--summary"],
+            vec!["report", &f, "--markdown"],
+            vec!["compare", &f, &f],
+            vec!["report", &f, "--html", html_out.to_str().unwrap()],
+        ] {
+            let (code, out, err) = run_in(dir, &args);
+            assert_eq!(code, Some(0), "{args:?}: {err}");
+            let mut text = out;
+            if args.contains(&"--html") {
+                text = std::fs::read_to_string(&html_out).unwrap();
+            }
+            for bad in ["inf %", "inf%", "NaN", "±inf", "±?%"] {
+                assert!(!text.contains(bad), "{args:?}: '{bad}' printed");
+            }
+            assert!(
+                longest_digit_run(&text) < 25,
+                "{args:?}: a {}-digit figure",
+                longest_digit_run(&text)
+            );
+            n += 1;
+        }
+    }
+    eprintln!("{n} wrong-success cases checked");
+}

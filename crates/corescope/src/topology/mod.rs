@@ -221,10 +221,17 @@ impl Topology {
     }
 
     /// Check what no machine has, for every way a topology comes in (hwloc,
-    /// synthetic specs, XML exports, run files): a cache or memory size beyond
+    /// synthetic specs, XML exports, run files): a PU number listed twice, a cache or memory size beyond
     /// [`MAX_CACHE_BYTES`] / [`MAX_MEMORY_BYTES`] (near 2^64, sizes derived
     /// from them would overflow).
     pub fn check(&self) -> Result<(), String> {
+        let mut seen = std::collections::HashSet::new();
+        if let Some(p) = self.pus.iter().find(|p| !seen.insert(p.os_index)) {
+            return Err(format!(
+                "PU {} is listed twice (each OS CPU number names one PU)",
+                p.os_index
+            ));
+        }
         if let Some(c) = self.caches.iter().find(|c| c.size_bytes > MAX_CACHE_BYTES) {
             return Err(format!(
                 "an L{} cache of {} bytes, above the {MAX_CACHE_BYTES} corescope accepts",
