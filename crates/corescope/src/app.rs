@@ -481,7 +481,7 @@ fn run(a: RunArgs) -> Result<()> {
     // Held until the run ends: a second run with the same --out refuses; the
     // header is saved at once, so a run file exists from the first second.
     let lock = store::OutputLock::acquire(&plan.out)?;
-    interrupt::install().context("installing the SIGINT/SIGTERM handlers")?;
+    interrupt::install().context("installing the SIGINT/SIGTERM/SIGHUP handlers")?;
     plan.ctx.clock = session::calibrated_clock(plan.ctx.profile, &plan.ctx.topo, true);
     let header = session::header(plan.ctx.topo.clone(), &plan.ctx.clock, plan.ctx.profile);
     let mut session = Session::with_lock(&plan.out, lock, header)?;

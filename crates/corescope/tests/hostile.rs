@@ -1207,7 +1207,11 @@ fn background_run(dir: &Path, name: &str) -> (std::process::Child, PathBuf) {
 
 fn signal_cases(dir: &Path) -> usize {
     let mut n = 0;
-    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+    for (sig, code) in [
+        (libc::SIGINT, 130),
+        (libc::SIGTERM, 143),
+        (libc::SIGHUP, 129),
+    ] {
         let (child, out) = background_run(dir, &format!("sig{sig}.json"));
         // A second run with the same --out refuses while the first holds the lock.
         let second = corescope()
