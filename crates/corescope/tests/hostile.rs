@@ -2791,3 +2791,164 @@ fn class5_wrong_successes_are_errors() {
     }
     eprintln!("{n} wrong-success cases checked");
 }
+
+/// Class 7: topologies through every way in. hwloc's environment variables
+/// are refused; synthetic specs are bounded however their counts are written;
+/// XML with a DTD subset, entities, deep nesting or huge indexes never reaches
+/// hwloc; the plain DOCTYPE line of an lstopo export is accepted.
+#[test]
+fn class7_topologies_are_checked_at_every_way_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut n = 0;
+    for (var, value) in [
+        ("HWLOC_SYNTHETIC", "pack:99999999 core:99999 pu:9999"),
+        ("HWLOC_SYNTHETIC", "pack:1 pu:1"),
+        ("HWLOC_XMLFILE", "/dev/zero"),
+        ("HWLOC_XMLFILE", "/nonexistent.xml"),
+        ("HWLOC_FSROOT", "/nonexistent"),
+    ] {
+        for args in [
+            vec!["topo"],
+            vec!["place", "scatter", "-n", "2"],
+            vec!["run", "timers", "--quick", "--out", "never.json"],
+            vec!["plan", "timers", "--quick", "--reference", "--summary"],
+        ] {
+            let out = corescope()
+                .current_dir(dir)
+                .env(var, value)
+                .args(&args)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{var} {args:?}: {err}");
+            assert!(
+                err.contains(&format!("{var} is set")),
+                "{var} {args:?}: {err}"
+            );
+            assert_eq!(err.trim().lines().count(), 1, "{err}");
+            n += 1;
+        }
+    }
+    assert!(!dir.join("never.json").exists());
+    // --synthetic and --xml still work with the variables unset.
+    let (code, _, err) = run_in(dir, &["topo", "--synthetic", "pack:2 core:2 pu:2"]);
+    assert_eq!(code, Some(0), "{err}");
+    n += 1;
+
+    use Expect::*;
+    let mut cases = Vec::new();
+    for spec in [
+        "99999 99999 99999",
+        "2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2",
+        "pack:0x100000 pu:0x100",
+        "pack:0X7fffffff pu:2",
+        "pack:+99999999 core:+9999 pu:+99",
+        "pack:1024 core:1024 pu:0x10",
+        "pack:99999999999999999999999 pu:2",
+    ] {
+        cases.push(case(
+            format!("synthetic '{spec}'"),
+            &["topo", "--synthetic", spec],
+            Fail(1, "more than 1048576 PUs"),
+        ));
+    }
+    let machine = |inner: &str| {
+        format!("<?xml version=\"1.0\"?>\n<topology version=\"2.0\"><object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\">{inner}</object></topology>")
+    };
+    let pu = "<object type=\"PU\" os_index=\"0\" cpuset=\"0x1\"/>";
+    let deep = format!(
+        "{}{pu}{}",
+        "<object type=\"Group\" cpuset=\"0x1\">".repeat(300),
+        "</object>".repeat(300)
+    );
+    let xmls: Vec<(&str, String, &'static str)> = vec![
+        (
+            "an internal DTD subset",
+            format!(
+                "<?xml version=\"1.0\"?><!DOCTYPE topology [<!ELEMENT topology ANY>]>{}",
+                &machine(pu)[22..]
+            ),
+            "internal subset",
+        ),
+        (
+            "entities",
+            format!(
+                "<?xml version=\"1.0\"?><!DOCTYPE t [<!ENTITY a \"x\">]>{}",
+                &machine(pu)[22..]
+            ),
+            "entities",
+        ),
+        (
+            "an entity without a DOCTYPE",
+            format!("<!ENTITY a \"x\">{}", machine(pu)),
+            "entities",
+        ),
+        (
+            "300 levels of nesting",
+            machine(&deep),
+            "nest more than 256",
+        ),
+        (
+            "an os_index beyond c_int",
+            machine("<object type=\"PU\" os_index=\"2147483648\" cpuset=\"0x1\"/>"),
+            "os_index \"2147483648\"",
+        ),
+        (
+            "an os_index of 2^64",
+            machine("<object type=\"PU\" os_index=\"18446744073709551616\" cpuset=\"0x1\"/>"),
+            "not a number from 0 to 2147483647",
+        ),
+        (
+            "a negative os_index",
+            machine("<object type=\"PU\" os_index=\"-1\" cpuset=\"0x1\"/>"),
+            "not a number from 0",
+        ),
+        (
+            "a hex os_index",
+            machine("<object type=\"PU\" os_index=\"0x10\" cpuset=\"0x1\"/>"),
+            "not a number from 0",
+        ),
+    ];
+    for (i, (what, text, needle)) in xmls.iter().enumerate() {
+        let f = raw(dir, &format!("t{i}.xml"), text.as_bytes());
+        cases.push(case(
+            format!("xml: {what}"),
+            &["topo", "--xml", &f],
+            Fail(1, needle),
+        ));
+        cases.push(case(
+            format!("place --xml: {what}"),
+            &["place", "scatter", "-n", "1", "--xml", &f],
+            Fail(1, needle),
+        ));
+    }
+    // The DOCTYPE line lstopo writes, and a long leading comment, are accepted
+    // (a real export, where the checkout has them).
+    let exports =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/topologies/16em64t-4s2c2t.xml");
+    if let Result::Ok(real) = std::fs::read_to_string(exports) {
+        let at = real.find("<topology").unwrap();
+        let text = format!(
+            "{}<!-- {} -->\n{}",
+            &real[..at],
+            "x".repeat(64 << 10),
+            &real[at..]
+        );
+        let f = raw(dir, "ok.xml", text.as_bytes());
+        cases.push(case(
+            "xml: lstopo's DOCTYPE line and a 64 KiB comment",
+            &["topo", "--xml", &f],
+            Ok(""),
+        ));
+    }
+    for c in &cases {
+        check(dir, c);
+    }
+    n += cases.len();
+    if let Some(path) = std::env::var_os("HOSTILE_TABLE_7") {
+        let rows: Vec<String> = cases.iter().map(|c| table_row(dir, c)).collect();
+        std::fs::write(path, rows.join("\n") + "\n").unwrap();
+    }
+    eprintln!("{n} topology cases checked");
+}
