@@ -350,7 +350,13 @@ pub const MAX_AGAINST_CHANNEL_BYTES: usize = 1 << 30;
 /// A configuration file given to `tune channel --against`: JSON that
 /// `hspc::Config` reads, valid for the tuner's 24-byte events.
 fn read_against(file: &std::path::Path) -> Result<tune::Against> {
-    let text = crate::input::read_text(file).map_err(|e| anyhow!("--against {e}"))?;
+    let text = crate::input::read_text(file).map_err(|e| {
+        anyhow!(
+            "--against {}: cannot read it: {}",
+            file.display(),
+            e.problem
+        )
+    })?;
     let config: hspc::Config = serde_json::from_str(&text).with_context(|| {
         format!(
             "--against {}: not a channel configuration (JSON as `tune channel` writes it)",

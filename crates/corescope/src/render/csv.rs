@@ -381,13 +381,12 @@ pub fn planned_files(run: &RunFile, dir: &Path) -> Vec<PathBuf> {
 
 /// Write every CSV into `dir` (created if missing); returns the files written.
 /// Names that would collide after [`file_name`] get a `-2`, `-3`, ... suffix.
-/// Each file is written as any output is ([`crate::store::write_output`]).
 pub fn write_dir(run: &RunFile, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
     let mut written = Vec::new();
     each_sheet(run, &mut |name, text| {
         let path = dir.join(name);
-        crate::store::write_output(&path, text().as_bytes())?;
+        std::fs::write(&path, text())?;
         written.push(path);
         Ok(())
     })?;
