@@ -225,15 +225,16 @@ fn place(a: PlaceArgs) -> Result<()> {
 
 fn plan_cmd(a: PlanArgs) -> Result<()> {
     let probes = select_probes(&a.probes)?;
+    // The run file first: a bad one fails before the calibration.
+    let check_run = a.check.as_deref().map(store::load).transpose()?;
     let here = topology::detect().context("could not read this machine's topology")?;
     let cal = if a.reference {
         crate::estimate::Calibration::reference()
     } else {
         crate::estimate::Calibration::measure(&here)
     };
-    if let Some(path) = &a.check {
-        let run = store::load(path)?;
-        let rows = crate::estimate::check(&run, &cal);
+    if let Some(run) = &check_run {
+        let rows = crate::estimate::check(run, &cal);
         return if a.json {
             out_text(&format!("{}\n", serde_json::to_string_pretty(&rows)?))
         } else {
@@ -263,6 +264,20 @@ fn plan_cmd(a: PlanArgs) -> Result<()> {
 
 fn report(a: ReportArgs) -> Result<()> {
     let run = store::load(&a.run)?;
+    let csv_files = a
+        .csv
+        .as_ref()
+        .map(|dir| csv_out::planned_files(&run, dir))
+        .unwrap_or_default();
+    let mut outputs: Vec<store::Named> = Vec::new();
+    if let Some(out) = &a.html {
+        outputs.push(("--html", out));
+    }
+    if let Some(dir) = &a.csv {
+        outputs.push(("--csv", dir));
+        outputs.extend(csv_files.iter().map(|f| ("--csv", f.as_path())));
+    }
+    store::refuse_aliases(&[(INPUT_RUN_FILE, &a.run)], &outputs)?;
     let mut wrote = false;
     if let Some(out) = &a.html {
         store::write_output(out, html::render_run(&run).as_bytes())
@@ -298,6 +313,13 @@ fn compare(a: CompareArgs) -> Result<()> {
             .filter(|s| !s.is_empty())
             .collect()
     });
+    if only.as_ref().is_some_and(Vec::is_empty) {
+        bail!(
+            "--probes '{}' names no probe; give probe ids separated by commas, e.g. \
+             compute,memory",
+            a.probes.as_deref().unwrap_or_default()
+        );
+    }
     if let Some(only) = &only {
         let known: Vec<&str> = runs
             .iter()
@@ -316,12 +338,21 @@ fn compare(a: CompareArgs) -> Result<()> {
         }
     }
     if let Some(out) = &a.html {
+        let inputs: Vec<store::Named> = a
+            .runs
+            .iter()
+            .map(|p| (INPUT_RUN_FILE, p.as_path()))
+            .collect();
+        store::refuse_aliases(&inputs, &[("--html", out)])?;
         store::write_output(out, compare::render_html(&runs, only.as_deref()).as_bytes())
             .with_context(|| format!("writing {}", out.display()))?;
         eprintln!("comparison: {}", out.display());
     }
     out_text(&compare::render_text(&runs, only.as_deref()))
 }
+
+/// How messages name a run file a command reads.
+const INPUT_RUN_FILE: &str = "the input run file";
 
 /// The HTML report's path for a run file: `x.json` → `x.html`.
 pub fn html_path_for(run_file: &std::path::Path) -> PathBuf {
@@ -359,6 +390,16 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("hspc-{}.json", hostname_for_file())));
+    let mut outputs: Vec<store::Named> = vec![("--out", &out)];
+    if let Some(rf) = &a.run_file {
+        outputs.push(("--run-file", rf));
+    }
+    let inputs: Vec<store::Named> = a
+        .against
+        .iter()
+        .map(|f| ("--against", f.as_path()))
+        .collect();
+    store::refuse_aliases(&inputs, &outputs)?;
     store::check_writable(&out).map_err(|e| anyhow!("--out: {e}"))?;
     if let Some(rf) = &a.run_file {
         store::check_writable(rf).map_err(|e| anyhow!("--run-file: {e}"))?;
@@ -430,20 +471,39 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
     Ok(())
 }
 
+/// Largest channel a `--against` configuration may allocate (1 GiB; the
+/// tuner's own contenders take a few MiB): a 1 TiB ring is refused here, not
+/// by an allocation failure in the middle of a measurement.
+pub const MAX_AGAINST_CHANNEL_BYTES: usize = 1 << 30;
+
 /// A configuration file given to `tune channel --against`: JSON that
 /// `hspc::Config` reads, valid for the tuner's 24-byte events.
 fn read_against(file: &std::path::Path) -> Result<tune::Against> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("--against {}: cannot read it", file.display()))?;
+    let text = crate::input::read_text(file).map_err(|e| {
+        anyhow!(
+            "--against {}: cannot read it: {}",
+            file.display(),
+            e.problem
+        )
+    })?;
     let config: hspc::Config = serde_json::from_str(&text).with_context(|| {
         format!(
             "--against {}: not a channel configuration (JSON as `tune channel` writes it)",
             file.display()
         )
     })?;
-    config
+    let geometry = config
         .geometry_for(tune::DEFAULT_EVENT_BYTES, 8)
         .map_err(|e| anyhow!("--against {}: {e}", file.display()))?;
+    if geometry.total_bytes > MAX_AGAINST_CHANNEL_BYTES {
+        bail!(
+            "--against {}: the channel would take {} bytes, more than the {} a raced \
+             configuration may take",
+            file.display(),
+            geometry.total_bytes,
+            MAX_AGAINST_CHANNEL_BYTES
+        );
+    }
     Ok(tune::Against {
         name: file.display().to_string(),
         config,
@@ -524,6 +584,12 @@ fn validate_run(a: &RunArgs, topo: topology::Topology) -> Result<RunPlan> {
         Some(p) => p.clone(),
         None => PathBuf::from(default_out_name(&hostname_for_file())),
     };
+    let html = html_output(&out, a.no_html);
+    let mut outputs: Vec<store::Named> = vec![("--out", &out)];
+    if let Some(h) = &html {
+        outputs.push(("the HTML report", h));
+    }
+    store::refuse_aliases(&[], &outputs)?;
     store::check_writable(&out).map_err(|e| anyhow!("--out: {e}"))?;
     // The clock is calibrated after validation so bad input fails fast.
     let ctx = PlanCtx {
@@ -551,7 +617,7 @@ fn run(a: RunArgs) -> Result<()> {
     // Held until the run ends: a second run with the same --out refuses; the
     // header is saved at once, so a run file exists from the first second.
     let lock = store::OutputLock::acquire(&plan.out)?;
-    interrupt::install().context("installing the SIGINT/SIGTERM handlers")?;
+    interrupt::install().context("installing the SIGINT/SIGTERM/SIGHUP handlers")?;
     plan.ctx.clock = session::calibrated_clock(plan.ctx.profile, &plan.ctx.topo, true);
     let header = session::header(plan.ctx.topo.clone(), &plan.ctx.clock, plan.ctx.profile);
     let mut session = Session::with_lock(&plan.out, lock, header)?;
@@ -638,6 +704,13 @@ fn run(a: RunArgs) -> Result<()> {
     }
 }
 
+/// Where `run` writes its HTML report: next to the run file, unless asked not
+/// to or the run file is a device, FIFO or symlink (no sibling to write then).
+fn html_output(out: &std::path::Path, no_html: bool) -> Option<PathBuf> {
+    (!no_html && store::output_kind(out) != store::OutputKind::WriteThrough)
+        .then(|| html_path_for(out))
+}
+
 /// The HTML report next to the run file (`x.json` → `x.html`), unless asked not
 /// to or the run file is a device, FIFO or symlink (no sibling to write then).
 /// Returns the line to print about it.
@@ -645,13 +718,12 @@ fn write_run_html(run: &RunFile, out: &std::path::Path, no_html: bool) -> Result
     if no_html {
         return Ok(String::new());
     }
-    if store::output_kind(out) == store::OutputKind::WriteThrough {
+    let Some(path) = html_output(out, no_html) else {
         return Ok(format!(
             "report:   none ({} is not a regular file; use `corescope report --html`)\n",
             out.display()
         ));
-    }
-    let path = html_path_for(out);
+    };
     store::write_output(&path, html::render_run(run).as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(format!(

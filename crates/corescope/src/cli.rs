@@ -494,6 +494,7 @@ fn cpu_list_problem(t: &str) -> Option<String> {
             )),
         }
     };
+    let mut named: u64 = 0;
     for item in t.split(',') {
         let item = item.trim();
         if item.starts_with('-') {
@@ -505,13 +506,21 @@ fn cpu_list_problem(t: &str) -> Option<String> {
                     return Some(format!("range {item} is reversed; write {b}-{a}"))
                 }
                 (Err(e), _) | (_, Err(e)) => Err(e),
-                _ => Ok(0),
+                (Ok(a), Ok(b)) => Ok(b - a + 1),
             },
-            None => id(item),
+            None => id(item).map(|_| 1),
         };
-        if let Err(e) = r {
-            return Some(e);
+        match r {
+            Err(e) => return Some(e),
+            Ok(n) => named = named.saturating_add(n),
         }
+    }
+    let most = crate::placement::MAX_LIST_CPUS;
+    if named > most as u64 {
+        return Some(format!(
+            "the list names {named} CPUs once its ranges are expanded, more than the \
+             {most} corescope accepts"
+        ));
     }
     None
 }
@@ -533,14 +542,29 @@ pub const COMMANDS: [&str; 10] = [
     "run", "list", "topo", "place", "plan", "report", "compare", "tune", "mpi", "doctor",
 ];
 
-/// Parse `--budget`: seconds, a positive number.
-pub fn parse_budget(s: &str) -> Result<f64, String> {
+/// Longest duration any option accepts, in seconds (7 days): more is a typo,
+/// and `Duration::from_secs_f64` panics past about 1.8e19 s.
+pub const MAX_DURATION_S: f64 = 7.0 * 24.0 * 3600.0;
+
+/// Parse a duration in seconds given to `flag`: a finite number above 0 and at
+/// most [`MAX_DURATION_S`]. The one check of every duration option, so no
+/// later conversion to a `Duration` can overflow.
+pub fn parse_seconds(flag: &str, s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(b) if b > 0.0 && b.is_finite() => Ok(b),
+        Ok(b) if b.is_finite() && b > 0.0 && b <= MAX_DURATION_S => Ok(b),
+        Ok(b) if b.is_finite() && b > MAX_DURATION_S => Err(format!(
+            "{flag} {}: at most {MAX_DURATION_S:.0} seconds (7 days)",
+            s.trim()
+        )),
         _ => Err(format!(
-            "--budget {s}: expected a positive number of seconds, e.g. 60"
+            "{flag} {s}: expected a positive number of seconds, e.g. 60"
         )),
     }
+}
+
+/// Parse `--budget`: seconds (see [`parse_seconds`]).
+pub fn parse_budget(s: &str) -> Result<f64, String> {
+    parse_seconds("--budget", s)
 }
 
 impl RunArgs {
@@ -611,6 +635,8 @@ mod tests {
         assert!(parse_budget("0").is_err());
         assert!(parse_budget("-3").is_err());
         assert!(parse_budget("inf").is_err());
+        assert!(parse_budget("1e19").unwrap_err().contains("at most 604800"));
+        assert_eq!(parse_budget("604800").unwrap(), MAX_DURATION_S);
     }
 
     #[test]

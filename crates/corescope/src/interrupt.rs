@@ -1,4 +1,4 @@
-//! SIGINT / SIGTERM as a flag: `corescope run` installs the handlers, the runner
+//! SIGINT / SIGTERM / SIGHUP as a flag: `corescope run` installs the handlers, the runner
 //! polls [`requested`] before each case, stops, marks the probe `interrupted`,
 //! and the command writes the run file and the HTML before exiting 128 + signal.
 //!
@@ -14,10 +14,12 @@ static SIGNAL: AtomicUsize = AtomicUsize::new(0);
 /// Set with the first signal; arms the default action for the next one.
 static ARMED: AtomicBool = AtomicBool::new(false);
 
-/// The signals that stop a run.
-pub const SIGNALS: [i32; 2] = [libc::SIGINT, libc::SIGTERM];
+/// The signals that stop a run: SIGHUP (the terminal closed, an ssh session
+/// dropped) is treated as SIGTERM is, so the probe in progress is recorded as
+/// interrupted and the lock is released.
+pub const SIGNALS: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
-/// Catch SIGINT and SIGTERM from now on (idempotent in effect: installing twice
+/// Catch SIGINT, SIGTERM and SIGHUP from now on (idempotent in effect: installing twice
 /// only adds handlers that do the same).
 pub fn install() -> std::io::Result<()> {
     for sig in SIGNALS {
@@ -30,7 +32,7 @@ pub fn install() -> std::io::Result<()> {
     Ok(())
 }
 
-/// The signal asked to stop (`SIGINT` = 2, `SIGTERM` = 15), if one arrived.
+/// The signal asked to stop (`SIGINT` = 2, `SIGTERM` = 15, `SIGHUP` = 1), if one arrived.
 pub fn requested() -> Option<i32> {
     match SIGNAL.load(Ordering::SeqCst) {
         0 => None,
@@ -43,11 +45,12 @@ pub fn name(sig: i32) -> &'static str {
     match sig {
         libc::SIGINT => "SIGINT",
         libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
         _ => "a signal",
     }
 }
 
-/// The exit status of a run stopped by `sig`, as a shell reports it (130, 143).
+/// The exit status of a run stopped by `sig`, as a shell reports it (130, 143, 129).
 pub fn exit_code(sig: i32) -> u8 {
     u8::try_from(128 + sig).unwrap_or(1)
 }
@@ -66,6 +69,8 @@ mod tests {
         assert_eq!(exit_code(libc::SIGINT), 130);
         assert_eq!(exit_code(libc::SIGTERM), 143);
         assert_eq!(name(libc::SIGTERM), "SIGTERM");
+        assert_eq!(exit_code(libc::SIGHUP), 129);
+        assert_eq!(name(libc::SIGHUP), "SIGHUP");
         assert_eq!(requested(), None);
     }
 }

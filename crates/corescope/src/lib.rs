@@ -22,6 +22,7 @@ pub mod doctor;
 pub mod drift;
 pub mod estimate;
 pub mod harness;
+pub mod input;
 pub mod interrupt;
 pub mod kernels;
 pub mod memguard;

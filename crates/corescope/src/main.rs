@@ -1,7 +1,7 @@
 //! The `corescope` binary: parse the command line, call the library, print errors.
 //!
 //! Exit status: 0 success; 1 an error (one line on stderr); 2 a command line clap
-//! rejects; 130 / 143 a run stopped by SIGINT / SIGTERM (the run file and the HTML
+//! rejects; 130 / 143 / 129 a run stopped by SIGINT / SIGTERM / SIGHUP (the run file and the HTML
 //! hold what was measured); 141 stdout was a pipe that closed (quietly, as a
 //! program killed by SIGPIPE would report in a shell).
 

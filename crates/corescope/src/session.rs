@@ -44,7 +44,11 @@ pub fn header(topo: Topology, clock: &Clock, profile: Profile) -> RunFile {
         )),
         profile,
         started_utc: utc_rfc3339(SystemTime::now()),
-        command: std::env::args().collect(),
+        // Lossily: a non-UTF-8 byte in an argument (a file name) is recorded
+        // as U+FFFD, never a panic.
+        command: std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
         probes: Vec::new(),
         statistics: Some(Default::default()),
         drift: Vec::new(),

@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 /// Why a run file could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// Not a regular file, too large, or not UTF-8 (see [`crate::input`]).
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
     /// File system error.
     #[error("{path}: {source}")]
     Io {
@@ -43,14 +46,33 @@ pub enum StoreError {
         /// Version in the file.
         found: u64,
     },
+
+    /// An output path that is also an input (or another output of the same
+    /// command): writing it would destroy what was read.
+    #[error(
+        "{output_flag} {}: this is {other_what} {} as well; nothing was written \
+         (writing it would destroy {other_what_short}): choose another file",
+        output.display(),
+        other.display()
+    )]
+    Aliased {
+        /// The flag that named the output (`--html`).
+        output_flag: String,
+        /// The output as named.
+        output: PathBuf,
+        /// What the other path is (`the input run file`).
+        other_what: String,
+        /// The same, short (`it`).
+        other_what_short: &'static str,
+        /// The other path as named.
+        other: PathBuf,
+    },
 }
 
-/// Read and validate a run file.
+/// Read and validate a run file (a regular file of at most
+/// [`crate::input::MAX_INPUT_BYTES`], UTF-8).
 pub fn load(path: &Path) -> Result<RunFile, StoreError> {
-    let text = std::fs::read_to_string(path).map_err(|source| StoreError::Io {
-        path: path.into(),
-        source,
-    })?;
+    let text = crate::input::read_text(path)?;
     parse(&text, path)
 }
 
@@ -109,6 +131,7 @@ pub fn validate(run: &RunFile) -> Result<(), String> {
             Err(format!("{what} is {v}, not a finite number"))
         }
     };
+    run.topology.check().map_err(|e| format!("topology: {e}"))?;
     for p in &run.probes {
         let at = |kind: &str, name: &str, detail: String| {
             format!("probe '{}', {kind} '{name}': {detail}", p.id)
@@ -146,6 +169,22 @@ pub fn validate(run: &RunFile) -> Result<(), String> {
                 return Err(e(format!(
                     "interval or repetition {i} is not a finite number"
                 )));
+            }
+            if let Some(i) = s.y_lo.iter().zip(&s.y_hi).position(|(lo, hi)| lo > hi) {
+                return Err(e(format!(
+                    "point {i}: y_lo {} is above y_hi {} (an interval runs from low to high)",
+                    s.y_lo[i], s.y_hi[i]
+                )));
+            }
+            // The count of a point is the number of its repetitions.
+            if !s.samples.is_empty() && !s.n.is_empty() {
+                if let Some(i) = s.n.iter().zip(&s.samples).position(|(n, r)| *n != r.len()) {
+                    return Err(e(format!(
+                        "point {i}: n is {} but {} repetitions are recorded",
+                        s.n[i],
+                        s.samples[i].len()
+                    )));
+                }
             }
             validate_epochs(s).map_err(e)?;
         }
@@ -335,25 +374,43 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
-/// Write bytes to `path` atomically (temporary file + rename). Only for regular
-/// files: use [`write_output`] for paths the user names.
+/// Mode of a file corescope creates, before the umask (what `>` gives).
+const NEW_FILE_MODE: u32 = 0o666;
+/// Random characters in a temporary file's name (62 possible each: a name
+/// nobody can plant a link at in advance).
+const TEMP_NAME_RANDOM_CHARS: usize = 12;
+
+/// A new file in `dir` named `PREFIX` + random characters + `.tmp`, created
+/// exclusively (`O_CREAT|O_EXCL`, so nothing already there is opened, and
+/// `O_NOFOLLOW`, so no planted link is followed); removed when dropped unless
+/// persisted. The one way corescope makes a temporary or probe file.
+fn create_temp_in(dir: &Path, prefix: &str) -> std::io::Result<tempfile::NamedTempFile> {
+    use std::os::unix::fs::OpenOptionsExt;
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(".tmp")
+        .rand_bytes(TEMP_NAME_RANDOM_CHARS)
+        .make_in(dir, |p| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(NEW_FILE_MODE)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(p)
+        })
+}
+
+/// Write bytes to `path` atomically (a temporary file of an unpredictable name,
+/// created exclusively beside it, then renamed). Only for regular files: use
+/// [`write_output`] for paths the user names.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = parent_dir(path);
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("run");
-    let tmp = dir.join(format!(".{}.tmp.{}", short_name(name), std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    let mut tmp = create_temp_in(dir, &format!(".{}.", short_name(name)))?;
+    tmp.as_file_mut().write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    // On failure the temporary file is removed when `tmp` is dropped.
+    tmp.persist(path).map(drop).map_err(|e| e.error)
 }
 
 /// A file name cut to a length that leaves room for a prefix and a suffix
@@ -380,43 +437,84 @@ pub struct OutputLock {
     file: Option<(std::fs::File, PathBuf)>,
 }
 
+/// Times [`OutputLock::acquire`] opens the lock file again when the name was
+/// removed or replaced between its open and its `flock` (a run ending).
+const MAX_LOCK_ATTEMPTS: usize = 8;
+
 impl OutputLock {
     /// Take the lock for `path`; fails with a clear message when another
-    /// process holds it.
+    /// process holds it. A lock file left by a process that died is taken over
+    /// (the kernel releases an `flock` with its holder). The lock file is opened
+    /// without following a link (`O_NOFOLLOW`) and must be a regular file. A
+    /// symlink to a regular file is locked beside the file it names, so runs
+    /// writing through different links to one file exclude each other.
     pub fn acquire(path: &Path) -> Result<Self, StoreError> {
-        if output_kind(path) == OutputKind::WriteThrough {
-            return Ok(Self { file: None });
-        }
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        let target = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(path) {
+                Ok(t) if t.is_file() => t,
+                _ => return Ok(Self { file: None }),
+            },
+            Ok(m) if !m.file_type().is_file() => return Ok(Self { file: None }),
+            _ => path.to_path_buf(),
         };
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("run");
-        let lock_path = dir.join(format!(".{}.lock", short_name(name)));
+        let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("run");
+        let lock_path = parent_dir(&target).join(format!(".{}.lock", short_name(name)));
         let io = |source| StoreError::Io {
             path: lock_path.clone(),
             source,
         };
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io)?;
-        use std::os::fd::AsRawFd;
-        // SAFETY: flock on a descriptor this function owns (`file` is open for
-        // the whole call); it touches no memory of ours.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc != 0 {
-            let e = std::io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                return Err(StoreError::Locked { path: path.into() });
+        for _ in 0..MAX_LOCK_ATTEMPTS {
+            // O_NONBLOCK: a FIFO planted at the name fails at once instead of
+            // waiting for a reader.
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .mode(NEW_FILE_MODE)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+                .open(&lock_path)
+                .map_err(|e| {
+                    if e.raw_os_error() == Some(libc::ELOOP) {
+                        io(std::io::Error::other(
+                            "the lock file is a symbolic link, which corescope never follows; \
+                             remove it",
+                        ))
+                    } else {
+                        io(e)
+                    }
+                })?;
+            let meta = file.metadata().map_err(io)?;
+            if !meta.is_file() {
+                return Err(io(std::io::Error::other(
+                    "the lock file is not a regular file; remove it",
+                )));
             }
-            return Err(io(e));
+            // SAFETY: flock on a descriptor this function owns (`file` is open
+            // for the whole call); it touches no memory of ours.
+            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if rc != 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                    return Err(StoreError::Locked { path: path.into() });
+                }
+                return Err(io(e));
+            }
+            // A run that ends removes the name before it lets the lock go: the
+            // file locked here may no longer be the one the name gives.
+            match std::fs::symlink_metadata(&lock_path) {
+                Ok(m) if m.dev() == meta.dev() && m.ino() == meta.ino() => {
+                    return Ok(Self {
+                        file: Some((file, lock_path)),
+                    })
+                }
+                _ => continue,
+            }
         }
-        Ok(Self {
-            file: Some((file, lock_path)),
-        })
+        Err(io(std::io::Error::other(
+            "the lock file kept being replaced by another process",
+        )))
     }
 }
 
@@ -428,6 +526,109 @@ impl Drop for OutputLock {
             drop(file);
         }
     }
+}
+
+/// What identifies a file: its canonical path (for a path that does not exist
+/// yet, its directory's canonical path and its name) and, where it exists, its
+/// device and inode (a hard link has another path but the same inode).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Identity {
+    canonical: Option<PathBuf>,
+    dev_ino: Option<(u64, u64)>,
+    /// An existing character device (`/dev/null`, a terminal): writing it
+    /// destroys no file, so two outputs may both be one.
+    device: bool,
+}
+
+fn identity(path: &Path) -> Identity {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let meta = std::fs::metadata(path).ok();
+    let canonical = std::fs::canonicalize(path)
+        .ok()
+        .or_else(|| canonical_of_missing(path));
+    Identity {
+        canonical,
+        dev_ino: meta.as_ref().map(|m| (m.dev(), m.ino())),
+        device: meta.is_some_and(|m| m.file_type().is_char_device()),
+    }
+}
+
+/// Symbolic links followed at most while resolving a path that does not exist
+/// (the kernel's own limit, `MAXSYMLINKS`).
+const MAX_SYMLINK_HOPS: usize = 40;
+
+/// The canonical path a file not there yet would have: dangling symbolic links
+/// followed (a link `r.html -> r.json` names `r.json`), then the directory's
+/// canonical path and the name.
+fn canonical_of_missing(path: &Path) -> Option<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..MAX_SYMLINK_HOPS {
+        match std::fs::read_link(&p) {
+            Ok(target) => p = parent_dir(&p).join(target),
+            Err(_) => break,
+        }
+    }
+    if let Ok(c) = std::fs::canonicalize(&p) {
+        return Some(c);
+    }
+    let name = p.file_name()?;
+    std::fs::canonicalize(parent_dir(&p))
+        .ok()
+        .map(|d| d.join(name))
+}
+
+impl Identity {
+    fn same_file(&self, other: &Identity) -> bool {
+        (self.dev_ino.is_some() && self.dev_ino == other.dev_ino)
+            || (self.canonical.is_some() && self.canonical == other.canonical)
+    }
+}
+
+/// The directory a path is in (`.` for a bare name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// A path a command reads or writes, with the flag or role that named it
+/// (`("--html", path)`, `("the run file", path)`).
+pub type Named<'a> = (&'a str, &'a Path);
+
+/// Refuse, before anything is written, an output that is one of the inputs
+/// (by canonical path, or by device and inode where it exists, so symlinks,
+/// `..`, `/proc/self/fd/N` and hard links are seen through), or that is
+/// another output of the same command. The one check every command that
+/// reads and writes files goes through.
+pub fn refuse_aliases(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<(), StoreError> {
+    let ins: Vec<Identity> = inputs.iter().map(|(_, p)| identity(p)).collect();
+    let outs: Vec<Identity> = outputs.iter().map(|(_, p)| identity(p)).collect();
+    for (i, (flag, out)) in outputs.iter().enumerate() {
+        let id = &outs[i];
+        if let Some(k) = ins.iter().position(|x| x.same_file(id)) {
+            return Err(StoreError::Aliased {
+                output_flag: (*flag).to_string(),
+                output: out.to_path_buf(),
+                other_what: inputs[k].0.to_string(),
+                other_what_short: "it",
+                other: inputs[k].1.to_path_buf(),
+            });
+        }
+        if id.device {
+            continue;
+        }
+        if let Some(k) = outs[..i].iter().position(|x| x.same_file(id)) {
+            return Err(StoreError::Aliased {
+                output_flag: (*flag).to_string(),
+                output: out.to_path_buf(),
+                other_what: format!("the output of {}", outputs[k].0),
+                other_what_short: "one of them",
+                other: outputs[k].1.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Check that a file can be created at `path` (its directory exists and is
@@ -452,10 +653,7 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
                 .map_err(|e| format!("cannot write {}: {e}", path.display()));
         }
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = parent_dir(path);
     if !dir.is_dir() {
         return Err(format!(
             "cannot write {}: directory {} does not exist",
@@ -469,12 +667,8 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
             path.display()
         ));
     }
-    let probe = dir.join(format!(".corescope-write-test.{}", std::process::id()));
-    match std::fs::File::create(&probe) {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&probe);
-            Ok(())
-        }
-        Err(e) => Err(format!("cannot write {}: {e}", path.display())),
-    }
+    // Removed again when dropped.
+    create_temp_in(dir, ".corescope-write-test.")
+        .map(drop)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

@@ -50,13 +50,39 @@ pub fn unit_scale(unit: &str, magnitude: f64) -> (f64, String) {
     }
 }
 
+/// From this magnitude on, numbers are printed in scientific notation
+/// (`1.797e308`, never 309 digits).
+pub const SCIENTIFIC_FROM: f64 = 1e15;
+
+/// Largest percentage printed as a figure; beyond it the text says `>1000000`.
+pub const MAX_PERCENT_SHOWN: f64 = 1e6;
+
+/// A percentage for text, rounded as `{:.0}` rounds (`12`, `+3` with
+/// `signed`): `?` when it is not a number, `>1000000` / `<-1000000` beyond
+/// [`MAX_PERCENT_SHOWN`]; never `inf`, `NaN` or hundreds of digits.
+pub fn fmt_percent(p: f64, signed: bool) -> String {
+    if p.is_nan() {
+        "?".into()
+    } else if p > MAX_PERCENT_SHOWN {
+        format!(">{MAX_PERCENT_SHOWN:.0}")
+    } else if p < -MAX_PERCENT_SHOWN {
+        format!("<-{MAX_PERCENT_SHOWN:.0}")
+    } else if signed {
+        format!("{p:+.0}")
+    } else {
+        format!("{p:.0}")
+    }
+}
+
 /// Number with about four significant digits.
 pub fn fmt_num(v: f64) -> String {
     if !v.is_finite() {
         return "-".into();
     }
     let a = v.abs();
-    if a >= 1000.0 || a == 0.0 {
+    if a >= SCIENTIFIC_FROM {
+        format!("{v:.3e}")
+    } else if a >= 1000.0 || a == 0.0 {
         format!("{v:.0}")
     } else if a >= 100.0 {
         format!("{v:.1}")
@@ -107,5 +133,10 @@ mod tests {
         assert_eq!(fmt_value("bytes", 1.5 * (1u64 << 30) as f64), "1.500 GiB");
         assert_eq!(fmt_value("bytes_per_s", 25e9), "25.00 GB/s");
         assert_eq!(fmt_num(f64::NAN), "-");
+        assert_eq!(fmt_num(-1e308), "-1.000e308");
+        assert_eq!(fmt_percent(f64::INFINITY, false), ">1000000");
+        assert_eq!(fmt_percent(f64::NEG_INFINITY, true), "<-1000000");
+        assert_eq!(fmt_percent(f64::NAN, true), "?");
+        assert_eq!(fmt_percent(-3.4, true), "-3");
     }
 }

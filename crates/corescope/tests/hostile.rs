@@ -1207,7 +1207,11 @@ fn background_run(dir: &Path, name: &str) -> (std::process::Child, PathBuf) {
 
 fn signal_cases(dir: &Path) -> usize {
     let mut n = 0;
-    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+    for (sig, code) in [
+        (libc::SIGINT, 130),
+        (libc::SIGTERM, 143),
+        (libc::SIGHUP, 129),
+    ] {
         let (child, out) = background_run(dir, &format!("sig{sig}.json"));
         // A second run with the same --out refuses while the first holds the lock.
         let second = corescope()
@@ -1489,4 +1493,1462 @@ proptest! {
         let tmp = tempfile::tempdir().unwrap();
         prop_assert!(csv::write_dir(&runs[0], tmp.path()).is_ok());
     }
+}
+
+// ---------------------------------------------------------------------------
+// Round two (issue 43). Each group below breaks one fix; every case checks the
+// exit status, one clear line on stderr, no panic, and what must be left alone.
+
+/// Run corescope in `dir`; (status, stdout, stderr), with the common checks:
+/// no panic, no hang, at most one line on stderr when it fails.
+fn run_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let started = Instant::now();
+    let out = corescope()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{args:?}: could not run: {e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(started.elapsed() < TIMEOUT, "{args:?}: hung");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
+        "{args:?}: panicked: {stderr}"
+    );
+    if out.status.code() == Some(1) {
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+    }
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        stderr,
+    )
+}
+
+/// Expect exit 1 with `needle` in the one line on stderr.
+fn refused(dir: &Path, args: &[&str], needle: &str) {
+    let (code, _, err) = run_in(dir, args);
+    assert_eq!(code, Some(1), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: expected '{needle}': {err}");
+}
+
+/// A regular file's bytes and inode, to see that it was left alone.
+fn snapshot(p: &Path) -> (Vec<u8>, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(p).unwrap();
+    (std::fs::read(p).unwrap(), m.ino())
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Class 1: an output that is an input, however it is spelt, is refused
+/// before anything is written; the input keeps its bytes and its inode.
+fn alias_cases(dir: &Path) -> usize {
+    let quick = std::fs::read(fixture("quick.json")).unwrap();
+    let d = dir.join("alias");
+    std::fs::create_dir_all(d.join("sub")).unwrap();
+    let a = d.join("a.json");
+    let b = d.join("b.json");
+    std::fs::write(&a, &quick).unwrap();
+    std::fs::write(&b, &quick).unwrap();
+    let link = d.join("link.html");
+    std::os::unix::fs::symlink(&a, &link).unwrap();
+    let rel_link = d.join("rel-link.html");
+    std::os::unix::fs::symlink("b.json", &rel_link).unwrap();
+    let hard = d.join("hard.html");
+    std::fs::hard_link(&a, &hard).unwrap();
+    let chain = d.join("chain.html");
+    std::os::unix::fs::symlink(&link, &chain).unwrap();
+    let dotdot = d.join("sub/../a.json");
+    let dotted = d.join("./sub/.././a.json");
+    let in_link = d.join("in-link.json");
+    std::os::unix::fs::symlink(&a, &in_link).unwrap();
+    // Input names the CSV export writes: an overview file and a per-series file.
+    let csvdir = d.join("csv");
+    std::fs::create_dir_all(&csvdir).unwrap();
+    let named: Vec<PathBuf> = [
+        "series.csv",
+        "samples.csv",
+        "timelines.csv",
+        "compute--int_linear.csv",
+        "timers--table-timers.csv",
+    ]
+    .iter()
+    .map(|n| {
+        let p = csvdir.join(n);
+        std::fs::write(&p, &quick).unwrap();
+        p
+    })
+    .collect();
+    let before: Vec<(PathBuf, (Vec<u8>, u64))> = [&a, &b]
+        .into_iter()
+        .chain(&named)
+        .map(|p| (p.clone(), snapshot(p)))
+        .collect();
+
+    let want = "nothing was written";
+    let mut cases: Vec<(Vec<String>, &str)> = Vec::new();
+    let mut add = |args: &[&str], needle: &'static str| {
+        cases.push((args.iter().map(|x| x.to_string()).collect(), needle));
+    };
+    let (a_, b_) = (s(&a), s(&b));
+    // report: --html as the input, spelt every way.
+    add(&["report", a_, "--html", a_], want);
+    add(&["report", a_, "--html", "alias/a.json"], want);
+    add(&["report", "alias/a.json", "--html", a_], want);
+    add(&["report", a_, "--html", s(&dotdot)], want);
+    add(&["report", a_, "--html", s(&dotted)], want);
+    add(&["report", a_, "--html", s(&link)], want);
+    add(&["report", a_, "--html", s(&chain)], want);
+    add(&["report", a_, "--html", s(&hard)], want);
+    add(&["report", s(&in_link), "--html", a_], want);
+    add(&["report", s(&in_link), "--html", s(&hard)], want);
+    add(&["report", b_, "--html", s(&rel_link)], want);
+    add(&["report", a_, "--html", a_, "--markdown"], want);
+    // report: --csv as the input, or writing a file that is the input.
+    add(&["report", a_, "--csv", a_], want);
+    add(&["report", a_, "--csv", s(&hard)], want);
+    for p in &named {
+        add(&["report", s(p), "--csv", s(&csvdir)], want);
+    }
+    add(&["report", s(&named[0]), "--csv", "alias/csv/../csv"], want);
+    // report: two outputs that are one file.
+    add(
+        &[
+            "report",
+            a_,
+            "--csv",
+            s(&csvdir),
+            "--html",
+            s(&csvdir.join("series.csv")),
+        ],
+        want,
+    );
+    // compare: --html as either input.
+    add(&["compare", a_, b_, "--html", a_], want);
+    add(&["compare", a_, b_, "--html", b_], want);
+    add(&["compare", a_, b_, "--html", s(&link)], want);
+    add(&["compare", a_, b_, "--html", s(&rel_link)], want);
+    add(&["compare", a_, b_, "--html", s(&hard)], want);
+    add(&["compare", a_, a_, "--html", a_], want);
+    add(&["compare", a_, b_, a_, "--html", s(&dotdot)], want);
+    // tune: an --against file or two outputs as one (refused before measuring).
+    add(&["tune", "channel", "--against", a_, "--out", a_], want);
+    add(
+        &["tune", "channel", "--against", a_, "--out", s(&link)],
+        want,
+    );
+    add(
+        &["tune", "channel", "--against", a_, "--run-file", s(&hard)],
+        want,
+    );
+    add(
+        &[
+            "tune",
+            "channel",
+            "--out",
+            "alias/t.json",
+            "--run-file",
+            "alias/t.json",
+        ],
+        want,
+    );
+    add(
+        &[
+            "tune",
+            "channel",
+            "--out",
+            "alias/t.json",
+            "--run-file",
+            "alias/sub/../t.json",
+        ],
+        want,
+    );
+    let n = cases.len();
+    for (args, needle) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(dir, &args, needle);
+    }
+    for (p, snap) in &before {
+        assert_eq!(&snapshot(p), snap, "{} was changed", p.display());
+    }
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(!d.join("t.json").exists(), "tune wrote its output");
+
+    // run: the HTML beside --out is a link to the run file itself.
+    let r = d.join("r.json");
+    std::os::unix::fs::symlink("r.json", d.join("r.html")).unwrap();
+    refused(
+        dir,
+        &["run", "timers", "--quick", "--no-progress", "--out", s(&r)],
+        want,
+    );
+    assert!(!r.exists(), "a refused run wrote its run file");
+    std::fs::write(&r, &quick).unwrap();
+    let snap = snapshot(&r);
+    refused(
+        dir,
+        &["run", "timers", "--quick", "--no-progress", "--out", s(&r)],
+        want,
+    );
+    assert_eq!(snapshot(&r), snap);
+
+    // What is not an alias still works: a CSV directory that holds the input
+    // under another name, and an HTML beside the inputs.
+    let (code, _, err) = run_in(dir, &["report", a_, "--csv", s(&d)]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = run_in(dir, &["compare", a_, b_, "--html", s(&d.join("c.html"))]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(snapshot(&a), before[0].1);
+    n + 4
+}
+
+#[test]
+fn class1_outputs_never_alias_inputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let n = alias_cases(tmp.path());
+    eprintln!("{n} alias cases checked");
+}
+
+/// How a test spells a path to one file.
+#[derive(Debug, Clone)]
+enum Spelling {
+    Plain,
+    DotSlash,
+    DotDot,
+    Link,
+    LinkToLink,
+    HardLink,
+    Relative,
+}
+
+fn spell(dir: &Path, file: &Path, how: &Spelling, k: usize) -> PathBuf {
+    let name = file.file_name().unwrap();
+    match how {
+        Spelling::Plain => file.to_path_buf(),
+        Spelling::DotSlash => dir.join(".").join(name),
+        Spelling::DotDot => dir.join("sub").join("..").join(name),
+        Spelling::Link => {
+            let l = dir.join(format!("l{k}"));
+            let _ = std::os::unix::fs::symlink(file, &l);
+            l
+        }
+        Spelling::LinkToLink => {
+            let l = dir.join(format!("l{k}"));
+            let ll = dir.join(format!("ll{k}"));
+            let _ = std::os::unix::fs::symlink(file, &l);
+            let _ = std::os::unix::fs::symlink(&l, &ll);
+            ll
+        }
+        Spelling::HardLink => {
+            let h = dir.join(format!("h{k}"));
+            let _ = std::fs::hard_link(file, &h);
+            h
+        }
+        Spelling::Relative => {
+            // Relative to a directory that is not the working directory: made
+            // absolute through the symlinked directory `alias-dir`.
+            let l = dir.join(format!("dirlink{k}"));
+            let _ = std::os::unix::fs::symlink(dir, &l);
+            l.join(name)
+        }
+    }
+}
+
+fn arb_spelling() -> impl Strategy<Value = Spelling> {
+    prop_oneof![
+        Just(Spelling::Plain),
+        Just(Spelling::DotSlash),
+        Just(Spelling::DotDot),
+        Just(Spelling::Link),
+        Just(Spelling::LinkToLink),
+        Just(Spelling::HardLink),
+        Just(Spelling::Relative),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// However an input and an output are spelt, the output is refused when it
+    /// is the input, and accepted when it is another file.
+    #[test]
+    fn an_output_never_aliases_an_input(input_how in arb_spelling(), output_how in arb_spelling(),
+                                        same in any::<bool>(), exists in any::<bool>()) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::create_dir(dir.join("sub")).unwrap();
+        let input = dir.join("in.json");
+        std::fs::write(&input, "{}").unwrap();
+        let other = dir.join("other.html");
+        if exists {
+            std::fs::write(&other, "x").unwrap();
+        }
+        let i = spell(dir, &input, &input_how, 1);
+        let target = if same { &input } else { &other };
+        // A hard link to a file not there yet cannot be made: spell it plainly.
+        let how = match (&output_how, target.exists()) {
+            (Spelling::HardLink, false) => Spelling::Plain,
+            (h, _) => h.clone(),
+        };
+        let o = spell(dir, target, &how, 2);
+        let r = store::refuse_aliases(&[("the input", &i)], &[("--html", &o)]);
+        prop_assert_eq!(r.is_err(), same, "{:?} {:?} {:?}", i, o, r);
+        // Two outputs that are one file are refused too.
+        let r = store::refuse_aliases(&[], &[("--out", &o), ("--run-file", target)]);
+        prop_assert!(r.is_err(), "{:?}", o);
+    }
+}
+
+/// Class 2: temporary, probe and lock files are created exclusively, never
+/// through a planted link, with names nobody can guess; a lock left by a dead
+/// run is taken over.
+#[test]
+fn class2_temp_and_lock_files_never_follow_links() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let victim = dir.join("victim.txt");
+    let keep = b"precious".to_vec();
+    std::fs::write(&victim, &keep).unwrap();
+    let pid = std::process::id();
+    let mut n = 0;
+
+    // The names the old code built from the process id, planted as links to
+    // the victim: the atomic write and the writability check go elsewhere.
+    let out = dir.join("x.json");
+    for planted in [
+        format!(".x.json.tmp.{pid}"),
+        format!(".corescope-write-test.{pid}"),
+        ".x.json.tmp".to_string(),
+    ] {
+        std::os::unix::fs::symlink(&victim, dir.join(&planted)).unwrap();
+    }
+    store::write_atomic(&out, b"new").unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), b"new");
+    n += 1;
+    store::write_output(&out, b"again").unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), b"again");
+    n += 1;
+    store::check_writable(&out).unwrap();
+    store::check_writable(&dir.join("new.json")).unwrap();
+    n += 2;
+    assert_eq!(
+        std::fs::read(&victim).unwrap(),
+        keep,
+        "a planted link was followed"
+    );
+    // Nothing left behind but the output and what was planted.
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 5, "{names:?}");
+    n += 1;
+    // A new file gets the usual mode (0666 less the umask), not a temp file's 0600.
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+    assert_ne!(mode & 0o077, 0, "mode {mode:o}: others lost access");
+    n += 1;
+    // Many writes: each temporary name is new (nothing collides or lingers).
+    for i in 0..50 {
+        store::write_atomic(&out, format!("{i}").as_bytes()).unwrap();
+    }
+    assert_eq!(std::fs::read_dir(dir).unwrap().count(), 5);
+    n += 1;
+    // A directory nobody may write: the error names the path, nothing is left.
+    let ro = dir.join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let writable_as_root = std::fs::write(ro.join("probe"), b"").is_ok();
+    let _ = std::fs::remove_file(ro.join("probe"));
+    if !writable_as_root {
+        assert!(store::write_atomic(&ro.join("r.json"), b"x").is_err());
+        assert!(store::check_writable(&ro.join("r.json")).is_err());
+        assert_eq!(std::fs::read_dir(&ro).unwrap().count(), 0);
+        n += 1;
+    }
+
+    // Lock files: a planted link, FIFO or directory is refused in one line; the
+    // victim is untouched and no run file is made.
+    let run_args = |name: &str| -> Vec<String> {
+        [
+            "run",
+            "timers",
+            "--quick",
+            "--no-progress",
+            "--no-html",
+            "--out",
+            name,
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect()
+    };
+    let lock_of = |name: &str| dir.join(format!(".{name}.lock"));
+    std::os::unix::fs::symlink(&victim, lock_of("a.json")).unwrap();
+    std::os::unix::fs::symlink(dir.join("nowhere"), lock_of("b.json")).unwrap();
+    let c_fifo = std::ffi::CString::new(lock_of("c.json").to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o644) }, 0);
+    std::fs::create_dir(lock_of("d.json")).unwrap();
+    for (name, needle) in [
+        ("a.json", "symbolic link"),
+        ("b.json", "symbolic link"),
+        ("c.json", "lock"),
+        ("d.json", "lock"),
+    ] {
+        let args = run_args(name);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(dir, &args, needle);
+        assert!(!dir.join(name).exists(), "{name}: a refused run wrote");
+        n += 1;
+    }
+    assert_eq!(std::fs::read(&victim).unwrap(), keep);
+    assert!(
+        !dir.join("nowhere").exists(),
+        "a dangling lock link was created"
+    );
+    assert!(std::fs::symlink_metadata(lock_of("c.json"))
+        .unwrap()
+        .file_type()
+        .is_fifo());
+
+    // A lock file left behind (as by a run killed with SIGKILL) is taken over.
+    std::fs::write(lock_of("e.json"), b"").unwrap();
+    let args = run_args("e.json");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, _, err) = run_in(dir, &args);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!lock_of("e.json").exists(), "lock file not removed");
+    n += 1;
+    let (child, out) = background_run(dir, "killed.json");
+    let t0 = Instant::now();
+    while !lock_of("killed.json").exists() {
+        assert!(t0.elapsed() < TIMEOUT, "no lock file");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let cpid = i32::try_from(child.id()).unwrap();
+    // SAFETY: kill() to a child this test spawned and has not reaped yet.
+    assert_eq!(unsafe { libc::kill(cpid, libc::SIGKILL) }, 0);
+    let _ = child.wait_with_output().unwrap();
+    assert!(
+        lock_of("killed.json").exists(),
+        "SIGKILL leaves the lock file"
+    );
+    let (code, _, err) = run_in(
+        dir,
+        &[
+            "run",
+            "timers",
+            "--quick",
+            "--no-progress",
+            "--no-html",
+            "--out",
+            s(&out),
+        ],
+    );
+    assert_eq!(code, Some(0), "a dead run's lock was not taken over: {err}");
+    assert!(store::load(&out).is_ok());
+    n += 1;
+
+    // Two runs writing through two links to one file: the second refuses.
+    let real = dir.join("real.json");
+    std::fs::write(&real, std::fs::read(fixture("quick.json")).unwrap()).unwrap();
+    let (l1, l2) = (dir.join("l1.json"), dir.join("l2.json"));
+    std::os::unix::fs::symlink(&real, &l1).unwrap();
+    std::os::unix::fs::symlink("real.json", &l2).unwrap();
+    let first = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescope"))
+        .current_dir(dir)
+        .args([
+            "run", "timers", "timers", "timers", "timers", "timers", "timers", "timers", "timers",
+        ])
+        .args(["--quick", "--no-progress", "--out", s(&l1)])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !lock_of("real.json").exists() {
+        assert!(t0.elapsed() < TIMEOUT, "no lock beside the link's target");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for l in [&l2, &l1, &real] {
+        refused(
+            dir,
+            &["run", "timers", "--quick", "--no-progress", "--out", s(l)],
+            "being written by another corescope run",
+        );
+        n += 1;
+    }
+    let fpid = i32::try_from(first.id()).unwrap();
+    // SAFETY: kill() to a child this test spawned and has not reaped yet.
+    assert_eq!(unsafe { libc::kill(fpid, libc::SIGTERM) }, 0);
+    let _ = first.wait_with_output().unwrap();
+    assert!(std::fs::symlink_metadata(&l1)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(
+        store::load(&real).is_ok(),
+        "the file behind the link holds a run"
+    );
+    eprintln!("{n} temp and lock cases checked");
+}
+
+/// Class 3: inputs that are not regular files, too large, or not UTF-8,
+/// given to every command that reads a file.
+fn input_cases(dir: &Path) -> Vec<Case> {
+    use Expect::*;
+    let d = dir.join("inputs");
+    std::fs::create_dir_all(&d).unwrap();
+    let quick = std::fs::read(fixture("quick.json")).unwrap();
+    let fifo = d.join("in.fifo");
+    let c_fifo = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o644) }, 0);
+    let zero_link = d.join("zero.json");
+    std::os::unix::fs::symlink("/dev/zero", &zero_link).unwrap();
+    let fifo_link = d.join("fifo-link.json");
+    std::os::unix::fs::symlink(&fifo, &fifo_link).unwrap();
+    let huge = d.join("huge.json");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(corescope::input::MAX_INPUT_BYTES + 1)
+        .unwrap();
+    let utf16 = |be: bool, bom: bool| -> Vec<u8> {
+        let text = String::from_utf8(quick.clone()).unwrap();
+        let mut v: Vec<u8> = Vec::new();
+        if bom {
+            v.extend(if be { [0xfe, 0xff] } else { [0xff, 0xfe] });
+        }
+        for u in text.encode_utf16() {
+            v.extend(if be { u.to_be_bytes() } else { u.to_le_bytes() });
+        }
+        v
+    };
+    let with = |prefix: &[u8]| -> Vec<u8> {
+        let mut v = prefix.to_vec();
+        v.extend(&quick);
+        v
+    };
+    let bad: Vec<(&str, String, &'static str)> = vec![
+        (
+            "a FIFO",
+            s(&fifo).into(),
+            "not a regular file (it is a FIFO)",
+        ),
+        (
+            "a link to a FIFO",
+            s(&fifo_link).into(),
+            "not a regular file (it is a FIFO)",
+        ),
+        (
+            "/dev/zero",
+            "/dev/zero".into(),
+            "not a regular file (it is a character device)",
+        ),
+        ("/dev/urandom", "/dev/urandom".into(), "character device"),
+        ("/dev/null", "/dev/null".into(), "character device"),
+        (
+            "a link to /dev/zero",
+            s(&zero_link).into(),
+            "character device",
+        ),
+        ("/dev/stdin", "/dev/stdin".into(), "not a regular file"),
+        (
+            "a file over the size cap",
+            s(&huge).into(),
+            "larger than 256 MiB",
+        ),
+        (
+            "gzip",
+            raw(&d, "gz.json", &with(b"\x1f\x8b\x08\x00")),
+            "looks like gzip-compressed data; gunzip it first",
+        ),
+        (
+            "xz",
+            raw(&d, "xz.json", &with(b"\xfd7zXZ\x00")),
+            "xz-compressed",
+        ),
+        (
+            "zstd",
+            raw(&d, "zst.json", &with(b"\x28\xb5\x2f\xfd")),
+            "zstd-compressed",
+        ),
+        (
+            "bzip2",
+            raw(&d, "bz.json", &with(b"BZh9")),
+            "bzip2-compressed",
+        ),
+        (
+            "zip",
+            raw(&d, "zip.json", &with(b"PK\x03\x04")),
+            "zip-compressed",
+        ),
+        (
+            "UTF-16 LE with a BOM",
+            raw(&d, "le.json", &utf16(false, true)),
+            "UTF-16",
+        ),
+        (
+            "UTF-16 BE with a BOM",
+            raw(&d, "be.json", &utf16(true, true)),
+            "UTF-16",
+        ),
+        (
+            "UTF-16 LE without a BOM",
+            raw(&d, "le0.json", &utf16(false, false)),
+            "UTF-16",
+        ),
+        (
+            "UTF-16 BE without a BOM",
+            raw(&d, "be0.json", &utf16(true, false)),
+            "UTF-16",
+        ),
+        (
+            "UTF-32 with a BOM",
+            raw(&d, "u32.json", b"\xff\xfe\x00\x00{\x00\x00\x00"),
+            "UTF-32",
+        ),
+        (
+            "Latin-1",
+            raw(&d, "latin1.json", b"{\"tool\": \"caf\xe9\"}"),
+            "not valid UTF-8 text (an invalid byte at offset 13)",
+        ),
+    ];
+    let mut v = Vec::new();
+    let q = fixture("quick.json").to_string_lossy().into_owned();
+    for (what, path, needle) in &bad {
+        let p = path.as_str();
+        let cmds: Vec<(&str, Vec<&str>)> = vec![
+            ("report", vec!["report", p]),
+            ("compare", vec!["compare", &q, p]),
+            ("plan --check", vec!["plan", "--reference", "--check", p]),
+            ("reference compare", vec!["reference", "compare", p, "t3-4"]),
+            (
+                "tune --against",
+                vec![
+                    "tune",
+                    "channel",
+                    "--budget",
+                    "1",
+                    "--out",
+                    "never.json",
+                    "--against",
+                    p,
+                ],
+            ),
+        ];
+        for (cmd, args) in cmds {
+            v.push(case(format!("{cmd}: {what}"), &args, Fail(1, needle)));
+        }
+    }
+    // XML topologies take the same way in (only the not-regular and size cases:
+    // the encodings are refused by the XML check).
+    for (what, path, needle) in bad.iter().take(8) {
+        v.push(case(
+            format!("topo --xml: {what}"),
+            &["topo", "--xml", path],
+            Fail(1, needle),
+        ));
+        v.push(case(
+            format!("place --xml: {what}"),
+            &["place", "scatter", "-n", "2", "--xml", path],
+            Fail(1, needle),
+        ));
+    }
+    // A UTF-8 byte-order mark is accepted.
+    let bom = raw(&d, "bom.json", &with(b"\xef\xbb\xbf"));
+    v.push(case(
+        "report: a UTF-8 BOM",
+        &["report", &bom],
+        Ok("compute"),
+    ));
+    v.push(case(
+        "compare: a UTF-8 BOM",
+        &["compare", &bom, &q],
+        Ok("compute"),
+    ));
+    v.push(case(
+        "reference compare: a UTF-8 BOM",
+        &["reference", "compare", &bom, "t3-4"],
+        Ok(""),
+    ));
+    v
+}
+
+#[test]
+fn class3_inputs_are_regular_files_of_bounded_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let cases = input_cases(dir);
+    for c in &cases {
+        check(dir, c);
+    }
+    assert!(!dir.join("never.json").exists());
+    if let Some(path) = std::env::var_os("HOSTILE_TABLE_3") {
+        let rows: Vec<String> = cases.iter().map(|c| table_row(dir, c)).collect();
+        std::fs::write(path, rows.join("\n") + "\n").unwrap();
+    }
+    eprintln!("{} input cases checked", cases.len());
+}
+
+/// Class 4: numbers without bounds. Budgets, CPU lists and placement
+/// expressions, tuner configurations and topology sizes, each refused (or
+/// bounded) before anything is expanded, allocated or converted.
+fn bound_cases(dir: &Path) -> Vec<Case> {
+    use Expect::*;
+    let mut v = Vec::new();
+    let too_big = "at most 604800 seconds";
+    let not_positive = "expected a positive number of seconds";
+    let budgets: [(&str, &'static str); 16] = [
+        ("1e308", too_big),
+        ("1e19", too_big),
+        ("18446744073709551616", too_big),
+        ("9223372036854775807", too_big),
+        ("604800.5", too_big),
+        ("604801", too_big),
+        ("1e10", too_big),
+        ("1.7976931348623157e308", too_big),
+        ("-inf", not_positive),
+        ("+inf", not_positive),
+        ("NaN", not_positive),
+        ("-0", not_positive),
+        ("1e-400", not_positive),
+        ("0x10", not_positive),
+        ("1_000", not_positive),
+        ("  ", not_positive),
+    ];
+    for (b, needle) in budgets {
+        v.push(case(
+            format!("run --budget {b}"),
+            &[
+                "run",
+                "timers",
+                "--quick",
+                "--budget",
+                b,
+                "--out",
+                "never.json",
+            ],
+            Fail(1, needle),
+        ));
+        v.push(case(
+            format!("plan --budget {b}"),
+            &[
+                "plan",
+                "timers",
+                "--quick",
+                "--reference",
+                "--summary",
+                "--budget",
+                b,
+            ],
+            Fail(1, needle),
+        ));
+        v.push(case(
+            format!("tune --budget {b}"),
+            &["tune", "channel", "--budget", b, "--out", "never.json"],
+            Fail(1, needle),
+        ));
+    }
+    v.push(case(
+        "plan --budget at the bound",
+        &[
+            "plan",
+            "timers",
+            "--quick",
+            "--reference",
+            "--summary",
+            "--budget",
+            "604800",
+        ],
+        Ok("timers"),
+    ));
+
+    // CPU lists and expressions that would expand past every CPU id there is.
+    let full = "0-1048576";
+    let twice = format!("{full},{full}");
+    let many = vec!["0-1048575"; 200].join(",");
+    let singles_then_range = format!(
+        "{},0-1048576",
+        (0..200)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let lists: Vec<(String, &'static str)> = vec![
+        (twice.clone(), "more than the 1048577 corescope accepts"),
+        (many.clone(), "more than the 1048577"),
+        (singles_then_range, "more than the 1048577"),
+        (format!("{full},0"), "more than the 1048577"),
+    ];
+    for (l, needle) in &lists {
+        v.push(case(
+            format!("place '{}'", &l[..l.len().min(30)]),
+            &["place", l, "-n", "2"],
+            Fail(1, needle),
+        ));
+        v.push(case(
+            format!("run --placement '{}'", &l[..l.len().min(30)]),
+            &[
+                "run",
+                "timers",
+                "--quick",
+                "--placement",
+                l,
+                "--out",
+                "never.json",
+            ],
+            Fail(1, needle),
+        ));
+    }
+    for e in [
+        format!("N0:{twice}"),
+        format!("S0:{many}"),
+        format!("kind:P:{twice}"),
+        format!("N0:0@S0:{twice}"),
+    ] {
+        v.push(case(
+            format!(
+                "place expression '{}'",
+                e.chars().take(24).collect::<String>()
+            ),
+            &["place", &e, "-n", "2"],
+            Fail(1, "bad index list"),
+        ));
+        v.push(case(
+            format!(
+                "run --placement expression '{}'",
+                e.chars().take(24).collect::<String>()
+            ),
+            &[
+                "run",
+                "timers",
+                "--quick",
+                "--placement",
+                &e,
+                "--out",
+                "never.json",
+            ],
+            Fail(1, "bad index list"),
+        ));
+    }
+
+    // Tuner configurations: a channel larger than any raced one may be.
+    let d = dir.join("bounds");
+    std::fs::create_dir_all(&d).unwrap();
+    let tib = raw(
+        &d,
+        "tib.json",
+        br#"{"mode": "ring", "buffers": 1, "buffer_bytes": 1099511627776}"#,
+    );
+    let nbuf = raw(
+        &d,
+        "nbuf.json",
+        br#"{"mode": "n_buffer", "buffers": 1024, "buffer_bytes": 1073741824}"#,
+    );
+    let pad = raw(
+        &d,
+        "pad.json",
+        br#"{"mode": "ring", "buffers": 1, "buffer_bytes": 4096, "padding_bytes": 2147483648}"#,
+    );
+    let huge = raw(
+        &d,
+        "huge.json",
+        br#"{"mode": "ring", "buffers": 1, "buffer_bytes": 18446744073709551615}"#,
+    );
+    for (what, f, needle) in [
+        ("a 1 TiB ring", &tib, "more than the 1073741824"),
+        ("1024 buffers of 1 GiB", &nbuf, "more than the 1073741824"),
+        ("2 GiB of padding", &pad, "more than the 1073741824"),
+        ("a ring of 2^64-1 bytes", &huge, "--against"),
+    ] {
+        v.push(case(
+            format!("tune --against {what}"),
+            &[
+                "tune",
+                "channel",
+                "--budget",
+                "1",
+                "--out",
+                "never.json",
+                "--against",
+                f,
+            ],
+            Fail(1, needle),
+        ));
+    }
+
+    // Topologies whose caches or memory are near 2^64 (run files for plan
+    // --check, report and compare).
+    let sizes: [(&str, u64); 4] = [
+        ("2^64-1", u64::MAX),
+        ("2^63", 1 << 63),
+        ("2^63+2^62", (1 << 63) + (1 << 62)),
+        ("1 TiB + 1", (1 << 40) + 1),
+    ];
+    for (what, size) in sizes {
+        let f = variant(&d, &format!("cache-{size}.json"), |v| {
+            for c in v["topology"]["caches"].as_array_mut().unwrap() {
+                c["size_bytes"] = json!(size);
+            }
+        });
+        v.push(case(
+            format!("plan --check, caches of {what} bytes"),
+            &["plan", "--reference", "--check", &f],
+            Fail(1, "cache of"),
+        ));
+        v.push(case(
+            format!("report, caches of {what} bytes"),
+            &["report", &f],
+            Fail(1, "above the 1099511627776 corescope accepts"),
+        ));
+        let m = variant(&d, &format!("mem-{size}.json"), |v| {
+            v["topology"]["memory_bytes"] = json!(size);
+        });
+        if size > 1 << 60 {
+            v.push(case(
+                format!("plan --check, memory of {what} bytes"),
+                &["plan", "--reference", "--check", &m],
+                Fail(1, "bytes of memory"),
+            ));
+        }
+    }
+    v
+}
+
+#[test]
+fn class4_numbers_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let cases = bound_cases(dir);
+    for c in &cases {
+        check(dir, c);
+    }
+    assert!(!dir.join("never.json").exists());
+    if let Some(path) = std::env::var_os("HOSTILE_TABLE_4") {
+        let rows: Vec<String> = cases.iter().map(|c| table_row(dir, c)).collect();
+        std::fs::write(path, rows.join("\n") + "\n").unwrap();
+    }
+    // The ladder ends for every maximum, however large.
+    for max in [
+        u64::MAX,
+        u64::MAX - 1,
+        1 << 63,
+        (1 << 63) + 1,
+        1 << 62,
+        0,
+        1,
+    ] {
+        for fine in [false, true] {
+            let v = corescope::probes::memory::working_sets(max, fine);
+            assert!(v.len() < 200, "{max}: {} sizes", v.len());
+            assert!(v.windows(2).all(|w| w[0] < w[1]), "{max}: {v:?}");
+        }
+    }
+    let n = cases.len() + 1 + non_utf8_cases(dir);
+    eprintln!("{n} bound cases checked");
+}
+
+/// Arguments that are not UTF-8: never a panic; file names recorded lossily.
+fn non_utf8_cases(dir: &Path) -> usize {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let mut n = 0;
+    let bad = OsStr::from_bytes(b"r\xff\xfe.json");
+    let out = corescope()
+        .current_dir(dir)
+        .args([
+            "run",
+            "timers",
+            "--quick",
+            "--no-progress",
+            "--no-html",
+            "--out",
+        ])
+        .arg(bad)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let run = store::load(&dir.join(bad)).unwrap();
+    assert!(
+        run.command.iter().any(|a| a.contains('\u{fffd}')),
+        "{:?}",
+        run.command
+    );
+    n += 1;
+    let arg = |v: &[u8]| OsStr::from_bytes(v).to_os_string();
+    for (args, code) in [
+        (vec![arg(b"report"), arg(b"missing\xff.json")], 1),
+        (vec![arg(b"report"), arg(b"\x80")], 1),
+        (vec![arg(b"compare"), arg(b"a\xff"), arg(b"b\xfe")], 1),
+        (vec![arg(b"run"), arg(b"timers\xff"), arg(b"--quick")], 2),
+        (
+            vec![arg(b"place"), arg(b"0,\xff"), arg(b"-n"), arg(b"2")],
+            2,
+        ),
+        (
+            vec![
+                arg(b"run"),
+                arg(b"timers"),
+                arg(b"--quick"),
+                arg(b"--budget"),
+                arg(b"1\xff"),
+            ],
+            2,
+        ),
+        (
+            vec![arg(b"topo"), arg(b"--synthetic"), arg(b"pack:2 \xff")],
+            2,
+        ),
+        (vec![arg(b"topo"), arg(b"--xml"), arg(b"\xff.xml")], 1),
+        (
+            vec![
+                arg(b"tune"),
+                arg(b"channel"),
+                arg(b"--against"),
+                arg(b"\xff.json"),
+                arg(b"--out"),
+                arg(b"never.json"),
+            ],
+            1,
+        ),
+        (vec![arg(b"\xff\xfe")], 2),
+    ] {
+        let out = corescope().current_dir(dir).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        n += 1;
+    }
+    n
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+    /// Any budget: a value within (0, 7 days] or a message, never a panic, and
+    /// always a duration `Duration::from_secs_f64` takes.
+    #[test]
+    fn any_budget_is_bounded(s in prop_oneof![
+        any::<f64>().prop_map(|f| f.to_string()),
+        any::<f64>().prop_map(|f| format!("{f:e}")),
+        any::<u64>().prop_map(|u| u.to_string()),
+        "[-+0-9eE.a-zA-Z_ ]{0,24}",
+    ]) {
+        if let Ok(b) = corescope::cli::parse_budget(&s) {
+            prop_assert!(b > 0.0 && b <= corescope::cli::MAX_DURATION_S, "{s}: {b}");
+            let _ = Duration::from_secs_f64(b * 1.5 + 10.0);
+        }
+    }
+
+    /// Any CPU list or placement expression: parsed or refused without a panic,
+    /// and never expanded beyond the bound.
+    #[test]
+    fn any_cpu_list_stays_bounded(s in prop_oneof![
+        "[0-9,\\- ]{0,40}",
+        prop::collection::vec((0u32..2_000_000, 0u32..2_000_000), 1..6).prop_map(|v| {
+            v.iter().map(|(a, b)| format!("{}-{}", a.min(b), a.max(b))).collect::<Vec<_>>().join(",")
+        }),
+        ("[NSns]?[0-9]{0,3}", prop::collection::vec((0u32..2_000_000, 0u32..2_000_000), 1..4)).prop_map(|(d, v)| {
+            format!("{d}:{}", v.iter().map(|(a, b)| format!("{}-{}", a.min(b), a.max(b))).collect::<Vec<_>>().join(","))
+        }),
+        "[a-zA-Z0-9:@,\\-]{0,30}",
+    ]) {
+        use corescope::placement::{Strategy as Placement, MAX_LIST_CPUS};
+        if let Ok(Placement::List(v)) = corescope::cli::parse_strategy(&s) {
+            prop_assert!(v.len() <= MAX_LIST_CPUS, "{s}: {}", v.len());
+        }
+        let _ = corescope::cli::parse_placements(std::slice::from_ref(&s));
+    }
+}
+
+/// Class 5: wrong successes. Run files whose intervals run backwards, whose
+/// counts disagree with their repetitions or whose topology lists a PU twice
+/// are refused by every command; `--probes` that selects nothing is an error;
+/// no infinite, NaN or 309-digit figure is printed.
+fn wrong_success_cases(dir: &Path) -> Vec<Case> {
+    use Expect::*;
+    let d = dir.join("wrong");
+    std::fs::create_dir_all(&d).unwrap();
+    let q = fixture("quick.json").to_string_lossy().into_owned();
+    let with_samples = |v: &mut Value, n: Vec<usize>, reps: Vec<Vec<f64>>, lo: f64, hi: f64| {
+        let s = &mut v["probes"][0]["series"][0];
+        let len = s["x"].as_array().unwrap().len();
+        s["x"] = json!((0..n.len()).map(|i| i as f64).collect::<Vec<_>>());
+        s["y"] = json!(vec![1.0; n.len()]);
+        s["y_lo"] = json!(vec![lo; n.len()]);
+        s["y_hi"] = json!(vec![hi; n.len()]);
+        s["n"] = json!(n);
+        s["samples"] = json!(reps);
+        let _ = len;
+    };
+    let files: Vec<(&str, String, &'static str)> = vec![
+        (
+            "y_lo above y_hi",
+            variant(&d, "lohi.json", |v| {
+                with_samples(v, vec![3], vec![vec![1.0; 3]], 2.0, 0.5)
+            }),
+            "y_lo 2 is above y_hi 0.5",
+        ),
+        (
+            "y_lo above y_hi by a hair",
+            variant(&d, "lohi2.json", |v| {
+                with_samples(v, vec![3], vec![vec![1.0; 3]], 1.0000000000000002, 1.0)
+            }),
+            "is above y_hi",
+        ),
+        (
+            "y_lo above y_hi at the last point",
+            variant(&d, "lohi3.json", |v| {
+                with_samples(v, vec![2, 2], vec![vec![1.0; 2]; 2], 0.5, 2.0);
+                v["probes"][0]["series"][0]["y_lo"][1] = json!(3.0);
+            }),
+            "point 1: y_lo 3",
+        ),
+        (
+            "n above the repetitions",
+            variant(&d, "n1.json", |v| {
+                with_samples(v, vec![5], vec![vec![1.0; 3]], 0.5, 2.0)
+            }),
+            "n is 5 but 3 repetitions",
+        ),
+        (
+            "n below the repetitions",
+            variant(&d, "n2.json", |v| {
+                with_samples(v, vec![1], vec![vec![1.0; 3]], 0.5, 2.0)
+            }),
+            "n is 1 but 3",
+        ),
+        (
+            "n of 0 with repetitions",
+            variant(&d, "n3.json", |v| {
+                with_samples(v, vec![0], vec![vec![1.0; 3]], 0.5, 2.0)
+            }),
+            "n is 0 but 3",
+        ),
+        (
+            "n with no repetitions behind it",
+            variant(&d, "n4.json", |v| {
+                with_samples(v, vec![4, 2], vec![vec![1.0; 2], vec![]], 0.5, 2.0)
+            }),
+            "n is 4 but 2",
+        ),
+        (
+            "n of 2^64-1",
+            variant(&d, "n5.json", |v| {
+                with_samples(v, vec![1], vec![vec![1.0]], 0.5, 2.0);
+                v["probes"][0]["series"][0]["n"] = json!([u64::MAX]);
+            }),
+            "repetitions are recorded",
+        ),
+        (
+            "a PU listed twice",
+            variant(&d, "dup.json", |v| {
+                let pus = v["topology"]["pus"].as_array_mut().unwrap();
+                let first = pus[0].clone();
+                pus.push(first);
+            }),
+            "PU 0 is listed twice",
+        ),
+        (
+            "the last PU listed twice",
+            variant(&d, "dup2.json", |v| {
+                let pus = v["topology"]["pus"].as_array_mut().unwrap();
+                let k = pus.len() - 1;
+                let mut p = pus[0].clone();
+                p["os_index"] = pus[k]["os_index"].clone();
+                pus.insert(0, p);
+            }),
+            "is listed twice",
+        ),
+    ];
+    let mut v = Vec::new();
+    for (what, f, needle) in &files {
+        v.push(case(
+            format!("report: {what}"),
+            &["report", f],
+            Fail(1, needle),
+        ));
+        v.push(case(
+            format!("compare: {what}"),
+            &["compare", &q, f],
+            Fail(1, needle),
+        ));
+        v.push(case(
+            format!("plan --check: {what}"),
+            &["plan", "--reference", "--check", f],
+            Fail(1, needle),
+        ));
+        v.push(case(
+            format!("reference compare: {what}"),
+            &["reference", "compare", f, "t3-4"],
+            Fail(1, needle),
+        ));
+    }
+    // A consistent file with repetitions is still read.
+    let good = variant(&d, "good.json", |v| {
+        with_samples(v, vec![3, 2], vec![vec![1.0; 3], vec![1.0; 2]], 1.0, 1.0)
+    });
+    v.push(case(
+        "report: consistent repetitions",
+        &["report", &good],
+        Ok("compute"),
+    ));
+    for p in ["", ",", " ", " , ,", ",,,"] {
+        v.push(case(
+            format!("compare --probes '{p}'"),
+            &["compare", &q, &q, "--probes", p],
+            Fail(1, "names no probe"),
+        ));
+    }
+    v
+}
+
+/// Runs whose intervals and values make infinite, NaN or enormous figures.
+fn extreme_figure_files(dir: &Path) -> Vec<String> {
+    let d = dir.join("figures");
+    std::fs::create_dir_all(&d).unwrap();
+    let set = |v: &mut Value, y: f64, lo: f64, hi: f64| {
+        for p in v["probes"].as_array_mut().unwrap() {
+            for s in p["series"].as_array_mut().unwrap() {
+                let n = s["x"].as_array().unwrap().len();
+                s["y"] = json!(vec![y; n]);
+                s["y_lo"] = json!(vec![lo; n]);
+                s["y_hi"] = json!(vec![hi; n]);
+                s["n"] = json!(vec![5; n]);
+                s["samples"] = json!(vec![vec![y; 5]; n]);
+            }
+            for dd in p["distributions"].as_array_mut().unwrap() {
+                if dd.get("mode_range").is_some_and(|m| !m.is_null()) {
+                    dd["mode_range"]["fraction"] = json!(1e308);
+                }
+            }
+        }
+    };
+    vec![
+        variant(&d, "inf.json", |v| set(v, 1.0, -1e308, 1e308)),
+        variant(&d, "tiny.json", |v| set(v, 5e-324, 0.0, 1e-300)),
+        variant(&d, "big.json", |v| set(v, 1e308, -1e308, 1e308)),
+        variant(&d, "neg.json", |v| set(v, -1e308, -1e308, 1e308)),
+        variant(&d, "zero.json", |v| set(v, 0.0, -1e-300, 1e-300)),
+    ]
+}
+
+/// The longest run of ASCII digits in `s`.
+fn longest_digit_run(s: &str) -> usize {
+    s.split(|c: char| !c.is_ascii_digit())
+        .map(str::len)
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn class5_wrong_successes_are_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let cases = wrong_success_cases(dir);
+    for c in &cases {
+        check(dir, c);
+    }
+    let mut n = cases.len();
+    if let Some(path) = std::env::var_os("HOSTILE_TABLE_5") {
+        let rows: Vec<String> = cases.iter().map(|c| table_row(dir, c)).collect();
+        std::fs::write(path, rows.join("\n") + "\n").unwrap();
+    }
+    for f in extreme_figure_files(dir) {
+        let html_out = dir.join("fig.html");
+        for args in [
+            vec!["report", &f],
+            vec!["report", &f, "--summary"],
+            vec!["report", &f, "--markdown"],
+            vec!["compare", &f, &f],
+            vec!["report", &f, "--html", html_out.to_str().unwrap()],
+        ] {
+            let (code, out, err) = run_in(dir, &args);
+            assert_eq!(code, Some(0), "{args:?}: {err}");
+            let mut text = out;
+            if args.contains(&"--html") {
+                text = std::fs::read_to_string(&html_out).unwrap();
+            }
+            for bad in ["inf %", "inf%", "NaN", "±inf", "±?%"] {
+                assert!(!text.contains(bad), "{args:?}: '{bad}' printed");
+            }
+            assert!(
+                longest_digit_run(&text) < 25,
+                "{args:?}: a {}-digit figure",
+                longest_digit_run(&text)
+            );
+            n += 1;
+        }
+    }
+    eprintln!("{n} wrong-success cases checked");
+}
+
+/// Class 7: topologies through every way in. hwloc's environment variables
+/// are refused; synthetic specs are bounded however their counts are written;
+/// XML with a DTD subset, entities, deep nesting or huge indexes never reaches
+/// hwloc; the plain DOCTYPE line of an lstopo export is accepted.
+#[test]
+fn class7_topologies_are_checked_at_every_way_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut n = 0;
+    for (var, value) in [
+        ("HWLOC_SYNTHETIC", "pack:99999999 core:99999 pu:9999"),
+        ("HWLOC_SYNTHETIC", "pack:1 pu:1"),
+        ("HWLOC_XMLFILE", "/dev/zero"),
+        ("HWLOC_XMLFILE", "/nonexistent.xml"),
+        ("HWLOC_FSROOT", "/nonexistent"),
+    ] {
+        for args in [
+            vec!["topo"],
+            vec!["place", "scatter", "-n", "2"],
+            vec!["run", "timers", "--quick", "--out", "never.json"],
+            vec!["plan", "timers", "--quick", "--reference", "--summary"],
+        ] {
+            let out = corescope()
+                .current_dir(dir)
+                .env(var, value)
+                .args(&args)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{var} {args:?}: {err}");
+            assert!(
+                err.contains(&format!("{var} is set")),
+                "{var} {args:?}: {err}"
+            );
+            assert_eq!(err.trim().lines().count(), 1, "{err}");
+            n += 1;
+        }
+    }
+    assert!(!dir.join("never.json").exists());
+    // --synthetic and --xml still work with the variables unset.
+    let (code, _, err) = run_in(dir, &["topo", "--synthetic", "pack:2 core:2 pu:2"]);
+    assert_eq!(code, Some(0), "{err}");
+    n += 1;
+
+    use Expect::*;
+    let mut cases = Vec::new();
+    for spec in [
+        "99999 99999 99999",
+        "2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2 2",
+        "pack:0x100000 pu:0x100",
+        "pack:0X7fffffff pu:2",
+        "pack:+99999999 core:+9999 pu:+99",
+        "pack:1024 core:1024 pu:0x10",
+        "pack:99999999999999999999999 pu:2",
+    ] {
+        cases.push(case(
+            format!("synthetic '{spec}'"),
+            &["topo", "--synthetic", spec],
+            Fail(1, "more than 1048576 PUs"),
+        ));
+    }
+    let machine = |inner: &str| {
+        format!("<?xml version=\"1.0\"?>\n<topology version=\"2.0\"><object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\">{inner}</object></topology>")
+    };
+    let pu = "<object type=\"PU\" os_index=\"0\" cpuset=\"0x1\"/>";
+    let deep = format!(
+        "{}{pu}{}",
+        "<object type=\"Group\" cpuset=\"0x1\">".repeat(300),
+        "</object>".repeat(300)
+    );
+    let xmls: Vec<(&str, String, &'static str)> = vec![
+        (
+            "an internal DTD subset",
+            format!(
+                "<?xml version=\"1.0\"?><!DOCTYPE topology [<!ELEMENT topology ANY>]>{}",
+                &machine(pu)[22..]
+            ),
+            "internal subset",
+        ),
+        (
+            "entities",
+            format!(
+                "<?xml version=\"1.0\"?><!DOCTYPE t [<!ENTITY a \"x\">]>{}",
+                &machine(pu)[22..]
+            ),
+            "entities",
+        ),
+        (
+            "an entity without a DOCTYPE",
+            format!("<!ENTITY a \"x\">{}", machine(pu)),
+            "entities",
+        ),
+        (
+            "300 levels of nesting",
+            machine(&deep),
+            "nest more than 256",
+        ),
+        (
+            "an os_index beyond c_int",
+            machine("<object type=\"PU\" os_index=\"2147483648\" cpuset=\"0x1\"/>"),
+            "os_index \"2147483648\"",
+        ),
+        (
+            "an os_index of 2^64",
+            machine("<object type=\"PU\" os_index=\"18446744073709551616\" cpuset=\"0x1\"/>"),
+            "not a number from 0 to 2147483647",
+        ),
+        (
+            "a negative os_index",
+            machine("<object type=\"PU\" os_index=\"-1\" cpuset=\"0x1\"/>"),
+            "not a number from 0",
+        ),
+        (
+            "a hex os_index",
+            machine("<object type=\"PU\" os_index=\"0x10\" cpuset=\"0x1\"/>"),
+            "not a number from 0",
+        ),
+    ];
+    for (i, (what, text, needle)) in xmls.iter().enumerate() {
+        let f = raw(dir, &format!("t{i}.xml"), text.as_bytes());
+        cases.push(case(
+            format!("xml: {what}"),
+            &["topo", "--xml", &f],
+            Fail(1, needle),
+        ));
+        cases.push(case(
+            format!("place --xml: {what}"),
+            &["place", "scatter", "-n", "1", "--xml", &f],
+            Fail(1, needle),
+        ));
+    }
+    // The DOCTYPE line lstopo writes, and a long leading comment, are accepted
+    // (a real export, where the checkout has them).
+    let exports =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/topologies/16em64t-4s2c2t.xml");
+    if let Result::Ok(real) = std::fs::read_to_string(exports) {
+        let at = real.find("<topology").unwrap();
+        let text = format!(
+            "{}<!-- {} -->\n{}",
+            &real[..at],
+            "x".repeat(64 << 10),
+            &real[at..]
+        );
+        let f = raw(dir, "ok.xml", text.as_bytes());
+        cases.push(case(
+            "xml: lstopo's DOCTYPE line and a 64 KiB comment",
+            &["topo", "--xml", &f],
+            Ok(""),
+        ));
+    }
+    for c in &cases {
+        check(dir, c);
+    }
+    n += cases.len();
+    if let Some(path) = std::env::var_os("HOSTILE_TABLE_7") {
+        let rows: Vec<String> = cases.iter().map(|c| table_row(dir, c)).collect();
+        std::fs::write(path, rows.join("\n") + "\n").unwrap();
+    }
+    eprintln!("{n} topology cases checked");
 }

@@ -201,6 +201,11 @@ fn list_text(cpus: &[u32]) -> String {
     parts.join(",")
 }
 
+/// Most CPU ids a list may name once its ranges are expanded (every id up to
+/// [`MAX_CPU_INDEX`] once): `0-1048576,0-1048576,...` is refused before a
+/// range is expanded, so a short string cannot ask for gigabytes.
+pub const MAX_LIST_CPUS: usize = MAX_CPU_INDEX as usize + 1;
+
 pub(crate) fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
     let num = |x: &str| -> Option<u32> {
         let x = x.trim();
@@ -217,9 +222,18 @@ pub(crate) fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
                 if a > b {
                     return None;
                 }
+                let len = usize::try_from(b - a).ok()?.checked_add(1)?;
+                if out.len().checked_add(len)? > MAX_LIST_CPUS {
+                    return None;
+                }
                 out.extend(a..=b);
             }
-            None => out.push(num(item)?),
+            None => {
+                if out.len() >= MAX_LIST_CPUS {
+                    return None;
+                }
+                out.push(num(item)?);
+            }
         }
     }
     (!out.is_empty()).then_some(out)

@@ -153,17 +153,26 @@ pub fn bytes_moved(kernel: Kernel, block_bytes: u64) -> u64 {
 // ---------------------------------------------------------------------------
 // Working-set sizes and cache boundaries
 
+/// Largest working set of the ladder (256 TiB, beyond any machine's memory).
+pub const MAX_WORKING_SET_BYTES: u64 = 1 << 48;
+
 /// Working sets from 4 KiB to `max`: powers of two, plus the midpoints 1.5·2^k when
 /// `fine`.
+/// `max` is capped at [`MAX_WORKING_SET_BYTES`] and the doubling is checked,
+/// so a size near 2^64 can neither wrap to 0 nor loop.
 pub fn working_sets(max: u64, fine: bool) -> Vec<u64> {
+    let max = max.min(MAX_WORKING_SET_BYTES);
     let mut v = Vec::new();
     let mut s = WS_MIN_BYTES;
     while s <= max {
         v.push(s);
-        if fine && s + s / 2 <= max {
+        if fine && s.saturating_add(s / 2) <= max {
             v.push(s + s / 2);
         }
-        s *= 2;
+        match s.checked_mul(2) {
+            Some(next) => s = next,
+            None => break,
+        }
     }
     if v.last().is_some_and(|&l| l < max) {
         v.push(max);
@@ -856,7 +865,7 @@ fn working_set_plan(ctx: &PlanCtx, avail: &memguard::Available) -> Result<WsPlan
     let llc = ctx.topo.llc_bytes().unwrap_or(0);
     let mut cases = Vec::new();
     let ws_max = if llc > 0 {
-        WS_LLC_FACTOR * llc
+        WS_LLC_FACTOR.saturating_mul(llc)
     } else {
         WS_FALLBACK_MAX_BYTES
     };

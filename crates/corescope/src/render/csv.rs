@@ -296,66 +296,100 @@ pub fn file_name(s: &str) -> String {
     format!("{}~{hash:016x}", &out[..MAX_NAME_PART_BYTES - 17])
 }
 
-/// Write every CSV into `dir` (created if missing); returns the files written.
-/// Names that would collide after [`file_name`] get a `-2`, `-3`, ... suffix.
-pub fn write_dir(run: &RunFile, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)?;
-    let mut written = Vec::new();
+/// What receives each CSV file: its name and a closure that renders its text.
+type SheetSink<'a> = dyn FnMut(String, &dyn Fn() -> String) -> std::io::Result<()> + 'a;
+
+/// Every CSV file of a run in the order it is written: its name (unique, see
+/// [`write_dir`]) and a closure that renders its text. Names come without
+/// rendering anything, so a caller can check the paths before a byte is written.
+fn each_sheet(run: &RunFile, put: &mut SheetSink<'_>) -> std::io::Result<()> {
     let mut used: HashSet<String> = HashSet::new();
-    let mut put = |stem: String, text: String| -> std::io::Result<()> {
+    let mut unique = |stem: String| -> String {
         let mut name = format!("{stem}.csv");
         let mut k = 2;
         while !used.insert(name.clone()) {
             name = format!("{stem}-{k}.csv");
             k += 1;
         }
-        let path = dir.join(name);
-        std::fs::write(&path, text)?;
-        written.push(path);
-        Ok(())
+        name
     };
-    put("series".into(), series_csv(run))?;
-    put("samples".into(), samples_csv(run))?;
-    put("distributions".into(), distributions_csv(run))?;
-    put("histograms".into(), histograms_csv(run))?;
-    put("pairs".into(), pairs_csv(run))?;
-    put("matrices".into(), matrices_csv(run))?;
-    put("timelines".into(), timelines_csv(run))?;
+    put(unique("series".into()), &|| series_csv(run))?;
+    put(unique("samples".into()), &|| samples_csv(run))?;
+    put(unique("distributions".into()), &|| distributions_csv(run))?;
+    put(unique("histograms".into()), &|| histograms_csv(run))?;
+    put(unique("pairs".into()), &|| pairs_csv(run))?;
+    put(unique("matrices".into()), &|| matrices_csv(run))?;
+    put(unique("timelines".into()), &|| timelines_csv(run))?;
     for p in &run.probes {
         for s in &p.series {
-            let mut t = Sheet::new(&[
-                cell(&s.x_name).as_str(),
-                cell(&s.y_name).as_str(),
-                "y_lo",
-                "y_hi",
-                "n",
-            ]);
-            for (i, (x, y)) in s.x.iter().zip(&s.y).enumerate() {
-                let [lo, hi, n] = interval_cells(s, i);
-                t.row([x.to_string(), y.to_string(), lo, hi, n]);
-            }
+            let text = || {
+                let mut t = Sheet::new(&[
+                    cell(&s.x_name).as_str(),
+                    cell(&s.y_name).as_str(),
+                    "y_lo",
+                    "y_hi",
+                    "n",
+                ]);
+                for (i, (x, y)) in s.x.iter().zip(&s.y).enumerate() {
+                    let [lo, hi, n] = interval_cells(s, i);
+                    t.row([x.to_string(), y.to_string(), lo, hi, n]);
+                }
+                t.finish()
+            };
             put(
-                format!("{}--{}", file_name(&p.id), file_name(&s.name)),
-                t.finish(),
+                unique(format!("{}--{}", file_name(&p.id), file_name(&s.name))),
+                &text,
             )?;
         }
         for tb in &p.tables {
-            let cols: Vec<String> = tb.columns.iter().map(|c| cell(c)).collect();
-            let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
-            let mut t = Sheet::new(&cols);
-            for r in &tb.rows {
-                t.row(r.iter().map(|v| match v {
-                    serde_json::Value::String(s) => cell(s),
-                    serde_json::Value::Null => String::new(),
-                    other => cell(&other.to_string()),
-                }));
-            }
+            let text = || {
+                let cols: Vec<String> = tb.columns.iter().map(|c| cell(c)).collect();
+                let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
+                let mut t = Sheet::new(&cols);
+                for r in &tb.rows {
+                    t.row(r.iter().map(|v| match v {
+                        serde_json::Value::String(s) => cell(s),
+                        serde_json::Value::Null => String::new(),
+                        other => cell(&other.to_string()),
+                    }));
+                }
+                t.finish()
+            };
             put(
-                format!("{}--table-{}", file_name(&p.id), file_name(&tb.name)),
-                t.finish(),
+                unique(format!(
+                    "{}--table-{}",
+                    file_name(&p.id),
+                    file_name(&tb.name)
+                )),
+                &text,
             )?;
         }
     }
+    Ok(())
+}
+
+/// The files [`write_dir`] would write into `dir`, without writing (or
+/// rendering) anything.
+pub fn planned_files(run: &RunFile, dir: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    let _ = each_sheet(run, &mut |name, _| {
+        v.push(dir.join(name));
+        Ok(())
+    });
+    v
+}
+
+/// Write every CSV into `dir` (created if missing); returns the files written.
+/// Names that would collide after [`file_name`] get a `-2`, `-3`, ... suffix.
+pub fn write_dir(run: &RunFile, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let mut written = Vec::new();
+    each_sheet(run, &mut |name, text| {
+        let path = dir.join(name);
+        std::fs::write(&path, text())?;
+        written.push(path);
+        Ok(())
+    })?;
     Ok(written)
 }
 

@@ -552,8 +552,8 @@ fn distributions(o: &mut String, p: &ProbeResult) {
             .as_ref()
             .map(|m| {
                 format!(
-                    "{:.0} % within {}–{}",
-                    m.fraction * 100.0,
+                    "{} % within {}–{}",
+                    crate::units::fmt_percent(m.fraction * 100.0, false),
                     fmt_value(&d.unit, m.low),
                     fmt_value(&d.unit, m.high)
                 )

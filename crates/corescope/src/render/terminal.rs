@@ -194,10 +194,10 @@ pub fn drift_summary(run: &RunFile) -> String {
     let mut out = String::from("\nmachine during the run:\n");
     if let (Some(a), Some(b)) = (first.reference_ns, last.reference_ns) {
         out.push_str(&format!(
-            " reference kernel {} at the start, {} at the end ({:+.0} %)\n",
+            " reference kernel {} at the start, {} at the end ({} %)\n",
             crate::units::fmt_value("ns", a.value),
             crate::units::fmt_value("ns", b.value),
-            (b.value / a.value - 1.0) * 100.0
+            crate::units::fmt_percent((b.value / a.value - 1.0) * 100.0, true)
         ));
     }
     let mut trips: Vec<f64> = run.drift.iter().filter_map(|d| d.round_trip_ns).collect();
@@ -316,7 +316,10 @@ pub fn estimates_by_x(s: &Series) -> HashMap<u64, Estimate> {
 /// it), else nothing.
 pub fn plus_minus(e: &Estimate) -> String {
     if has_interval(e) && e.rel_half_width() > words::SHOW_INTERVAL_ABOVE {
-        format!(" ±{:.0}%", (e.rel_half_width() * 100.0).ceil())
+        format!(
+            " ±{}%",
+            crate::units::fmt_percent((e.rel_half_width() * 100.0).ceil(), false)
+        )
     } else if e.n == 1 {
         format!(" {}", words::SINGLE_MARK)
     } else {
@@ -446,8 +449,8 @@ fn distribution_table(ds: &[Distribution]) -> String {
             .as_ref()
             .map(|m| {
                 format!(
-                    "{:.0} % in [{}, {}]",
-                    m.fraction * 100.0,
+                    "{} % in [{}, {}]",
+                    crate::units::fmt_percent(m.fraction * 100.0, false),
                     fmt_num(m.low),
                     fmt_num(m.high)
                 )

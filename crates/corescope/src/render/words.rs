@@ -35,7 +35,10 @@ pub fn cell(value: f64, scale: f64, e: Option<&Estimate>) -> String {
     let v = fmt_num(value / scale);
     match e {
         Some(e) if e.n > 1 && e.rel_half_width() > SHOW_INTERVAL_ABOVE => {
-            format!("{v} ±{:.0}%", (e.rel_half_width() * 100.0).ceil())
+            format!(
+                "{v} ±{}%",
+                crate::units::fmt_percent((e.rel_half_width() * 100.0).ceil(), false)
+            )
         }
         // One measurement: no interval exists, which is not the same as a narrow one.
         Some(e) if e.n == 1 => format!("{v} {SINGLE_MARK}"),
@@ -262,9 +265,9 @@ pub fn warning(w: &Warning) -> String {
             others,
         } => {
             let mut s = format!(
-                "{series} at {}: the 95 % interval is still ±{:.0} % after {n} repetitions",
+                "{series} at {}: the 95 % interval is still ±{} % after {n} repetitions",
                 fmt_x("threads", *x),
-                rel_half_width * 100.0
+                crate::units::fmt_percent(rel_half_width * 100.0, false)
             );
             if *others > 0 {
                 s.push_str(&format!(" ({others} other points are wider than ±5 % too)"));

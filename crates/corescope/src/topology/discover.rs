@@ -28,6 +28,18 @@ const MAX_SYNTHETIC_PUS: u64 = 1 << 20;
 /// (`0xf...f`), and no machine has a million CPUs.
 const MAX_SET_INDEX: usize = 1 << 20;
 
+/// Environment variables through which hwloc reads another machine than this
+/// one: a way round the guards of `--synthetic` and `--xml`, refused.
+const HWLOC_OVERRIDES: [&str; 3] = ["HWLOC_SYNTHETIC", "HWLOC_XMLFILE", "HWLOC_FSROOT"];
+
+/// Deepest nesting of elements an XML topology may have (real exports nest
+/// about 12 deep; hwloc's importer recurses once per level).
+const MAX_XML_DEPTH: usize = 256;
+
+/// Characters of a bad `os_index` quoted in a message (the message is
+/// sanitised for the terminal where it is printed).
+const MAX_QUOTED_INDEX_CHARS: usize = 24;
+
 /// Why a topology could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum TopologyError {
@@ -65,6 +77,14 @@ pub enum TopologyError {
     /// Discovery of this machine failed.
     #[error("hwloc could not discover this machine's topology: {0}")]
     Detect(String),
+    /// The topology says what no machine has (see [`Topology::check`]).
+    #[error("the topology from {source_name} is not plausible: {reason}")]
+    Implausible {
+        /// Where it came from.
+        source_name: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The topology has no processing unit with an OS index.
     #[error("the topology from {source_name} has no processing units")]
     Empty {
@@ -79,6 +99,15 @@ pub enum TopologyError {
 /// started with leaves out (`taskset -c 0-3 corescope`), are included with
 /// `allowed == false`; offline CPUs are listed in [`Topology::unavailable`].
 pub fn detect() -> Result<Topology, TopologyError> {
+    if let Some(var) = HWLOC_OVERRIDES
+        .iter()
+        .find(|v| std::env::var_os(v).is_some())
+    {
+        return Err(TopologyError::Detect(format!(
+            "{var} is set, so hwloc would describe another machine without corescope's \
+             checks; unset it (--synthetic and --xml look at another machine)"
+        )));
+    }
     let topo = TopologyBuilder::new()
         .with_flags(BuildFlags::INCLUDE_DISALLOWED)
         .map_err(|e| TopologyError::Detect(e.to_string()))?
@@ -146,80 +175,133 @@ pub fn from_synthetic(spec: &str) -> Result<Topology, TopologyError> {
 /// dropped from the export because they were disallowed) are listed in
 /// [`Topology::unavailable`].
 pub fn from_xml_file(path: &Path) -> Result<Topology, TopologyError> {
-    // hwloc seeks in the file; on a pipe (`--xml <(lstopo -)`) hwlocality
-    // panics on the unexpected ESPIPE, and opening a FIFO waits for a writer:
-    // only regular files go further.
-    if path.metadata().is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-        return Err(TopologyError::XmlRead {
-            path: path.to_path_buf(),
-            source: std::io::Error::other(
-                "not a regular file (hwloc cannot read a pipe or a device); save the XML to a file",
-            ),
-        });
-    }
-    // hwloc reports a missing file as "invalid"; say what is really wrong first.
-    if let Err(source) = std::fs::File::open(path) {
-        return Err(TopologyError::XmlRead {
-            path: path.to_path_buf(),
-            source,
-        });
-    }
     if path.is_dir() {
         return Err(TopologyError::XmlRead {
             path: path.to_path_buf(),
             source: std::io::Error::other("is a directory"),
         });
     }
+    // Read once, as every input file is (crate::input: a regular file, not a
+    // FIFO or a device, of bounded size, UTF-8), and hand hwloc the text: hwloc
+    // never opens the path itself (on a pipe it seeked, and hwlocality panicked).
     let invalid = |reason: String| TopologyError::InvalidXml {
         path: path.to_path_buf(),
         reason,
     };
+    let text = crate::input::read_text(path).map_err(|e| match e.problem {
+        crate::input::Problem::Encoding(what) => invalid(what),
+        crate::input::Problem::Io(source) => TopologyError::XmlRead {
+            path: path.to_path_buf(),
+            source,
+        },
+        other => TopologyError::XmlRead {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    })?;
     // Reject what is plainly not an hwloc export before the XML parser sees it
-    // (it would print its own complaints on stderr).
-    match xml_prefix(path) {
-        Ok(head) if !head.contains("<topology") => {
-            return Err(invalid("no <topology> element near the start".into()));
-        }
-        Ok(_) => {}
-        Err(source) => {
-            return Err(TopologyError::XmlRead {
-                path: path.to_path_buf(),
-                source,
-            })
-        }
+    // (it would print its own complaints on stderr). The whole text is
+    // searched: a long leading comment does not hide the element.
+    if !text.contains("<topology") {
+        return Err(invalid("no <topology> element".into()));
     }
+    xml_guard(&text).map_err(invalid)?;
     let topo = TopologyBuilder::new()
         .with_flags(BuildFlags::INCLUDE_DISALLOWED)
         .map_err(|e| invalid(e.to_string()))?
-        .from_xml_file(path)
-        .map_err(|e| invalid(e.to_string()))?
+        .from_xml(&text)
+        .map_err(|e| match e {
+            StringInputError::ContainsNul => invalid("it contains a NUL character".into()),
+            StringInputError::Invalid => invalid("hwloc rejected it".into()),
+        })?
         .build()
         .map_err(|e| invalid(e.to_string()))?;
     convert(&topo, format!("xml: {}", path.display()))
 }
 
-/// The first few KiB of a file, lossily decoded (where an XML export's
-/// `<topology>` element starts).
-fn xml_prefix(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    /// hwloc exports put `<topology ...>` within the first lines.
-    const PREFIX_BYTES: u64 = 16 * 1024;
-    let mut buf = Vec::new();
-    std::fs::File::open(path)?
-        .take(PREFIX_BYTES)
-        .read_to_end(&mut buf)?;
-    Ok(String::from_utf8_lossy(&buf).into_owned())
+/// What hwloc's XML importer must not see: a DTD with an internal subset or
+/// entities (entity expansion), elements nested deeper than [`MAX_XML_DEPTH`],
+/// or an `os_index` beyond a C `int`. The plain `<!DOCTYPE topology SYSTEM
+/// "hwloc2.dtd">` line of an lstopo export is let through.
+fn xml_guard(text: &str) -> Result<(), String> {
+    if let Some(at) = text.find("<!DOCTYPE") {
+        let decl = text[at..].split('>').next().unwrap_or_default();
+        if decl.contains('[') || text.contains("<!ENTITY") {
+            return Err("it declares a DTD with an internal subset or entities, \
+                        which corescope refuses before hwloc parses it"
+                .into());
+        }
+    }
+    if text.contains("<!ENTITY") {
+        return Err("it declares entities, which corescope refuses".into());
+    }
+    // Depth: opening tags less closing and self-closing ones.
+    let mut depth: usize = 0;
+    let mut rest = text;
+    while let Some(i) = rest.find('<') {
+        rest = &rest[i + 1..];
+        let end = rest.find('>').unwrap_or(rest.len());
+        let tag = &rest[..end];
+        if tag.starts_with('/') {
+            depth = depth.saturating_sub(1);
+        } else if !(tag.starts_with('?') || tag.starts_with('!') || tag.ends_with('/')) {
+            depth += 1;
+            if depth > MAX_XML_DEPTH {
+                return Err(format!("elements nest more than {MAX_XML_DEPTH} deep"));
+            }
+        }
+    }
+    for part in text.split("os_index=\"").skip(1) {
+        let digits: String = part.chars().take_while(|c| *c != '"').collect();
+        let in_c_int = digits
+            .parse::<u32>()
+            .is_ok_and(|v| i32::try_from(v).is_ok());
+        if !in_c_int {
+            return Err(format!(
+                "an os_index \"{}\" that is not a number from 0 to {}",
+                digits
+                    .chars()
+                    .take(MAX_QUOTED_INDEX_CHARS)
+                    .collect::<String>(),
+                i32::MAX
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Product of the `TYPE:COUNT` counts of a synthetic spec (an upper bound guard;
 /// saturates; tokens without a count, such as attached memory, count as 1).
+/// Bare arities (`2 4 2`), hex (`core:0x10`) and signed (`core:+8`) counts are
+/// counted as hwloc reads them; a count too large for `u64` counts as `u64::MAX`.
 fn synthetic_pu_estimate(spec: &str) -> u64 {
     spec.split_whitespace()
         .filter(|tok| !tok.starts_with('['))
         .filter_map(|tok| {
-            let (_, rest) = tok.split_once(':')?;
-            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            digits.parse::<u64>().ok()
+            let count = tok.split_once(':').map_or(tok, |(_, rest)| rest);
+            let count = count.trim_start_matches('+');
+            let (digits, radix) = match count
+                .strip_prefix("0x")
+                .or_else(|| count.strip_prefix("0X"))
+            {
+                Some(hex) => (
+                    hex.chars()
+                        .take_while(char::is_ascii_hexdigit)
+                        .collect::<String>(),
+                    16,
+                ),
+                None => (
+                    count
+                        .chars()
+                        .take_while(char::is_ascii_digit)
+                        .collect::<String>(),
+                    10,
+                ),
+            };
+            if digits.is_empty() {
+                return None;
+            }
+            Some(u64::from_str_radix(&digits, radix).unwrap_or(u64::MAX))
         })
         .fold(1u64, u64::saturating_mul)
 }
@@ -411,7 +493,7 @@ fn convert(topo: &hwlocality::Topology, source: String) -> Result<Topology, Topo
         c.dedup();
         c.len()
     };
-    Ok(Topology {
+    let t = Topology {
         source,
         packages: package_count.max(1),
         numa_nodes: numa_count.max(1),
@@ -423,7 +505,12 @@ fn convert(topo: &hwlocality::Topology, source: String) -> Result<Topology, Topo
         cpu_kinds,
         logical_levels,
         memory_bytes: Some(topo.root_object().total_memory()).filter(|&b| b > 0),
-    })
+    };
+    t.check().map_err(|reason| TopologyError::Implausible {
+        source_name: t.source.clone(),
+        reason,
+    })?;
+    Ok(t)
 }
 
 /// `usize` index to `u32`, saturating (hwloc indices fit easily).

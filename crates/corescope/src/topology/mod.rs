@@ -12,6 +12,11 @@ pub mod knobs;
 
 pub use discover::{detect, from_synthetic, from_xml_file, restrict_to, TopologyError};
 
+/// Largest cache a topology may report (1 TiB; the largest today hold about 1 GiB).
+pub const MAX_CACHE_BYTES: u64 = 1 << 40;
+/// Largest memory a topology may report (1 EiB).
+pub const MAX_MEMORY_BYTES: u64 = 1 << 60;
+
 /// A machine's processing units and their hierarchy, as plain data.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Topology {
@@ -214,6 +219,32 @@ impl Topology {
             .iter()
             .max_by_key(|c| (c.level, c.size_bytes))
             .map(|c| c.size_bytes)
+    }
+
+    /// Check what no machine has, for every way a topology comes in (hwloc,
+    /// synthetic specs, XML exports, run files): a PU number listed twice, a cache or memory size beyond
+    /// [`MAX_CACHE_BYTES`] / [`MAX_MEMORY_BYTES`] (near 2^64, sizes derived
+    /// from them would overflow).
+    pub fn check(&self) -> Result<(), String> {
+        let mut seen = std::collections::HashSet::new();
+        if let Some(p) = self.pus.iter().find(|p| !seen.insert(p.os_index)) {
+            return Err(format!(
+                "PU {} is listed twice (each OS CPU number names one PU)",
+                p.os_index
+            ));
+        }
+        if let Some(c) = self.caches.iter().find(|c| c.size_bytes > MAX_CACHE_BYTES) {
+            return Err(format!(
+                "an L{} cache of {} bytes, above the {MAX_CACHE_BYTES} corescope accepts",
+                c.level, c.size_bytes
+            ));
+        }
+        if let Some(m) = self.memory_bytes.filter(|&m| m > MAX_MEMORY_BYTES) {
+            return Err(format!(
+                "{m} bytes of memory, above the {MAX_MEMORY_BYTES} corescope accepts"
+            ));
+        }
+        Ok(())
     }
 
     /// How many caches of the last level (the level [`Topology::llc_bytes`] reads)
