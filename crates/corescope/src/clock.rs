@@ -201,6 +201,11 @@ pub const PER_CYCLE_TICKS: &str = "ticks_hz (counter rate; core clock not measur
 pub const PER_CYCLE_RULE: &str =
     "per cycle = per second / clock.core_hz_one for 1 thread, / clock.core_hz_all for more (ticks_hz if not measured)";
 
+/// How `compute` names its per-cycle rule: the clock read in each round.
+pub const PER_CYCLE_ROUND_RULE: &str =
+    "per cycle = per second / the core clock read in the same round on the \
+     team's CPUs (add chain, clock::core_hz_now); clock.core_hz_one / core_hz_all if it cannot run";
+
 /// A frequency to divide by, and which one it is.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PerCycleClock {
@@ -357,6 +362,35 @@ pub fn measure_core_clock(
         preempted_reps: one_dropped + all_dropped,
         method: clock_chain::METHOD,
     })
+}
+
+/// Length of one repetition of [`core_hz_now`]'s chain: long against the counter's
+/// step (below 1 ns) and a thread's start, short against a compute round.
+pub const ROUND_CLOCK_REP: std::time::Duration = std::time::Duration::from_micros(500);
+/// Repetitions of [`core_hz_now`]'s chain per CPU.
+pub const ROUND_CLOCK_REPS: usize = 3;
+
+/// The core clock now, with every CPU of `cpus` busy at once (as the team that
+/// just ran kept them), in Hz: the median of the undisturbed repetitions of the add
+/// chain on each. A probe that divides by the clock reads it in the same round as
+/// its work, so a clock that moved between epochs or runs moves both. `None` when
+/// the chain cannot run here or no CPU is given.
+pub fn core_hz_now(clock: &Clock, cpus: &[u32]) -> Option<f64> {
+    if !clock_chain::SUPPORTED || cpus.is_empty() {
+        return None;
+    }
+    let pilot_hz = (0..3)
+        .map(|_| timed_chain_hz(clock, 2_000).0)
+        .fold(0.0, f64::max)
+        .max(1e8);
+    let iters = ((ROUND_CLOCK_REP.as_secs_f64() * pilot_hz)
+        / (ADDS_PER_ITER * ADD_LATENCY_CYCLES) as f64)
+        .max(1.0) as u64;
+    let team: Vec<Option<u32>> = cpus.iter().map(|&c| Some(c)).collect();
+    let runs = chain_team(clock, &team, ROUND_CLOCK_REPS, iters, 0).ok()?;
+    let (hz, _) = undisturbed(&runs);
+    let hz: Vec<f64> = hz.into_iter().filter(|h| h.is_finite()).collect();
+    (!hz.is_empty()).then(|| crate::stats::median(&hz))
 }
 
 /// A repetition counts as preempted when the thread ran for less than this share

@@ -426,7 +426,13 @@ pub fn case_run_s(
         );
     }
     Some(match id {
-        "compute" => num(p, "passes")? * 1024.0 * op * waves + spawn,
+        // The kernel, then the round's clock (`clock::core_hz_now`: a second team of
+        // up to one thread per CPU, its repetitions of the add chain).
+        "compute" => {
+            let clock_s =
+                crate::clock::ROUND_CLOCK_REPS as f64 * crate::clock::ROUND_CLOCK_REP.as_secs_f64();
+            num(p, "passes")? * 1024.0 * op * waves + 2.0 * spawn + clock_s
+        }
         "peak" => {
             plan_num("fp_instructions_per_thread_per_rep")?
                 * factor::PEAK_PER_INSTRUCTION
