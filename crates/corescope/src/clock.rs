@@ -367,6 +367,10 @@ pub fn measure_core_clock(
 /// Length of one repetition of [`core_hz_now`]'s chain: long against the counter's
 /// step (below 1 ns) and a thread's start, short against a compute round.
 pub const ROUND_CLOCK_REP: std::time::Duration = std::time::Duration::from_micros(500);
+/// Teams on more CPUs than this keep the clock read at the start of the run: a
+/// second team of that size per round would cost as much as the work (40 µs per
+/// thread created, 2,048 strands: 80 ms a round).
+pub const ROUND_CLOCK_MAX_CPUS: usize = 64;
 /// Repetitions of [`core_hz_now`]'s chain per CPU.
 pub const ROUND_CLOCK_REPS: usize = 3;
 

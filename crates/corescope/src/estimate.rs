@@ -431,7 +431,13 @@ pub fn case_run_s(
         "compute" => {
             let clock_s =
                 crate::clock::ROUND_CLOCK_REPS as f64 * crate::clock::ROUND_CLOCK_REP.as_secs_f64();
-            num(p, "passes")? * 1024.0 * op * waves + 2.0 * spawn + clock_s
+            let clock_team = num(p, "threads").unwrap_or(1.0).min(ctx.cpus() as f64);
+            let clock_s = if clock_team <= crate::clock::ROUND_CLOCK_MAX_CPUS as f64 {
+                clock_s + spawn
+            } else {
+                0.0
+            };
+            num(p, "passes")? * 1024.0 * op * waves + spawn + clock_s
         }
         "peak" => {
             plan_num("fp_instructions_per_thread_per_rep")?

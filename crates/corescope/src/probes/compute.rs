@@ -156,7 +156,10 @@ impl Probe for Compute {
         // The clock of this round, on the CPUs the team used (one per thread, at most
         // one per CPU), so per-cycle figures follow the clock between epochs and runs;
         // the run's header clock when the chain cannot run.
-        let hz = crate::clock::core_hz_now(&ctx.plan.clock, &clock_cpus(&ctx.plan.topo, &cpus))
+        let on = clock_cpus(&ctx.plan.topo, &cpus);
+        let hz = (on.len() <= crate::clock::ROUND_CLOCK_MAX_CPUS)
+            .then(|| crate::clock::core_hz_now(&ctx.plan.clock, &on))
+            .flatten()
             .unwrap_or_else(|| ctx.plan.clock.per_cycle_hz(c.threads).hz);
         let per_cycle = rates.iter().map(|r| r / c.threads as f64 / hz).collect();
         Ok(Measurement::points(vec![
