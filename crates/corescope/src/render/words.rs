@@ -7,8 +7,8 @@ use crate::units::{fmt_num, fmt_value, fmt_x, unit_scale};
 /// Intervals narrower than this (relative half width) are not shown in tables.
 pub const SHOW_INTERVAL_ABOVE: f64 = 0.01;
 
-/// After a value measured once (no interval): `(1×)`.
-pub const SINGLE_MARK: &str = "(1×)";
+/// After a value measured once (no interval): `(n=1)`.
+pub const SINGLE_MARK: &str = "(n=1)";
 
 /// `2.995 Gops/s (95 % CI 2.981–3.010)`: a value with its interval in one scale.
 pub fn estimate(unit: &str, e: &Estimate) -> String {
