@@ -19,7 +19,7 @@
 //! [`super::estimate`], so with no shift between epochs it is that interval, widened
 //! at most by the bootstrap's own spread (see the tests for the factor).
 
-use super::{estimate, percentile_sorted, sorted, CONFIDENCE, MIN_EFFECT};
+use super::{estimate, percentile_sorted, sorted, SplitMix, CONFIDENCE, MIN_EFFECT};
 use crate::model::Estimate;
 
 /// Epochs every repeated point is measured in (each with half its rounds).
@@ -134,38 +134,13 @@ fn seed_of(samples: &[f64]) -> u64 {
     })
 }
 
-/// splitmix64 (Steele, Lea & Flood, OOPSLA 2014): small, fast, deterministic.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n` ≥ 1; the modulo bias is below 2^-50 for the sizes here).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n.max(1) as u64) as usize
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// `n` samples of `centre` with lognormal noise of `cv`.
     fn epoch(rng: &mut SplitMix, n: usize, centre: f64, cv: f64) -> Vec<f64> {
-        (0..n)
-            .map(|_| {
-                let u = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-                let v = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-                let z = (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos();
-                centre * (cv * z).exp()
-            })
-            .collect()
+        (0..n).map(|_| centre * (cv * rng.normal()).exp()).collect()
     }
 
     fn two_epochs(seed: u64, n: usize, a: f64, b: f64, cv: f64) -> (Vec<f64>, Vec<usize>) {

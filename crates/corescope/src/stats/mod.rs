@@ -14,6 +14,38 @@ use crate::model::{Distribution, Estimate, Histogram, ModeRange, Outcome, Summar
 
 pub mod epochs;
 
+/// splitmix64 (Steele, Lea & Flood, OOPSLA 2014): a small, fast, deterministic
+/// generator (the epochs' bootstrap; synthetic samples in tests).
+pub(crate) struct SplitMix(pub(crate) u64);
+
+impl SplitMix {
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n` ≥ 1; the modulo bias is below 2^-50 for the sizes here).
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+
+    /// Uniform in (0, 1).
+    #[cfg(test)]
+    pub(crate) fn uniform(&mut self) -> f64 {
+        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    /// Standard normal (Box–Muller).
+    #[cfg(test)]
+    pub(crate) fn normal(&mut self) -> f64 {
+        let (u, v) = (self.uniform(), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
 /// Percentile by linear interpolation between closest ranks (`q` in 0..=1) of a
 /// sorted slice; NaN for an empty slice.
 pub fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
@@ -515,24 +547,8 @@ mod tests {
         );
     }
 
-    /// splitmix64: a tiny deterministic generator for synthetic samples.
-    struct Rng(u64);
-    impl Rng {
-        fn next_u64(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-        fn uniform(&mut self) -> f64 {
-            ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        }
-        fn normal(&mut self) -> f64 {
-            let (u, v) = (self.uniform(), self.uniform());
-            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-        }
-    }
+    // The synthetic samples' generator.
+    use super::SplitMix as Rng;
 
     /// Synthetic rounds as a shared machine gives them: a per-round drift that hits
     /// both variants alike (interleaving), lognormal noise of `cv` per sample, and a
