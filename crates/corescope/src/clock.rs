@@ -341,15 +341,7 @@ pub fn measure_core_clock(
         return Err(CoreClockError::Unsupported(std::env::consts::ARCH));
     }
     let first = *cpus.first().ok_or(CoreClockError::NoCpu)?;
-    // Iterations per repetition from a short pilot (the clock may not have ramped
-    // up yet, so repetitions come out at most as long as planned, usually shorter).
-    let pilot_iters = 2_000;
-    let pilot_hz = (0..3)
-        .map(|_| timed_chain_hz(clock, pilot_iters).0)
-        .fold(0.0, f64::max)
-        .max(1e8);
-    let iters = ((plan.rep.as_secs_f64() * pilot_hz) / (ADDS_PER_ITER * ADD_LATENCY_CYCLES) as f64)
-        .max(1.0) as u64;
+    let (iters, pilot_hz) = chain_iters(clock, plan.rep);
     let warm_iters = ((plan.warmup.as_secs_f64() * pilot_hz) / ADDS_PER_ITER as f64) as u64;
     let one = chain_team(clock, &[Some(first)], plan.reps, iters, warm_iters)?;
     let all_cpus: Vec<Option<u32>> = cpus.iter().map(|&c| Some(c)).collect();
@@ -383,18 +375,26 @@ pub fn core_hz_now(clock: &Clock, cpus: &[u32]) -> Option<f64> {
     if !clock_chain::SUPPORTED || cpus.is_empty() {
         return None;
     }
-    let pilot_hz = (0..3)
-        .map(|_| timed_chain_hz(clock, 2_000).0)
-        .fold(0.0, f64::max)
-        .max(1e8);
-    let iters = ((ROUND_CLOCK_REP.as_secs_f64() * pilot_hz)
-        / (ADDS_PER_ITER * ADD_LATENCY_CYCLES) as f64)
-        .max(1.0) as u64;
+    let (iters, _) = chain_iters(clock, ROUND_CLOCK_REP);
     let team: Vec<Option<u32>> = cpus.iter().map(|&c| Some(c)).collect();
     let runs = chain_team(clock, &team, ROUND_CLOCK_REPS, iters, 0).ok()?;
     let (hz, _) = undisturbed(&runs);
     let hz: Vec<f64> = hz.into_iter().filter(|h| h.is_finite()).collect();
     (!hz.is_empty()).then(|| crate::stats::median(&hz))
+}
+
+/// Iterations of the add chain for a repetition of about `rep`, from a short pilot
+/// (the clock may not have ramped up yet, so repetitions come out at most as long
+/// as planned, usually shorter), and the pilot's Hz.
+fn chain_iters(clock: &Clock, rep: std::time::Duration) -> (u64, f64) {
+    let pilot_iters = 2_000;
+    let pilot_hz = (0..3)
+        .map(|_| timed_chain_hz(clock, pilot_iters).0)
+        .fold(0.0, f64::max)
+        .max(1e8);
+    let iters = ((rep.as_secs_f64() * pilot_hz) / (ADDS_PER_ITER * ADD_LATENCY_CYCLES) as f64)
+        .max(1.0) as u64;
+    (iters, pilot_hz)
 }
 
 /// A repetition counts as preempted when the thread ran for less than this share

@@ -429,11 +429,10 @@ pub fn case_run_s(
         // The kernel, then the round's clock (`clock::core_hz_now`: a second team of
         // up to one thread per CPU, its repetitions of the add chain).
         "compute" => {
-            let clock_s =
-                crate::clock::ROUND_CLOCK_REPS as f64 * crate::clock::ROUND_CLOCK_REP.as_secs_f64();
             let clock_team = num(p, "threads").unwrap_or(1.0).min(ctx.cpus() as f64);
             let clock_s = if clock_team <= crate::clock::ROUND_CLOCK_MAX_CPUS as f64 {
-                clock_s + spawn
+                crate::clock::ROUND_CLOCK_REPS as f64 * crate::clock::ROUND_CLOCK_REP.as_secs_f64()
+                    + spawn
             } else {
                 0.0
             };
