@@ -121,12 +121,7 @@ pub fn warnings(states: &[GroupState]) -> Option<crate::model::Warning> {
     };
     let mut parts = Vec::new();
     let moved: Vec<&GroupState> = states.iter().filter(|s| s.round_trip_changed).collect();
-    if !moved.is_empty() {
-        let all = moved
-            .iter()
-            .flat_map(|s| [s.round_trip_before_ns, s.round_trip_after_ns])
-            .flatten();
-        let (lo, hi) = all.fold((f64::INFINITY, 0.0f64), |(l, h), t| (l.min(t), h.max(t)));
+    if let Some((lo, hi)) = crate::model::round_trip_span(moved.iter().copied()) {
         parts.push(format!(
             "the round trip between the first two CPUs changed state during {} of {} group \
              measurements ({lo:.0}–{hi:.0} ns; on a VM the vCPUs moved between host cores): {}",
@@ -166,15 +161,7 @@ pub fn warnings(states: &[GroupState]) -> Option<crate::model::Warning> {
 
 /// The aggregate `cpu` line of `/proc/stat`; `None` without the steal field.
 pub fn parse_stat(stat: &str) -> Option<CpuJiffies> {
-    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
-    let f: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .map_while(|x| x.parse().ok())
-        .collect();
-    if f.len() < 8 {
-        return None;
-    }
+    let f = host::stat_cpu_fields(stat)?;
     let sum = |idx: &[usize]| idx.iter().try_fold(0u64, |acc, &i| acc.checked_add(f[i]));
     Some(CpuJiffies {
         busy: sum(&[0, 1, 2, 5, 6])?,

@@ -19,7 +19,7 @@ pub use counts::{CaseCounters, ProbeCounters, RoundCount};
 pub use doctor::{Check, CheckId, Checks, TuneWrite, Verdict};
 pub use findings::{Finding, Outcome, Warning};
 pub use notes::Notes;
-pub use state::GroupState;
+pub use state::{round_trip_span, GroupState};
 
 /// Version of the run-file layout written by this build.
 ///

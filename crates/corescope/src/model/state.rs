@@ -37,3 +37,16 @@ pub struct GroupState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_pressure_fraction: Option<f64>,
 }
+
+/// The lowest and highest round trip read around `states`, in ns (`None` when none
+/// was read).
+pub fn round_trip_span<'a>(states: impl IntoIterator<Item = &'a GroupState>) -> Option<(f64, f64)> {
+    states
+        .into_iter()
+        .flat_map(|s| [s.round_trip_before_ns, s.round_trip_after_ns])
+        .flatten()
+        .fold(None, |span, t| match span {
+            None => Some((t, t)),
+            Some((lo, hi)) => Some((t.min(lo), t.max(hi))),
+        })
+}

@@ -728,11 +728,6 @@ fn state_line(run: &RunFile) -> Option<String> {
         return None;
     }
     let moved = states.iter().filter(|s| s.round_trip_changed).count();
-    let trips = states
-        .iter()
-        .flat_map(|s| [s.round_trip_before_ns, s.round_trip_after_ns])
-        .flatten();
-    let (lo, hi) = trips.fold((f64::INFINITY, 0.0f64), |(l, h), t| (l.min(t), h.max(t)));
     let top = |get: fn(&crate::model::GroupState) -> Option<f64>| {
         states.iter().filter_map(|s| get(s)).fold(0.0f64, f64::max) * 100.0
     };
@@ -743,7 +738,7 @@ fn state_line(run: &RunFile) -> Option<String> {
         .map(|s| s.states.iter().filter(|v| !v.is_empty()).count())
         .sum();
     let mut parts = Vec::new();
-    if lo.is_finite() {
+    if let Some((lo, hi)) = crate::model::round_trip_span(states.iter().copied()) {
         parts.push(format!(
             "CPU round trip {lo:.0}–{hi:.0} ns, changed state during {moved} of {} group \
              measurements",

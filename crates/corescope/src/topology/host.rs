@@ -567,16 +567,21 @@ pub(crate) fn loadavg(s: &str) -> Option<[f64; 3]> {
 /// user, nice, system, idle, iowait, irq, softirq and steal (guest time is
 /// already counted in user). `None` if the kernel does not report steal.
 pub(crate) fn stat_steal_total(stat: &str) -> Option<(u64, u64)> {
+    let f = stat_cpu_fields(stat)?;
+    Some((f[7], f.iter().sum()))
+}
+
+/// The first eight fields of the aggregate `cpu` line of `/proc/stat` (user, nice,
+/// system, idle, iowait, irq, softirq, steal, in jiffies); `None` if the kernel
+/// does not report steal.
+pub fn stat_cpu_fields(stat: &str) -> Option<[u64; 8]> {
     let line = stat.lines().find(|l| l.starts_with("cpu "))?;
     let fields: Vec<u64> = line
         .split_whitespace()
         .skip(1)
         .map_while(|x| x.parse().ok())
         .collect();
-    if fields.len() < 8 {
-        return None;
-    }
-    Some((fields[7], fields[..8].iter().sum()))
+    fields.get(..8)?.try_into().ok()
 }
 
 /// Steal share between two samples, `None` when no time passed.
