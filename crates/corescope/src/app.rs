@@ -13,7 +13,7 @@ use crate::probes::channel_tune as tune;
 use crate::probes::{self, Event, Overrides, PlanCtx, Probe};
 use crate::render::{csv as csv_out, html, terminal, topo};
 use crate::session::{self, default_out_name, hostname_for_file, Session};
-use crate::{compare, interrupt, runner, store, topology};
+use crate::{compare, crosscheck, interrupt, runner, store, topology};
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -34,6 +34,7 @@ pub fn main_with(cli: cli::Cli) -> Result<()> {
         Some(Command::Tune(a)) => tune_cmd(a),
         Some(Command::Mpi(a)) => crate::mpi::main(a),
         Some(Command::Doctor(a)) => doctor_cmd(a),
+        Some(Command::Crosscheck(a)) => crosscheck_cmd(a),
     }
 }
 
@@ -150,6 +151,89 @@ fn report_writes(out: &crate::doctor::tune::Outcome, verb: &str) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// `corescope crosscheck`: validate, calibrate, run the rows with a progress line,
+/// save them in a run file (and its HTML), print the table.
+fn crosscheck_cmd(a: cli::CrosscheckArgs) -> Result<()> {
+    for p in &a.probes {
+        if !crosscheck::PROBES.contains(&p.as_str()) {
+            bail!(
+                "crosscheck: no rows for '{}'; rows exist for {}",
+                crate::render::clean(p, 80, false),
+                crosscheck::PROBES.join(", ")
+            );
+        }
+    }
+    let rounds = a.rounds.map_or(crosscheck::DEFAULT_ROUNDS, usize::from);
+    let out = match &a.out {
+        Some(p) => p.clone(),
+        None => PathBuf::from(default_out_name(&hostname_for_file()).replacen(
+            "corescope-",
+            "corescope-crosscheck-",
+            1,
+        )),
+    };
+    let html = html_output(&out, a.no_html);
+    let mut outputs: Vec<store::Named> = vec![("--out", &out)];
+    if let Some(h) = &html {
+        outputs.push(("the HTML report", h));
+    }
+    store::refuse_aliases(&[], &outputs)?;
+    store::check_writable(&out).map_err(|e| anyhow!("--out: {e}"))?;
+    let topo = topology::detect().context("could not read this machine's topology")?;
+    let lock = store::OutputLock::acquire(&out)?;
+    interrupt::install().context("installing the SIGINT/SIGTERM/SIGHUP handlers")?;
+    let profile = Profile::Default;
+    let clock = session::calibrated_clock(profile, &topo, true);
+    let header = session::header(topo.clone(), &clock, profile);
+    let os = header.host.os.clone();
+    let mut session = Session::with_lock(&out, lock, header)?;
+    let setup = crosscheck::Setup {
+        topo: &topo,
+        clock: &clock,
+        os: &os,
+        rounds,
+        probes: &a.probes,
+    };
+    let progress = !a.no_progress;
+    let mut on_progress = |p: &crosscheck::Progress| {
+        if progress {
+            let round = if p.round.0 == 0 {
+                "warm-up".to_string()
+            } else {
+                format!("round {}/{}", p.round.0, p.round.1)
+            };
+            eprint!(
+                "\rcrosscheck: row {}/{} {:<28} {round:<12}",
+                p.row.0 + 1,
+                p.row.1,
+                p.id
+            );
+        }
+    };
+    let cc = crosscheck::run(&setup, &mut on_progress);
+    if progress {
+        eprintln!();
+    }
+    let text = if a.markdown {
+        crate::render::crosscheck::markdown(&cc)
+    } else {
+        crate::render::crosscheck::table(&cc, terminal::width())
+    };
+    session.run.crosscheck = Some(cc);
+    session.save()?;
+    out_text(&text)?;
+    let html_note = write_run_html(&session.run, &out, a.no_html)?;
+    out_text(&format!(
+        "\nrun file: {}\n{html_note}again: corescope report {}\n",
+        out.display(),
+        out.display()
+    ))?;
+    match interrupt::requested() {
+        Some(sig) => Err(interrupt::Interrupted(sig).into()),
+        None => Ok(()),
+    }
 }
 
 fn reference_cmd(c: cli::ReferenceCmd) -> Result<()> {

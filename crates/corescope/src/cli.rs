@@ -69,6 +69,13 @@ pub enum Command {
     /// the probes each one affects and what to do; `--tune` sets what it can
     /// after asking, `--reset` restores it. See docs/doctor.md.
     Doctor(DoctorArgs),
+    /// Measure corescope beside the established tools installed here (likwid-bench,
+    /// rt-tests ptsematest, core-to-core-latency, perf bench) and the FMA units'
+    /// limit: same CPUs, sizes and definitions, interleaved rounds, one row per
+    /// measurement with the ratio and its 95 % interval. A missing tool's row says how
+    /// to install it. Writes a run file (and its HTML report) whose rows `corescope
+    /// report` shows again. See docs/verification.md.
+    Crosscheck(CrosscheckArgs),
     /// MPI ping-pong, Allreduce and a Jacobi halo exchange; start it under mpirun,
     /// e.g. `mpirun -np 4 corescope mpi all` (needs a build with `--features mpi`).
     Mpi(MpiArgs),
@@ -223,6 +230,30 @@ pub struct ReportArgs {
     /// Print only the one-screen summary (what `corescope run` ends with).
     #[arg(long, conflicts_with = "markdown")]
     pub summary: bool,
+}
+
+/// Options of `crosscheck`.
+#[derive(Debug, Args)]
+pub struct CrosscheckArgs {
+    /// Probes whose rows to run: memory, peak, mutex, c2c, syscall (default: all).
+    #[arg(value_name = "PROBE")]
+    pub probes: Vec<String>,
+    /// Rounds per row, after one warm-up (2 to 50; default 6).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(2..=50))]
+    pub rounds: Option<u16>,
+    /// Run file to write (default: corescope-crosscheck-<host>-<UTC time>.json).
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// No progress line on stderr.
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Do not write the HTML report next to the run file.
+    #[arg(long)]
+    pub no_html: bool,
+    /// Print the rows as a Markdown table (as in docs/verification.md) instead of the
+    /// terminal table.
+    #[arg(long)]
+    pub markdown: bool,
 }
 
 /// Options of `compare`.

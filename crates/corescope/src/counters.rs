@@ -735,6 +735,15 @@ pub fn issue_width_for(vendor: &str, family: u32, model: u32) -> Option<IssueWid
 
 /// The issue width of this machine's cores, or why it is unknown.
 pub fn issue_width_here() -> Result<IssueWidth, String> {
+    let (vendor, family, model) = cpu_signature()?;
+    issue_width_for(&vendor, family, model).ok_or_else(|| {
+        format!("unknown for {vendor} family {family:#x} model {model:#x} (not in the table)")
+    })
+}
+
+/// This CPU's CPUID vendor string, family and model (the display family and model,
+/// extended fields included), or why they are not known.
+pub fn cpu_signature() -> Result<(String, u32, u32), String> {
     #[cfg(target_arch = "x86_64")]
     {
         use core::arch::x86_64::__cpuid;
@@ -758,9 +767,7 @@ pub fn issue_width_here() -> Result<IssueWidth, String> {
         } else {
             (l1.eax >> 4) & 0xF
         };
-        issue_width_for(&vendor, family, model).ok_or_else(|| {
-            format!("unknown for {vendor} family {family:#x} model {model:#x} (not in the table)")
-        })
+        Ok((vendor, family, model))
     }
     #[cfg(not(target_arch = "x86_64"))]
     {

@@ -18,6 +18,7 @@ pub mod cli;
 pub mod clock;
 pub mod compare;
 pub mod counters;
+pub mod crosscheck;
 pub mod doctor;
 pub mod drift;
 pub mod estimate;

@@ -51,6 +51,7 @@ pub fn header(topo: Topology, clock: &Clock, profile: Profile) -> RunFile {
             .collect(),
         probes: Vec::new(),
         statistics: Some(Default::default()),
+        crosscheck: None,
         drift: Vec::new(),
     }
 }

@@ -11,9 +11,24 @@ pub fn samples(profile: crate::model::Profile) -> usize {
     profile.pick(300, 5_000, 100_000)
 }
 
+/// Polls between yields of [`wait_until`].
+pub const POLLS_PER_YIELD: u32 = 64;
+
 /// Spin (yielding the CPU) until `done()` or until `limit_ticks` pass; false on timeout.
 /// Yielding lets a partner pinned to the same CPU run.
-pub fn wait_until(limit_ticks: u64, mut done: impl FnMut() -> bool) -> bool {
+pub fn wait_until(limit_ticks: u64, done: impl FnMut() -> bool) -> bool {
+    wait_polling(limit_ticks, POLLS_PER_YIELD, done)
+}
+
+/// [`wait_until`] for a partner pinned to this thread's CPU: yield at every poll.
+/// Spinning there only delays the partner, which cannot run until this thread lets
+/// go of the CPU (63 pauses cost a few µs, which a same-CPU wake-up then included).
+pub fn wait_for_same_cpu(limit_ticks: u64, done: impl FnMut() -> bool) -> bool {
+    wait_polling(limit_ticks, 1, done)
+}
+
+/// Poll `done`, yielding every `polls_per_yield` polls, for at most `limit_ticks`.
+fn wait_polling(limit_ticks: u64, polls_per_yield: u32, mut done: impl FnMut() -> bool) -> bool {
     let start = ticks();
     let mut n = 0u32;
     loop {
@@ -21,7 +36,7 @@ pub fn wait_until(limit_ticks: u64, mut done: impl FnMut() -> bool) -> bool {
             return true;
         }
         n = n.wrapping_add(1);
-        if n % 64 == 0 {
+        if n % polls_per_yield.max(1) == 0 {
             if ticks().wrapping_sub(start) > limit_ticks {
                 return false;
             }

@@ -11,11 +11,13 @@ use std::collections::BTreeMap;
 use crate::topology::Topology;
 
 mod counts;
+mod crosscheck;
 mod doctor;
 mod findings;
 mod notes;
 mod state;
 pub use counts::{CaseCounters, ProbeCounters, RoundCount};
+pub use crosscheck::{Agreement, CrossCheck, CrossRow, RowStatus};
 pub use doctor::{Check, CheckId, Checks, TuneWrite, Verdict};
 pub use findings::{Finding, Outcome, Warning};
 pub use notes::Notes;
@@ -171,6 +173,10 @@ pub struct RunFile {
     /// How intervals and significance were computed (absent in version 1 files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub statistics: Option<StatisticsInfo>,
+    /// `corescope crosscheck`'s rows: corescope beside the established tools
+    /// (absent in files of `run`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crosscheck: Option<CrossCheck>,
 }
 
 /// The program that wrote a run file.

@@ -44,6 +44,24 @@ struct CaseParams {
     a: u32,
     b: u32,
     round_trips: u64,
+    /// The waiting side pauses (`spin_loop`) between tries; without, it retries at
+    /// once, as other core-to-core tools do (see [`case_without_pause`]).
+    pause: bool,
+}
+
+/// A case of one pair whose waiting side retries without a pause, as the
+/// `core-to-core-latency` crate's threads do: the experiment `corescope crosscheck`
+/// runs to show what the pause changes. The probe's own plan always pauses.
+pub fn case_without_pause(a: u32, b: u32, round_trips: u64) -> Case {
+    Case::new(
+        format!("{a}↔{b} without pause"),
+        &CaseParams {
+            a,
+            b,
+            round_trips,
+            pause: false,
+        },
+    )
 }
 
 /// One word alone on its padded line.
@@ -87,9 +105,10 @@ impl LinePage {
     }
 }
 
-/// Spin until `cond`, yielding now and then; false if `abort` was raised.
+/// Spin until `cond`, yielding now and then, with a pause between tries when `pause`;
+/// false if `abort` was raised.
 #[inline(always)]
-fn spin(abort: &AtomicBool, mut cond: impl FnMut() -> bool) -> bool {
+fn spin(abort: &AtomicBool, pause: bool, mut cond: impl FnMut() -> bool) -> bool {
     let mut n = 0u32;
     while !cond() {
         n = n.wrapping_add(1);
@@ -101,14 +120,16 @@ fn spin(abort: &AtomicBool, mut cond: impl FnMut() -> bool) -> bool {
                 std::thread::yield_now();
             }
         }
-        std::hint::spin_loop();
+        if pause {
+            std::hint::spin_loop();
+        }
     }
     true
 }
 
 /// One side of both ping-pongs: `me` 0 starts; returns ticks of the CAS phase and of the
 /// read/write phase (only side 0's are used).
-fn bounce(l: &Lines, me: usize, n: u64) -> Option<(u64, u64)> {
+fn bounce(l: &Lines, me: usize, n: u64, pause: bool) -> Option<(u64, u64)> {
     use crate::clock::ticks;
     let t0 = ticks();
     for k in 0..n {
@@ -117,7 +138,7 @@ fn bounce(l: &Lines, me: usize, n: u64) -> Option<(u64, u64)> {
         } else {
             (2 * k + 1, 2 * k + 2)
         };
-        let ok = spin(&l.abort, || {
+        let ok = spin(&l.abort, pause, || {
             l.cas
                 .compare_exchange(from, to, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
@@ -130,11 +151,11 @@ fn bounce(l: &Lines, me: usize, n: u64) -> Option<(u64, u64)> {
     for k in 1..=n {
         if me == 0 {
             l.ping.store(k, Ordering::Release);
-            if !spin(&l.abort, || l.pong.load(Ordering::Acquire) == k) {
+            if !spin(&l.abort, pause, || l.pong.load(Ordering::Acquire) == k) {
                 return None;
             }
         } else {
-            if !spin(&l.abort, || l.ping.load(Ordering::Acquire) == k) {
+            if !spin(&l.abort, pause, || l.ping.load(Ordering::Acquire) == k) {
                 return None;
             }
             l.pong.store(k, Ordering::Release);
@@ -163,7 +184,12 @@ impl Probe for C2c {
             for &b in &cpus[i + 1..] {
                 cases.push(Case::new(
                     format!("{a}↔{b}"),
-                    &CaseParams { a, b, round_trips },
+                    &CaseParams {
+                        a,
+                        b,
+                        round_trips,
+                        pause: true,
+                    },
                 ));
             }
         }
@@ -172,6 +198,7 @@ impl Probe for C2c {
         .with_facts(cpus.clone())
         .param("round_trips", round_trips)
         .param("repetitions", REPS)
+        .param("waiter", "pauses (spin_loop) between tries")
         .param("line_pad_bytes", LINE_PAD)
         .param(
             "line_allocation",
@@ -228,7 +255,7 @@ impl Probe for C2c {
                         }
                     },
                     |me, _| match page_ref.get() {
-                        Some(Ok(p)) => bounce(p.lines(), me, c.round_trips),
+                        Some(Ok(p)) => bounce(p.lines(), me, c.round_trips, c.pause),
                         _ => None,
                     },
                 );
@@ -417,8 +444,8 @@ mod tests {
         let l = Lines::default();
         let n = 500;
         let r = std::thread::scope(|s| {
-            let h = s.spawn(|| bounce(&l, 1, n));
-            let a = bounce(&l, 0, n);
+            let h = s.spawn(|| bounce(&l, 1, n, true));
+            let a = bounce(&l, 0, n, true);
             (a, h.join().unwrap())
         });
         assert!(r.0.is_some() && r.1.is_some());
@@ -467,8 +494,8 @@ mod tests {
         // The ping-pong runs on it.
         let n = 200;
         let r = std::thread::scope(|s| {
-            let h = s.spawn(|| bounce(b.lines(), 1, n));
-            let x = bounce(b.lines(), 0, n);
+            let h = s.spawn(|| bounce(b.lines(), 1, n, false));
+            let x = bounce(b.lines(), 0, n, false);
             (x, h.join().unwrap())
         });
         assert!(r.0.is_some() && r.1.is_some());
@@ -479,6 +506,6 @@ mod tests {
     fn an_abandoned_partner_does_not_hang() {
         let l = Lines::default();
         l.abort.store(true, Ordering::Relaxed);
-        assert!(bounce(&l, 0, 10).is_none());
+        assert!(bounce(&l, 0, 10, true).is_none());
     }
 }

@@ -67,6 +67,8 @@ struct Shared {
     ready: AtomicU64,
     woke: AtomicU64,
     abort: AtomicBool,
+    /// Signaller and waiter share a CPU: the signaller yields at every poll.
+    same_cpu: bool,
 }
 
 type Calls = (Vec<u64>, Vec<u64>, Option<String>);
@@ -130,7 +132,13 @@ fn run_pair(
             sh.c.signal();
         }
         let t1 = ticks();
-        if !pair::wait_until(limit, || sh.woke.load(Ordering::Acquire) != 0) {
+        let woke = || sh.woke.load(Ordering::Acquire) != 0;
+        let waited = if sh.same_cpu {
+            pair::wait_for_same_cpu(limit, woke)
+        } else {
+            pair::wait_until(limit, woke)
+        };
+        if !waited {
             stop = Some(format!(
                 "the waiter did not wake within {PARTNER_TIMEOUT_S} s"
             ));
@@ -260,6 +268,7 @@ fn chunk_of(
         ready: AtomicU64::new(0),
         woke: AtomicU64::new(0),
         abort: AtomicBool::new(false),
+        same_cpu: var.relation == Relation::SameCpu,
     };
     let limit = clock.ns_to_ticks(PARTNER_TIMEOUT_S * 1e9) as u64;
     let settle = clock.ns_to_ticks(super::mutex::SETTLE_US * 1e3) as u64;

@@ -98,13 +98,16 @@ type Handoff = (Vec<u64>, Vec<u64>, Option<String>);
 fn handoff(
     sh: &Shared,
     me: usize,
-    spinning: bool,
+    var: &HandoffVariant,
     samples: usize,
     settle: u64,
     limit: u64,
     deadline: std::time::Instant,
 ) -> Handoff {
     let (mut unlock, mut wake) = (Vec::new(), Vec::new());
+    let spinning = var.spinning;
+    // A holder on the waiter's CPU must let go of it at once for the waiter to run.
+    let same_cpu = var.relation == Relation::SameCpu;
     if me == 1 {
         // The waiter.
         for k in 1..=samples as u64 {
@@ -157,7 +160,13 @@ fn handoff(
         let t0 = ticks();
         sh.m.unlock();
         let t1 = ticks();
-        if !pair::wait_until(limit, || sh.woke.load(Ordering::Acquire) != 0) {
+        let woke = || sh.woke.load(Ordering::Acquire) != 0;
+        let waited = if same_cpu {
+            pair::wait_for_same_cpu(limit, woke)
+        } else {
+            pair::wait_until(limit, woke)
+        };
+        if !waited {
             stop = Some(format!(
                 "the waiter did not wake within {PARTNER_TIMEOUT_S} s"
             ));
@@ -387,12 +396,11 @@ fn handoff_chunk(
     let settle = clock.ns_to_ticks(SETTLE_US * 1e3) as u64;
     let limit = clock.ns_to_ticks(PARTNER_TIMEOUT_S * 1e9) as u64;
     let deadline = ctx.deadline;
-    let spinning = var.spinning;
     let out = ctx.team(
         &[var.holder, var.waiter],
         1,
         |_| (),
-        |me, _| handoff(&sh, me, spinning, samples, settle, limit, deadline),
+        |me, _| handoff(&sh, me, var, samples, settle, limit, deadline),
     )?;
     let (unlock, wake, stop) = out
         .results

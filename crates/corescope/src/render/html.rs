@@ -52,6 +52,9 @@ pub fn render_run(run: &RunFile) -> String {
     for p in &run.probes {
         probe(&mut o, p);
     }
+    if let Some(cc) = &run.crosscheck {
+        o.push_str(&super::crosscheck::html(cc));
+    }
     let _ = write!(
         o,
         "<footer><p>{} {} · schema {} · profile {} · command: <code>{}</code></p></footer>",
@@ -700,6 +703,13 @@ pub fn markdown(run: &RunFile) -> String {
             }
         }
         md_distributions(&mut o, p);
+    }
+    if let Some(cc) = &run.crosscheck {
+        let _ = write!(
+            o,
+            "\n## Cross-check against established tools\n\n{}",
+            super::crosscheck::markdown(cc)
+        );
     }
     o
 }

@@ -1,5 +1,6 @@
 //! Renderers: read the model, never measure. Imported only by the commands.
 
+pub mod crosscheck;
 pub mod csv;
 pub mod doctor;
 pub mod html;
@@ -135,6 +136,7 @@ pub fn header_for_display(run: &crate::model::RunFile) -> crate::model::RunFile 
         probes: Vec::new(),
         statistics: run.statistics.clone(),
         drift: run.drift.clone(),
+        crosscheck: run.crosscheck.clone(),
     };
     let h = &mut r.host;
     for s in [

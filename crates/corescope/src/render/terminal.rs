@@ -180,6 +180,10 @@ pub fn render_run(run: &RunFile) -> String {
         out.push('\n');
         out.push_str(&render_probe(p));
     }
+    if let Some(cc) = &run.crosscheck {
+        out.push_str("\ncross-check against established tools:\n");
+        out.push_str(&super::crosscheck::table(cc, width()));
+    }
     out.push_str(&drift_summary(run));
     out
 }

@@ -1,0 +1,146 @@
+//! The physical limit of a core's FMA units: pipes × lanes × 2 FLOP per cycle, per
+//! instruction-set level, from the CPU model. The anchor `crosscheck` gives `peak`
+//! beside likwid-bench's `peakflops_*` kernels.
+
+use crate::probes::peak::{Level, Precision};
+
+/// A core's fused multiply-add units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FmaUnits {
+    /// FMA pipes per core.
+    pub pipes: u32,
+    /// Width of each pipe in bits: a wider vector is split over several cycles
+    /// ("double-pumped").
+    pub pipe_bits: u32,
+    /// Microarchitecture.
+    pub uarch: &'static str,
+    /// Where the figures are stated.
+    pub source: &'static str,
+}
+
+/// FLOP per FMA lane (a multiply and an add).
+pub const FLOP_PER_FMA_LANE: u32 = 2;
+
+/// The FMA units of an x86 core from its CPUID vendor, family and model; `None` where
+/// the table has no entry (Intel's cores differ by SKU in the number of 512-bit
+/// units, so they are left out until a machine of each kind is measured).
+pub fn fma_units_for(vendor: &str, family: u32, model: u32) -> Option<FmaUnits> {
+    let u = |pipes, pipe_bits, uarch, source| {
+        Some(FmaUnits {
+            pipes,
+            pipe_bits,
+            uarch,
+            source,
+        })
+    };
+    match (vendor, family, model) {
+        ("AuthenticAMD", 0x17, 0x00..=0x2F) => u(
+            2,
+            128,
+            "Zen / Zen+",
+            "AMD Software Optimization Guide for Family 17h (pub. 55723): two 128-bit FMA pipes",
+        ),
+        ("AuthenticAMD", 0x17, _) => u(
+            2,
+            256,
+            "Zen 2",
+            "AMD Software Optimization Guide for Family 17h Models 30h+ (pub. 56305): two 256-bit FMA pipes",
+        ),
+        ("AuthenticAMD", 0x19, 0x10..=0x1F | 0x60..=0x7F | 0xA0..=0xAF) => u(
+            2,
+            256,
+            "Zen 4",
+            "AMD Software Optimization Guide for Family 19h Models 10h+ (pub. 57647): two 256-bit FMA pipes; 512-bit operations are executed as two 256-bit halves",
+        ),
+        ("AuthenticAMD", 0x19, _) => u(
+            2,
+            256,
+            "Zen 3",
+            "AMD Software Optimization Guide for Family 19h (pub. 56665): two 256-bit FMA pipes",
+        ),
+        ("AuthenticAMD", 0x1A, 0x00..=0x1F | 0x40..=0x4F) => u(
+            2,
+            512,
+            "Zen 5 (desktop and server)",
+            "AMD Software Optimization Guide for Family 1Ah (pub. 58455), Hot Chips 2024: two 512-bit FMA pipes",
+        ),
+        _ => None,
+    }
+}
+
+/// FLOP per cycle per core at `level` and `precision`: pipes × lanes × 2, where a
+/// vector wider than a pipe takes a pipe for several cycles. `None` for a level
+/// without FMA (its multiply and add use other pipes).
+pub fn flop_per_cycle(units: FmaUnits, level: Level, precision: Precision) -> Option<f64> {
+    if !level.fused() {
+        return None;
+    }
+    let vector_bits = level.vector_bytes() as u32 * 8;
+    let elem_bits = match precision {
+        Precision::F64 => 64,
+        Precision::F32 => 32,
+    };
+    let lanes_per_pipe_cycle = vector_bits.min(units.pipe_bits) / elem_bits;
+    Some(f64::from(
+        units.pipes * lanes_per_pipe_cycle * FLOP_PER_FMA_LANE,
+    ))
+}
+
+/// This machine's FMA units, or why they are not known.
+pub fn fma_units_here() -> Result<FmaUnits, String> {
+    let (vendor, family, model) = crate::counters::cpu_signature()?;
+    fma_units_for(&vendor, family, model).ok_or_else(|| {
+        format!(
+            "FMA units unknown for {vendor} family {family:#x} model {model:#x} (not in the table)"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limits_of_known_cores() {
+        let zen4 = fma_units_for("AuthenticAMD", 0x19, 0x11).expect("Zen 4");
+        assert_eq!(zen4.uarch, "Zen 4");
+        assert_eq!(
+            flop_per_cycle(zen4, Level::Avx2Fma, Precision::F64),
+            Some(16.0)
+        );
+        // Double-pumped: AVX-512 gives Zen 4 no more FLOP per cycle than AVX2.
+        assert_eq!(
+            flop_per_cycle(zen4, Level::Avx512Fma, Precision::F64),
+            Some(16.0)
+        );
+        assert_eq!(
+            flop_per_cycle(zen4, Level::Avx512Fma, Precision::F32),
+            Some(32.0)
+        );
+        let zen3 = fma_units_for("AuthenticAMD", 0x19, 0x01).expect("Zen 3");
+        assert_eq!(zen3.uarch, "Zen 3");
+        let zen5 = fma_units_for("AuthenticAMD", 0x1A, 0x02).expect("Zen 5");
+        assert_eq!(
+            flop_per_cycle(zen5, Level::Avx512Fma, Precision::F64),
+            Some(32.0)
+        );
+        assert_eq!(
+            flop_per_cycle(zen5, Level::Avx2Fma, Precision::F64),
+            Some(16.0)
+        );
+        let zen1 = fma_units_for("AuthenticAMD", 0x17, 0x01).expect("Zen 1");
+        assert_eq!(
+            flop_per_cycle(zen1, Level::Avx2Fma, Precision::F64),
+            Some(8.0)
+        );
+    }
+
+    #[test]
+    fn unknown_cores_and_unfused_levels_have_no_limit() {
+        assert!(fma_units_for("GenuineIntel", 6, 0x55).is_none());
+        assert!(fma_units_for("AuthenticAMD", 0x15, 0x02).is_none());
+        let zen4 = fma_units_for("AuthenticAMD", 0x19, 0x61).expect("Zen 4");
+        assert_eq!(flop_per_cycle(zen4, Level::Avx2, Precision::F64), None);
+        assert_eq!(flop_per_cycle(zen4, Level::Sse2, Precision::F64), None);
+    }
+}

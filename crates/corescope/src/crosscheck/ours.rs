@@ -1,0 +1,189 @@
+//! corescope's side of a row: the probe's own case, found in the probe's own plan and
+//! run by the probe's own code, so what is compared is what `corescope run` measures.
+
+use crate::clock::Clock;
+use crate::model::{Measurement, Profile};
+use crate::placement::Strategy;
+use crate::probes::{Case, Overrides, PlanCtx, Probe, RunCtx};
+use crate::topology::Topology;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// Longest a probe's case may take in one round before it gives up.
+pub const CASE_BUDGET: Duration = Duration::from_secs(60);
+
+/// One probe's case, ready to run again and again.
+pub struct OurCase {
+    probe: Box<dyn Probe>,
+    ctx: PlanCtx,
+    case: Case,
+}
+
+/// What a case must hold: `(key, value)` pairs found anywhere in its parameters.
+pub type Want<'a> = &'a [(&'a str, Value)];
+
+impl OurCase {
+    /// The first case of `probe`'s plan, under `profile`, with these thread counts and
+    /// CPUs, whose parameters hold every pair of `want`.
+    pub fn find(
+        probe_id: &str,
+        topo: &Topology,
+        clock: &Clock,
+        profile: Profile,
+        threads: Option<usize>,
+        cpus: Option<&[u32]>,
+        want: Want,
+    ) -> Result<Self, String> {
+        let probe = crate::probes::find(probe_id)
+            .ok_or_else(|| format!("no probe '{probe_id}' in this build"))?;
+        let placements = match cpus {
+            Some(list) => Some(vec![Strategy::parse(&Topology::format_cpu_list(list))
+                .map_err(|e| format!("CPUs {list:?}: {e}"))?]),
+            None => None,
+        };
+        let ctx = PlanCtx {
+            topo: topo.clone(),
+            clock: clock.clone(),
+            profile,
+            overrides: Overrides {
+                threads: threads.map(|t| vec![t]),
+                placements,
+                epochs: None,
+            },
+            budget_s: CASE_BUDGET.as_secs_f64(),
+        };
+        let plan = probe
+            .plan(&ctx)
+            .map_err(|e| format!("{probe_id}: cannot plan: {e}"))?;
+        let case = plan
+            .cases
+            .into_iter()
+            .find(|c| want.iter().all(|(k, v)| holds(&c.params, k, v)))
+            .ok_or_else(|| {
+                let wanted: Vec<String> = want.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!(
+                    "{probe_id}: no case with {} on this machine",
+                    wanted.join(", ")
+                )
+            })?;
+        Ok(Self { probe, ctx, case })
+    }
+
+    /// A case made outside the probe's plan (an experiment a probe offers, such as
+    /// `c2c::case_without_pause`), run by the probe's own code.
+    pub fn with_case(
+        probe_id: &str,
+        topo: &Topology,
+        clock: &Clock,
+        profile: Profile,
+        case: Case,
+    ) -> Result<Self, String> {
+        let probe = crate::probes::find(probe_id)
+            .ok_or_else(|| format!("no probe '{probe_id}' in this build"))?;
+        let ctx = PlanCtx {
+            topo: topo.clone(),
+            clock: clock.clone(),
+            profile,
+            overrides: Overrides::default(),
+            budget_s: CASE_BUDGET.as_secs_f64(),
+        };
+        Ok(Self { probe, ctx, case })
+    }
+
+    /// The case's parameters.
+    pub fn params(&self) -> &Value {
+        &self.case.params
+    }
+
+    /// Run the case once.
+    pub fn run(&self) -> Result<Measurement, String> {
+        let mut ctx = RunCtx {
+            plan: &self.ctx,
+            deadline: Instant::now() + CASE_BUDGET,
+            warnings: Vec::new(),
+            counted: Vec::new(),
+        };
+        self.probe
+            .run(&self.case, &mut ctx)
+            .map_err(|e| format!("{}: {e}", self.case.label))
+    }
+}
+
+/// Whether `key` holds `want` anywhere in `params` (nested objects included: enum
+/// parameters are written as `{"Variant": {...}}`).
+pub fn holds(params: &Value, key: &str, want: &Value) -> bool {
+    match params {
+        Value::Object(map) => {
+            map.get(key).is_some_and(|v| v == want) || map.values().any(|v| holds(v, key, want))
+        }
+        Value::Array(items) => items.iter().any(|v| holds(v, key, want)),
+        _ => false,
+    }
+}
+
+/// The value of `key` anywhere in `params`.
+pub fn lookup<'a>(params: &'a Value, key: &str) -> Option<&'a Value> {
+    match params {
+        Value::Object(map) => map
+            .get(key)
+            .or_else(|| map.values().find_map(|v| lookup(v, key))),
+        Value::Array(items) => items.iter().find_map(|v| lookup(v, key)),
+        _ => None,
+    }
+}
+
+/// The first point of a series whose name starts with `prefix`.
+pub fn point(m: &Measurement, prefix: &str) -> Result<f64, String> {
+    m.points
+        .iter()
+        .find(|p| p.series.starts_with(prefix))
+        .map(|p| crate::stats::median(&p.samples))
+        .ok_or_else(|| format!("no point of '{prefix}…' in the measurement"))
+}
+
+/// The mean of a named distribution (ns for the primitive probes).
+pub fn distribution_mean(m: &Measurement, name: &str) -> Result<f64, String> {
+    m.distributions
+        .iter()
+        .find(|d| d.name == name && d.summary.count > 0)
+        .map(|d| d.summary.mean)
+        .ok_or_else(|| format!("no distribution '{name}' in the measurement"))
+}
+
+/// The median of a named distribution.
+pub fn distribution_median(m: &Measurement, name: &str) -> Result<f64, String> {
+    m.distributions
+        .iter()
+        .find(|d| d.name == name && d.summary.count > 0)
+        .map(|d| d.summary.p50)
+        .ok_or_else(|| format!("no distribution '{name}' in the measurement"))
+}
+
+/// The cell `a`, `b` of a named matrix (the 1×1 matrices of one c2c case).
+pub fn cell(m: &Measurement, name: &str) -> Result<f64, String> {
+    m.matrices
+        .iter()
+        .find(|x| x.name == name)
+        .and_then(|x| x.values.first()?.first().copied().flatten())
+        .ok_or_else(|| format!("no matrix '{name}' in the measurement"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parameters_are_found_inside_enum_variants() {
+        let p = json!({"Bandwidth": {"kernel": "read", "threads": 2, "block_bytes": 8}});
+        assert!(holds(&p, "kernel", &json!("read")));
+        assert!(holds(&p, "threads", &json!(2)));
+        assert!(!holds(&p, "threads", &json!(1)));
+        assert!(!holds(&p, "placement", &json!("linear")));
+        assert_eq!(lookup(&p, "block_bytes"), Some(&json!(8)));
+        assert_eq!(lookup(&json!(3), "x"), None);
+        let variants = json!({"Handoff": {"variants": [{"relation": "same-cpu"}], "samples": 9}});
+        assert!(holds(&variants, "relation", &json!("same-cpu")));
+        assert_eq!(lookup(&variants, "relation"), Some(&json!("same-cpu")));
+    }
+}

@@ -1,0 +1,687 @@
+//! The rows: which probe case meets which tool, on which CPUs and sizes, and what
+//! differs in definition.
+
+use super::limit;
+use super::ours::{self, OurCase};
+use super::tools::{self, Tool};
+use super::Setup;
+use crate::model::{CrossRow, Profile, RowStatus};
+use crate::probes::memory::Kernel;
+use crate::probes::peak::{kernel_name, Level, Precision};
+use serde_json::json;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Duration;
+
+/// Passes of corescope's bandwidth case per round (each a fresh block, one timed
+/// pass): the round's value is their median.
+pub const MEMORY_PASSES_PER_ROUND: usize = 5;
+/// likwid-bench's working set for the peak kernels: in L1 on every core known, so
+/// its one load per FMA never waits on memory (`peakflops_*` at a large size is a
+/// memory benchmark).
+pub const PEAK_WORKING_SET_KB: u64 = 32;
+/// ptsematest's loops per round and its interval between them (µs).
+pub const PTSEMATEST_LOOPS: u32 = 1_000;
+/// ptsematest's interval between wake-ups, µs (its default).
+pub const PTSEMATEST_INTERVAL_US: u32 = 1_000;
+/// core-to-core-latency's round trips per sample and samples per run (as the issue
+/// that asked for this row ran it).
+pub const C2C_TOOL_ITERATIONS: u32 = 5_000;
+/// Round trips per run of corescope's experiment without pause (the default
+/// profile's count of the c2c probe).
+pub const C2C_ROUND_TRIPS: u64 = 20_000;
+/// Samples of core-to-core-latency per run.
+pub const C2C_TOOL_SAMPLES: u32 = 300;
+/// Calls of `perf bench syscall basic` per run.
+pub const PERF_SYSCALL_LOOPS: u32 = 1_000_000;
+/// Longest a tool may run once before it is stopped.
+pub const TOOL_LIMIT: Duration = Duration::from_secs(120);
+
+/// One side of a row, measured once: its value in the row's unit.
+type Measure = Box<dyn FnMut() -> Result<f64, String>>;
+
+/// The two sides of a measurable row.
+pub struct Side {
+    ours: Measure,
+    theirs: Measure,
+    command: Rc<RefCell<String>>,
+}
+
+impl Side {
+    /// corescope's value.
+    pub fn ours(&mut self) -> Result<f64, String> {
+        (self.ours)()
+    }
+
+    /// The tool's value.
+    pub fn theirs(&mut self) -> Result<f64, String> {
+        (self.theirs)()
+    }
+
+    /// The tool's command line as last run.
+    pub fn command(&self) -> String {
+        self.command.borrow().clone()
+    }
+}
+
+/// A row before it is measured: what it is, and its sides when both can run.
+pub struct RowPlan {
+    /// The row, its status already set when it cannot be measured.
+    pub row: CrossRow,
+    /// Both sides; `None` when the row is not installed or skipped.
+    pub sides: Option<Side>,
+}
+
+/// Every row for this machine, of the probes asked for.
+pub fn plan_rows(setup: &Setup) -> Vec<RowPlan> {
+    let cpus: Vec<u32> = setup.topo.allowed_os_indices();
+    let mut out = Vec::new();
+    let wanted = |p: &str| setup.probes.is_empty() || setup.probes.iter().any(|w| w == p);
+    if wanted("memory") {
+        for threads in [1usize, 2] {
+            for kernel in [Kernel::Read, Kernel::Write, Kernel::Copy] {
+                out.push(memory_row(setup, &cpus, kernel, threads));
+            }
+        }
+    }
+    if wanted("peak") {
+        for level in [Level::Avx2Fma, Level::Avx512Fma] {
+            out.push(peak_likwid_row(setup, &cpus, level));
+            out.push(peak_limit_row(setup, &cpus, level));
+        }
+    }
+    if wanted("mutex") {
+        out.push(mutex_row(setup, &cpus));
+    }
+    if wanted("c2c") {
+        for cas in [true, false] {
+            out.push(c2c_row(setup, &cpus, cas, true));
+            out.push(c2c_row(setup, &cpus, cas, false));
+        }
+    }
+    if wanted("syscall") {
+        out.push(syscall_row(setup, &cpus));
+    }
+    out
+}
+
+/// The names `crosscheck` accepts.
+pub const PROBES: [&str; 5] = ["memory", "peak", "mutex", "c2c", "syscall"];
+
+fn threads_words(n: usize) -> String {
+    if n == 1 {
+        "1 thread".into()
+    } else {
+        format!("{n} threads")
+    }
+}
+
+fn new_row(id: String, what: String, tool: String, unit: &str, definition: &str) -> CrossRow {
+    CrossRow {
+        id,
+        what,
+        tool,
+        tool_version: None,
+        unit: unit.into(),
+        command: String::new(),
+        definition: definition.into(),
+        status: RowStatus::Measured,
+        ours: Vec::new(),
+        theirs: Vec::new(),
+        ours_estimate: None,
+        theirs_estimate: None,
+        ratio: None,
+        verdict: None,
+    }
+}
+
+fn skipped(mut row: CrossRow, why: impl Into<String>) -> RowPlan {
+    row.status = RowStatus::Skipped { why: why.into() };
+    RowPlan { row, sides: None }
+}
+
+/// The tool's path, or the row marked "not installed" with the install command.
+fn locate(row: &mut CrossRow, tool: Tool, os: &str) -> Option<PathBuf> {
+    match tool.find() {
+        Some(p) => {
+            row.tool_version = tools::version(tool, &p);
+            Some(p)
+        }
+        None => {
+            row.status = RowStatus::NotInstalled {
+                install: tool.install(os),
+            };
+            None
+        }
+    }
+}
+
+/// Run a tool and parse its output; a failed run says what it printed.
+fn run_tool(
+    path: &Path,
+    args: &[String],
+    command: &Rc<RefCell<String>>,
+    parse: impl Fn(&str) -> Result<f64, String>,
+) -> Result<f64, String> {
+    run_tool_on(path, args, command, parse, None)
+}
+
+/// [`run_tool`], the tool started from a thread pinned to `pin` (it inherits the pin)
+/// when one is given.
+fn run_tool_on(
+    path: &Path,
+    args: &[String],
+    command: &Rc<RefCell<String>>,
+    parse: impl Fn(&str) -> Result<f64, String>,
+    pin: Option<u32>,
+) -> Result<f64, String> {
+    *command.borrow_mut() = match pin {
+        Some(cpu) => format!(
+            "{} {} (started pinned to CPU {cpu})",
+            path.display(),
+            args.join(" ")
+        ),
+        None => format!("{} {}", path.display(), args.join(" ")),
+    };
+    let out = match pin {
+        Some(cpu) => pinned(cpu, || tools::run(path, args, TOOL_LIMIT))?,
+        None => tools::run(path, args, TOOL_LIMIT)?,
+    };
+    if out.code != Some(0) {
+        return Err(tools::failure_line(&out));
+    }
+    parse(&out.stdout).map_err(
+        |e| match out.stderr.lines().find(|l| !l.trim().is_empty()) {
+            Some(l) => format!("{e} (stderr: {})", l.trim()),
+            None => e,
+        },
+    )
+}
+
+/// likwid-bench's kernels matching corescope's read, write and copy: AVX where the
+/// CPU has it, SSE otherwise.
+fn likwid_memory_test(kernel: Kernel) -> &'static str {
+    let avx = cfg!(target_arch = "x86_64") && has_avx();
+    match (kernel, avx) {
+        (Kernel::Read, true) => "load_avx",
+        (Kernel::Read, false) => "load_sse",
+        (Kernel::Write, true) => "store_mem_avx",
+        (Kernel::Write, false) => "store_mem_sse",
+        (_, true) => "copy_mem_avx",
+        (_, false) => "copy_mem_sse",
+    }
+}
+
+fn has_avx() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+fn memory_definition(kernel: Kernel) -> &'static str {
+    match kernel {
+        Kernel::Read => "both read every 64-bit word of the block once per pass and count 8 B per word; corescope sums with AVX2 (SSE2 without it), one timed pass per sample, the round's value the median of 5 passes over fresh blocks; likwid loads with AVX and reports the mean over its iterations (about 1 s on the same block)",
+        Kernel::Write => "both count 8 B per word and no write-allocate traffic; corescope fills with memset of 0x5A (glibc picks the stores: non-temporal above its threshold), one timed pass per sample, the median of 5; likwid stores with AVX non-temporal stores, the mean over its iterations",
+        _ => "both count 16 B per element (STREAM); corescope: SSE2 loads and 128-bit non-temporal stores, one timed pass per sample, the median of 5; likwid: AVX loads and 256-bit non-temporal stores, the mean over its iterations",
+    }
+}
+
+fn memory_row(setup: &Setup, cpus: &[u32], kernel: Kernel, threads: usize) -> RowPlan {
+    let test = likwid_memory_test(kernel);
+    let mut row = new_row(
+        format!("memory/{}/{threads}", kernel.name()),
+        format!("memory {}, {}", kernel.name(), threads_words(threads)),
+        format!("likwid-bench {test}"),
+        "bytes_per_s",
+        memory_definition(kernel),
+    );
+    if cpus.len() < threads {
+        return skipped(
+            row,
+            format!(
+                "{threads} threads need {threads} CPUs; {} allowed",
+                cpus.len()
+            ),
+        );
+    }
+    // The probe's own block for this machine (the default profile's), found in its plan.
+    let probe = OurCase::find(
+        "memory",
+        setup.topo,
+        setup.clock,
+        Profile::Default,
+        Some(threads),
+        Some(&cpus[..threads]),
+        &[
+            ("kernel", json!(kernel.name())),
+            ("threads", json!(threads)),
+        ],
+    );
+    let block_bytes = match probe
+        .as_ref()
+        .map(|c| ours::lookup(c.params(), "block_bytes").and_then(|v| v.as_u64()))
+    {
+        Ok(Some(b)) => b,
+        Ok(None) => return skipped(row, "the memory probe's case has no block size"),
+        Err(e) => return skipped(row, e.clone()),
+    };
+    row.what = format!("{}, {} MiB per thread", row.what, block_bytes >> 20);
+    let Some(path) = locate(&mut row, Tool::LikwidBench, setup.os) else {
+        return RowPlan { row, sides: None };
+    };
+    let command = Rc::new(RefCell::new(String::new()));
+    // likwid places its threads itself (domain S0, its order); corescope follows the
+    // CPUs likwid reports, read from the warm-up (the tool runs first there).
+    let likwid_cpus: Rc<RefCell<Vec<u32>>> = Rc::new(RefCell::new(Vec::new()));
+    let total_kb = (block_bytes * threads as u64).div_ceil(1000);
+    let args: Vec<String> = ["-t", test, "-w"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([format!("S0:{total_kb}kB:{threads}")])
+        .collect();
+    let theirs = {
+        let (command, likwid_cpus) = (command.clone(), likwid_cpus.clone());
+        Box::new(move || {
+            run_tool(&path, &args, &command, |text| {
+                let l = tools::parse_likwid(text)?;
+                *likwid_cpus.borrow_mut() = l.hwthreads;
+                Ok(l.mbyte_per_s * 1e6)
+            })
+        }) as Measure
+    };
+    let (topo, clock) = (setup.topo.clone(), setup.clock.clone());
+    let built: RefCell<Option<(Vec<u32>, OurCase)>> = RefCell::new(None);
+    let ours = Box::new(move || {
+        let want = likwid_cpus.borrow().clone();
+        let list = if want.len() == threads {
+            want
+        } else {
+            return Err(format!(
+                "likwid-bench did not say where its {threads} threads ran"
+            ));
+        };
+        let stale = built.borrow().as_ref().is_none_or(|(l, _)| *l != list);
+        if stale {
+            let case = OurCase::find(
+                "memory",
+                &topo,
+                &clock,
+                Profile::Default,
+                Some(threads),
+                Some(&list),
+                &[
+                    ("kernel", json!(kernel.name())),
+                    ("threads", json!(threads)),
+                ],
+            )?;
+            *built.borrow_mut() = Some((list, case));
+        }
+        let guard = built.borrow();
+        let (_, case) = guard.as_ref().ok_or("no case")?;
+        let mut passes = Vec::with_capacity(MEMORY_PASSES_PER_ROUND);
+        for _ in 0..MEMORY_PASSES_PER_ROUND {
+            passes.push(ours::point(&case.run()?, &format!("{}/", kernel.name()))?);
+        }
+        Ok(crate::stats::median(&passes))
+    }) as Measure;
+    RowPlan {
+        row,
+        sides: Some(Side {
+            ours,
+            theirs,
+            command,
+        }),
+    }
+}
+
+fn likwid_peak_test(level: Level) -> &'static str {
+    match level {
+        Level::Avx512Fma => "peakflops_avx512_fma",
+        _ => "peakflops_avx_fma",
+    }
+}
+
+/// corescope's peak case at one thread on `cpu`, as a measure of FLOP/s.
+fn peak_ours(setup: &Setup, cpu: u32, level: Level) -> Result<Measure, String> {
+    let name = kernel_name(level, Precision::F64);
+    let case = OurCase::find(
+        "peak",
+        setup.topo,
+        setup.clock,
+        Profile::Default,
+        Some(1),
+        Some(&[cpu]),
+        &[
+            ("level", json!(level.name())),
+            ("precision", json!("f64")),
+            ("threads", json!(1)),
+        ],
+    )?;
+    Ok(Box::new(move || {
+        ours::point(&case.run()?, &format!("{name}/"))
+    }))
+}
+
+fn peak_likwid_row(setup: &Setup, cpus: &[u32], level: Level) -> RowPlan {
+    let test = likwid_peak_test(level);
+    let mut row = new_row(
+        format!("peak/{}-f64/likwid", level.name()),
+        format!("peak {} f64, 1 thread", level.name()),
+        format!("likwid-bench {test}, {PEAK_WORKING_SET_KB} kB"),
+        "flops_per_s",
+        "corescope: 12 independent FMA chains in registers, no memory operand; likwid: FMAs with one load each from a 32 kB array (in L1), FLOP counted the same way (2 per lane per FMA)",
+    );
+    if let Err(why) = level.available() {
+        return skipped(row, why);
+    }
+    let Some(&cpu) = cpus.first() else {
+        return skipped(row, "no CPU allowed");
+    };
+    let ours = match peak_ours(setup, cpu, level) {
+        Ok(m) => m,
+        Err(e) => return skipped(row, e),
+    };
+    let Some(path) = locate(&mut row, Tool::LikwidBench, setup.os) else {
+        return RowPlan { row, sides: None };
+    };
+    let command = Rc::new(RefCell::new(String::new()));
+    let args: Vec<String> = vec![
+        "-t".into(),
+        test.into(),
+        "-w".into(),
+        format!("S0:{PEAK_WORKING_SET_KB}kB:1"),
+    ];
+    let theirs = {
+        let command = command.clone();
+        Box::new(move || {
+            run_tool(&path, &args, &command, |text| {
+                let l = tools::parse_likwid(text)?;
+                if l.hwthreads != [cpu] {
+                    return Err(format!(
+                        "likwid-bench ran on CPUs {:?}, corescope on {cpu}",
+                        l.hwthreads
+                    ));
+                }
+                Ok(l.mflop_per_s * 1e6)
+            })
+        }) as Measure
+    };
+    RowPlan {
+        row,
+        sides: Some(Side {
+            ours,
+            theirs,
+            command,
+        }),
+    }
+}
+
+fn peak_limit_row(setup: &Setup, cpus: &[u32], level: Level) -> RowPlan {
+    let mut row = new_row(
+        format!("peak/{}-f64/limit", level.name()),
+        format!("peak {} f64, 1 thread", level.name()),
+        "FMA limit: pipes × lanes × 2 at the measured core clock".into(),
+        "flops_per_s",
+        "the limit is computed, not measured: FLOP per cycle from the CPU model's FMA units times the core clock measured in the same round (a dependent add chain on the same CPU)",
+    );
+    if let Err(why) = level.available() {
+        return skipped(row, why);
+    }
+    let Some(&cpu) = cpus.first() else {
+        return skipped(row, "no CPU allowed");
+    };
+    let units = match limit::fma_units_here() {
+        Ok(u) => u,
+        Err(why) => return skipped(row, why),
+    };
+    let Some(per_cycle) = limit::flop_per_cycle(units, level, Precision::F64) else {
+        return skipped(row, format!("{} has no FMA", level.name()));
+    };
+    row.tool = format!(
+        "FMA limit: {} × {}-bit pipes = {per_cycle} FLOP/cycle ({}) at the measured core clock",
+        units.pipes, units.pipe_bits, units.uarch
+    );
+    row.tool_version = Some(units.source.into());
+    let ours = match peak_ours(setup, cpu, level) {
+        Ok(m) => m,
+        Err(e) => return skipped(row, e),
+    };
+    let clock = setup.clock.clone();
+    let command = Rc::new(RefCell::new(format!(
+        "{per_cycle} FLOP/cycle × core clock of CPU {cpu}"
+    )));
+    let theirs = Box::new(move || {
+        crate::clock::core_hz_now(&clock, &[cpu])
+            .map(|hz| hz * per_cycle)
+            .ok_or_else(|| "the core clock cannot be measured here".to_string())
+    }) as Measure;
+    RowPlan {
+        row,
+        sides: Some(Side {
+            ours,
+            theirs,
+            command,
+        }),
+    }
+}
+
+fn mutex_row(setup: &Setup, cpus: &[u32]) -> RowPlan {
+    let mut row = new_row(
+        "mutex/wake/same-cpu".into(),
+        "sleeping mutex waiter's wake-up, both threads on one CPU".into(),
+        "rt-tests ptsematest -t 1".into(),
+        "ns",
+        "both: the time from just before the holder's unlock until the waiter, blocked in lock, runs with the lock, both threads pinned to one CPU; both are means (ptsematest prints no median); ptsematest reads gettimeofday (1 µs steps), corescope the TSC; ptsematest waits 1 ms between wake-ups, corescope 50 µs",
+    );
+    let Some(&cpu) = cpus.first() else {
+        return skipped(row, "no CPU allowed");
+    };
+    let case = match OurCase::find(
+        "mutex",
+        setup.topo,
+        setup.clock,
+        Profile::Default,
+        None,
+        None,
+        &[("spinning", json!(false)), ("relation", json!("same-cpu"))],
+    ) {
+        Ok(c) => c,
+        Err(e) => return skipped(row, e),
+    };
+    row.what = format!("{row_what}, CPU {cpu}", row_what = row.what);
+    let Some(path) = locate(&mut row, Tool::Ptsematest, setup.os) else {
+        return RowPlan { row, sides: None };
+    };
+    let command = Rc::new(RefCell::new(String::new()));
+    let args: Vec<String> = vec![
+        "-t".into(),
+        "1".into(),
+        "-a".into(),
+        cpu.to_string(),
+        "-l".into(),
+        PTSEMATEST_LOOPS.to_string(),
+        "-i".into(),
+        PTSEMATEST_INTERVAL_US.to_string(),
+        "-q".into(),
+        "--json=/dev/stdout".into(),
+    ];
+    let theirs = {
+        let command = command.clone();
+        Box::new(move || {
+            run_tool(&path, &args, &command, |text| {
+                // The JSON first, then the summary line.
+                let json_start = text.find('{').unwrap_or(0);
+                let json_end = text.rfind('}').map_or(text.len(), |e| e + 1);
+                tools::parse_ptsematest_json(&text[json_start..json_end.max(json_start)])
+                    .or_else(|_| tools::parse_ptsematest_text(text))
+                    .map(|us| us * 1e3)
+            })
+        }) as Measure
+    };
+    let ours =
+        Box::new(move || ours::distribution_mean(&case.run()?, "handoff/sleeping/same-cpu/wake"))
+            as Measure;
+    RowPlan {
+        row,
+        sides: Some(Side {
+            ours,
+            theirs,
+            command,
+        }),
+    }
+}
+
+fn c2c_definition(cas: bool, pause: bool) -> &'static str {
+    match (cas, pause) {
+        (true, true) => "both: one line bounced between two threads by compare-and-swap, one-way latency = round trip ÷ 2; the tool: the mean of 300 samples of 5,000 round trips, its waiter retrying the CAS at once; corescope: the median of 3 runs of 20,000 round trips, its waiter pausing (spin_loop) between tries, on a fresh page per run",
+        (true, false) => "the experiment for the row above: corescope's CAS kernel with the tool's waiter (retrying at once, no pause), everything else as corescope; a ratio near 1 here says the pause is the difference",
+        (false, true) => "both: a writer and a reader on two padded lines, one-way latency = round trip ÷ 2; the tool: the mean of 300 samples of 5,000 round trips, its reader polling without a pause; corescope: the median of 3 runs of 20,000 round trips, its reader pausing between polls, on a fresh page per run",
+        (false, false) => "the experiment for the row above: corescope's writer/reader kernel with the tool's polling (no pause)",
+    }
+}
+
+fn c2c_row(setup: &Setup, cpus: &[u32], cas: bool, pause: bool) -> RowPlan {
+    let (name, bench) = if cas { ("cas", "1") } else { ("rw", "2") };
+    let (id, what) = if pause {
+        (
+            format!("c2c/{name}"),
+            format!("core-to-core latency, {name}"),
+        )
+    } else {
+        (
+            format!("c2c/{name}/no-pause"),
+            format!("core-to-core latency, {name}, corescope's waiter without pause"),
+        )
+    };
+    let mut row = new_row(
+        id,
+        what,
+        format!("core-to-core-latency -b {bench}"),
+        "ns",
+        c2c_definition(cas, pause),
+    );
+    let (Some(&a), Some(&b)) = (cpus.first(), cpus.get(1)) else {
+        return skipped(row, "a pair needs two CPUs");
+    };
+    row.what = format!("{}, CPUs {a} and {b}", row.what);
+    let case = if pause {
+        OurCase::find(
+            "c2c",
+            setup.topo,
+            setup.clock,
+            Profile::Default,
+            None,
+            None,
+            &[("a", json!(a)), ("b", json!(b))],
+        )
+    } else {
+        OurCase::with_case(
+            "c2c",
+            setup.topo,
+            setup.clock,
+            Profile::Default,
+            crate::probes::c2c::case_without_pause(a, b, C2C_ROUND_TRIPS),
+        )
+    };
+    let case = match case {
+        Ok(c) => c,
+        Err(e) => return skipped(row, e),
+    };
+    let Some(path) = locate(&mut row, Tool::CoreToCore, setup.os) else {
+        return RowPlan { row, sides: None };
+    };
+    row.tool_version = Some(tools::CORE_TO_CORE_VERSION.into());
+    let command = Rc::new(RefCell::new(String::new()));
+    let args: Vec<String> = vec![
+        C2C_TOOL_ITERATIONS.to_string(),
+        C2C_TOOL_SAMPLES.to_string(),
+        "-b".into(),
+        bench.into(),
+        "--csv".into(),
+        "-c".into(),
+        format!("{a},{b}"),
+    ];
+    let theirs = {
+        let command = command.clone();
+        Box::new(move || run_tool(&path, &args, &command, tools::parse_core_to_core_csv)) as Measure
+    };
+    let matrix = format!("c2c/{name}");
+    let ours = Box::new(move || ours::cell(&case.run()?, &matrix)) as Measure;
+    RowPlan {
+        row,
+        sides: Some(Side {
+            ours,
+            theirs,
+            command,
+        }),
+    }
+}
+
+fn syscall_row(setup: &Setup, cpus: &[u32]) -> RowPlan {
+    let mut row = new_row(
+        "syscall/getpid".into(),
+        "a trivial system call".into(),
+        "perf bench syscall basic".into(),
+        "ns",
+        "both: the mean time per call of a loop of calls, pinned to one CPU; perf calls getppid() through glibc, corescope syscall(SYS_getpid) in batches (the mean over its batches)",
+    );
+    let Some(&cpu) = cpus.first() else {
+        return skipped(row, "no CPU allowed");
+    };
+    row.what = format!("{}, CPU {cpu}", row.what);
+    let case = match OurCase::find(
+        "syscall",
+        setup.topo,
+        setup.clock,
+        Profile::Quick,
+        None,
+        None,
+        &[],
+    ) {
+        Ok(c) => c,
+        Err(e) => return skipped(row, e),
+    };
+    let Some(path) = locate(&mut row, Tool::PerfBench, setup.os) else {
+        return RowPlan { row, sides: None };
+    };
+    let command = Rc::new(RefCell::new(String::new()));
+    let args: Vec<String> = vec![
+        "bench".into(),
+        "syscall".into(),
+        "basic".into(),
+        "-l".into(),
+        PERF_SYSCALL_LOOPS.to_string(),
+    ];
+    let theirs = {
+        let command = command.clone();
+        Box::new(move || run_tool_on(&path, &args, &command, tools::parse_perf_syscall, Some(cpu)))
+            as Measure
+    };
+    let ours = Box::new(move || ours::distribution_mean(&case.run()?, "getpid")) as Measure;
+    RowPlan {
+        row,
+        sides: Some(Side {
+            ours,
+            theirs,
+            command,
+        }),
+    }
+}
+
+/// Run `f` on a thread pinned to `cpu`: a child it starts inherits the pin.
+fn pinned<T: Send>(cpu: u32, f: impl FnOnce() -> Result<T, String> + Send) -> Result<T, String> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            crate::affinity::pin_checked(cpu)?;
+            f()
+        })
+        .join()
+        .unwrap_or_else(|_| Err("the pinned thread panicked".into()))
+    })
+}

@@ -1,0 +1,103 @@
+//! `corescope crosscheck` with no tool installed: it exits 0, every row of a tool says
+//! how to install it, and the run file holds the rows for `report` to show again.
+//! Nothing here times anything; the rows that need a tool are never measured.
+
+use assert_cmd::Command;
+
+fn corescope() -> Command {
+    Command::cargo_bin("corescope").expect("binary built")
+}
+
+#[test]
+fn with_no_tool_installed_every_row_says_how_to_install_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let empty = dir.path().join("empty-path");
+    std::fs::create_dir(&empty).expect("dir");
+    let out = dir.path().join("cc.json");
+    let assert = corescope()
+        .args([
+            "crosscheck",
+            "memory",
+            "mutex",
+            "c2c",
+            "syscall",
+            "--no-progress",
+        ])
+        .arg("--out")
+        .arg(&out)
+        // No tool on the PATH, and no cargo bin directory with the crate in it.
+        .env("PATH", &empty)
+        .env("HOME", dir.path())
+        .env("CARGO_HOME", dir.path())
+        .env("COLUMNS", "160")
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    for install in [
+        "install likwid",
+        "install rt-tests",
+        "cargo install core-to-core-latency",
+        "install linux-perf",
+    ] {
+        assert!(text.contains(install), "no '{install}' in:\n{text}");
+    }
+
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("run file")).expect("json");
+    let rows = run["crosscheck"]["rows"].as_array().expect("rows");
+    assert!(rows.len() >= 5, "{rows:?}");
+    for r in rows {
+        let state = r["status"]["state"].as_str().expect("a state");
+        assert!(
+            state == "not_installed" || state == "skipped",
+            "{}: {state}",
+            r["id"]
+        );
+        if state == "not_installed" {
+            assert!(r["status"]["install"]
+                .as_str()
+                .is_some_and(|i| i.contains("install")));
+        }
+        assert!(r.get("ratio").is_none(), "no ratio without a tool: {r}");
+    }
+    // Every row is one line of the terminal table's notes.
+    for r in rows {
+        let id = r["id"].as_str().expect("id");
+        assert!(text.contains(&format!("\n{id} (")), "no note for {id}");
+    }
+
+    // `report` shows the rows again, and the HTML holds them.
+    let again = corescope()
+        .arg("report")
+        .arg(&out)
+        .env("COLUMNS", "160")
+        .assert()
+        .success();
+    let again = String::from_utf8_lossy(&again.get_output().stdout).to_string();
+    assert!(
+        again.contains("cross-check against established tools"),
+        "{again}"
+    );
+    assert!(again.contains("install rt-tests"), "{again}");
+    let html = std::fs::read_to_string(dir.path().join("cc.html")).expect("html next to it");
+    assert!(html.contains("<section id='crosscheck'>"));
+}
+
+#[test]
+fn unknown_probes_and_bad_rounds_are_refused() {
+    let out = corescope()
+        .args(["crosscheck", "nonesuch"])
+        .assert()
+        .failure();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("no rows for 'nonesuch'") && err.contains("memory"),
+        "{err}"
+    );
+    for bad in ["1", "0", "51", "-3", "x"] {
+        corescope()
+            .args(["crosscheck", "--rounds", bad])
+            .assert()
+            .failure();
+    }
+}
