@@ -12,20 +12,21 @@
 //! - `read`: sum of 64-bit words into 8 independent accumulators; LLVM vectorises it to
 //!   `vpaddq` on 256-bit loads where the CPU has AVX2 (chosen at run time), to 128-bit
 //!   `paddq` (SSE2) otherwise.
-//! - `write`: `slice::fill` with the byte 0x5A in every position, which is a call to
-//!   glibc `memset`; glibc picks `rep stosb` or vector stores and, for large blocks,
-//!   stores that bypass the read-for-ownership (what the machine does best for a pure
-//!   write). Never zeros: some machines write all-zero lines much faster than data (the
-//!   2-vCPU EPYC guest this was checked on: memset of 0 at 60 GB/s, of 0x5A at 23–40
-//!   GB/s, likwid-bench `store_avx` 22–24 GB/s), and STREAM writes data.
+//! - `write`: every word set to 0x5A5A…; on x86_64 with AVX, 256-bit non-temporal
+//!   stores (`vmovntdq`, then `sfence`), which skip the read-for-ownership (what the
+//!   machine does best for a pure write, as likwid-bench's `store_mem_avx`); elsewhere
+//!   `slice::fill` (glibc `memset`, whose stores depend on the glibc version). Never
+//!   zeros: some machines write all-zero lines much faster than data (the 2-vCPU EPYC
+//!   guest this was checked on: memset of 0 at 60 GB/s, of 0x5A at 23–40 GB/s,
+//!   likwid-bench `store_avx` 22–24 GB/s), and STREAM writes data.
 //!
 //! Every array starts filled with non-zero f64 values (1.0, 2.0, …), so no kernel
 //! reads or writes all-zero lines, and triad computes on normal numbers.
-//! - `copy` and `triad` (x86_64): SSE2 aligned loads and `movntdq` / `movntpd`
-//!   streaming stores, then `sfence`: no read-for-ownership of the destination, as
-//!   likwid-bench's `copy_mem` / `triad_mem`. Elsewhere `memcpy` and a plain loop.
-//!   (glibc's `memcpy` measured about 35 % below the streaming copy on the 2-vCPU EPYC
-//!   this was written on, at 32 MiB per array.)
+//! - `copy` (x86_64): 256-bit AVX loads and `vmovntdq` streaming stores where the CPU
+//!   has AVX (as likwid-bench's `copy_mem_avx`), SSE2 loads and `movntdq` otherwise
+//!   (`copy_mem_sse`); then `sfence`. `triad`: SSE2 with `movntpd` (as `triad_mem`).
+//!   Elsewhere `memcpy` and a plain loop. (glibc's `memcpy` measured about 35 % below
+//!   the streaming copy on the 2-vCPU EPYC this was written on, at 32 MiB per array.)
 //!
 //! Byte counting is STREAM's: read 8 B and write 8 B per word, copy 16 B and triad
 //! 24 B per element; write-allocate traffic is not counted. GB/s = 10^9 B/s.
@@ -439,7 +440,7 @@ impl Probe for Memory {
             "byte_counting",
             "STREAM: read 8 B, write 8 B, copy 16 B, triad 24 B per element; write-allocate traffic not counted; GB/s = 1e9 B/s",
         )
-        .param("kernels", "read: AVX2 (else SSE2) vector loads; write: memset of 0x5A (never zeros); copy and triad: SSE2 with non-temporal stores on x86_64")
+        .param("kernels", "read: AVX2 (else SSE2) vector loads; write: 0x5A words (never zeros) with AVX non-temporal stores (else memset); copy: AVX (else SSE2) with non-temporal stores; triad: SSE2 with non-temporal stores (x86_64)")
         .param("timing", "team: all bytes / (last end - first start), as the seeds; per-thread-sum: the sum over threads of each thread's bytes / its own time (no start skew)")
         .param("thp_arms", "read-thp: MADV_HUGEPAGE; read-nothp: MADV_NOHUGEPAGE; read: no advice")
         .param("thp_mode", thp.clone().unwrap_or_else(|| "unknown".into()))
