@@ -101,3 +101,82 @@ fn unknown_probes_and_bad_rounds_are_refused() {
             .failure();
     }
 }
+
+/// A stand-in for a tool: a shell script printing a recorded output.
+fn fake_tool(dir: &std::path::Path, name: &str, fixture: &str, code: i32) {
+    use std::os::unix::fs::PermissionsExt;
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/crosscheck")
+        .join(fixture);
+    let script = dir.join(name);
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\ncat '{}'\nexit {code}\n", fixture.display()),
+    )
+    .expect("script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+#[test]
+fn a_tools_output_becomes_a_ratio_and_its_failure_a_failed_row() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).expect("dir");
+    fake_tool(&bin, "perf", "perf-syscall.txt", 0);
+    fake_tool(&bin, "ptsematest", "ptsematest-bad-cpu.txt", 1);
+    let out = dir.path().join("cc.json");
+    corescope()
+        .args([
+            "crosscheck",
+            "syscall",
+            "mutex",
+            "--rounds",
+            "2",
+            "--no-progress",
+            "--no-html",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .env("PATH", format!("{}:/bin:/usr/bin", bin.display()))
+        .env("HOME", dir.path())
+        .env("CARGO_HOME", dir.path())
+        .assert()
+        .success();
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("run file")).expect("json");
+    let rows = run["crosscheck"]["rows"].as_array().expect("rows");
+    let row = |id: &str| {
+        rows.iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no row {id} in {rows:?}"))
+    };
+    let sys = row("syscall/getpid");
+    assert_eq!(sys["status"]["state"], "measured", "{sys}");
+    // The recorded output says 0.350852 µs per call: the tool's side of every round.
+    let theirs = sys["theirs"].as_array().expect("theirs");
+    assert_eq!(theirs.len(), 2);
+    assert!(theirs
+        .iter()
+        .all(|t| (t.as_f64().unwrap() - 350.852).abs() < 1e-6));
+    let ours = sys["ours"].as_array().expect("ours");
+    assert_eq!(ours.len(), 2);
+    let ratio = &sys["ratio"];
+    let expect = ours
+        .iter()
+        .map(|o| o.as_f64().unwrap() / 350.852)
+        .collect::<Vec<_>>();
+    let (lo, hi) = (expect[0].min(expect[1]), expect[0].max(expect[1]));
+    assert!(
+        ratio["lo"].as_f64().unwrap() <= lo + 1e-9 && ratio["hi"].as_f64().unwrap() >= hi - 1e-9,
+        "{ratio}"
+    );
+    assert!(sys["command"]
+        .as_str()
+        .unwrap()
+        .contains("bench syscall basic"));
+    let mutex = row("mutex/wake/same-cpu");
+    assert_eq!(mutex["status"]["state"], "failed", "{mutex}");
+    let why = mutex["status"]["why"].as_str().unwrap();
+    assert!(why.contains("exit 1") && why.contains("CPU #7"), "{why}");
+    assert!(mutex.get("ratio").is_none());
+}
