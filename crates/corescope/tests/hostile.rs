@@ -8,7 +8,7 @@
 
 use assert_cmd::Command;
 use corescope::model::RunFile;
-use corescope::render::{csv, html, svg, terminal};
+use corescope::render::{csv, html, svg, terminal, MAX_TABLE_ROWS};
 use corescope::{compare, store};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -1375,9 +1375,96 @@ fn two_million_points_render_bounded() {
     );
     let md = html::markdown(&run);
     assert!(
-        md.lines().count() > n as usize,
-        "Markdown table keeps every value"
+        md.lines().count() < MAX_TABLE_ROWS + 200,
+        "the Markdown table is cut"
     );
+    assert!(md.contains("… 1,999,000 more rows (1,000 of 2,000,000 shown)"));
+}
+
+/// Class 9: a table or a series of more rows than `MAX_TABLE_ROWS` is shown
+/// cut in the terminal, the HTML report, Markdown and `compare`, with a line
+/// saying how many rows were left out; the CSV keeps every row. What is shown
+/// does not grow with the rows past the cap.
+#[test]
+fn class9_big_tables_are_shown_cut_and_counted() {
+    let with_rows = |n: usize| -> RunFile {
+        let mut run: RunFile = store::load(&fixture("quick.json")).unwrap();
+        for p in &mut run.probes {
+            if let Some(s) = p.series.first_mut() {
+                s.x = (0..n).map(|i| i as f64).collect();
+                s.y = (0..n).map(|i| (i % 97) as f64 + 1.0).collect();
+            }
+            if let Some(t) = p.tables.first_mut() {
+                t.rows = (0..n)
+                    .map(|i| {
+                        vec![
+                            json!(format!("row {i}")),
+                            json!(i % 7),
+                            json!(1.5),
+                            json!("yes"),
+                        ]
+                    })
+                    .collect();
+            }
+        }
+        store::validate(&run).unwrap();
+        run
+    };
+    let cap = MAX_TABLE_ROWS;
+    let small = with_rows(cap + 1);
+    let big = with_rows(20 * cap);
+    let one_more = "… 1 more row (1,000 of 1,001 shown); the CSV export (--csv DIR) has every row";
+    let many_more = "… 19,000 more rows (1,000 of 20,000 shown)";
+    let pair = |r: &RunFile| [r.clone(), r.clone()];
+    // (what, is it HTML, how it renders)
+    let views: [(&str, bool, &dyn Fn(&RunFile) -> String); 5] = [
+        ("terminal", false, &terminal::render_run),
+        ("HTML", true, &html::render_run),
+        ("Markdown", false, &html::markdown),
+        ("compare", false, &|r| compare::render_text(&pair(r), None)),
+        ("compare --html", true, &|r| {
+            compare::render_html(&pair(r), None)
+        }),
+    ];
+    for (what, is_html, render) in views {
+        let (a, b) = (render(&small), render(&big));
+        // Series tables everywhere; free tables everywhere but in Markdown.
+        let tables = if what == "Markdown" { 1 } else { 2 };
+        // The series is in two probes (compute, false-sharing): each says so.
+        assert!(a.matches(one_more).count() >= tables, "{what}: {a}");
+        assert!(b.matches(many_more).count() >= tables, "{what}");
+        assert!(
+            !a.contains("row 1000"),
+            "{what}: the row past the cap is shown"
+        );
+        // The rows shown do not grow with the rows past the cap (charts thin
+        // to their own bound).
+        let rows = |t: &str| {
+            if is_html {
+                t.matches("<tr").count()
+            } else {
+                t.lines().count()
+            }
+        };
+        assert_eq!(rows(&a), rows(&b), "{what}: more rows shown past the cap");
+    }
+    assert_eq!(
+        csv::series_csv(&big)
+            .matches("\ncompute,int/linear,")
+            .count(),
+        20 * cap,
+        "the CSV keeps every point"
+    );
+    // From the command line too.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("big.json");
+    std::fs::write(&file, serde_json::to_vec(&small).unwrap()).unwrap();
+    let c = case(
+        "a table one row over the cap",
+        &["report", s(&file)],
+        Expect::Ok(one_more),
+    );
+    check(tmp.path(), &c);
 }
 
 fn arb_f64() -> impl Strategy<Value = f64> {
