@@ -286,7 +286,9 @@ fn report(a: ReportArgs) -> Result<()> {
         wrote = true;
     }
     if let Some(dir) = &a.csv {
-        let files = csv_out::write_dir(&run, dir)
+        // Each file made exclusively and renamed over its name: a link planted
+        // in the directory under one of the names is replaced, never followed.
+        let files = csv_out::write_dir(&run, dir, &|p, fill| store::write_atomic_with(p, fill))
             .with_context(|| format!("writing CSV files into {}", dir.display()))?;
         eprintln!("csv: {} files in {}", files.len(), dir.display());
         wrote = true;

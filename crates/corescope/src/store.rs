@@ -429,10 +429,28 @@ fn create_temp_in(dir: &Path, prefix: &str) -> std::io::Result<tempfile::NamedTe
 /// created exclusively beside it, then renamed). Only for regular files: use
 /// [`write_output`] for paths the user names.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, &|w| w.write_all(bytes))
+}
+
+/// [`write_atomic`] of what `fill` writes, streamed through a buffer (a large
+/// file is never one string in memory). The temporary file is created
+/// exclusively and without following links, then renamed over `path`:
+/// whatever is at `path` (a regular file, a symbolic link, a FIFO) is
+/// replaced, never written through; a directory there is an error. For
+/// files whose names corescope chooses (the CSV export), not for paths a user
+/// names ([`write_output`] writes devices and links through).
+pub fn write_atomic_with(
+    path: &Path,
+    fill: &dyn Fn(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = parent_dir(path);
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("run");
     let mut tmp = create_temp_in(dir, &format!(".{}.", short_name(name)))?;
-    tmp.as_file_mut().write_all(bytes)?;
+    {
+        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
+        fill(&mut w)?;
+        w.flush()?;
+    }
     tmp.as_file().sync_all()?;
     // On failure the temporary file is removed when `tmp` is dropped.
     tmp.persist(path).map(drop).map_err(|e| e.error)

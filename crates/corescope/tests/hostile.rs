@@ -1381,6 +1381,9 @@ fn two_million_points_render_bounded() {
     assert!(md.contains("… 1,999,000 more rows (1,000 of 2,000,000 shown)"));
 }
 
+/// A way to show a run: its name, whether it is HTML, and the renderer.
+type View<'a> = (&'a str, bool, &'a dyn Fn(&RunFile) -> String);
+
 /// Class 9: a table or a series of more rows than `MAX_TABLE_ROWS` is shown
 /// cut in the terminal, the HTML report, Markdown and `compare`, with a line
 /// saying how many rows were left out; the CSV keeps every row. What is shown
@@ -1417,7 +1420,7 @@ fn class9_big_tables_are_shown_cut_and_counted() {
     let many_more = "… 19,000 more rows (1,000 of 20,000 shown)";
     let pair = |r: &RunFile| [r.clone(), r.clone()];
     // (what, is it HTML, how it renders)
-    let views: [(&str, bool, &dyn Fn(&RunFile) -> String); 5] = [
+    let views: [View; 5] = [
         ("terminal", false, &terminal::render_run),
         ("HTML", true, &html::render_run),
         ("Markdown", false, &html::markdown),
@@ -1578,7 +1581,7 @@ proptest! {
         prop_assert!(!text.chars().any(|c| c.is_control() && c != '\n'));
         let _ = compare::render_html(&runs, None);
         let tmp = tempfile::tempdir().unwrap();
-        prop_assert!(csv::write_dir(&runs[0], tmp.path()).is_ok());
+        prop_assert!(csv::write_dir(&runs[0], tmp.path(), &|p, f| store::write_atomic_with(p, f)).is_ok());
     }
 }
 
@@ -3038,4 +3041,80 @@ fn class7_topologies_are_checked_at_every_way_in() {
         std::fs::write(path, rows.join("\n") + "\n").unwrap();
     }
     eprintln!("{n} topology cases checked");
+}
+
+/// A CSV export into a directory where links were planted under the names it
+/// writes: every file is made exclusively and renamed over its name, so each
+/// link is replaced and its target (a file, a missing file, a directory, a
+/// hard-linked file) is left alone; a directory under a name is refused in one
+/// line; no temporary file is left.
+#[test]
+fn class2_csv_export_never_writes_through_planted_links() {
+    use std::os::unix::fs::symlink;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let run = fixture("quick.json");
+    let out = dir.join("csv");
+    std::fs::create_dir(&out).unwrap();
+    let victims: Vec<PathBuf> = (0..3).map(|i| dir.join(format!("victim{i}.txt"))).collect();
+    for v in &victims {
+        std::fs::write(v, "precious").unwrap();
+    }
+    let target_dir = dir.join("target-dir");
+    std::fs::create_dir(&target_dir).unwrap();
+    let missing = dir.join("never-made.txt");
+    // A link to a file, a per-table file linked to another, a dangling link,
+    // a link to a directory, a hard link to a third file.
+    symlink(&victims[0], out.join("series.csv")).unwrap();
+    symlink(&victims[1], out.join("timers--table-timers.csv")).unwrap();
+    symlink(&missing, out.join("samples.csv")).unwrap();
+    symlink(&target_dir, out.join("histograms.csv")).unwrap();
+    std::fs::hard_link(&victims[2], out.join("pairs.csv")).unwrap();
+    let (code, _, err) = run_in(dir, &["report", s(&run), "--csv", s(&out)]);
+    assert_eq!(code, Some(0), "{err}");
+    for v in &victims {
+        assert_eq!(
+            std::fs::read_to_string(v).unwrap(),
+            "precious",
+            "{v:?} written through"
+        );
+    }
+    assert!(!missing.exists(), "a dangling link's target was made");
+    assert_eq!(std::fs::read_dir(&target_dir).unwrap().count(), 0);
+    for name in [
+        "series.csv",
+        "timers--table-timers.csv",
+        "samples.csv",
+        "histograms.csv",
+        "pairs.csv",
+    ] {
+        let p = out.join(name);
+        let m = std::fs::symlink_metadata(&p).unwrap();
+        assert!(m.file_type().is_file(), "{name} is not a regular file now");
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            text.lines().count() >= 1 && !text.contains("precious"),
+            "{name}"
+        );
+    }
+    let leftovers: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    // A directory under a name the export writes: one line naming it.
+    let out2 = dir.join("csv2");
+    std::fs::create_dir_all(out2.join("matrices.csv")).unwrap();
+    let (code, _, err) = run_in(dir, &["report", s(&run), "--csv", s(&out2)]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("matrices.csv"), "{err}");
+    // The library call does the same.
+    let loaded = store::load(&run).unwrap();
+    let out3 = dir.join("csv3");
+    std::fs::create_dir(&out3).unwrap();
+    symlink(&victims[0], out3.join("distributions.csv")).unwrap();
+    let files = csv::write_dir(&loaded, &out3, &|p, f| store::write_atomic_with(p, f)).unwrap();
+    assert!(files.iter().any(|f| f.ends_with("distributions.csv")));
+    assert_eq!(std::fs::read_to_string(&victims[0]).unwrap(), "precious");
 }
