@@ -3043,6 +3043,97 @@ fn class7_topologies_are_checked_at_every_way_in() {
     eprintln!("{n} topology cases checked");
 }
 
+/// Class 8: `corescope run | head -1`. A reader of stdout that goes away
+/// (before the first line or after it), even with stderr on the same pipe,
+/// never costs the run file or the HTML report: the run goes on, both are
+/// written, a line on stderr says that the rest was not shown, and the exit
+/// status is 141, as for a program SIGPIPE ended. Nothing panics.
+#[test]
+fn class8_closed_stdout_never_loses_the_run_files() {
+    use std::process::Stdio;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let run_args = |out: &Path| -> Vec<String> {
+        ["run", "timers", "--quick", "--no-progress", "--out", s(out)]
+            .map(String::from)
+            .to_vec()
+    };
+    let written = |out: &Path, what: &str| {
+        let run = store::load(out).unwrap_or_else(|e| panic!("{what}: the run file: {e}"));
+        assert!(!run.probes.is_empty(), "{what}: nothing measured");
+        let html = std::fs::read_to_string(out.with_extension("html"))
+            .unwrap_or_else(|e| panic!("{what}: no HTML report: {e}"));
+        assert!(html.starts_with("<!DOCTYPE html>"), "{what}");
+        let name = out.file_name().unwrap().to_string_lossy();
+        assert!(
+            !dir.join(format!(".{name}.lock")).exists(),
+            "{what}: lock left"
+        );
+    };
+    // The reader gone before the first write; stderr apart, then on the same pipe.
+    for (k, stderr_too) in [(0, false), (1, true)] {
+        let what = if stderr_too {
+            "run 2>&1 | (closed)"
+        } else {
+            "run | (closed)"
+        };
+        let out = dir.join(format!("closed{k}.json"));
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescope"));
+        cmd.current_dir(dir)
+            .args(run_args(&out))
+            .stdout(writer.try_clone().unwrap());
+        if stderr_too {
+            cmd.stderr(writer);
+        } else {
+            cmd.stderr(Stdio::piped());
+        }
+        let result = cmd.spawn().unwrap().wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&result.stderr);
+        assert_eq!(result.status.code(), Some(141), "{what}: {err}");
+        if !stderr_too {
+            assert!(!err.contains("panicked"), "{what}: {err}");
+            assert!(
+                err.contains("stdout was closed early")
+                    && err.contains(&format!("run file: {}", out.display()))
+                    && err.contains("closed0.html"),
+                "{what}: {err}"
+            );
+        }
+        written(&out, what);
+    }
+    // `| head -1`: the reader takes the first line and goes away.
+    let out = dir.join("head.json");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescope"))
+        .current_dir(dir)
+        .args(run_args(&out))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    {
+        use std::io::BufRead;
+        let stdout = child.stdout.take().unwrap();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut first)
+            .unwrap();
+    }
+    assert!(first.starts_with("corescope "), "{first}");
+    let result = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    // 141 when a later line met the closed pipe (the usual case); 0 if the
+    // whole output fitted into the pipe before the reader went.
+    match result.status.code() {
+        Some(141) => assert!(err.contains("stdout was closed early"), "{err}"),
+        Some(0) => {}
+        other => panic!("run | head -1: exit {other:?}: {err}"),
+    }
+    written(&out, "run | head -1");
+}
+
 /// A CSV export into a directory where links were planted under the names it
 /// writes: every file is made exclusively and renamed over its name, so each
 /// link is replaced and its target (a file, a missing file, a directory, a
