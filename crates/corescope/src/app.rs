@@ -121,7 +121,8 @@ fn confirm(question: &str, yes: bool, flag: &str) -> Result<bool> {
     if !std::io::stdin().is_terminal() {
         bail!("doctor {flag}: stdin is not a terminal to ask on; nothing written (add --yes to write without asking)");
     }
-    eprint!("{question} [y/N] ");
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "{question} [y/N] ").and_then(|()| err.flush());
     let mut answer = String::new();
     std::io::stdin()
         .read_line(&mut answer)
@@ -252,10 +253,61 @@ fn reference_cmd(c: cli::ReferenceCmd) -> Result<()> {
 /// Write text to stdout and flush, so that a closed pipe or a full disk
 /// (`> /dev/full`) is an error `main` reports, never a panic.
 fn out_text(text: &str) -> Result<()> {
+    write_stdout(text).context("writing to stdout")
+}
+
+fn write_stdout(text: &str) -> std::io::Result<()> {
     let mut so = std::io::stdout().lock();
-    so.write_all(text.as_bytes())
-        .and_then(|()| so.flush())
-        .context("writing to stdout")
+    so.write_all(text.as_bytes()).and_then(|()| so.flush())
+}
+
+/// A line on stderr. A stderr that is closed or a pipe whose reader went
+/// away (`corescope run 2>&1 | head -1`) is ignored: `eprintln!` would panic.
+fn note(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// Stdout for the commands that measure and then write files (`run`, `tune`).
+/// A reader that goes away (`corescope run | head -1`) must not end the
+/// command before its run file and report are written: after the first
+/// broken pipe nothing more is printed, the command goes on, and
+/// [`Screen::finish`] says on stderr what was not shown. Other write errors
+/// (a full disk) end the command as before.
+#[derive(Debug, Default)]
+struct Screen {
+    closed: bool,
+}
+
+impl Screen {
+    /// Print `text`, unless stdout has closed.
+    fn show(&mut self, text: &str) -> Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        match write_stdout(text) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            other => other.context("writing to stdout"),
+        }
+    }
+
+    /// At the end: when stdout closed, a line on stderr naming what was
+    /// written (`written`) and the broken pipe as the error (status 141);
+    /// else nothing.
+    fn finish(self, written: &str) -> Result<()> {
+        if !self.closed {
+            return Ok(());
+        }
+        note(&format!(
+            "corescope: stdout was closed early, so the rest of the output was not shown; \
+             {written}"
+        ));
+        Err(anyhow::Error::new(std::io::Error::from(
+            std::io::ErrorKind::BrokenPipe,
+        )))
+    }
 }
 
 fn list() -> Result<()> {
@@ -366,13 +418,15 @@ fn report(a: ReportArgs) -> Result<()> {
     if let Some(out) = &a.html {
         store::write_output(out, html::render_run(&run).as_bytes())
             .with_context(|| format!("writing {}", out.display()))?;
-        eprintln!("report: {}", out.display());
+        note(&format!("report: {}", out.display()));
         wrote = true;
     }
     if let Some(dir) = &a.csv {
-        let files = csv_out::write_dir(&run, dir)
+        // Each file made exclusively and renamed over its name: a link planted
+        // in the directory under one of the names is replaced, never followed.
+        let files = csv_out::write_dir(&run, dir, &|p, fill| store::write_atomic_with(p, fill))
             .with_context(|| format!("writing CSV files into {}", dir.display()))?;
-        eprintln!("csv: {} files in {}", files.len(), dir.display());
+        note(&format!("csv: {} files in {}", files.len(), dir.display()));
         wrote = true;
     }
     if a.markdown {
@@ -430,7 +484,7 @@ fn compare(a: CompareArgs) -> Result<()> {
         store::refuse_aliases(&inputs, &[("--html", out)])?;
         store::write_output(out, compare::render_html(&runs, only.as_deref()).as_bytes())
             .with_context(|| format!("writing {}", out.display()))?;
-        eprintln!("comparison: {}", out.display());
+        note(&format!("comparison: {}", out.display()));
     }
     out_text(&compare::render_text(&runs, only.as_deref()))
 }
@@ -515,10 +569,11 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         overrides: Overrides::default(),
         budget_s: budget_s * 1.5 + 10.0,
     };
-    eprintln!("tune channel: budget {budget_s:.0} s");
+    note(&format!("tune channel: budget {budget_s:.0} s"));
     let started_ns = clock::now_ns();
     let mut check = |at: &str| crate::drift::check(at, &ctx.topo, started_ns);
     let probes: [Box<dyn Probe>; 1] = [Box::new(probe)];
+    let mut screen = Screen::default();
     runner::run_suite(
         &probes,
         &ctx,
@@ -526,7 +581,7 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         &mut |_| {},
         &mut check,
         |r| match r.probes.last() {
-            Some(p) => out_text(&terminal::render_probe(p)),
+            Some(p) => screen.show(&terminal::render_probe(p)),
             None => Ok(()),
         },
     )?;
@@ -548,11 +603,12 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         })?;
     store::write_output(&out, tune::config_json(&best).as_bytes())
         .with_context(|| format!("writing {}", out.display()))?;
-    out_text(&format!("config: {}\n", out.display()))?;
+    let mut lines = format!("config: {}\n", out.display());
     if let Some(rf) = &a.run_file {
-        out_text(&format!("run file: {}\n", rf.display()))?;
+        lines.push_str(&format!("run file: {}\n", rf.display()));
     }
-    Ok(())
+    screen.show(&lines)?;
+    screen.finish(&lines.trim_end().replace('\n', ", "))
 }
 
 /// Largest channel a `--against` configuration may allocate (1 GiB; the
@@ -705,11 +761,12 @@ fn run(a: RunArgs) -> Result<()> {
     plan.ctx.clock = session::calibrated_clock(plan.ctx.profile, &plan.ctx.topo, true);
     let header = session::header(plan.ctx.topo.clone(), &plan.ctx.clock, plan.ctx.profile);
     let mut session = Session::with_lock(&plan.out, lock, header)?;
-    out_text(&terminal::header(&session.run))?;
+    let mut screen = Screen::default();
+    screen.show(&terminal::header(&session.run))?;
     if let Some(d) = &session.run.doctor {
         let blur: Vec<&str> = d.blurring().map(|c| c.id.name()).collect();
         if !blur.is_empty() {
-            out_text(&format!(
+            screen.show(&format!(
                 "blurring: {} (see `corescope doctor`)\n",
                 blur.join(", ")
             ))?;
@@ -733,7 +790,7 @@ fn run(a: RunArgs) -> Result<()> {
             bar.set_length(cases as u64);
             bar.set_prefix(id.clone());
             if show_lines {
-                eprintln!("corescope: {id}: {cases} cases");
+                note(&format!("corescope: {id}: {cases} cases"));
             }
         }
         Event::CaseStart { index, label, .. } => {
@@ -743,7 +800,7 @@ fn run(a: RunArgs) -> Result<()> {
         Event::ProbeEnd { id, status } => {
             bar.set_position(bar.length().unwrap_or(0));
             if show_lines {
-                eprintln!("corescope: {id}: {status}");
+                note(&format!("corescope: {id}: {status}"));
             }
         }
     };
@@ -760,7 +817,7 @@ fn run(a: RunArgs) -> Result<()> {
         |r| -> Result<()> {
             bar.suspend(|| -> Result<()> {
                 match r.probes.last() {
-                    Some(p) if verbose => out_text(&format!("\n{}", terminal::render_probe(p))),
+                    Some(p) if verbose => screen.show(&format!("\n{}", terminal::render_probe(p))),
                     _ => Ok(()),
                 }
             })
@@ -768,23 +825,32 @@ fn run(a: RunArgs) -> Result<()> {
     )?;
     bar.finish_and_clear();
     if a.verbose {
-        out_text(&terminal::drift_summary(&session.run))?;
+        screen.show(&terminal::drift_summary(&session.run))?;
     } else {
-        out_text(&format!(
+        screen.show(&format!(
             "\n{}",
             crate::render::summary::render(&session.run, terminal::width())
         ))?;
     }
-    // Written even when a signal stopped the run: the HTML shows what was measured.
+    // Written even when a signal stopped the run or stdout closed: the HTML
+    // shows what was measured.
     let html_note = write_run_html(&session.run, &plan.out, a.no_html)?;
-    out_text(&format!(
+    screen.show(&format!(
         "\nrun file: {}\n{html_note}full tables: corescope report {}\n",
         plan.out.display(),
         plan.out.display()
     ))?;
+    let written = format!(
+        "run file: {}{}",
+        plan.out.display(),
+        html_output(&plan.out, a.no_html)
+            .map(|h| format!(", report: {}", h.display()))
+            .unwrap_or_default()
+    );
+    let shown = screen.finish(&written);
     match interrupt::requested() {
         Some(sig) => Err(interrupt::Interrupted(sig).into()),
-        None => Ok(()),
+        None => shown,
     }
 }
 

@@ -262,7 +262,8 @@ fn series_text(o: &mut String, name: &str, ss: &[Option<&Series>], ms: &[Machine
     t.set_header(head);
     let lookups: Vec<_> = ss.iter().map(|s| s.map(estimates_by_x)).collect();
     let mut overlap = false;
-    for &x in &xs {
+    let shown = crate::render::rows_shown(xs.len());
+    for &x in &xs[..shown] {
         let key = crate::render::x_key(x);
         let vals: Vec<Option<&Estimate>> = lookups
             .iter()
@@ -285,8 +286,10 @@ fn series_text(o: &mut String, name: &str, ss: &[Option<&Series>], ms: &[Machine
     }
     let note = interval_note(lookups.iter().flatten().flat_map(|m| m.values()));
     let _ = writeln!(o, "{name} ({unit})\n{t}");
-    for line in note
+    let left_out = crate::render::rows_left_out(shown, xs.len());
+    for line in left_out
         .iter()
+        .chain(&note)
         .map(String::as_str)
         .chain(overlap.then_some(OVERLAP_NOTE))
     {
@@ -299,6 +302,7 @@ fn series_text(o: &mut String, name: &str, ss: &[Option<&Series>], ms: &[Machine
 
 /// The comparison as terminal tables.
 pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
+    let raw_runs = runs;
     let shown: Vec<RunFile> = runs.iter().map(crate::render::for_display).collect();
     let runs = shown.as_slice();
     let only = only.map(|o| {
@@ -374,7 +378,7 @@ pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
         for m in model::matrices(&probes) {
             matrix_text(&mut o, &m, &ms);
         }
-        for t in model::tables(&probes) {
+        for t in shown_tables(raw_runs, runs, &id) {
             table_text(&mut o, &t, &ms);
         }
     }
@@ -422,6 +426,40 @@ fn matrix_text(o: &mut String, m: &model::MatrixComparison, ms: &[Machine]) {
     }
 }
 
+/// The free tables of probe `id` across the runs, aligned on the first
+/// [`crate::render::MAX_TABLE_ROWS`] keys and made safe to show. Aligned from
+/// the run files themselves (`raw`), whose tables are whole: the display
+/// copies (`shown`, where the probe is found by its cleaned id) keep only the
+/// rows a table shows.
+fn shown_tables(raw: &[RunFile], shown: &[RunFile], id: &str) -> Vec<model::TableComparison> {
+    let probes: Vec<Option<&ProbeResult>> = raw
+        .iter()
+        .zip(shown)
+        .map(|(r, s)| {
+            let i = s.probes.iter().position(|p| p.id == id)?;
+            r.probes.get(i)
+        })
+        .collect();
+    model::tables(&probes, crate::render::MAX_TABLE_ROWS)
+        .into_iter()
+        .map(|mut t| {
+            use crate::render::{clean, clean_json, MAX_NAME_CHARS, MAX_TEXT_CHARS};
+            t.name = clean(&t.name, MAX_NAME_CHARS, false);
+            t.key_column = clean(&t.key_column, MAX_NAME_CHARS, false);
+            for c in &mut t.columns {
+                *c = clean(c, MAX_NAME_CHARS, false);
+            }
+            for r in &mut t.rows {
+                r.key = clean(&r.key, MAX_TEXT_CHARS, false);
+                for v in r.cells.iter_mut().flatten().flatten() {
+                    *v = clean_json(std::mem::take(v));
+                }
+            }
+            t
+        })
+        .collect()
+}
+
 /// A free table across the runs in the terminal: one row per key and machine
 /// (the machines of a key next to each other), the table's own columns.
 fn table_text(o: &mut String, t: &model::TableComparison, ms: &[Machine]) {
@@ -437,7 +475,8 @@ fn table_text(o: &mut String, t: &model::TableComparison, ms: &[Machine]) {
     ];
     head.extend(kinds.iter().map(|(h, _)| Cell::new(h)));
     tt.set_header(head);
-    for r in &t.rows {
+    let shown = crate::render::rows_shown(t.rows.len());
+    for r in &t.rows[..shown] {
         for (m, cells) in ms.iter().zip(&r.cells) {
             if cells.iter().all(Option::is_none) {
                 continue;
@@ -455,6 +494,9 @@ fn table_text(o: &mut String, t: &model::TableComparison, ms: &[Machine]) {
         }
     }
     let _ = writeln!(o, "{}\n{tt}", t.name);
+    if let Some(line) = crate::render::rows_left_out(shown, t.keys_total) {
+        let _ = writeln!(o, "  {line}");
+    }
 }
 
 /// Each distribution's CDF per machine, overlaid (identical runs are nudged
@@ -570,7 +612,8 @@ fn table_html(o: &mut String, t: &model::TableComparison, ms: &[Machine]) {
         }
     }
     o.push_str("</tr>");
-    for r in &t.rows {
+    let shown = crate::render::rows_shown(t.rows.len());
+    for r in &t.rows[..shown] {
         let _ = write!(o, "<tr><td>{}</td>", esc(&r.key));
         for (ci, (_, kind)) in kinds.iter().enumerate() {
             for cells in &r.cells {
@@ -584,6 +627,7 @@ fn table_html(o: &mut String, t: &model::TableComparison, ms: &[Machine]) {
         o.push_str("</tr>");
     }
     o.push_str("</table></div>");
+    crate::render::html::left_out(o, shown, t.keys_total);
 }
 
 /// The distributions of one probe across the runs: p50 (with its interval where
@@ -704,6 +748,7 @@ fn peak_line(ss: &[Option<&Series>], ms: &[Machine], unit: &str) -> Option<Strin
 /// probe the differing parameters, overlaid curves (one colour per machine,
 /// raw and normalised) with their tables, and distribution percentiles.
 pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
+    let raw_runs = runs;
     let shown: Vec<RunFile> = runs.iter().map(crate::render::for_display).collect();
     let runs = shown.as_slice();
     let only = only.map(|o| {
@@ -788,7 +833,7 @@ pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
         for m in model::matrices(&probes) {
             matrix_html(&mut o, &m, &ms);
         }
-        for t in model::tables(&probes) {
+        for t in shown_tables(raw_runs, runs, &id) {
             table_html(&mut o, &t, &ms);
         }
         o.push_str("</section>");
@@ -872,7 +917,8 @@ fn series_html(o: &mut String, name: &str, ss: &[Option<&Series>], ms: &[Machine
     }
     o.push_str("</tr>");
     let mut overlap = false;
-    for &x in &xs {
+    let shown = crate::render::rows_shown(xs.len());
+    for &x in &xs[..shown] {
         let key = crate::render::x_key(x);
         let vals: Vec<Option<&Estimate>> = lookups
             .iter()
@@ -893,6 +939,7 @@ fn series_html(o: &mut String, name: &str, ss: &[Option<&Series>], ms: &[Machine
         o.push_str("</tr>");
     }
     o.push_str("</table></div>");
+    crate::render::html::left_out(o, shown, xs.len());
     if overlap {
         let _ = write!(o, "<p>{}</p>", esc(OVERLAP_NOTE));
     }

@@ -76,19 +76,43 @@ pub fn load(path: &Path) -> Result<RunFile, StoreError> {
     parse(&text, path)
 }
 
-/// Parse run-file text; `path` is only used in messages.
+/// The fields of a run file read before the rest: which tool wrote it and its
+/// schema version (every other field is skipped without being built).
+#[derive(serde::Deserialize)]
+struct Preamble {
+    #[serde(default)]
+    tool: Option<serde_json::Value>,
+    #[serde(default)]
+    schema_version: Option<serde_json::Value>,
+}
+
+/// Parse run-file text; `path` is only used in messages. The text is read
+/// twice: once for the tool and the version (nothing else is built), then
+/// straight into the model, never into a `serde_json::Value` tree of the whole
+/// file (which took several times the file's size: 460 MB for a 36 MB file).
 pub fn parse(text: &str, path: &Path) -> Result<RunFile, StoreError> {
     let invalid = |detail: String| StoreError::Invalid {
         path: path.into(),
         detail,
     };
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| invalid(format!("JSON error: {e}")))?;
-    let obj = value
-        .as_object()
-        .ok_or_else(|| invalid("top level is not an object".into()))?;
-    match obj
-        .get("tool")
+    let json_error = |e: serde_json::Error| match e.classify() {
+        serde_json::error::Category::Data => e.to_string(),
+        _ => format!("JSON error: {e}"),
+    };
+    // A derived struct also reads an array (as its fields in order): the first
+    // character says whether the top level is an object.
+    let is_object = text.trim_start().starts_with('{');
+    let pre: Preamble = match serde_json::from_str(text) {
+        Ok(_) if !is_object => return Err(invalid("top level is not an object".into())),
+        Err(e) if !is_object && e.classify() == serde_json::error::Category::Data => {
+            return Err(invalid("top level is not an object".into()))
+        }
+        Err(e) => return Err(invalid(json_error(e))),
+        Ok(pre) => pre,
+    };
+    match pre
+        .tool
+        .as_ref()
         .and_then(|t| t.get("name"))
         .and_then(|n| n.as_str())
     {
@@ -99,8 +123,9 @@ pub fn parse(text: &str, path: &Path) -> Result<RunFile, StoreError> {
             ))
         }
     }
-    let version = obj
-        .get("schema_version")
+    let version = pre
+        .schema_version
+        .as_ref()
         .and_then(|v| v.as_u64())
         .ok_or_else(|| invalid("missing or non-integer \"schema_version\"".into()))?;
     if version == 0 {
@@ -114,7 +139,7 @@ pub fn parse(text: &str, path: &Path) -> Result<RunFile, StoreError> {
             found: version,
         });
     }
-    let run: RunFile = serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
+    let run: RunFile = serde_json::from_str(text).map_err(|e| invalid(json_error(e)))?;
     validate(&run).map_err(invalid)?;
     Ok(run)
 }
@@ -404,10 +429,28 @@ fn create_temp_in(dir: &Path, prefix: &str) -> std::io::Result<tempfile::NamedTe
 /// created exclusively beside it, then renamed). Only for regular files: use
 /// [`write_output`] for paths the user names.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, &|w| w.write_all(bytes))
+}
+
+/// [`write_atomic`] of what `fill` writes, streamed through a buffer (a large
+/// file is never one string in memory). The temporary file is created
+/// exclusively and without following links, then renamed over `path`:
+/// whatever is at `path` (a regular file, a symbolic link, a FIFO) is
+/// replaced, never written through; a directory there is an error. For
+/// files whose names corescope chooses (the CSV export), not for paths a user
+/// names ([`write_output`] writes devices and links through).
+pub fn write_atomic_with(
+    path: &Path,
+    fill: &dyn Fn(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = parent_dir(path);
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("run");
     let mut tmp = create_temp_in(dir, &format!(".{}.", short_name(name)))?;
-    tmp.as_file_mut().write_all(bytes)?;
+    {
+        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
+        fill(&mut w)?;
+        w.flush()?;
+    }
     tmp.as_file().sync_all()?;
     // On failure the temporary file is removed when `tmp` is dropped.
     tmp.persist(path).map(drop).map_err(|e| e.error)

@@ -8,7 +8,7 @@
 
 use assert_cmd::Command;
 use corescope::model::RunFile;
-use corescope::render::{csv, html, svg, terminal};
+use corescope::render::{csv, html, svg, terminal, MAX_TABLE_ROWS};
 use corescope::{compare, store};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -1375,9 +1375,99 @@ fn two_million_points_render_bounded() {
     );
     let md = html::markdown(&run);
     assert!(
-        md.lines().count() > n as usize,
-        "Markdown table keeps every value"
+        md.lines().count() < MAX_TABLE_ROWS + 200,
+        "the Markdown table is cut"
     );
+    assert!(md.contains("… 1,999,000 more rows (1,000 of 2,000,000 shown)"));
+}
+
+/// A way to show a run: its name, whether it is HTML, and the renderer.
+type View<'a> = (&'a str, bool, &'a dyn Fn(&RunFile) -> String);
+
+/// Class 9: a table or a series of more rows than `MAX_TABLE_ROWS` is shown
+/// cut in the terminal, the HTML report, Markdown and `compare`, with a line
+/// saying how many rows were left out; the CSV keeps every row. What is shown
+/// does not grow with the rows past the cap.
+#[test]
+fn class9_big_tables_are_shown_cut_and_counted() {
+    let with_rows = |n: usize| -> RunFile {
+        let mut run: RunFile = store::load(&fixture("quick.json")).unwrap();
+        for p in &mut run.probes {
+            if let Some(s) = p.series.first_mut() {
+                s.x = (0..n).map(|i| i as f64).collect();
+                s.y = (0..n).map(|i| (i % 97) as f64 + 1.0).collect();
+            }
+            if let Some(t) = p.tables.first_mut() {
+                t.rows = (0..n)
+                    .map(|i| {
+                        vec![
+                            json!(format!("row {i}")),
+                            json!(i % 7),
+                            json!(1.5),
+                            json!("yes"),
+                        ]
+                    })
+                    .collect();
+            }
+        }
+        store::validate(&run).unwrap();
+        run
+    };
+    let cap = MAX_TABLE_ROWS;
+    let small = with_rows(cap + 1);
+    let big = with_rows(20 * cap);
+    let one_more = "… 1 more row (1,000 of 1,001 shown); the CSV export (--csv DIR) has every row";
+    let many_more = "… 19,000 more rows (1,000 of 20,000 shown)";
+    let pair = |r: &RunFile| [r.clone(), r.clone()];
+    // (what, is it HTML, how it renders)
+    let views: [View; 5] = [
+        ("terminal", false, &terminal::render_run),
+        ("HTML", true, &html::render_run),
+        ("Markdown", false, &html::markdown),
+        ("compare", false, &|r| compare::render_text(&pair(r), None)),
+        ("compare --html", true, &|r| {
+            compare::render_html(&pair(r), None)
+        }),
+    ];
+    for (what, is_html, render) in views {
+        let (a, b) = (render(&small), render(&big));
+        // Series tables everywhere; free tables everywhere but in Markdown.
+        let tables = if what == "Markdown" { 1 } else { 2 };
+        // The series is in two probes (compute, false-sharing): each says so.
+        assert!(a.matches(one_more).count() >= tables, "{what}: {a}");
+        assert!(b.matches(many_more).count() >= tables, "{what}");
+        assert!(
+            !a.contains("row 1000"),
+            "{what}: the row past the cap is shown"
+        );
+        // The rows shown do not grow with the rows past the cap (charts thin
+        // to their own bound).
+        let rows = |t: &str| {
+            if is_html {
+                t.matches("<tr").count()
+            } else {
+                t.lines().count()
+            }
+        };
+        assert_eq!(rows(&a), rows(&b), "{what}: more rows shown past the cap");
+    }
+    assert_eq!(
+        csv::series_csv(&big)
+            .matches("\ncompute,int/linear,")
+            .count(),
+        20 * cap,
+        "the CSV keeps every point"
+    );
+    // From the command line too.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("big.json");
+    std::fs::write(&file, serde_json::to_vec(&small).unwrap()).unwrap();
+    let c = case(
+        "a table one row over the cap",
+        &["report", s(&file)],
+        Expect::Ok(one_more),
+    );
+    check(tmp.path(), &c);
 }
 
 fn arb_f64() -> impl Strategy<Value = f64> {
@@ -1491,7 +1581,7 @@ proptest! {
         prop_assert!(!text.chars().any(|c| c.is_control() && c != '\n'));
         let _ = compare::render_html(&runs, None);
         let tmp = tempfile::tempdir().unwrap();
-        prop_assert!(csv::write_dir(&runs[0], tmp.path()).is_ok());
+        prop_assert!(csv::write_dir(&runs[0], tmp.path(), &|p, f| store::write_atomic_with(p, f)).is_ok());
     }
 }
 
@@ -2951,4 +3041,171 @@ fn class7_topologies_are_checked_at_every_way_in() {
         std::fs::write(path, rows.join("\n") + "\n").unwrap();
     }
     eprintln!("{n} topology cases checked");
+}
+
+/// Class 8: `corescope run | head -1`. A reader of stdout that goes away
+/// (before the first line or after it), even with stderr on the same pipe,
+/// never costs the run file or the HTML report: the run goes on, both are
+/// written, a line on stderr says that the rest was not shown, and the exit
+/// status is 141, as for a program SIGPIPE ended. Nothing panics.
+#[test]
+fn class8_closed_stdout_never_loses_the_run_files() {
+    use std::process::Stdio;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let run_args = |out: &Path| -> Vec<String> {
+        ["run", "timers", "--quick", "--no-progress", "--out", s(out)]
+            .map(String::from)
+            .to_vec()
+    };
+    let written = |out: &Path, what: &str| {
+        let run = store::load(out).unwrap_or_else(|e| panic!("{what}: the run file: {e}"));
+        assert!(!run.probes.is_empty(), "{what}: nothing measured");
+        let html = std::fs::read_to_string(out.with_extension("html"))
+            .unwrap_or_else(|e| panic!("{what}: no HTML report: {e}"));
+        assert!(html.starts_with("<!DOCTYPE html>"), "{what}");
+        let name = out.file_name().unwrap().to_string_lossy();
+        assert!(
+            !dir.join(format!(".{name}.lock")).exists(),
+            "{what}: lock left"
+        );
+    };
+    // The reader gone before the first write; stderr apart, then on the same pipe.
+    for (k, stderr_too) in [(0, false), (1, true)] {
+        let what = if stderr_too {
+            "run 2>&1 | (closed)"
+        } else {
+            "run | (closed)"
+        };
+        let out = dir.join(format!("closed{k}.json"));
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescope"));
+        cmd.current_dir(dir)
+            .args(run_args(&out))
+            .stdout(writer.try_clone().unwrap());
+        if stderr_too {
+            cmd.stderr(writer);
+        } else {
+            cmd.stderr(Stdio::piped());
+        }
+        let result = cmd.spawn().unwrap().wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&result.stderr);
+        assert_eq!(result.status.code(), Some(141), "{what}: {err}");
+        if !stderr_too {
+            assert!(!err.contains("panicked"), "{what}: {err}");
+            assert!(
+                err.contains("stdout was closed early")
+                    && err.contains(&format!("run file: {}", out.display()))
+                    && err.contains("closed0.html"),
+                "{what}: {err}"
+            );
+        }
+        written(&out, what);
+    }
+    // `| head -1`: the reader takes the first line and goes away.
+    let out = dir.join("head.json");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("corescope"))
+        .current_dir(dir)
+        .args(run_args(&out))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    {
+        use std::io::BufRead;
+        let stdout = child.stdout.take().unwrap();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut first)
+            .unwrap();
+    }
+    assert!(first.starts_with("corescope "), "{first}");
+    let result = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    // 141 when a later line met the closed pipe (the usual case); 0 if the
+    // whole output fitted into the pipe before the reader went.
+    match result.status.code() {
+        Some(141) => assert!(err.contains("stdout was closed early"), "{err}"),
+        Some(0) => {}
+        other => panic!("run | head -1: exit {other:?}: {err}"),
+    }
+    written(&out, "run | head -1");
+}
+
+/// A CSV export into a directory where links were planted under the names it
+/// writes: every file is made exclusively and renamed over its name, so each
+/// link is replaced and its target (a file, a missing file, a directory, a
+/// hard-linked file) is left alone; a directory under a name is refused in one
+/// line; no temporary file is left.
+#[test]
+fn class2_csv_export_never_writes_through_planted_links() {
+    use std::os::unix::fs::symlink;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let run = fixture("quick.json");
+    let out = dir.join("csv");
+    std::fs::create_dir(&out).unwrap();
+    let victims: Vec<PathBuf> = (0..3).map(|i| dir.join(format!("victim{i}.txt"))).collect();
+    for v in &victims {
+        std::fs::write(v, "precious").unwrap();
+    }
+    let target_dir = dir.join("target-dir");
+    std::fs::create_dir(&target_dir).unwrap();
+    let missing = dir.join("never-made.txt");
+    // A link to a file, a per-table file linked to another, a dangling link,
+    // a link to a directory, a hard link to a third file.
+    symlink(&victims[0], out.join("series.csv")).unwrap();
+    symlink(&victims[1], out.join("timers--table-timers.csv")).unwrap();
+    symlink(&missing, out.join("samples.csv")).unwrap();
+    symlink(&target_dir, out.join("histograms.csv")).unwrap();
+    std::fs::hard_link(&victims[2], out.join("pairs.csv")).unwrap();
+    let (code, _, err) = run_in(dir, &["report", s(&run), "--csv", s(&out)]);
+    assert_eq!(code, Some(0), "{err}");
+    for v in &victims {
+        assert_eq!(
+            std::fs::read_to_string(v).unwrap(),
+            "precious",
+            "{v:?} written through"
+        );
+    }
+    assert!(!missing.exists(), "a dangling link's target was made");
+    assert_eq!(std::fs::read_dir(&target_dir).unwrap().count(), 0);
+    for name in [
+        "series.csv",
+        "timers--table-timers.csv",
+        "samples.csv",
+        "histograms.csv",
+        "pairs.csv",
+    ] {
+        let p = out.join(name);
+        let m = std::fs::symlink_metadata(&p).unwrap();
+        assert!(m.file_type().is_file(), "{name} is not a regular file now");
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            text.lines().count() >= 1 && !text.contains("precious"),
+            "{name}"
+        );
+    }
+    let leftovers: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    // A directory under a name the export writes: one line naming it.
+    let out2 = dir.join("csv2");
+    std::fs::create_dir_all(out2.join("matrices.csv")).unwrap();
+    let (code, _, err) = run_in(dir, &["report", s(&run), "--csv", s(&out2)]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("matrices.csv"), "{err}");
+    // The library call does the same.
+    let loaded = store::load(&run).unwrap();
+    let out3 = dir.join("csv3");
+    std::fs::create_dir(&out3).unwrap();
+    symlink(&victims[0], out3.join("distributions.csv")).unwrap();
+    let files = csv::write_dir(&loaded, &out3, &|p, f| store::write_atomic_with(p, f)).unwrap();
+    assert!(files.iter().any(|f| f.ends_with("distributions.csv")));
+    assert_eq!(std::fs::read_to_string(&victims[0]).unwrap(), "precious");
 }

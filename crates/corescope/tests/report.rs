@@ -165,7 +165,7 @@ fn large_distributions_are_downsampled_but_histograms_stay_exact() {
 fn csv_files_are_tidy() {
     let q = load("quick.json");
     let dir = tempfile::tempdir().unwrap();
-    let files = csv::write_dir(&q, dir.path()).unwrap();
+    let files = csv::write_dir(&q, dir.path(), &|p, f| store::write_atomic_with(p, f)).unwrap();
     let series = std::fs::read_to_string(dir.path().join("series.csv")).unwrap();
     let rows = series.lines().count() - 1;
     let points: usize = q

@@ -9,6 +9,8 @@
 //!   where the file has one, else from the summary's percentiles).
 
 use crate::model::{Distribution, ProbeResult};
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 
 /// Values of a matrix, `values[row][col]`, `None` where not measured.
 pub type Cells = Vec<Vec<Option<f64>>>;
@@ -41,8 +43,12 @@ pub struct TableComparison {
     pub key_column: String,
     /// The other columns: every column any machine has, in order.
     pub columns: Vec<String>,
-    /// One row per key, in order of first appearance.
+    /// One row per key, in order of first appearance (at most the `max_rows`
+    /// given to [`tables`]).
     pub rows: Vec<AlignedRow>,
+    /// How many distinct keys the machines' tables have in all (more than
+    /// `rows.len()` when the table was cut).
+    pub keys_total: usize,
 }
 
 /// One key of a [`TableComparison`]: each machine's cells for each column.
@@ -70,7 +76,7 @@ pub struct DistributionComparison {
 /// Labels in order of first appearance across several lists.
 fn union<'a>(lists: impl Iterator<Item = &'a [String]>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
     for l in lists {
         for s in l {
             if seen.insert(s.as_str()) {
@@ -141,18 +147,32 @@ pub fn matrices(probes: &[Option<&ProbeResult>]) -> Vec<MatrixComparison> {
 }
 
 /// A matrix's values on the given labels (`None` where it has no such cell).
+/// Labels are looked up in maps (the first of a repeated label wins), so a
+/// matrix of many rows is realigned in linear time.
 fn realign(m: &crate::model::Matrix, rows: &[String], cols: &[String]) -> Cells {
+    let row_at = first_index(&m.rows);
+    let col_at: Vec<Option<usize>> = {
+        let at = first_index(&m.cols);
+        cols.iter().map(|c| at.get(c.as_str()).copied()).collect()
+    };
     rows.iter()
         .map(|r| {
-            let ri = m.rows.iter().position(|x| x == r);
-            cols.iter()
-                .map(|c| {
-                    let ci = m.cols.iter().position(|x| x == c)?;
-                    m.values.get(ri?)?.get(ci).copied().flatten()
-                })
+            let ri = row_at.get(r.as_str()).copied();
+            col_at
+                .iter()
+                .map(|ci| m.values.get(ri?)?.get((*ci)?).copied().flatten())
                 .collect()
         })
         .collect()
+}
+
+/// Where each label first appears in a list.
+fn first_index(labels: &[String]) -> HashMap<&str, usize> {
+    let mut at = HashMap::with_capacity(labels.len());
+    for (i, l) in labels.iter().enumerate() {
+        at.entry(l.as_str()).or_insert(i);
+    }
+    at
 }
 
 /// `b ÷ a` cell by cell; `None` where either is missing, zero or not finite.
@@ -174,16 +194,18 @@ pub fn cell_ratios(a: &Cells, b: &Cells) -> Cells {
 }
 
 /// The text of a key cell.
-fn key_text(v: &serde_json::Value) -> String {
+fn key_text(v: &serde_json::Value) -> Cow<'_, str> {
     match v {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
+        serde_json::Value::String(s) => Cow::Borrowed(s),
+        other => Cow::Owned(other.to_string()),
     }
 }
 
 /// Every free table of the probes, aligned by name, then by key (the first
-/// cell of each row) and column header.
-pub fn tables(probes: &[Option<&ProbeResult>]) -> Vec<TableComparison> {
+/// cell of each row) and column header. Only the first `max_rows` keys are
+/// aligned (a table of a million rows is shown cut, see
+/// [`TableComparison::keys_total`]); every key is counted. Linear in the rows.
+pub fn tables(probes: &[Option<&ProbeResult>], max_rows: usize) -> Vec<TableComparison> {
     let names = names_in(probes, |p| p.tables.iter().map(|t| &t.name));
     names
         .into_iter()
@@ -203,21 +225,24 @@ pub fn tables(probes: &[Option<&ProbeResult>]) -> Vec<TableComparison> {
                 .map(|t| t.columns.iter().skip(1).cloned().collect())
                 .collect();
             let columns = union(rest.iter().map(Vec::as_slice));
-            let keys: Vec<Vec<String>> = ts
+            let (keys, keys_total) = first_keys(&ts, max_rows);
+            let at: HashMap<&str, usize> = keys
                 .iter()
-                .flatten()
-                .map(|t| {
-                    t.rows
-                        .iter()
-                        .filter_map(|r| r.first().map(key_text))
-                        .collect()
-                })
+                .enumerate()
+                .map(|(i, k)| (k.as_str(), i))
                 .collect();
-            let keys = union(keys.iter().map(Vec::as_slice));
+            let per_machine: Vec<Vec<Vec<Option<serde_json::Value>>>> = ts
+                .iter()
+                .map(|t| machine_cells(*t, &at, keys.len(), &columns))
+                .collect();
             let rows = keys
                 .into_iter()
-                .map(|key| AlignedRow {
-                    cells: ts.iter().map(|t| row_cells(*t, &key, &columns)).collect(),
+                .enumerate()
+                .map(|(i, key)| AlignedRow {
+                    cells: per_machine
+                        .iter()
+                        .map(|m| m.get(i).cloned().unwrap_or_default())
+                        .collect(),
                     key,
                 })
                 .collect();
@@ -226,29 +251,65 @@ pub fn tables(probes: &[Option<&ProbeResult>]) -> Vec<TableComparison> {
                 key_column,
                 columns,
                 rows,
+                keys_total,
             }
         })
         .collect()
 }
 
-/// One machine's cells of the row with `key`, on the given columns.
-fn row_cells(
+/// The first `max` keys across the machines' tables in order of first
+/// appearance, and how many distinct keys there are in all.
+fn first_keys(ts: &[Option<&crate::model::Table>], max: usize) -> (Vec<String>, usize) {
+    let mut seen: HashSet<Cow<'_, str>> = HashSet::new();
+    let mut keys = Vec::new();
+    for t in ts.iter().flatten() {
+        for k in t.rows.iter().filter_map(|r| r.first()) {
+            let k = key_text(k);
+            if !seen.contains(&k) {
+                if keys.len() < max {
+                    keys.push(k.to_string());
+                }
+                seen.insert(k);
+            }
+        }
+    }
+    (keys, seen.len())
+}
+
+/// One machine's cells for each of `n` keys (`at`: a key's index), on the
+/// given columns; the first row of a repeated key wins. Empty rows (all
+/// `None`) where the machine lacks the table or the key.
+fn machine_cells(
     t: Option<&crate::model::Table>,
-    key: &str,
+    at: &HashMap<&str, usize>,
+    n: usize,
     columns: &[String],
-) -> Vec<Option<serde_json::Value>> {
-    let row = t.and_then(|t| {
-        t.rows
-            .iter()
-            .find(|r| r.first().map(key_text).as_deref() == Some(key))
-            .map(|r| (t, r))
-    });
-    columns
-        .iter()
-        .map(|c| {
-            let (t, r) = row?;
-            let i = t.columns.iter().position(|x| x == c)?;
-            r.get(i).cloned()
+) -> Vec<Vec<Option<serde_json::Value>>> {
+    let mut rows: Vec<Option<&Vec<serde_json::Value>>> = vec![None; n];
+    let col_at: Vec<Option<usize>> = match t {
+        Some(t) => {
+            let index = first_index(&t.columns);
+            columns
+                .iter()
+                .map(|c| index.get(c.as_str()).copied())
+                .collect()
+        }
+        None => vec![None; columns.len()],
+    };
+    for r in t.iter().flat_map(|t| &t.rows) {
+        let Some(i) = r.first().and_then(|k| at.get(key_text(k).as_ref())) else {
+            continue;
+        };
+        if let Some(slot @ None) = rows.get_mut(*i) {
+            *slot = Some(r);
+        }
+    }
+    rows.into_iter()
+        .map(|r| {
+            col_at
+                .iter()
+                .map(|c| r.and_then(|r| r.get((*c)?)).cloned())
+                .collect()
         })
         .collect()
 }
@@ -372,7 +433,7 @@ mod tests {
             json!({"tables": [{"name": "t", "columns": ["impl", "extra", "rate_per_s"],
             "rows": [["y", 7, 3.0], ["z", 8, 4.0]]}]}),
         );
-        let t = &tables(&[Some(&a), Some(&b)])[0];
+        let t = &tables(&[Some(&a), Some(&b)], usize::MAX)[0];
         assert_eq!(t.key_column, "impl");
         assert_eq!(t.columns, ["rate_per_s", "extra"]);
         let keys: Vec<&str> = t.rows.iter().map(|r| r.key.as_str()).collect();
@@ -380,6 +441,24 @@ mod tests {
         assert_eq!(t.rows[1].cells[0], vec![Some(json!(2.0)), None]);
         assert_eq!(t.rows[1].cells[1], vec![Some(json!(3.0)), Some(json!(7))]);
         assert_eq!(t.rows[0].cells[1], vec![None, None]);
+    }
+
+    #[test]
+    fn tables_are_aligned_on_the_first_keys_and_every_key_counted() {
+        let rows: Vec<serde_json::Value> = (0..50).map(|i| json!([format!("k{i}"), i])).collect();
+        let a = probe(json!({"tables": [{"name": "t", "columns": ["key", "v"], "rows": rows}]}));
+        let b = probe(json!({"tables": [{"name": "t", "columns": ["key", "v"],
+            "rows": [["k3", 30], ["new", 1], ["k3", 99]]}]}));
+        let t = &tables(&[Some(&a), Some(&b)], 5)[0];
+        assert_eq!(t.rows.len(), 5);
+        assert_eq!(t.keys_total, 51);
+        assert_eq!(t.rows[3].key, "k3");
+        assert_eq!(
+            t.rows[3].cells[1],
+            vec![Some(json!(30))],
+            "the first k3 of b"
+        );
+        assert_eq!(t.rows[4].cells[1], vec![None], "b has no k4");
     }
 
     #[test]

@@ -757,7 +757,11 @@ pub struct Distribution {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode_range: Option<ModeRange>,
     /// Paired samples (A, B), downsampled, for scatter plots.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "pairs_of_two"
+    )]
     pub pairs: Vec<[f64; 2]>,
     /// Name of the distribution paired with this one (the y of `pairs`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -887,6 +891,23 @@ pub struct Table {
     pub columns: Vec<String>,
     /// Rows of cells, already formatted or raw JSON values.
     pub rows: Vec<Vec<serde_json::Value>>,
+}
+
+/// Pairs read as arrays of any length, each checked to hold two numbers: a
+/// pair of three is "invalid length 3, expected a pair of two numbers" (read
+/// from text, serde_json called it "trailing characters").
+fn pairs_of_two<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<[f64; 2]>, D::Error> {
+    let lists: Vec<Vec<f64>> = Vec::deserialize(d)?;
+    lists
+        .into_iter()
+        .map(|p| match p[..] {
+            [a, b] => Ok([a, b]),
+            _ => Err(serde::de::Error::invalid_length(
+                p.len(),
+                &"a pair of two numbers",
+            )),
+        })
+        .collect()
 }
 
 /// What one case of a probe produced; the runner merges these into a [`ProbeResult`].

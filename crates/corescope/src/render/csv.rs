@@ -3,6 +3,12 @@
 //! distribution summary (with the median's interval), histogram bin, pair,
 //! matrix cell, timeline span and free table, plus one small file per series.
 //!
+//! Every file is streamed to disk row by row (a 1 M-point series is never one
+//! string in memory) through the writer [`write_dir`] is given (`report --csv`
+//! gives `store::write_atomic_with`: a temporary file created exclusively
+//! beside the name, then renamed over it, so a link planted under a name is
+//! replaced, never followed).
+//!
 //! Written with the `csv` crate (quoting of commas, quotes, CR and LF done by a
 //! maintained writer, not by hand). Text cells that a spreadsheet would run as
 //! a formula (starting with `=`, `+`, `-`, `@`, a tab or CR) get a leading `'`
@@ -10,34 +16,45 @@
 
 use crate::model::RunFile;
 use std::collections::HashSet;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// One CSV document being built in memory.
-struct Sheet(csv::Writer<Vec<u8>>);
+/// One CSV document being written to `out`, row by row.
+struct Sheet<W: Write>(csv::Writer<W>);
 
-impl Sheet {
-    fn new(header: &[&str]) -> Self {
+impl<W: Write> Sheet<W> {
+    fn new<S: AsRef<[u8]>>(out: W, header: &[S]) -> io::Result<Self> {
         let mut w = csv::WriterBuilder::new()
             .terminator(csv::Terminator::Any(b'\n'))
             .flexible(true)
-            .from_writer(Vec::new());
-        // Writing into a Vec cannot fail.
-        let _ = w.write_record(header);
-        Self(w)
+            .from_writer(out);
+        w.write_record(header)?;
+        Ok(Self(w))
     }
 
-    fn row<I, S>(&mut self, cells: I)
+    fn row<I, S>(&mut self, cells: I) -> io::Result<()>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<[u8]>,
     {
-        let _ = self.0.write_record(cells);
+        Ok(self.0.write_record(cells)?)
     }
 
-    fn finish(self) -> String {
-        let bytes = self.0.into_inner().unwrap_or_default();
-        String::from_utf8(bytes).unwrap_or_default()
+    fn finish(mut self) -> io::Result<()> {
+        self.0.flush()
     }
+}
+
+/// What writes one CSV document to a stream.
+type Fill<'a> = dyn Fn(&mut dyn Write) -> io::Result<()> + 'a;
+
+/// A CSV document as text (for tests and callers that want it in memory).
+fn to_text(fill: &Fill<'_>) -> String {
+    let mut bytes = Vec::new();
+    // Writing into a Vec fails only on a bug in the writer: then the text is
+    // what was written up to it.
+    let _ = fill(&mut bytes);
+    String::from_utf8(bytes).unwrap_or_default()
 }
 
 /// A text cell made safe for spreadsheets: a leading `'` when it would start
@@ -68,9 +85,17 @@ fn interval_cells(s: &crate::model::Series, i: usize) -> [String; 3] {
 /// interval and `n` the number of repetitions (the last three empty for version 1
 /// files).
 pub fn series_csv(run: &RunFile) -> String {
-    let mut o = Sheet::new(&[
-        "probe", "series", "x_name", "x", "y_name", "y", "y_lo", "y_hi", "n",
-    ]);
+    to_text(&|w| write_series(run, w))
+}
+
+/// [`series_csv`] written to `out`, row by row.
+fn write_series(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
+    let mut o = Sheet::new(
+        out,
+        &[
+            "probe", "series", "x_name", "x", "y_name", "y", "y_lo", "y_hi", "n",
+        ],
+    )?;
     for p in &run.probes {
         for s in &p.series {
             let (id, name, xn, yn) = (cell(&p.id), cell(&s.name), cell(&s.x_name), cell(&s.y_name));
@@ -86,7 +111,7 @@ pub fn series_csv(run: &RunFile) -> String {
                     &lo,
                     &hi,
                     &n,
-                ]);
+                ])?;
             }
         }
     }
@@ -97,22 +122,30 @@ pub fn series_csv(run: &RunFile) -> String {
 /// `probe,series,x_name,x,y_name,repetition,y` (empty for version 1 files, which
 /// kept no repetitions).
 pub fn samples_csv(run: &RunFile) -> String {
-    let mut o = Sheet::new(&[
-        "probe",
-        "series",
-        "x_name",
-        "x",
-        "y_name",
-        "repetition",
-        "y",
-    ]);
+    to_text(&|w| write_samples(run, w))
+}
+
+/// [`samples_csv`] written to `out`, row by row.
+fn write_samples(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
+    let mut o = Sheet::new(
+        out,
+        &[
+            "probe",
+            "series",
+            "x_name",
+            "x",
+            "y_name",
+            "repetition",
+            "y",
+        ],
+    )?;
     for p in &run.probes {
         for s in &p.series {
             let (id, name, xn, yn) = (cell(&p.id), cell(&s.name), cell(&s.x_name), cell(&s.y_name));
             for (x, reps) in s.x.iter().zip(&s.samples) {
                 let x = x.to_string();
                 for (k, y) in reps.iter().enumerate() {
-                    o.row([&id, &name, &xn, &x, &yn, &k.to_string(), &y.to_string()]);
+                    o.row([&id, &name, &xn, &x, &yn, &k.to_string(), &y.to_string()])?;
                 }
             }
         }
@@ -122,22 +155,30 @@ pub fn samples_csv(run: &RunFile) -> String {
 
 /// Tidy CSV of every distribution's summary.
 pub fn distributions_csv(run: &RunFile) -> String {
-    let mut o = Sheet::new(&[
-        "probe",
-        "distribution",
-        "unit",
-        "count",
-        "min",
-        "p50",
-        "p90",
-        "p99",
-        "p999",
-        "max",
-        "mean",
-        "stddev",
-        "p50_lo",
-        "p50_hi",
-    ]);
+    to_text(&|w| write_distributions(run, w))
+}
+
+/// [`distributions_csv`] written to `out`, row by row.
+fn write_distributions(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
+    let mut o = Sheet::new(
+        out,
+        &[
+            "probe",
+            "distribution",
+            "unit",
+            "count",
+            "min",
+            "p50",
+            "p90",
+            "p99",
+            "p999",
+            "max",
+            "mean",
+            "stddev",
+            "p50_lo",
+            "p50_hi",
+        ],
+    )?;
     for p in &run.probes {
         for d in &p.distributions {
             let s = &d.summary;
@@ -154,7 +195,7 @@ pub fn distributions_csv(run: &RunFile) -> String {
             // The median's interval; empty where the file has none (version 1).
             let has = s.p50_lo != 0.0 || s.p50_hi != 0.0;
             r.extend([s.p50_lo, s.p50_hi].map(|v| if has { v.to_string() } else { String::new() }));
-            o.row(r);
+            o.row(r)?;
         }
     }
     o.finish()
@@ -162,14 +203,22 @@ pub fn distributions_csv(run: &RunFile) -> String {
 
 /// Tidy CSV of every histogram bin.
 pub fn histograms_csv(run: &RunFile) -> String {
-    let mut o = Sheet::new(&[
-        "probe",
-        "distribution",
-        "unit",
-        "bin_low",
-        "bin_high",
-        "count",
-    ]);
+    to_text(&|w| write_histograms(run, w))
+}
+
+/// [`histograms_csv`] written to `out`, row by row.
+fn write_histograms(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
+    let mut o = Sheet::new(
+        out,
+        &[
+            "probe",
+            "distribution",
+            "unit",
+            "bin_low",
+            "bin_high",
+            "count",
+        ],
+    )?;
     for p in &run.probes {
         for d in &p.distributions {
             let h = &d.histogram;
@@ -182,7 +231,7 @@ pub fn histograms_csv(run: &RunFile) -> String {
                     &e[0].to_string(),
                     &e[1].to_string(),
                     &c.to_string(),
-                ]);
+                ])?;
             }
         }
     }
@@ -191,15 +240,23 @@ pub fn histograms_csv(run: &RunFile) -> String {
 
 /// Tidy CSV of the paired samples (A, B) of distributions that have them.
 pub fn pairs_csv(run: &RunFile) -> String {
-    let mut o = Sheet::new(&[
-        "probe",
-        "distribution",
-        "paired_with",
-        "unit",
-        "index",
-        "a",
-        "b",
-    ]);
+    to_text(&|w| write_pairs(run, w))
+}
+
+/// [`pairs_csv`] written to `out`, row by row.
+fn write_pairs(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
+    let mut o = Sheet::new(
+        out,
+        &[
+            "probe",
+            "distribution",
+            "paired_with",
+            "unit",
+            "index",
+            "a",
+            "b",
+        ],
+    )?;
     for p in &run.probes {
         for d in &p.distributions {
             let with = cell(d.paired_with.as_deref().unwrap_or(""));
@@ -213,7 +270,7 @@ pub fn pairs_csv(run: &RunFile) -> String {
                     &i.to_string(),
                     &a.to_string(),
                     &b.to_string(),
-                ]);
+                ])?;
             }
         }
     }
@@ -222,7 +279,12 @@ pub fn pairs_csv(run: &RunFile) -> String {
 
 /// Tidy CSV of every matrix cell (unmeasured cells are left out).
 pub fn matrices_csv(run: &RunFile) -> String {
-    let mut o = Sheet::new(&["probe", "matrix", "unit", "row", "col", "value"]);
+    to_text(&|w| write_matrices(run, w))
+}
+
+/// [`matrices_csv`] written to `out`, row by row.
+fn write_matrices(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
+    let mut o = Sheet::new(out, &["probe", "matrix", "unit", "row", "col", "value"])?;
     for p in &run.probes {
         for m in &p.matrices {
             let (id, name, unit) = (cell(&p.id), cell(&m.name), cell(&m.unit));
@@ -231,7 +293,7 @@ pub fn matrices_csv(run: &RunFile) -> String {
                 for (c, v) in row.iter().enumerate() {
                     if let Some(v) = v {
                         let cl = cell(m.cols.get(c).map(String::as_str).unwrap_or(""));
-                        o.row([&id, &name, &unit, &rl, &cl, &v.to_string()]);
+                        o.row([&id, &name, &unit, &rl, &cl, &v.to_string()])?;
                     }
                 }
             }
@@ -242,7 +304,15 @@ pub fn matrices_csv(run: &RunFile) -> String {
 
 /// Tidy CSV of every timeline span.
 pub fn timelines_csv(run: &RunFile) -> String {
-    let mut o = Sheet::new(&["probe", "timeline", "lane", "start_ns", "end_ns", "kind"]);
+    to_text(&|w| write_timelines(run, w))
+}
+
+/// [`timelines_csv`] written to `out`, row by row.
+fn write_timelines(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
+    let mut o = Sheet::new(
+        out,
+        &["probe", "timeline", "lane", "start_ns", "end_ns", "kind"],
+    )?;
     for p in &run.probes {
         for t in &p.timelines {
             let (id, name) = (cell(&p.id), cell(&t.name));
@@ -256,7 +326,7 @@ pub fn timelines_csv(run: &RunFile) -> String {
                         &s.start_ns.to_string(),
                         &s.end_ns.to_string(),
                         &cell(&s.kind),
-                    ]);
+                    ])?;
                 }
             }
         }
@@ -296,13 +366,13 @@ pub fn file_name(s: &str) -> String {
     format!("{}~{hash:016x}", &out[..MAX_NAME_PART_BYTES - 17])
 }
 
-/// What receives each CSV file: its name and a closure that renders its text.
-type SheetSink<'a> = dyn FnMut(String, &dyn Fn() -> String) -> std::io::Result<()> + 'a;
+/// What receives each CSV file: its name and what writes its rows.
+type SheetSink<'a> = dyn FnMut(String, &Fill<'_>) -> io::Result<()> + 'a;
 
 /// Every CSV file of a run in the order it is written: its name (unique, see
-/// [`write_dir`]) and a closure that renders its text. Names come without
-/// rendering anything, so a caller can check the paths before a byte is written.
-fn each_sheet(run: &RunFile, put: &mut SheetSink<'_>) -> std::io::Result<()> {
+/// [`write_dir`]) and what writes its rows. Names come without rendering
+/// anything, so a caller can check the paths before a byte is written.
+fn each_sheet(run: &RunFile, put: &mut SheetSink<'_>) -> io::Result<()> {
     let mut used: HashSet<String> = HashSet::new();
     let mut unique = |stem: String| -> String {
         let mut name = format!("{stem}.csv");
@@ -313,59 +383,67 @@ fn each_sheet(run: &RunFile, put: &mut SheetSink<'_>) -> std::io::Result<()> {
         }
         name
     };
-    put(unique("series".into()), &|| series_csv(run))?;
-    put(unique("samples".into()), &|| samples_csv(run))?;
-    put(unique("distributions".into()), &|| distributions_csv(run))?;
-    put(unique("histograms".into()), &|| histograms_csv(run))?;
-    put(unique("pairs".into()), &|| pairs_csv(run))?;
-    put(unique("matrices".into()), &|| matrices_csv(run))?;
-    put(unique("timelines".into()), &|| timelines_csv(run))?;
+    put(unique("series".into()), &|w| write_series(run, w))?;
+    put(unique("samples".into()), &|w| write_samples(run, w))?;
+    put(unique("distributions".into()), &|w| {
+        write_distributions(run, w)
+    })?;
+    put(unique("histograms".into()), &|w| write_histograms(run, w))?;
+    put(unique("pairs".into()), &|w| write_pairs(run, w))?;
+    put(unique("matrices".into()), &|w| write_matrices(run, w))?;
+    put(unique("timelines".into()), &|w| write_timelines(run, w))?;
     for p in &run.probes {
         for s in &p.series {
-            let text = || {
-                let mut t = Sheet::new(&[
-                    cell(&s.x_name).as_str(),
-                    cell(&s.y_name).as_str(),
-                    "y_lo",
-                    "y_hi",
-                    "n",
-                ]);
-                for (i, (x, y)) in s.x.iter().zip(&s.y).enumerate() {
-                    let [lo, hi, n] = interval_cells(s, i);
-                    t.row([x.to_string(), y.to_string(), lo, hi, n]);
-                }
-                t.finish()
-            };
             put(
                 unique(format!("{}--{}", file_name(&p.id), file_name(&s.name))),
-                &text,
+                &|w| write_one_series(s, w),
             )?;
         }
         for tb in &p.tables {
-            let text = || {
-                let cols: Vec<String> = tb.columns.iter().map(|c| cell(c)).collect();
-                let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
-                let mut t = Sheet::new(&cols);
-                for r in &tb.rows {
-                    t.row(r.iter().map(|v| match v {
-                        serde_json::Value::String(s) => cell(s),
-                        serde_json::Value::Null => String::new(),
-                        other => cell(&other.to_string()),
-                    }));
-                }
-                t.finish()
-            };
             put(
                 unique(format!(
                     "{}--table-{}",
                     file_name(&p.id),
                     file_name(&tb.name)
                 )),
-                &text,
+                &|w| write_table(tb, w),
             )?;
         }
     }
     Ok(())
+}
+
+/// One series as its own file: `x_name,y_name,y_lo,y_hi,n`.
+fn write_one_series(s: &crate::model::Series, out: &mut dyn Write) -> io::Result<()> {
+    let mut t = Sheet::new(
+        out,
+        &[
+            cell(&s.x_name).as_str(),
+            cell(&s.y_name).as_str(),
+            "y_lo",
+            "y_hi",
+            "n",
+        ],
+    )?;
+    for (i, (x, y)) in s.x.iter().zip(&s.y).enumerate() {
+        let [lo, hi, n] = interval_cells(s, i);
+        t.row([x.to_string(), y.to_string(), lo, hi, n])?;
+    }
+    t.finish()
+}
+
+/// A free table as its own file, every row, its own columns.
+fn write_table(tb: &crate::model::Table, out: &mut dyn Write) -> io::Result<()> {
+    let cols: Vec<String> = tb.columns.iter().map(|c| cell(c)).collect();
+    let mut t = Sheet::new(out, &cols)?;
+    for r in &tb.rows {
+        t.row(r.iter().map(|v| match v {
+            serde_json::Value::String(s) => cell(s),
+            serde_json::Value::Null => String::new(),
+            other => cell(&other.to_string()),
+        }))?;
+    }
+    t.finish()
 }
 
 /// The files [`write_dir`] would write into `dir`, without writing (or
@@ -379,14 +457,27 @@ pub fn planned_files(run: &RunFile, dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// Write every CSV into `dir` (created if missing); returns the files written.
-/// Names that would collide after [`file_name`] get a `-2`, `-3`, ... suffix.
-pub fn write_dir(run: &RunFile, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+/// What writes one file of the export: its path and what writes its rows
+/// (the commands give `store::write_atomic_with`; the renderer does not
+/// choose how files are made).
+pub type WriteFile<'a> =
+    dyn Fn(&Path, &dyn Fn(&mut dyn Write) -> io::Result<()>) -> io::Result<()> + 'a;
+
+/// Write every CSV into `dir` (created if missing) with `write_file`; returns
+/// the files written. Names that would collide after [`file_name`] get a `-2`,
+/// `-3`, ... suffix. Each file's rows are streamed to `write_file`, never
+/// rendered into one string; an error names the file.
+pub fn write_dir(
+    run: &RunFile,
+    dir: &Path,
+    write_file: &WriteFile<'_>,
+) -> io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
     let mut written = Vec::new();
-    each_sheet(run, &mut |name, text| {
+    each_sheet(run, &mut |name, fill| {
         let path = dir.join(name);
-        std::fs::write(&path, text())?;
+        write_file(&path, fill)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
         written.push(path);
         Ok(())
     })?;
@@ -398,9 +489,11 @@ mod tests {
     use super::*;
 
     fn one(cells: &[&str]) -> String {
-        let mut s = Sheet::new(&["h"]);
-        s.row(cells);
-        s.finish()
+        to_text(&|w| {
+            let mut s = Sheet::new(w, &["h"])?;
+            s.row(cells)?;
+            s.finish()
+        })
     }
 
     #[test]

@@ -365,7 +365,8 @@ fn series_table(o: &mut String, g: &ChartGroup, open: bool) {
         let _ = write!(o, "<th>{}</th>", esc(l));
     }
     o.push_str("</tr>");
-    for x in xs {
+    let shown = super::rows_shown(xs.len());
+    for &x in &xs[..shown] {
         let xl = fmt_x(&first.x_name, x);
         let _ = write!(o, "<tr><td>{}</td>", esc(&xl));
         for m in &lookups {
@@ -377,7 +378,16 @@ fn series_table(o: &mut String, g: &ChartGroup, open: bool) {
         }
         o.push_str("</tr>");
     }
-    o.push_str("</table></div></details>");
+    o.push_str("</table></div>");
+    left_out(o, shown, xs.len());
+    o.push_str("</details>");
+}
+
+/// The paragraph below a table cut at [`super::MAX_TABLE_ROWS`], or nothing.
+pub fn left_out(o: &mut String, shown: usize, total: usize) {
+    if let Some(line) = super::rows_left_out(shown, total) {
+        let _ = write!(o, "<p class='note'>{}</p>", esc(&line));
+    }
 }
 
 /// The parameters of a probe (sizes, repetitions, budgets), collapsed.
@@ -504,7 +514,8 @@ fn free_table(o: &mut String, t: &crate::model::Table) {
         let _ = write!(o, "<th>{}</th>", esc(h));
     }
     o.push_str("</tr>");
-    for (i, r) in t.rows.iter().enumerate() {
+    let shown = super::rows_shown(t.rows.len());
+    for (i, r) in t.rows[..shown].iter().enumerate() {
         if best == Some(i) {
             o.push_str("<tr class='best' title='best (highest rate)'>");
         } else {
@@ -521,7 +532,8 @@ fn free_table(o: &mut String, t: &crate::model::Table) {
         o.push_str("</tr>");
     }
     o.push_str("</table></div>");
-    if best.is_some() {
+    left_out(o, shown, t.rows.len());
+    if best.is_some_and(|b| b < shown) {
         o.push_str("<p class='note'>★ best row: the highest rate.</p>");
     }
 }
@@ -548,7 +560,8 @@ fn distributions(o: &mut String, p: &ProbeResult) {
         o.push_str("<th>p50 95 % CI</th>");
     }
     o.push_str("<th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>mode range</th></tr>");
-    for d in &p.distributions {
+    let shown = super::rows_shown(p.distributions.len());
+    for d in &p.distributions[..shown] {
         let s = &d.summary;
         let mode = d
             .mode_range
@@ -585,6 +598,7 @@ fn distributions(o: &mut String, p: &ProbeResult) {
         );
     }
     o.push_str("</table></div>");
+    left_out(o, shown, p.distributions.len());
     // Seed 000 Figure 8: A vs B with y = x, and the histograms.
     for d in &p.distributions {
         if let (Some(a), false) = (&d.paired_with, d.pairs.is_empty()) {
@@ -690,7 +704,8 @@ pub fn markdown(run: &RunFile) -> String {
                 );
             }
             let _ = write!(o, "\n|---|{}\n", "---:|".repeat(group.len()));
-            for x in xs {
+            let shown = super::rows_shown(xs.len());
+            for &x in &xs[..shown] {
                 let _ = write!(o, "| {} |", md(&fmt_x(&first.x_name, x)));
                 for m in &lookups {
                     let v = m
@@ -701,6 +716,7 @@ pub fn markdown(run: &RunFile) -> String {
                 }
                 o.push('\n');
             }
+            md_left_out(&mut o, shown, xs.len());
         }
         md_distributions(&mut o, p);
     }
@@ -721,11 +737,12 @@ fn md_distributions(o: &mut String, p: &ProbeResult) {
         return;
     }
     o.push_str("\n| distribution | unit | n | min | p50 | p90 | p99 | max |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
-    let mut shown = false;
-    for d in &p.distributions {
+    let mut wide = false;
+    let shown = super::rows_shown(p.distributions.len());
+    for d in &p.distributions[..shown] {
         let s = &d.summary;
         let p50 = words::cell(s.p50, 1.0, Some(&s.median()));
-        shown |= p50.contains('±');
+        wide |= p50.contains('±');
         let _ = writeln!(
             o,
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -739,7 +756,15 @@ fn md_distributions(o: &mut String, p: &ProbeResult) {
             fmt_num(s.max)
         );
     }
-    if shown {
+    md_left_out(o, shown, p.distributions.len());
+    if wide {
         o.push_str("\n± on p50 = 95 % CI of the median\n");
+    }
+}
+
+/// The line below a Markdown table cut at [`super::MAX_TABLE_ROWS`], or nothing.
+fn md_left_out(o: &mut String, shown: usize, total: usize) {
+    if let Some(line) = super::rows_left_out(shown, total) {
+        let _ = write!(o, "\n{}\n", md(&line));
     }
 }

@@ -64,6 +64,45 @@ pub fn env_extras(e: &crate::model::EnvInfo) -> Vec<String> {
     out
 }
 
+/// Most rows one table shows in the terminal, the HTML report and Markdown
+/// (series tables, free tables, matrix grids, distribution tables, and their
+/// `compare` views). The rest are counted in a line below the table
+/// ([`rows_left_out`]); the CSV export keeps every row. A 1 M-row table took
+/// 1.9 GB and 5 s to lay out in the terminal.
+pub const MAX_TABLE_ROWS: usize = 1000;
+
+/// How many of `total` rows a table shows (at most [`MAX_TABLE_ROWS`]).
+pub fn rows_shown(total: usize) -> usize {
+    total.min(MAX_TABLE_ROWS)
+}
+
+/// The line said below a table that shows `shown` of its `total` rows, in words
+/// (`… 999,000 more rows (1,000 of 1,000,000 shown); the CSV export
+/// (--csv DIR) has every row`); `None` when every row is shown.
+pub fn rows_left_out(shown: usize, total: usize) -> Option<String> {
+    let left = total.checked_sub(shown).filter(|&n| n > 0)?;
+    Some(format!(
+        "… {} more row{} ({} of {} shown); the CSV export (--csv DIR) has every row",
+        fmt_count(left),
+        if left == 1 { "" } else { "s" },
+        fmt_count(shown),
+        fmt_count(total)
+    ))
+}
+
+/// A count with thousands separated by commas (`1,000,000`).
+pub fn fmt_count(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Longest name (probe, series, unit, label, host) shown in the terminal and
 /// HTML; longer ones are cut with an ellipsis (JSON and CSV keep them whole).
 pub const MAX_NAME_CHARS: usize = 120;
@@ -169,9 +208,10 @@ pub fn header_for_display(run: &crate::model::RunFile) -> crate::model::RunFile 
     r
 }
 
-/// One probe made safe to show (see [`for_display`]).
+/// One probe made safe to show (see [`for_display`]); free tables keep their
+/// rows up to [`MAX_TABLE_ROWS`] (see [`probe_shown_rows`]).
 pub fn probe_for_display(p: &crate::model::ProbeResult) -> crate::model::ProbeResult {
-    let mut p = p.clone();
+    let mut p = probe_shown_rows(p);
     name(&mut p.id);
     text(&mut p.title);
     p.reason.as_mut().map(text);
@@ -224,9 +264,58 @@ pub fn probe_for_display(p: &crate::model::ProbeResult) -> crate::model::ProbeRe
     p
 }
 
+/// A copy of a probe with every field but its free tables' rows, and those
+/// rows up to [`MAX_TABLE_ROWS`]; each row past it is left empty (no cell,
+/// nothing allocated), so the copy keeps the count of rows, which is all a
+/// renderer shows of them. A 1 M-row table is not copied whole to be shown.
+fn probe_shown_rows(p: &crate::model::ProbeResult) -> crate::model::ProbeResult {
+    let tables = p
+        .tables
+        .iter()
+        .map(|t| crate::model::Table {
+            name: t.name.clone(),
+            columns: t.columns.clone(),
+            rows: t
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    if i < MAX_TABLE_ROWS {
+                        r.clone()
+                    } else {
+                        Vec::new()
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    // Every field named (no `..`): a field added to the model is a compile
+    // error here, not a field silently left out of the display.
+    crate::model::ProbeResult {
+        id: p.id.clone(),
+        title: p.title.clone(),
+        status: p.status,
+        reason: p.reason.clone(),
+        params: p.params.clone(),
+        cases_planned: p.cases_planned,
+        cases_done: p.cases_done,
+        elapsed_s: p.elapsed_s,
+        series: p.series.clone(),
+        distributions: p.distributions.clone(),
+        matrices: p.matrices.clone(),
+        timelines: p.timelines.clone(),
+        tables,
+        warnings: p.warnings.clone(),
+        findings: p.findings.clone(),
+        aliases: p.aliases.clone(),
+        counters: p.counters.clone(),
+        machine_states: p.machine_states.clone(),
+    }
+}
+
 /// A JSON value with its strings (and keys) cleaned; an array or object whose
 /// text is longer than [`MAX_TEXT_CHARS`] becomes that text, cut.
-fn clean_json(v: serde_json::Value) -> serde_json::Value {
+pub fn clean_json(v: serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
     match v {
         Value::String(s) => Value::String(clean(&s, MAX_TEXT_CHARS, false)),
@@ -305,5 +394,24 @@ mod env_tests {
         assert_eq!(clean("ab\u{202e}c", 50, false), "abc");
         assert_eq!(clean(&"h".repeat(1_000_000), 5, false), "hhhhh…");
         assert_eq!(clean("\u{9b}", 5, false), "\\u{9b}");
+    }
+
+    #[test]
+    fn cut_tables_say_how_many_rows_are_left_out() {
+        assert_eq!(fmt_count(0), "0");
+        assert_eq!(fmt_count(999), "999");
+        assert_eq!(fmt_count(1000), "1,000");
+        assert_eq!(fmt_count(1_234_567), "1,234,567");
+        assert_eq!(rows_shown(5), 5);
+        assert_eq!(rows_shown(MAX_TABLE_ROWS + 1), MAX_TABLE_ROWS);
+        assert_eq!(rows_left_out(5, 5), None);
+        let line = rows_left_out(1000, 1_000_000).unwrap_or_default();
+        assert!(
+            line.starts_with("… 999,000 more rows (1,000 of 1,000,000 shown)"),
+            "{line}"
+        );
+        assert!(rows_left_out(1, 2)
+            .unwrap_or_default()
+            .starts_with("… 1 more row ("));
     }
 }

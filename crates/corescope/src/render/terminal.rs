@@ -401,7 +401,8 @@ fn series_table(group: &[&Series]) -> String {
     );
     t.set_header(head);
     let lookups: Vec<_> = group.iter().map(|s| estimates_by_x(s)).collect();
-    for x in xs {
+    let shown = super::rows_shown(xs.len());
+    for &x in &xs[..shown] {
         let xcell = if x_is_bytes {
             super::fmt_value("bytes", x)
         } else {
@@ -422,7 +423,19 @@ fn series_table(group: &[&Series]) -> String {
     }
     let note = interval_note(lookups.iter().flat_map(|m| m.values()));
     let t = table_text(t);
-    format!("{}{t}\n", titled(what, &label, note.as_deref()))
+    format!(
+        "{}{t}\n{}",
+        titled(what, &label, note.as_deref()),
+        left_out_line(shown, xs.len())
+    )
+}
+
+/// The line below a table cut at [`super::MAX_TABLE_ROWS`] (with its newline),
+/// or nothing.
+fn left_out_line(shown: usize, total: usize) -> String {
+    super::rows_left_out(shown, total)
+        .map(|l| format!("{l}\n"))
+        .unwrap_or_default()
 }
 
 fn fmt_num_compact(x: f64) -> String {
@@ -446,7 +459,8 @@ fn distribution_table(ds: &[Distribution]) -> String {
         "max",
         "80 % within",
     ]);
-    for d in ds {
+    let rows = super::rows_shown(ds.len());
+    for d in &ds[..rows] {
         let s = &d.summary;
         let mode = d
             .mode_range
@@ -482,7 +496,7 @@ fn distribution_table(ds: &[Distribution]) -> String {
         ""
     };
     let t = table_text(t);
-    format!("{t}\n{note}")
+    format!("{t}\n{note}{}", left_out_line(rows, ds.len()))
 }
 
 /// Largest matrix printed as a grid; bigger ones are summarised.
@@ -507,7 +521,8 @@ fn matrix_table(m: &Matrix) -> String {
     let mut head = vec![Cell::new("")];
     head.extend(m.cols.iter().map(Cell::new));
     t.set_header(head);
-    for (r, row) in m.rows.iter().zip(&m.values) {
+    let shown = super::rows_shown(m.rows.len());
+    for (r, row) in m.rows.iter().zip(&m.values).take(shown) {
         let mut cells = vec![Cell::new(r)];
         cells.extend(row.iter().map(|v| {
             Cell::new(v.map(fmt_num).unwrap_or_else(|| "·".into()))
@@ -516,13 +531,19 @@ fn matrix_table(m: &Matrix) -> String {
         t.add_row(cells);
     }
     let t = table_text(t);
-    format!("{} ({}):\n{t}\n", m.name, m.unit)
+    format!(
+        "{} ({}):\n{t}\n{}",
+        m.name,
+        m.unit,
+        left_out_line(shown, m.rows.len())
+    )
 }
 
 fn free_table(mt: &ModelTable) -> String {
     let mut t = new_table();
     t.set_header(mt.columns.iter().map(Cell::new).collect::<Vec<_>>());
-    for row in &mt.rows {
+    let shown = super::rows_shown(mt.rows.len());
+    for row in &mt.rows[..shown] {
         t.add_row(
             row.iter()
                 .map(|v| match v {
@@ -538,7 +559,7 @@ fn free_table(mt: &ModelTable) -> String {
         );
     }
     let t = table_text(t);
-    format!("{}:\n{t}\n", mt.name)
+    format!("{}:\n{t}\n{}", mt.name, left_out_line(shown, mt.rows.len()))
 }
 
 #[cfg(test)]
