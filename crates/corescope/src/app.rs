@@ -198,24 +198,32 @@ fn crosscheck_cmd(a: cli::CrosscheckArgs) -> Result<()> {
         probes: &a.probes,
     };
     let progress = !a.no_progress;
+    // On a terminal one line redrawn in place; elsewhere (a log) one line per row.
+    let redraw = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut on_progress = |p: &crosscheck::Progress| {
-        if progress {
-            let round = if p.round.0 == 0 {
-                "warm-up".to_string()
-            } else {
-                format!("round {}/{}", p.round.0, p.round.1)
-            };
-            eprint!(
-                "\rcrosscheck: row {}/{} {:<28} {round:<12}",
-                p.row.0 + 1,
-                p.row.1,
-                p.id
-            );
+        if !progress || (!redraw && p.round.0 != 0) {
+            return;
+        }
+        let round = if p.round.0 == 0 {
+            "warm-up".to_string()
+        } else {
+            format!("round {}/{}", p.round.0, p.round.1)
+        };
+        let line = format!(
+            "crosscheck: row {}/{} {:<28} {round:<12}",
+            p.row.0 + 1,
+            p.row.1,
+            p.id
+        );
+        if redraw {
+            let _ = write!(std::io::stderr(), "\r{line}");
+        } else {
+            note(&line);
         }
     };
     let cc = crosscheck::run(&setup, &mut on_progress);
-    if progress {
-        eprintln!();
+    if progress && redraw {
+        note("");
     }
     let text = if a.markdown {
         crate::render::crosscheck::markdown(&cc)
@@ -224,17 +232,19 @@ fn crosscheck_cmd(a: cli::CrosscheckArgs) -> Result<()> {
     };
     session.run.crosscheck = Some(cc);
     session.save()?;
-    out_text(&text)?;
+    let mut screen = Screen::default();
+    screen.show(&text)?;
+    // Written whatever happened to stdout.
     let html_note = write_run_html(&session.run, &out, a.no_html)?;
-    out_text(&format!(
+    screen.show(&format!(
         "\nrun file: {}\n{html_note}again: corescope report {}\n",
         out.display(),
         out.display()
     ))?;
-    match interrupt::requested() {
-        Some(sig) => Err(interrupt::Interrupted(sig).into()),
-        None => Ok(()),
+    if let Some(sig) = interrupt::requested() {
+        return Err(interrupt::Interrupted(sig).into());
     }
+    screen.finish(&format!("run file: {}", out.display()))
 }
 
 fn reference_cmd(c: cli::ReferenceCmd) -> Result<()> {
