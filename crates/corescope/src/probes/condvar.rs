@@ -274,7 +274,7 @@ fn chunk_of(
     let settle = clock.ns_to_ticks(super::mutex::SETTLE_US * 1e3) as u64;
     let deadline = ctx.deadline;
     let broadcast = var.broadcast;
-    let out = ctx.team(
+    let out = ctx.team_uncounted(
         &[var.signaller, var.waiter],
         1,
         |_| (),

@@ -637,7 +637,43 @@ impl RunCtx<'_> {
         FS: Fn(usize) -> S + Sync,
         FK: Fn(usize, &mut S) -> R + Sync,
     {
-        let mut out = run_team_counted(cpus, reps, Some(self.deadline), true, setup, kernel)?;
+        self.team_with(cpus, reps, true, setup, kernel)
+    }
+
+    /// [`RunCtx::team`] without event counters, for kernels whose figure is a
+    /// context switch (a sleeping waiter's wake-up, a new thread's start): the
+    /// software counters' switch-in and switch-out hooks cost about 2 µs per switch
+    /// on a KVM guest (a same-CPU mutex wake-up: median 4.2–4.6 µs counted, 2.4–2.5
+    /// µs not), which such a figure would include.
+    pub fn team_uncounted<S, R, FS, FK>(
+        &mut self,
+        cpus: &[Option<u32>],
+        reps: usize,
+        setup: FS,
+        kernel: FK,
+    ) -> Result<TeamOutcome<R>, ProbeError>
+    where
+        R: Send,
+        FS: Fn(usize) -> S + Sync,
+        FK: Fn(usize, &mut S) -> R + Sync,
+    {
+        self.team_with(cpus, reps, false, setup, kernel)
+    }
+
+    fn team_with<S, R, FS, FK>(
+        &mut self,
+        cpus: &[Option<u32>],
+        reps: usize,
+        count: bool,
+        setup: FS,
+        kernel: FK,
+    ) -> Result<TeamOutcome<R>, ProbeError>
+    where
+        R: Send,
+        FS: Fn(usize) -> S + Sync,
+        FK: Fn(usize, &mut S) -> R + Sync,
+    {
+        let mut out = run_team_counted(cpus, reps, Some(self.deadline), count, setup, kernel)?;
         self.counted.extend(out.counts.take());
         for w in &out.warnings {
             if !self.warnings.contains(w) {

@@ -396,7 +396,7 @@ fn handoff_chunk(
     let settle = clock.ns_to_ticks(SETTLE_US * 1e3) as u64;
     let limit = clock.ns_to_ticks(PARTNER_TIMEOUT_S * 1e9) as u64;
     let deadline = ctx.deadline;
-    let out = ctx.team(
+    let out = ctx.team_uncounted(
         &[var.holder, var.waiter],
         1,
         |_| (),

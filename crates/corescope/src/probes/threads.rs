@@ -230,7 +230,7 @@ impl Probe for Threads {
         let (per_variant, stop) =
             pair::interleaved(c.variants.len(), c.samples, |v, chunk| {
                 let var = &c.variants[v];
-                let out = ctx.team(
+                let out = ctx.team_uncounted(
                     &[var.parent],
                     1,
                     |_| (),
