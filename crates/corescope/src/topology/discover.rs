@@ -123,6 +123,7 @@ pub fn detect() -> Result<Topology, TopologyError> {
 /// Mark every PU outside `cpus` as not allowed, unless that would leave none
 /// (a mask naming no CPU of the topology says nothing useful).
 pub fn restrict_to(t: &mut Topology, cpus: &[u32]) {
+    let cpus: std::collections::HashSet<u32> = cpus.iter().copied().collect();
     if !t
         .pus
         .iter()
