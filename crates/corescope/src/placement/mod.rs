@@ -26,11 +26,12 @@ pub mod subset;
 
 pub use expr::{Domain, Expr, Selection};
 
-/// Largest number of allowed CPUs that `scatter` orders greedily (the greedy
-/// order costs CPUs² × levels comparisons: 16384² × 8 ≈ 2·10^9, seconds). Larger
-/// (synthetic) machines get the digit-reversed tree order, which is the same on
-/// regular trees without NUMA levels of their own.
-pub const GREEDY_MAX_CPUS: usize = 16384;
+/// Largest number of allowed CPUs that `scatter` orders greedily: every topology
+/// corescope accepts ([`crate::topology::MAX_PUS`]); the greedy order costs
+/// n · levels² · log n (`scatter.rs`). Larger hand-made topologies get the
+/// digit-reversed tree order, which is the same on regular trees without NUMA
+/// levels of their own.
+pub const GREEDY_MAX_CPUS: usize = crate::topology::MAX_PUS;
 
 /// Largest CPU index accepted in a list (far above any machine; guards `0-4000000000`).
 pub const MAX_CPU_INDEX: u32 = 1 << 20;
