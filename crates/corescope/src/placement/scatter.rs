@@ -62,6 +62,9 @@ struct Search<'a> {
     class_entry: Vec<Option<Key>>,
     /// (class key, class): the next PU is the last number of the first key.
     best: BTreeSet<(Key, usize)>,
+    /// Nodes and classes re-keyed so far (each a removal and an insertion in a
+    /// sorted set): the work the tests bound.
+    rekeys: usize,
 }
 
 /// The allowed PUs `0..n` in greedy scatter order, as indices: `groups` as
@@ -108,6 +111,7 @@ impl<'a> Search<'a> {
             classes_of_node: Vec::new(),
             class_entry: Vec::new(),
             best: BTreeSet::new(),
+            rekeys: 0,
         };
         // The nodes of every class, created along each PU's path.
         let mut node_of: HashMap<(usize, usize, usize), usize> = HashMap::new();
@@ -214,6 +218,7 @@ impl<'a> Search<'a> {
 
     /// Put node `id` into its parent's children under its current key.
     fn rekey_node(&mut self, id: usize) {
+        self.rekeys += 1;
         let new = self.child_key(id);
         let Some(parent) = self.nodes[id].parent else {
             return;
@@ -230,6 +235,7 @@ impl<'a> Search<'a> {
     /// Put `class` into `best` under its current key: (rank, NUMA node used, d, NUMA
     /// node count, counts along the tree, PU) of its best PU.
     fn rekey_class(&mut self, class: usize) {
+        self.rekeys += 1;
         let (rank, node, root) = self.classes[class];
         let numa_count = self.counts.first().map_or(0, |c| c[node]);
         let new = self.nodes[root].children.first().map(|(best, _)| {
@@ -365,6 +371,45 @@ mod tests {
                 let (fast, slow) = both(&m);
                 assert_eq!(fast, slow, "{name}, mask {mask:#x}");
                 assert_eq!(fast.len(), m.allowed_pus().count(), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn each_pu_taken_re_keys_one_node_per_level_and_its_class() {
+        // The work per PU does not grow with the machine: taking a PU re-keys the
+        // nodes on its path (one per tree level on a machine of one kind and one
+        // NUMA node per package) and its class, whatever the number of PUs.
+        for spec in [
+            "pack:4 core:16 pu:8",
+            "pack:4 core:64 pu:8",
+            "pack:16 core:128 pu:8",
+            "pack:4 numa:2 l3:2 core:8 pu:2",
+        ] {
+            let t = from_synthetic(spec).unwrap();
+            let pus: Vec<&Pu> = t.allowed_pus().collect();
+            let groups = super::super::spread_groups(&pus, t.levels.len());
+            let ranks = vec![0; pus.len()];
+            let mut search = Search::new(&groups, &ranks);
+            let setup = search.rekeys;
+            assert!(setup <= 2 * pus.len(), "{spec}: {setup} to set up");
+            let mut taken = 0;
+            while let Some(i) = search.next_pu() {
+                search.take(i);
+                taken += 1;
+            }
+            assert_eq!(taken, pus.len(), "{spec}");
+            // The most classes one object holds (2 where a package holds 2 nodes).
+            let shared = search.at.iter().flatten().map(Vec::len).max().unwrap_or(1);
+            let tree_levels = groups.len() - 1;
+            let work = search.rekeys - setup;
+            assert!(
+                work <= pus.len() * (tree_levels + 1) * shared,
+                "{spec}: {work} re-keys while taking {} PUs",
+                pus.len()
+            );
+            if shared == 1 {
+                assert_eq!(work, pus.len() * (tree_levels + 1), "{spec}");
             }
         }
     }
