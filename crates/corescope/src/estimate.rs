@@ -11,11 +11,13 @@
 //! constants measured on this machine by [`Calibration::measure`].
 
 use crate::model::Profile;
+use crate::placement::Placer;
 use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError};
 use crate::runner::{epoch_schedule, groups_of};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::time::Instant;
 
 /// What the estimate assumes for rounds beyond a group's minimum: this share of the
@@ -305,11 +307,12 @@ pub fn estimate_probe(probe: &dyn Probe, ctx: &PlanCtx, cal: &Calibration) -> Pr
     est.groups = groups_of(&plan.cases).len();
     est.seconds = seconds + probe_overhead_s(cal);
     est.capped = capped;
+    let mut placers = Placers::new();
     est.cases = plan
         .cases
         .iter()
         .zip(runs.iter().zip(&per_run))
-        .map(|(c, (&r, &s))| describe(c, ctx, r, r * s))
+        .map(|(c, (&r, &s))| describe(c, ctx, &mut placers, r, r * s))
         .collect();
     est
 }
@@ -554,20 +557,36 @@ fn pool_run_s(p: &Value, ctx: &PlanCtx, cal: &Calibration) -> Option<f64> {
     Some((tasks * factor::POOL_FFT_PER_TASK * op / threads).max(floor) + spawn)
 }
 
+/// The placements of one probe's cases as their parameters write them
+/// (`scatter`, `0,2,4-7`), each parsed and ordered once (`None`: does not parse).
+type Placers = HashMap<String, Option<Placer>>;
+
 /// A case with its threads, CPUs and sizes for display.
-fn describe(c: &Case, ctx: &PlanCtx, runs: f64, seconds: f64) -> CaseEstimate {
+fn describe(
+    c: &Case,
+    ctx: &PlanCtx,
+    placers: &mut Placers,
+    runs: f64,
+    seconds: f64,
+) -> CaseEstimate {
     let p = flat(&c.params);
     let threads = num(p, "threads").map(|t| t as usize);
     let pair = |a: &str, b: &str| Some(format!("{},{}", num(p, a)? as u32, num(p, b)? as u32));
     let cpus = match (p.get("placement").and_then(Value::as_str), threads) {
-        (Some(pl), Some(t)) => crate::placement::Strategy::parse(pl)
-            .ok()
-            .and_then(|s| crate::probes::placement_config(&ctx.topo, &s, t).ok())
+        (Some(pl), Some(t)) => placers
+            .entry(pl.to_string())
+            .or_insert_with(|| {
+                crate::placement::Strategy::parse(pl)
+                    .ok()
+                    .map(|s| Placer::new(&ctx.topo, &s))
+            })
+            .as_ref()
+            .and_then(|placer| placer.assign(t).ok())
             // In the order threads take them (the run file's configuration names
             // only the set).
-            .map(|(cpus, cfg)| match cpus.iter().any(Option::is_some) {
+            .map(|cpus| match cpus.iter().any(Option::is_some) {
                 true => crate::placement::format_assignment(&cpus),
-                false => cfg,
+                false => crate::probes::team_config(&cpus, t),
             }),
         _ => None,
     }

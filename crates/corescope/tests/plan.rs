@@ -33,12 +33,19 @@ fn xml_files() -> Vec<PathBuf> {
 }
 
 fn plan(topo: Topology) -> PlanReport {
-    let ctx = plan_ctx(
-        topo,
-        Profile::Default,
-        corescope::cli::default_budget_s(Profile::Default),
-    );
+    plan_profile(topo, Profile::Default)
+}
+
+fn plan_profile(topo: Topology, profile: Profile) -> PlanReport {
+    let ctx = plan_ctx(topo, profile, corescope::cli::default_budget_s(profile));
     plan_all(&registry(), &ctx, &Calibration::reference())
+}
+
+/// FNV-1a (64 bits): a fingerprint of text, recorded in a test.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 fn total(what: &str, r: &PlanReport) -> f64 {
@@ -187,4 +194,94 @@ fn big_machines_say_what_the_default_profile_scales_down() {
     for t in by_kernel.values().filter(|t| t.len() <= 2) {
         assert!(t.iter().all(|&n| n == 1 || n == 2048), "{by_kernel:?}");
     }
+}
+
+/// The quick plan of a 256-PU machine with NUMA nodes inside packages and shared L3s
+/// (scatter across nodes, the c2c subset, numa's sampled cells), as recorded before
+/// planning was made n · log n (issue 43): per probe, a fingerprint of the set of
+/// (threads, CPUs) its cases run on, and for the probes whose sweep depends on the
+/// topology alone (not on this machine's vector units or huge pages) of every case's
+/// label, threads, CPUs and sizes. A change of placement or sweep shows here: record
+/// the new fingerprints only when the change is meant.
+#[test]
+fn a_mid_size_plan_keeps_its_recorded_cases_and_placements() {
+    const RECORDED: [(&str, u64, Option<u64>); 10] = [
+        ("compute", 0x659036d0dd1d31ca, Some(0x6ee697dfab10058b)),
+        ("peak", 0xce50f5b55bad6377, None),
+        ("memory", 0xe28cc0089552488d, None),
+        ("numa", 0x45f413181892ff3f, Some(0x7e70971ef8293265)),
+        ("workload", 0xd3d012a86486af7e, Some(0xab949afeb40da579)),
+        ("atomics", 0x7f055c1b89171878, Some(0x611c1ae30a0dcfb1)),
+        ("c2c", 0x507c435abc5dba0f, Some(0xd328dc20e1c96dd7)),
+        (
+            "false-sharing",
+            0xbc7119e1ce2d4ce1,
+            Some(0x50c6b2077285bd09),
+        ),
+        ("sharing", 0x507c435abc5dba0f, None),
+        ("spin", 0xc00ce98e34abe6a0, Some(0x183989c9bdd33eba)),
+    ];
+    let r = plan_profile(
+        from_synthetic("pack:4 numa:2 l3:2 core:8 pu:2").unwrap(),
+        Profile::Quick,
+    );
+    for (id, placements, cases) in RECORDED {
+        let p = r.probes.iter().find(|p| p.id == id).unwrap();
+        let places: std::collections::BTreeSet<String> = p
+            .cases
+            .iter()
+            .map(|c| format!("{}\t{}\n", c.threads, c.cpus))
+            .collect();
+        let got = fnv1a(&places.into_iter().collect::<String>());
+        assert_eq!(got, placements, "{id}: placements changed ({got:#018x})");
+        if let Some(want) = cases {
+            let text: String = p
+                .cases
+                .iter()
+                .map(|c| format!("{}\t{}\t{}\t{}\n", c.label, c.threads, c.cpus, c.size))
+                .collect();
+            let got = fnv1a(&text);
+            assert_eq!(got, want, "{id}: cases changed ({got:#018x})");
+        }
+    }
+}
+
+/// The largest machine a topology may describe plans completely, every case
+/// placed (planning grows as n · log n; this test asserts no time).
+#[test]
+fn the_quick_plan_of_the_largest_accepted_machine_places_every_case() {
+    let max = corescope::topology::MAX_PUS;
+    let r = plan_profile(
+        from_synthetic("pack:16 core:128 pu:8").unwrap(),
+        Profile::Quick,
+    );
+    assert_eq!(r.cpus, max);
+    assert_eq!(r.probes.len(), registry().len());
+    let compute = r.probes.iter().find(|p| p.id == "compute").unwrap();
+    assert_eq!(compute.status, "planned");
+    assert_eq!(
+        compute.cases.iter().map(|c| c.threads).max(),
+        Some(4 * max),
+        "compute sweeps to 4x the CPUs"
+    );
+    for c in &compute.cases {
+        let listed = if c.cpus.starts_with("unbound") {
+            c.threads
+        } else {
+            c.cpus.split(',').count()
+        };
+        assert_eq!(listed, c.threads, "{}: one CPU per thread", c.label);
+    }
+    // scatter's first threads go to different packages (16 × 1,024 PUs).
+    let scatter = compute
+        .cases
+        .iter()
+        .find(|c| c.label == "int scatter ×16")
+        .unwrap();
+    let packages: std::collections::BTreeSet<u32> = scatter
+        .cpus
+        .split(',')
+        .map(|x| x.parse::<u32>().unwrap() / 1024)
+        .collect();
+    assert_eq!(packages.len(), 16, "{}", scatter.cpus);
 }

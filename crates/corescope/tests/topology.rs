@@ -384,6 +384,39 @@ fn invalid_synthetic_spec_is_an_error_not_a_panic() {
 }
 
 #[test]
+fn topologies_stop_at_max_pus_with_a_reason() {
+    use corescope::topology::MAX_PUS;
+    // At the limit: built (16 × 128 × 8 = 16,384 PUs).
+    let t = from_synthetic("pack:16 core:128 pu:8").unwrap();
+    assert_eq!(t.pus.len(), MAX_PUS);
+    // Above it: refused before hwloc builds it, saying the limit and what to do.
+    for spec in ["pack:16 core:128 pu:9", "pack:1024 core:1024 pu:1"] {
+        let e = from_synthetic(spec).expect_err(spec).to_string();
+        assert!(e.contains("more than the 16384 PUs"), "{e}");
+        assert!(e.contains("one package"), "{e}");
+    }
+    // Any other way in (a run file, an XML export): `check` says the same.
+    let mut big = t.clone();
+    big.pus.push(corescope::topology::Pu {
+        os_index: u32::try_from(MAX_PUS).unwrap(),
+        ..Default::default()
+    });
+    assert!(big.check().unwrap_err().contains("16385 PUs"));
+    let dir = tempfile::tempdir().unwrap();
+    let xml = dir.path().join("big.xml");
+    let pus: String = (0..=MAX_PUS)
+        .map(|i| format!("<object type=\"PU\" os_index=\"{i}\"/>"))
+        .collect();
+    std::fs::write(
+        &xml,
+        format!("<?xml version=\"1.0\"?><topology version=\"2.0\"><object type=\"Machine\">{pus}</object></topology>"),
+    )
+    .unwrap();
+    let e = from_xml_file(&xml).unwrap_err().to_string();
+    assert!(e.contains("more than the 16384 PUs"), "{e}");
+}
+
+#[test]
 fn bad_xml_paths_are_errors() {
     let e = from_xml_file(Path::new("/nonexistent/machine.xml")).unwrap_err();
     assert!(matches!(e, TopologyError::XmlRead { .. }), "{e:?}");

@@ -21,15 +21,17 @@ use crate::topology::{Pu, Topology};
 
 pub mod expr;
 pub mod pairs;
+mod scatter;
 pub mod subset;
 
 pub use expr::{Domain, Expr, Selection};
 
-/// Largest number of allowed CPUs that `scatter` orders greedily (the greedy
-/// order costs CPUs² × levels comparisons: 16384² × 8 ≈ 2·10^9, seconds). Larger
-/// (synthetic) machines get the digit-reversed tree order, which is the same on
-/// regular trees without NUMA levels of their own.
-pub const GREEDY_MAX_CPUS: usize = 16384;
+/// Largest number of allowed CPUs that `scatter` orders greedily: every topology
+/// corescope accepts ([`crate::topology::MAX_PUS`]); the greedy order costs
+/// n · levels² · log n (`scatter.rs`). Larger hand-made topologies get the
+/// digit-reversed tree order, which is the same on regular trees without NUMA
+/// levels of their own.
+pub const GREEDY_MAX_CPUS: usize = crate::topology::MAX_PUS;
 
 /// Largest CPU index accepted in a list (far above any machine; guards `0-4000000000`).
 pub const MAX_CPU_INDEX: u32 = 1 << 20;
@@ -52,7 +54,7 @@ pub enum Strategy {
 }
 
 /// Why a placement request is invalid.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum PlacementError {
     /// Unknown strategy name or bad list syntax.
     #[error("invalid placement '{0}': expected linear, compact, scatter, unbound, a CPU list like 0,2,4-7 or an expression like N0:0-3, S1:0-7, kind:P")]
@@ -150,9 +152,14 @@ impl Strategy {
             _ => return Ok(()),
         };
         let allowed = || Topology::format_cpu_list(&topo.allowed_os_indices());
+        // Whether each PU is allowed, by OS index: one lookup per CPU of the list.
+        let mut known: HashMap<u32, bool> = HashMap::with_capacity(topo.pus.len());
+        for p in &topo.pus {
+            known.entry(p.os_index).or_insert(p.allowed);
+        }
         for &cpu in cpus {
-            match topo.pu(cpu) {
-                Some(p) if p.allowed => {}
+            match known.get(&cpu) {
+                Some(true) => {}
                 Some(_) => {
                     return Err(PlacementError::NotAllowed {
                         cpu,
@@ -298,48 +305,10 @@ fn scatter_order(topo: &Topology) -> Vec<u32> {
     }
     let groups = spread_groups(&pus, depth);
     let ranks: Vec<usize> = pus.iter().map(|p| topo.kind_rank(p)).collect();
-    let mut counts: Vec<Vec<u32>> = groups
-        .iter()
-        .map(|g| vec![0; g.iter().max().map_or(0, |m| m + 1)])
-        .collect();
-    let mut taken = vec![false; pus.len()];
-    let mut out = Vec::with_capacity(pus.len());
-    for _ in 0..pus.len() {
-        let mut best: Option<usize> = None;
-        for i in (0..pus.len()).filter(|&i| !taken[i]) {
-            let better = best.is_none_or(|b| {
-                let used = |j: usize, l: usize| counts[l][groups[l][j]] > 0;
-                let count = |j: usize, l: usize| counts[l][groups[l][j]];
-                let levels = 0..groups.len();
-                ranks[i]
-                    .cmp(&ranks[b])
-                    .then_with(|| {
-                        levels
-                            .clone()
-                            .map(|l| used(i, l).cmp(&used(b, l)))
-                            .find(|o| o.is_ne())
-                            .unwrap_or(Ordering::Equal)
-                    })
-                    .then_with(|| {
-                        levels
-                            .map(|l| count(i, l).cmp(&count(b, l)))
-                            .find(|o| o.is_ne())
-                            .unwrap_or(Ordering::Equal)
-                    })
-                    .is_lt()
-            });
-            if better {
-                best = Some(i);
-            }
-        }
-        let Some(b) = best else { break };
-        taken[b] = true;
-        for (l, g) in groups.iter().enumerate() {
-            counts[l][g[b]] += 1;
-        }
-        out.push(pus[b].os_index);
-    }
-    out
+    scatter::greedy_order(&groups, &ranks)
+        .into_iter()
+        .map(|i| pus[i].os_index)
+        .collect()
 }
 
 /// `groups[l][i]`: a dense id of PU `i`'s object at spread level `l`: level 0 is
@@ -398,37 +367,86 @@ pub fn tree_order(topo: &Topology) -> Vec<u32> {
 ///
 /// A list is validated against the topology first (see [`Strategy::validate`])
 /// unless the topology is empty (unknown machine), in which case it is used as is.
+/// To place several thread counts with one strategy, make a [`Placer`] once.
 pub fn assign(
     topo: &Topology,
     strategy: &Strategy,
     threads: usize,
 ) -> Result<Vec<Option<u32>>, PlacementError> {
-    if *strategy == Strategy::Unbound {
-        return Ok(vec![None; threads]);
+    Placer::new(topo, strategy).assign(threads)
+}
+
+/// A strategy's order on one topology, computed once: what [`assign`] computes
+/// for every call, kept for a sweep of thread counts (a plan places each strategy
+/// at a dozen or more counts, and `scatter`'s order costs n · log n on n CPUs).
+#[derive(Debug, Clone)]
+pub struct Placer {
+    /// The allowed CPUs in the order threads take them, wrapping around; `None`
+    /// for `unbound`; the error [`assign`] gives for every thread count.
+    order: Result<Option<Vec<u32>>, PlacementError>,
+}
+
+impl Placer {
+    /// Validate `strategy` on `topo` and compute its order (see [`assign`]).
+    pub fn new(topo: &Topology, strategy: &Strategy) -> Self {
+        Self {
+            order: Self::order_of(topo, strategy),
+        }
     }
-    if !topo.pus.is_empty() {
-        strategy.validate(topo)?;
+
+    fn order_of(topo: &Topology, strategy: &Strategy) -> Result<Option<Vec<u32>>, PlacementError> {
+        if *strategy == Strategy::Unbound {
+            return Ok(None);
+        }
+        if !topo.pus.is_empty() {
+            strategy.validate(topo)?;
+        }
+        let order = order(topo, strategy);
+        if order.is_empty() {
+            return Err(PlacementError::NoCpus {
+                strategy: strategy.name(),
+                source_name: if topo.source.is_empty() {
+                    "unknown".into()
+                } else {
+                    topo.source.clone()
+                },
+            });
+        }
+        Ok(Some(order))
     }
-    let order = order(topo, strategy);
-    if order.is_empty() {
-        return Err(PlacementError::NoCpus {
-            strategy: strategy.name(),
-            source_name: if topo.source.is_empty() {
-                "unknown".into()
-            } else {
-                topo.source.clone()
-            },
-        });
+
+    /// CPU (OS index) for each of `threads` threads; `None` means unbound.
+    pub fn assign(&self, threads: usize) -> Result<Vec<Option<u32>>, PlacementError> {
+        match &self.order {
+            Err(e) => Err(e.clone()),
+            Ok(None) => Ok(vec![None; threads]),
+            Ok(Some(order)) => Ok(order
+                .iter()
+                .cycle()
+                .take(threads)
+                .map(|&c| Some(c))
+                .collect()),
+        }
     }
-    Ok((0..threads).map(|i| Some(order[i % order.len()])).collect())
 }
 
 /// One line: comma-separated OS indices in thread order; unbound threads as `-`.
 pub fn format_assignment(cpus: &[Option<u32>]) -> String {
-    cpus.iter()
-        .map(|c| c.map_or_else(|| "-".to_string(), |c| c.to_string()))
-        .collect::<Vec<_>>()
-        .join(",")
+    use std::fmt::Write;
+    let mut out = String::with_capacity(cpus.len() * 6);
+    for (i, c) in cpus.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match c {
+            // Writing to a String cannot fail.
+            Some(c) => {
+                let _ = write!(out, "{c}");
+            }
+            None => out.push('-'),
+        }
+    }
+    out
 }
 
 /// Placement as given on the command line (`scatter`, `0,2,4-7`).

@@ -9,6 +9,7 @@
 //! [`PACKAGES_SAMPLED`] other packages.
 
 use crate::topology::Topology;
+use std::collections::{HashMap, HashSet};
 
 /// Largest CPU count measured completely (64 CPUs = 2016 pairs).
 pub const FULL_MATRIX_MAX: usize = 64;
@@ -65,8 +66,7 @@ struct Key {
 }
 
 fn keys(topo: &Topology) -> Vec<Key> {
-    let core_of: std::collections::HashMap<u32, u32> =
-        topo.pus.iter().map(|p| (p.os_index, p.core)).collect();
+    let core_of: HashMap<u32, u32> = topo.pus.iter().map(|p| (p.os_index, p.core)).collect();
     // A cache counts as shared when its PUs span more than one core.
     let shared: Vec<usize> = topo
         .caches
@@ -84,25 +84,44 @@ fn keys(topo: &Topology) -> Vec<Key> {
         })
         .map(|(i, _)| i)
         .collect();
+    // Each PU's shared caches, in the order of `topo.caches`: one pass over the
+    // caches' PU lists, not a search of every list for every PU.
+    let mut caches_of: HashMap<u32, Vec<usize>> = HashMap::new();
+    for &i in &shared {
+        for &pu in &topo.caches[i].pus {
+            let list = caches_of.entry(pu).or_default();
+            if list.last() != Some(&i) {
+                list.push(i);
+            }
+        }
+    }
     topo.allowed_pus()
         .map(|p| Key {
             os: p.os_index,
             package: p.package,
             core: p.core,
             node: p.numa_node,
-            caches: shared
-                .iter()
-                .copied()
-                .filter(|&i| topo.caches[i].pus.contains(&p.os_index))
-                .collect(),
+            caches: caches_of.remove(&p.os_index).unwrap_or_default(),
         })
         .collect()
 }
 
 fn level_of(x: &Key, y: &Key) -> Level {
-    if x.package == y.package && x.core == y.core {
+    if same_core(x, y) {
         Level::SameCore
-    } else if x.caches.iter().any(|c| y.caches.contains(c)) {
+    } else {
+        level_apart(x, y)
+    }
+}
+
+fn same_core(x: &Key, y: &Key) -> bool {
+    x.package == y.package && x.core == y.core
+}
+
+/// The level of two CPUs of different cores: it depends only on their packages,
+/// NUMA nodes and shared caches (their [`Partners`] classes).
+fn level_apart(x: &Key, y: &Key) -> Level {
+    if x.caches.iter().any(|c| y.caches.contains(c)) {
         Level::SameCache
     } else if x.package != y.package {
         Level::OtherPackage
@@ -110,6 +129,76 @@ fn level_of(x: &Key, y: &Key) -> Level {
         Level::OtherNode
     } else {
         Level::SameNode
+    }
+}
+
+/// The first partner of a CPU at a level (in topology order), found without
+/// comparing it with every CPU: CPUs of one class (package, NUMA node, shared
+/// caches) stand at the same level to every CPU outside their own core, so a
+/// CPU's partners at a level other than [`Level::SameCore`] are the first members,
+/// outside its core, of the classes at that level from its own class.
+struct Partners<'k> {
+    ks: &'k [Key],
+    /// Per CPU (index into `ks`): its class.
+    class_of: Vec<usize>,
+    /// Per class: its CPUs in topology order (the first one speaks for the class).
+    members: Vec<Vec<usize>>,
+    /// Per (package, core): its CPUs in topology order.
+    cores: HashMap<(u32, u32), Vec<usize>>,
+    /// (class, level) → the classes at that level from it, computed when first asked.
+    at_level: HashMap<(usize, Level), Vec<usize>>,
+}
+
+impl<'k> Partners<'k> {
+    fn new(ks: &'k [Key]) -> Self {
+        let mut ids: HashMap<(u32, Option<u32>, &[usize]), usize> = HashMap::new();
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        let mut cores: HashMap<(u32, u32), Vec<usize>> = HashMap::new();
+        let mut class_of = Vec::with_capacity(ks.len());
+        for (i, k) in ks.iter().enumerate() {
+            let next = ids.len();
+            let class = *ids
+                .entry((k.package, k.node, k.caches.as_slice()))
+                .or_insert(next);
+            if class == members.len() {
+                members.push(Vec::new());
+            }
+            members[class].push(i);
+            class_of.push(class);
+            cores.entry((k.package, k.core)).or_default().push(i);
+        }
+        Self {
+            ks,
+            class_of,
+            members,
+            cores,
+            at_level: HashMap::new(),
+        }
+    }
+
+    /// The first CPU (index into `ks`) at `level` from CPU `a`, as a scan of every
+    /// CPU in topology order would find it.
+    fn partner(&mut self, a: usize, level: Level) -> Option<usize> {
+        let ks = self.ks;
+        let x = &ks[a];
+        if level == Level::SameCore {
+            return self
+                .cores
+                .get(&(x.package, x.core))
+                .and_then(|m| m.iter().copied().find(|&y| ks[y].os != x.os));
+        }
+        let class = self.class_of[a];
+        let members = &self.members;
+        let classes = self.at_level.entry((class, level)).or_insert_with(|| {
+            let rep = &ks[members[class][0]];
+            (0..members.len())
+                .filter(|&c| level_apart(rep, &ks[members[c][0]]) == level)
+                .collect()
+        });
+        classes
+            .iter()
+            .filter_map(|&c| members[c].iter().copied().find(|&y| !same_core(x, &ks[y])))
+            .min()
     }
 }
 
@@ -162,20 +251,16 @@ fn representative(topo: &Topology) -> (Vec<u32>, String) {
     // first CPU of every NUMA node and package in turn (a cpuset can leave the
     // first CPU without a sibling while other cores keep theirs).
     let mut anchors: Vec<usize> = vec![0];
+    let mut seen: HashSet<(Option<u32>, u32)> = HashSet::new();
     for (i, k) in ks.iter().enumerate() {
-        if !ks[..i]
-            .iter()
-            .any(|o| o.node == k.node && o.package == k.package)
-        {
+        if seen.insert((k.node, k.package)) {
             anchors.push(i);
         }
     }
     let mut levels = Vec::new();
-    let partner = |a: usize, level: Level| {
-        ks.iter()
-            .find(|y| y.os != ks[a].os && level_of(&ks[a], y) == level)
-            .map(|y| (ks[a].os, y.os))
-    };
+    let mut partners = Partners::new(&ks);
+    let mut partner =
+        |a: usize, level: Level| partners.partner(a, level).map(|y| (ks[a].os, ks[y].os));
     for level in Level::ALL {
         // Any CPU at all when no anchor has a partner at this level (offline
         // siblings can leave only cores further in with two threads).
@@ -191,8 +276,9 @@ fn representative(topo: &Topology) -> (Vec<u32>, String) {
     }
     // First hardware thread of cores of the first package, spread evenly.
     let mut cores: Vec<(u32, u32)> = Vec::new();
+    let mut seen: HashSet<u32> = HashSet::new();
     for p in allowed.iter().filter(|p| p.package == first.package) {
-        if !cores.iter().any(|&(c, _)| c == p.core) {
+        if seen.insert(p.core) {
             cores.push((p.core, p.os_index));
         }
     }
@@ -202,8 +288,9 @@ fn representative(topo: &Topology) -> (Vec<u32>, String) {
     }
     // First hardware thread of other packages.
     let mut packages: Vec<(u32, u32)> = Vec::new();
+    let mut seen: HashSet<u32> = HashSet::new();
     for p in allowed.iter().filter(|p| p.package != first.package) {
-        if !packages.iter().any(|&(k, _)| k == p.package) {
+        if seen.insert(p.package) {
             packages.push((p.package, p.os_index));
         }
     }
@@ -211,8 +298,12 @@ fn representative(topo: &Topology) -> (Vec<u32>, String) {
         push(cpu, &mut out);
     }
     // Topology order, as the full matrix.
-    let rank = |c: &u32| allowed.iter().position(|p| p.os_index == *c);
-    out.sort_by_key(rank);
+    let position: HashMap<u32, usize> = allowed
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.os_index, i))
+        .collect();
+    out.sort_by_key(|c| position.get(c).copied());
     let n = out.len();
     (
         out,
@@ -232,7 +323,8 @@ fn representative(topo: &Topology) -> (Vec<u32>, String) {
 /// costly measures these rather than every pair of a representative subset.
 pub fn pairs_by_level(topo: &Topology, cpus: &[u32], per_level: usize) -> Vec<(u32, u32)> {
     let ks = keys(topo);
-    let key = |c: u32| ks.iter().find(|k| k.os == c);
+    let index: HashMap<u32, usize> = ks.iter().enumerate().map(|(i, k)| (k.os, i)).collect();
+    let key = |c: u32| index.get(&c).map(|&i| &ks[i]);
     let mut by_level: Vec<Vec<(u32, u32)>> = vec![Vec::new(); Level::ALL.len()];
     for (i, &a) in cpus.iter().enumerate() {
         for &b in &cpus[i + 1..] {
@@ -408,6 +500,29 @@ mod tests {
             }
         }
         v
+    }
+
+    #[test]
+    fn partners_are_the_ones_a_scan_of_every_cpu_finds() {
+        for (name, t) in topologies() {
+            // Also with every third PU disallowed: cores lose siblings.
+            let mut masked = t.clone();
+            for (k, p) in masked.pus.iter_mut().enumerate() {
+                p.allowed = p.allowed && (k == 0 || k % 3 != 1);
+            }
+            for t in [t, masked] {
+                let ks = keys(&t);
+                let mut partners = Partners::new(&ks);
+                for a in 0..ks.len() {
+                    for level in Level::ALL {
+                        let scan = ks
+                            .iter()
+                            .position(|y| y.os != ks[a].os && level_of(&ks[a], y) == level);
+                        assert_eq!(partners.partner(a, level), scan, "{name}: {a} {level:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

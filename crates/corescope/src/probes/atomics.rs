@@ -4,7 +4,7 @@
 //! success. Every thread stops at its own end time whatever happens, so a contended
 //! 2048-thread run cannot hang the machine (the seed's did for two minutes).
 
-use super::{placement_config, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx, SweepConfigs};
 use crate::analysis;
 use crate::clock::now_ns;
 use crate::model::{Measurement, Point, ProbeResult};
@@ -160,12 +160,13 @@ impl Probe for Atomics {
         // 4× the CPUs is a group, and 30 rounds of each would dominate a big run.
         let mut rounds = super::pool::rounds_for(ctx.profile, super::Rounds::COMPARED);
         rounds.max = rounds.max.min(rounds.min + 4);
+        let mut configs = SweepConfigs::new(&ctx.topo, &placements);
         let mut cases = Vec::new();
         for &threads in &counts {
             let group = format!("atomics with {}", crate::units::threads(threads as f64));
             for method in Method::ALL {
-                for p in &placements {
-                    let (_, config) = placement_config(&ctx.topo, p, threads)?;
+                for (k, p) in placements.iter().enumerate() {
+                    let config = configs.config(k, threads)?;
                     cases.push(
                         Case::new(
                             format!("{} {} ×{threads}", method.name(), p.name()),

@@ -13,7 +13,7 @@
 //! machine has a PMU, and task-clock, context switches, migrations and page
 //! faults everywhere (docs/counters.md).
 
-use super::{placement_config, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx, SweepConfigs};
 use crate::analysis;
 use crate::kernels::chains::{
     fp_inputs, fp_kernel, int_inputs, int_kernel, FP_K, INPUTS, INT_K, OPS_PER_INPUT,
@@ -81,6 +81,7 @@ impl Probe for Compute {
         let cpus = ctx.cpus();
         let counts = ctx.thread_counts(MAX_THREAD_FACTOR);
         let placements = ctx.placements(&PLACEMENTS);
+        let mut configs = SweepConfigs::new(&ctx.topo, &placements);
         let mut cases = Vec::new();
         for kind in [Kind::Int, Kind::Fp] {
             for &threads in &counts {
@@ -95,8 +96,8 @@ impl Probe for Compute {
                     kind.name(),
                     crate::units::threads(threads as f64)
                 );
-                for p in &placements {
-                    let (_, config) = placement_config(&ctx.topo, p, threads)?;
+                for (k, p) in placements.iter().enumerate() {
+                    let config = configs.config(k, threads)?;
                     let params = CaseParams {
                         kind,
                         placement: placement_arg(p),

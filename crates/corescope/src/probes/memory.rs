@@ -31,7 +31,7 @@
 //! Byte counting is STREAM's: read 8 B and write 8 B per word, copy 16 B and triad
 //! 24 B per element; write-allocate traffic is not counted. GB/s = 10^9 B/s.
 
-use super::{placement_config, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx, SweepConfigs};
 use crate::analysis;
 use crate::kernels::buffer::{Block, Pages, HUGE_PAGE_BYTES};
 use crate::kernels::chase::{build_chase, chase};
@@ -390,6 +390,7 @@ impl Probe for Memory {
         if thp_ok {
             variants.extend([Kernel::ReadThp, Kernel::ReadNoThp]);
         }
+        let mut configs = SweepConfigs::new(&ctx.topo, &placements);
         let mut cases = Vec::new();
         for (&threads, &block) in counts.iter().zip(&blocks.per_thread) {
             let group = format!("memory with {}", crate::units::threads(threads as f64));
@@ -398,8 +399,8 @@ impl Probe for Memory {
                 kernels.extend(&variants);
             }
             for &kernel in &kernels {
-                for p in &placements {
-                    let (_, cpu_config) = placement_config(&ctx.topo, p, threads)?;
+                for (k, p) in placements.iter().enumerate() {
+                    let cpu_config = configs.config(k, threads)?;
                     cases.push(
                         Case::new(
                             format!("{} {} ×{threads}", kernel.name(), p.name()),

@@ -6,7 +6,7 @@
 use crate::clock::Clock;
 use crate::harness::team::{run_team_counted, TeamError, TeamOutcome};
 use crate::model::{Measurement, ProbeResult, Profile};
-use crate::placement::Strategy;
+use crate::placement::{Placer, Strategy};
 use crate::topology::Topology;
 use serde::Serialize;
 use std::any::Any;
@@ -72,10 +72,54 @@ pub fn placement_config(
     strategy: &Strategy,
     threads: usize,
 ) -> Result<(Vec<Option<u32>>, String), ProbeError> {
-    let cpus = crate::placement::assign(topo, strategy, threads)
+    placer_config(&Placer::new(topo, strategy), threads)
+}
+
+/// [`placement_config`] with the strategy's order computed once ([`Placer`]), for
+/// a sweep of thread counts.
+pub fn placer_config(
+    placer: &Placer,
+    threads: usize,
+) -> Result<(Vec<Option<u32>>, String), ProbeError> {
+    let cpus = placer
+        .assign(threads)
         .map_err(|e| ProbeError::Failed(e.to_string()))?;
     let config = team_config(&cpus, threads);
     Ok((cpus, config))
+}
+
+/// The configurations of a sweep's placements at its thread counts, each
+/// placement's order computed once ([`Placer`]) and each (placement, thread count)
+/// configuration once, however many kernels or methods share it.
+pub struct SweepConfigs {
+    /// One per placement of the sweep, in its order.
+    placers: Vec<Placer>,
+    /// (placement index, threads) → configuration.
+    done: std::collections::HashMap<(usize, usize), String>,
+}
+
+impl SweepConfigs {
+    /// The sweep of `placements` on `topo`.
+    pub fn new(topo: &Topology, placements: &[Strategy]) -> Self {
+        Self {
+            placers: placements.iter().map(|p| Placer::new(topo, p)).collect(),
+            done: Default::default(),
+        }
+    }
+
+    /// The configuration of placement `index` (of those given to [`SweepConfigs::new`])
+    /// with `threads` threads, as [`placement_config`] gives it.
+    pub fn config(&mut self, index: usize, threads: usize) -> Result<String, ProbeError> {
+        if let Some(c) = self.done.get(&(index, threads)) {
+            return Ok(c.clone());
+        }
+        let placer = self.placers.get(index).ok_or_else(|| {
+            ProbeError::Failed(format!("placement {index} is not one of the sweep's"))
+        })?;
+        let (_, config) = placer_config(placer, threads)?;
+        self.done.insert((index, threads), config.clone());
+        Ok(config)
+    }
 }
 
 /// The configuration a symmetric team runs (every thread the same work, as in
@@ -84,17 +128,15 @@ pub fn placement_config(
 /// of threads (every bound placement at the CPU count: all CPUs once) are one
 /// configuration, measured once (`runner`: same configuration).
 pub fn team_config(cpus: &[Option<u32>], threads: usize) -> String {
-    let bound: Vec<u32> = cpus.iter().flatten().copied().collect();
+    let mut bound: Vec<u32> = cpus.iter().flatten().copied().collect();
     if bound.is_empty() {
         return format!("unbound ×{threads}");
     }
-    let mut per_cpu: std::collections::BTreeMap<u32, usize> = Default::default();
-    for &c in &bound {
-        *per_cpu.entry(c).or_default() += 1;
-    }
+    // Threads per CPU from the sorted list's runs, CPUs grouped by that count.
+    bound.sort_unstable();
     let mut by_count: std::collections::BTreeMap<usize, Vec<u32>> = Default::default();
-    for (&cpu, &n) in &per_cpu {
-        by_count.entry(n).or_default().push(cpu);
+    for run in bound.chunk_by(|a, b| a == b) {
+        by_count.entry(run.len()).or_default().push(run[0]);
     }
     let parts: Vec<String> = by_count
         .iter()

@@ -36,6 +36,7 @@ use crate::model::{Finding, Matrix, Measurement, Point, ProbeResult, Profile, Ta
 use crate::placement::{self, Strategy};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
 
 /// Pages per buffer whose node `move_pages` reports (spread evenly over it).
@@ -91,16 +92,18 @@ const MATRIX_FULL_MAX_NODES: usize = 4;
 /// a machine whose OS reports no node is one node 0.
 pub fn cpu_nodes(topo: &Topology) -> Vec<(u32, Vec<u32>)> {
     let order = placement::order(topo, &Strategy::Scatter);
-    let mut nodes: Vec<(u32, Vec<u32>)> = Vec::new();
-    for cpu in order {
-        let node = topo.pu(cpu).and_then(|p| p.numa_node).unwrap_or(0);
-        match nodes.iter_mut().find(|(n, _)| *n == node) {
-            Some((_, v)) => v.push(cpu),
-            None => nodes.push((node, vec![cpu])),
-        }
+    let mut node_of: HashMap<u32, u32> = HashMap::with_capacity(topo.pus.len());
+    for p in &topo.pus {
+        node_of
+            .entry(p.os_index)
+            .or_insert(p.numa_node.unwrap_or(0));
     }
-    nodes.sort_by_key(|(n, _)| *n);
-    nodes
+    let mut nodes: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for cpu in order {
+        let node = node_of.get(&cpu).copied().unwrap_or(0);
+        nodes.entry(node).or_default().push(cpu);
+    }
+    nodes.into_iter().collect()
 }
 
 /// Threads of a bandwidth cell: every CPU of the node at full size, fewer otherwise.

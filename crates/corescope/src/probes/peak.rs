@@ -26,7 +26,7 @@
 //! `fmul`/`fadd` on d/s registers and `neon-fma` `fmla` on 128-bit vectors; SVE is
 //! not measured (no stable Rust intrinsics).
 
-use super::placement_config;
+use super::SweepConfigs;
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis;
 use crate::model::{Measurement, Point, ProbeResult};
@@ -470,6 +470,7 @@ impl Probe for Peak {
         // The widest unit found sweeps every count; on a big machine the narrower
         // ones only one thread and the CPU count (`PlanCtx::side_count`).
         let widest = found.last().copied();
+        let mut configs = SweepConfigs::new(&ctx.topo, &placements);
         let mut cases = Vec::new();
         for &level in &found {
             let iters = (instructions / (CHAINS as u64 * level.instructions_per_step())).max(1);
@@ -478,8 +479,8 @@ impl Probe for Peak {
                 for &threads in counts.iter().filter(|&&t| sweeps(t)) {
                     let name = kernel_name(level, precision);
                     let group = format!("{name} with {}", crate::units::threads(threads as f64));
-                    for p in &placements {
-                        let (_, config) = placement_config(&ctx.topo, p, threads)?;
+                    for (k, p) in placements.iter().enumerate() {
+                        let config = configs.config(k, threads)?;
                         let params = CaseParams {
                             level,
                             precision,

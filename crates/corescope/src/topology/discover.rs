@@ -20,9 +20,10 @@ const SYNTHETIC_HELP: &str = "expected hwloc synthetic syntax: levels from the o
      l1, core, pu (PUs last), e.g. \"pack:2 core:8 pu:2\", \"pack:4 core:16 group:2 pu:4\", \
      or OS numbering with \"pack:2 core:4 pu:2(indexes=2*8:1*2)\"";
 
-/// Largest number of PUs a synthetic spec may describe (far above any machine;
-/// keeps a typo such as `core:6400000` from exhausting memory).
-const MAX_SYNTHETIC_PUS: u64 = 1 << 20;
+/// Largest number of PUs a synthetic spec may describe: [`super::MAX_PUS`],
+/// checked on the spec before hwloc builds it (a typo such as `core:6400000` would
+/// exhaust memory, and hwloc's build grows faster than the PUs).
+const MAX_SYNTHETIC_PUS: u64 = super::MAX_PUS as u64;
 
 /// Largest CPU index read from an hwloc set: hwloc sets may be infinite
 /// (`0xf...f`), and no machine has a million CPUs.
@@ -123,6 +124,7 @@ pub fn detect() -> Result<Topology, TopologyError> {
 /// Mark every PU outside `cpus` as not allowed, unless that would leave none
 /// (a mask naming no CPU of the topology says nothing useful).
 pub fn restrict_to(t: &mut Topology, cpus: &[u32]) {
+    let cpus: std::collections::HashSet<u32> = cpus.iter().copied().collect();
     if !t
         .pus
         .iter()
@@ -147,8 +149,13 @@ pub fn from_synthetic(spec: &str) -> Result<Topology, TopologyError> {
     if trimmed.is_empty() {
         return Err(invalid("the spec is empty"));
     }
-    if synthetic_pu_estimate(trimmed) > MAX_SYNTHETIC_PUS {
-        return Err(invalid(&format!("more than {MAX_SYNTHETIC_PUS} PUs")));
+    let estimate = synthetic_pu_estimate(trimmed);
+    if estimate > MAX_SYNTHETIC_PUS {
+        let pus = match estimate {
+            u64::MAX => "too many".to_string(),
+            n => n.to_string(),
+        };
+        return Err(invalid(&super::too_many_pus(pus)));
     }
     let builder = TopologyBuilder::new()
         .from_synthetic(trimmed)
@@ -234,6 +241,11 @@ fn xml_guard(text: &str) -> Result<(), String> {
     }
     if text.contains("<!ENTITY") {
         return Err("it declares entities, which corescope refuses".into());
+    }
+    // PUs, counted before hwloc builds them ([`super::MAX_PUS`]).
+    let pus = text.matches("type=\"PU\"").count() + text.matches("type='PU'").count();
+    if pus > super::MAX_PUS {
+        return Err(super::too_many_pus(pus));
     }
     // Depth: opening tags less closing and self-closing ones.
     let mut depth: usize = 0;

@@ -16,6 +16,22 @@ pub use discover::{detect, from_synthetic, from_xml_file, restrict_to, TopologyE
 pub const MAX_CACHE_BYTES: u64 = 1 << 40;
 /// Largest memory a topology may report (1 EiB).
 pub const MAX_MEMORY_BYTES: u64 = 1 << 60;
+/// Most PUs a topology may have: twice the 8,192 CPUs of Linux's largest build
+/// (`NR_CPUS` with `MAXSMP`). `plan` and placement grow as n · log n, but hwloc's
+/// own construction of a synthetic machine grows faster (on the 2-CPU reference VM:
+/// 0.5 s at 16,384 PUs, 3.5 s at 32,768, over 25 s at 65,536), and its per-object
+/// bitmaps take memory quadratic in the PUs: the 2^20 PUs of a typo would take
+/// hours and gigabytes. Checked before hwloc builds a synthetic spec or parses an
+/// XML export, and for every topology (run files too) by [`Topology::check`].
+pub const MAX_PUS: usize = 16_384;
+
+/// The reason a topology of `pus` PUs (above [`MAX_PUS`]) is refused.
+pub fn too_many_pus(pus: impl std::fmt::Display) -> String {
+    format!(
+        "{pus} PUs, more than the {MAX_PUS} PUs corescope accepts (twice the 8192 CPUs of \
+         Linux's largest build); describe a part of the machine, e.g. one package"
+    )
+}
 
 /// A machine's processing units and their hierarchy, as plain data.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -222,10 +238,14 @@ impl Topology {
     }
 
     /// Check what no machine has, for every way a topology comes in (hwloc,
-    /// synthetic specs, XML exports, run files): a PU number listed twice, a cache or memory size beyond
+    /// synthetic specs, XML exports, run files): more than [`MAX_PUS`] PUs, a PU
+    /// number listed twice, a cache or memory size beyond
     /// [`MAX_CACHE_BYTES`] / [`MAX_MEMORY_BYTES`] (near 2^64, sizes derived
     /// from them would overflow).
     pub fn check(&self) -> Result<(), String> {
+        if self.pus.len() > MAX_PUS {
+            return Err(too_many_pus(self.pus.len()));
+        }
         let mut seen = std::collections::HashSet::new();
         if let Some(p) = self.pus.iter().find(|p| !seen.insert(p.os_index)) {
             return Err(format!(
