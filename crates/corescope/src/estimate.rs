@@ -515,6 +515,10 @@ fn spin_extra(p: &Value, cal: &Calibration) -> f64 {
     extra * reps * cal.spawn_ns * 1e-9
 }
 
+/// Streams over a block its first touch costs: the kernel zeroes each page on the
+/// fault, then the owner writes it.
+const FIRST_TOUCH_STREAMS: f64 = 2.0;
+
 fn memory_run_s(p: &Value, ctx: &PlanCtx, cal: &Calibration) -> Option<f64> {
     let cpus = ctx.cpus().max(1) as f64;
     // Memory controllers: one per NUMA node, or per package where no node is known.
@@ -524,8 +528,14 @@ fn memory_run_s(p: &Value, ctx: &PlanCtx, cal: &Calibration) -> Option<f64> {
     if let Some(block) = num(p, "block_bytes") {
         let threads = num(p, "threads").unwrap_or(1.0).max(1.0);
         let streams = threads.min(cpus).min(STREAMS_PER_NODE as f64 * nodes);
+        // The calibrated cost covers the first touch and one pass; each further pass
+        // of the kernel streams the block once more. The first touch streams it twice
+        // (the kernel zeroes each page, then its owner fills it).
+        let passes = crate::probes::memory::BANDWIDTH_PASSES as f64;
+        let streams_of_block = (FIRST_TOUCH_STREAMS + passes) / (FIRST_TOUCH_STREAMS + 1.0);
         return Some(
-            block * threads * cal.byte_ns * 1e-9 / streams + threads * cal.spawn_ns * 1e-9,
+            streams_of_block * block * threads * cal.byte_ns * 1e-9 / streams
+                + threads * cal.spawn_ns * 1e-9,
         );
     }
     if let Some(steps) = num(p, "steps") {

@@ -226,9 +226,9 @@ fn has_avx() -> bool {
 
 fn memory_definition(kernel: Kernel) -> &'static str {
     match kernel {
-        Kernel::Read => "both read every 64-bit word of the block once per pass and count 8 B per word; corescope sums with AVX2 (SSE2 without it), one timed pass per sample, the round's value the median of 5 passes over fresh blocks; likwid loads with AVX and reports the mean over its iterations (about 1 s on the same block)",
-        Kernel::Write => "both store 0x5A-like data with 256-bit non-temporal stores (SSE 128-bit without AVX) and count 8 B per word, no write-allocate; corescope: one timed pass per sample over a fresh block, the median of 5; likwid: the mean over its iterations",
-        _ => "both: 256-bit loads and non-temporal stores (128-bit SSE without AVX), 16 B per element (STREAM); corescope: one timed pass per sample over fresh blocks, the median of 5; likwid: the mean over its iterations",
+        Kernel::Read => "both read every 64-bit word of the block once per pass and count 8 B per word; corescope sums with AVX2 (SSE2 without it), per sample an untimed pass then a timed one over a fresh block, the round's value the median of 5 samples; likwid loads with AVX and reports the mean over its iterations (about 1 s on the same block)",
+        Kernel::Write => "both store 0x5A-like data with 256-bit non-temporal stores (SSE 128-bit without AVX) and count 8 B per word, no write-allocate; corescope: per sample an untimed pass then a timed one over a fresh block, the median of 5; likwid: the mean over its iterations",
+        _ => "both: 256-bit loads and non-temporal stores (128-bit SSE without AVX), 16 B per element (STREAM); corescope: per sample an untimed pass then a timed one over fresh blocks, the median of 5; likwid: the mean over its iterations",
     }
 }
 
