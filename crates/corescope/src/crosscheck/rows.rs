@@ -157,19 +157,44 @@ fn locate(row: &mut CrossRow, tool: Tool, os: &str) -> Option<PathBuf> {
     }
 }
 
-/// Run a tool and parse its output; a failed run says what it printed.
-fn run_tool(
-    path: &Path,
-    args: &[String],
-    command: &Rc<RefCell<String>>,
-    parse: impl Fn(&str) -> Result<f64, String>,
-) -> Result<f64, String> {
-    run_tool_on(path, args, command, parse, None)
+/// A measurable row: both sides, and the command line the tool side records.
+fn measured(
+    row: CrossRow,
+    ours: Measure,
+    theirs: Measure,
+    command: Rc<RefCell<String>>,
+) -> RowPlan {
+    RowPlan {
+        row,
+        sides: Some(Side {
+            ours,
+            theirs,
+            command,
+        }),
+    }
 }
 
-/// [`run_tool`], the tool started from a thread pinned to `pin` (it inherits the pin)
-/// when one is given.
-fn run_tool_on(
+/// A row whose tool side runs `path args` (started from a thread pinned to `pin`
+/// when one is given) and reads its value from the output with `parse`.
+fn tool_row(
+    row: CrossRow,
+    path: PathBuf,
+    args: Vec<String>,
+    pin: Option<u32>,
+    parse: impl Fn(&str) -> Result<f64, String> + 'static,
+    ours: Measure,
+) -> RowPlan {
+    let command = Rc::new(RefCell::new(String::new()));
+    let theirs = {
+        let command = command.clone();
+        Box::new(move || run_tool(&path, &args, &command, &parse, pin)) as Measure
+    };
+    measured(row, ours, theirs, command)
+}
+
+/// Run a tool (from a thread pinned to `pin`, which it inherits, when one is given)
+/// and parse its output; a failed run says what it printed.
+fn run_tool(
     path: &Path,
     args: &[String],
     command: &Rc<RefCell<String>>,
@@ -275,7 +300,6 @@ fn memory_row(setup: &Setup, cpus: &[u32], kernel: Kernel, threads: usize) -> Ro
     let Some(path) = locate(&mut row, Tool::LikwidBench, setup.os) else {
         return RowPlan { row, sides: None };
     };
-    let command = Rc::new(RefCell::new(String::new()));
     // likwid places its threads itself (domain S0, its order); corescope follows the
     // CPUs likwid reports, read from the warm-up (the tool runs first there).
     let likwid_cpus: Rc<RefCell<Vec<u32>>> = Rc::new(RefCell::new(Vec::new()));
@@ -285,15 +309,13 @@ fn memory_row(setup: &Setup, cpus: &[u32], kernel: Kernel, threads: usize) -> Ro
         .map(|s| s.to_string())
         .chain([format!("S0:{total_kb}kB:{threads}")])
         .collect();
-    let theirs = {
-        let (command, likwid_cpus) = (command.clone(), likwid_cpus.clone());
-        Box::new(move || {
-            run_tool(&path, &args, &command, |text| {
-                let l = tools::parse_likwid(text)?;
-                *likwid_cpus.borrow_mut() = l.hwthreads;
-                Ok(l.mbyte_per_s * 1e6)
-            })
-        }) as Measure
+    let parse = {
+        let likwid_cpus = likwid_cpus.clone();
+        move |text: &str| {
+            let l = tools::parse_likwid(text)?;
+            *likwid_cpus.borrow_mut() = l.hwthreads;
+            Ok(l.mbyte_per_s * 1e6)
+        }
     };
     let (topo, clock) = (setup.topo.clone(), setup.clock.clone());
     let built: RefCell<Option<(Vec<u32>, OurCase)>> = RefCell::new(None);
@@ -330,14 +352,7 @@ fn memory_row(setup: &Setup, cpus: &[u32], kernel: Kernel, threads: usize) -> Ro
         }
         Ok(crate::stats::median(&passes))
     }) as Measure;
-    RowPlan {
-        row,
-        sides: Some(Side {
-            ours,
-            theirs,
-            command,
-        }),
-    }
+    tool_row(row, path, args, None, parse, ours)
 }
 
 fn likwid_peak_test(level: Level) -> &'static str {
@@ -390,36 +405,23 @@ fn peak_likwid_row(setup: &Setup, cpus: &[u32], level: Level) -> RowPlan {
     let Some(path) = locate(&mut row, Tool::LikwidBench, setup.os) else {
         return RowPlan { row, sides: None };
     };
-    let command = Rc::new(RefCell::new(String::new()));
     let args: Vec<String> = vec![
         "-t".into(),
         test.into(),
         "-w".into(),
         format!("S0:{PEAK_WORKING_SET_KB}kB:1"),
     ];
-    let theirs = {
-        let command = command.clone();
-        Box::new(move || {
-            run_tool(&path, &args, &command, |text| {
-                let l = tools::parse_likwid(text)?;
-                if l.hwthreads != [cpu] {
-                    return Err(format!(
-                        "likwid-bench ran on CPUs {:?}, corescope on {cpu}",
-                        l.hwthreads
-                    ));
-                }
-                Ok(l.mflop_per_s * 1e6)
-            })
-        }) as Measure
+    let parse = move |text: &str| {
+        let l = tools::parse_likwid(text)?;
+        if l.hwthreads != [cpu] {
+            return Err(format!(
+                "likwid-bench ran on CPUs {:?}, corescope on {cpu}",
+                l.hwthreads
+            ));
+        }
+        Ok(l.mflop_per_s * 1e6)
     };
-    RowPlan {
-        row,
-        sides: Some(Side {
-            ours,
-            theirs,
-            command,
-        }),
-    }
+    tool_row(row, path, args, None, parse, ours)
 }
 
 fn peak_limit_row(setup: &Setup, cpus: &[u32], level: Level) -> RowPlan {
@@ -461,14 +463,7 @@ fn peak_limit_row(setup: &Setup, cpus: &[u32], level: Level) -> RowPlan {
             .map(|hz| hz * per_cycle)
             .ok_or_else(|| "the core clock cannot be measured here".to_string())
     }) as Measure;
-    RowPlan {
-        row,
-        sides: Some(Side {
-            ours,
-            theirs,
-            command,
-        }),
-    }
+    measured(row, ours, theirs, command)
 }
 
 fn mutex_row(setup: &Setup, cpus: &[u32]) -> RowPlan {
@@ -498,7 +493,6 @@ fn mutex_row(setup: &Setup, cpus: &[u32]) -> RowPlan {
     let Some(path) = locate(&mut row, Tool::Ptsematest, setup.os) else {
         return RowPlan { row, sides: None };
     };
-    let command = Rc::new(RefCell::new(String::new()));
     let args: Vec<String> = vec![
         "-t".into(),
         "1".into(),
@@ -511,30 +505,18 @@ fn mutex_row(setup: &Setup, cpus: &[u32]) -> RowPlan {
         "-q".into(),
         "--json=/dev/stdout".into(),
     ];
-    let theirs = {
-        let command = command.clone();
-        Box::new(move || {
-            run_tool(&path, &args, &command, |text| {
-                // The JSON first, then the summary line.
-                let json_start = text.find('{').unwrap_or(0);
-                let json_end = text.rfind('}').map_or(text.len(), |e| e + 1);
-                tools::parse_ptsematest_json(&text[json_start..json_end.max(json_start)])
-                    .or_else(|_| tools::parse_ptsematest_text(text))
-                    .map(|us| us * 1e3)
-            })
-        }) as Measure
+    let parse = |text: &str| {
+        // The JSON first, then the summary line.
+        let json_start = text.find('{').unwrap_or(0);
+        let json_end = text.rfind('}').map_or(text.len(), |e| e + 1);
+        tools::parse_ptsematest_json(&text[json_start..json_end.max(json_start)])
+            .or_else(|_| tools::parse_ptsematest_text(text))
+            .map(|us| us * 1e3)
     };
     let ours =
         Box::new(move || ours::distribution_mean(&case.run()?, "handoff/sleeping/same-cpu/wake"))
             as Measure;
-    RowPlan {
-        row,
-        sides: Some(Side {
-            ours,
-            theirs,
-            command,
-        }),
-    }
+    tool_row(row, path, args, None, parse, ours)
 }
 
 fn c2c_definition(cas: bool, pause: bool) -> &'static str {
@@ -597,7 +579,6 @@ fn c2c_row(setup: &Setup, cpus: &[u32], cas: bool, pause: bool) -> RowPlan {
         return RowPlan { row, sides: None };
     };
     row.tool_version = Some(tools::CORE_TO_CORE_VERSION.into());
-    let command = Rc::new(RefCell::new(String::new()));
     let args: Vec<String> = vec![
         C2C_TOOL_ITERATIONS.to_string(),
         C2C_TOOL_SAMPLES.to_string(),
@@ -607,20 +588,9 @@ fn c2c_row(setup: &Setup, cpus: &[u32], cas: bool, pause: bool) -> RowPlan {
         "-c".into(),
         format!("{a},{b}"),
     ];
-    let theirs = {
-        let command = command.clone();
-        Box::new(move || run_tool(&path, &args, &command, tools::parse_core_to_core_csv)) as Measure
-    };
     let matrix = format!("c2c/{name}");
     let ours = Box::new(move || ours::cell(&case.run()?, &matrix)) as Measure;
-    RowPlan {
-        row,
-        sides: Some(Side {
-            ours,
-            theirs,
-            command,
-        }),
-    }
+    tool_row(row, path, args, None, tools::parse_core_to_core_csv, ours)
 }
 
 fn syscall_row(setup: &Setup, cpus: &[u32]) -> RowPlan {
@@ -650,7 +620,6 @@ fn syscall_row(setup: &Setup, cpus: &[u32]) -> RowPlan {
     let Some(path) = locate(&mut row, Tool::PerfBench, setup.os) else {
         return RowPlan { row, sides: None };
     };
-    let command = Rc::new(RefCell::new(String::new()));
     let args: Vec<String> = vec![
         "bench".into(),
         "syscall".into(),
@@ -658,20 +627,8 @@ fn syscall_row(setup: &Setup, cpus: &[u32]) -> RowPlan {
         "-l".into(),
         PERF_SYSCALL_LOOPS.to_string(),
     ];
-    let theirs = {
-        let command = command.clone();
-        Box::new(move || run_tool_on(&path, &args, &command, tools::parse_perf_syscall, Some(cpu)))
-            as Measure
-    };
     let ours = Box::new(move || ours::distribution_mean(&case.run()?, "getpid")) as Measure;
-    RowPlan {
-        row,
-        sides: Some(Side {
-            ours,
-            theirs,
-            command,
-        }),
-    }
+    tool_row(row, path, args, Some(cpu), tools::parse_perf_syscall, ours)
 }
 
 /// Run `f` on a thread pinned to `cpu`: a child it starts inherits the pin.
