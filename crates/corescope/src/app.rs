@@ -175,13 +175,7 @@ fn crosscheck_cmd(a: cli::CrosscheckArgs) -> Result<()> {
             1,
         )),
     };
-    let html = html_output(&out, a.no_html);
-    let mut outputs: Vec<store::Named> = vec![("--out", &out)];
-    if let Some(h) = &html {
-        outputs.push(("the HTML report", h));
-    }
-    store::refuse_aliases(&[], &outputs)?;
-    store::check_writable(&out).map_err(|e| anyhow!("--out: {e}"))?;
+    check_run_outputs(&out, a.no_html)?;
     let topo = topology::detect().context("could not read this machine's topology")?;
     let lock = store::OutputLock::acquire(&out)?;
     interrupt::install().context("installing the SIGINT/SIGTERM/SIGHUP handlers")?;
@@ -734,13 +728,7 @@ fn validate_run(a: &RunArgs, topo: topology::Topology) -> Result<RunPlan> {
         Some(p) => p.clone(),
         None => PathBuf::from(default_out_name(&hostname_for_file())),
     };
-    let html = html_output(&out, a.no_html);
-    let mut outputs: Vec<store::Named> = vec![("--out", &out)];
-    if let Some(h) = &html {
-        outputs.push(("the HTML report", h));
-    }
-    store::refuse_aliases(&[], &outputs)?;
-    store::check_writable(&out).map_err(|e| anyhow!("--out: {e}"))?;
+    check_run_outputs(&out, a.no_html)?;
     // The clock is calibrated after validation so bad input fails fast.
     let ctx = PlanCtx {
         topo,
@@ -862,6 +850,19 @@ fn run(a: RunArgs) -> Result<()> {
         Some(sig) => Err(interrupt::Interrupted(sig).into()),
         None => shown,
     }
+}
+
+/// The run file and the HTML report next to it can be written and are not the same
+/// file (checked before anything is measured).
+fn check_run_outputs(out: &std::path::Path, no_html: bool) -> Result<()> {
+    let html = html_output(out, no_html);
+    let mut outputs: Vec<store::Named> = vec![("--out", out)];
+    if let Some(h) = &html {
+        outputs.push(("the HTML report", h));
+    }
+    store::refuse_aliases(&[], &outputs)?;
+    store::check_writable(out).map_err(|e| anyhow!("--out: {e}"))?;
+    Ok(())
 }
 
 /// Where `run` writes its HTML report: next to the run file, unless asked not
