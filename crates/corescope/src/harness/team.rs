@@ -4,8 +4,9 @@
 //! every repetition waits at a start gate, stamps its start, runs the kernel and
 //! stamps its end. The team time of a repetition is last end − first start
 //! (seed 000 §3: "from the first thread to start its computation, until the time
-//! at which the last one completed"). The controlling thread decides between
-//! repetitions whether to go on (budget) and never takes part in the work.
+//! at which the last one completed"). The last worker to reach the start gate
+//! decides whether to go on (repetitions, budget) and opens it; no controlling
+//! thread competes with the workers for their CPUs.
 //!
 //! Nothing here can hang the caller: a worker that panics or a thread that cannot
 //! be created aborts the gate and every other worker returns.
@@ -158,28 +159,43 @@ struct GateState {
     arrived: usize,
     command: Command,
     aborted: bool,
+    /// Repetitions released so far.
+    ran: usize,
+    /// The deadline ended the team before `reps` repetitions.
+    stopped_early: bool,
 }
 
-/// A reusable gate: workers arrive and wait; the controller waits until all have
-/// arrived, then releases them with a command.
+/// A reusable start gate that the team releases itself: the last worker to
+/// arrive decides whether to go on (repetitions left, deadline) and opens the
+/// gate for all. No third thread takes part, so a team with one worker per CPU
+/// never waits for a controller to be scheduled on a CPU a spinning worker
+/// holds (that wait put milliseconds of start skew into the team time).
 struct Gate {
     state: Mutex<GateState>,
     workers_cv: Condvar,
-    controller_cv: Condvar,
     generation: AtomicU64,
+    /// Workers in the team.
+    n: usize,
+    /// Repetitions wanted (at least one always runs).
+    reps: usize,
+    deadline: Option<Instant>,
 }
 
 impl Gate {
-    fn new() -> Self {
+    fn new(n: usize, reps: usize, deadline: Option<Instant>) -> Self {
         Self {
             state: Mutex::new(GateState {
                 arrived: 0,
                 command: Command::Go,
                 aborted: false,
+                ran: 0,
+                stopped_early: false,
             }),
             workers_cv: Condvar::new(),
-            controller_cv: Condvar::new(),
             generation: AtomicU64::new(0),
+            n,
+            reps: reps.max(1),
+            deadline,
         }
     }
 
@@ -189,7 +205,8 @@ impl Gate {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Worker side: arrive, wait for release; `None` when aborted.
+    /// Worker side: arrive, wait for release; `None` when aborted. The last to
+    /// arrive releases everybody, itself included, without waiting.
     fn arrive(&self, spin: bool) -> Option<Command> {
         let gen = self.generation.load(Ordering::Acquire);
         {
@@ -198,7 +215,15 @@ impl Gate {
                 return None;
             }
             st.arrived += 1;
-            self.controller_cv.notify_one();
+            if st.arrived == self.n {
+                let cmd = self.next_command(&mut st);
+                st.arrived = 0;
+                st.command = cmd;
+                self.generation.fetch_add(1, Ordering::AcqRel);
+                drop(st);
+                self.workers_cv.notify_all();
+                return Some(cmd);
+            }
         }
         if spin {
             for _ in 0..GATE_SPINS {
@@ -219,25 +244,22 @@ impl Gate {
         }
     }
 
-    /// Controller side: wait until `n` workers arrived; false if aborted.
-    fn wait_all(&self, n: usize) -> bool {
-        let mut st = self.lock();
-        while st.arrived < n && !st.aborted {
-            st = self
-                .controller_cv
-                .wait(st)
-                .unwrap_or_else(|e| e.into_inner());
+    /// Go while repetitions are left and the deadline has not passed (the first
+    /// always goes); counts the repetition released.
+    fn next_command(&self, st: &mut GateState) -> Command {
+        let out_of_time = self.deadline.is_some_and(|d| Instant::now() >= d);
+        if st.ran == self.reps || (st.ran > 0 && out_of_time) {
+            st.stopped_early = st.ran < self.reps;
+            Command::Stop
+        } else {
+            st.ran += 1;
+            Command::Go
         }
-        !st.aborted
     }
 
-    fn release(&self, cmd: Command) {
-        let mut st = self.lock();
-        st.arrived = 0;
-        st.command = cmd;
-        self.generation.fetch_add(1, Ordering::AcqRel);
-        drop(st);
-        self.workers_cv.notify_all();
+    /// The deadline stopped the team before all repetitions ran.
+    fn stopped_early(&self) -> bool {
+        self.lock().stopped_early
     }
 
     fn abort(&self) {
@@ -246,7 +268,6 @@ impl Gate {
         self.generation.fetch_add(1, Ordering::AcqRel);
         drop(st);
         self.workers_cv.notify_all();
-        self.controller_cv.notify_all();
     }
 }
 
@@ -275,22 +296,6 @@ where
     FK: Fn(usize, &mut S) -> R + Sync,
 {
     run_team_counted(cpus, reps, deadline, false, setup, kernel)
-}
-
-/// The coordinator: releases the workers for `reps` repetitions, or fewer when the
-/// deadline passes (at least one); true when it stopped early.
-fn drive(gate: &Gate, n: usize, reps: usize, deadline: Option<Instant>) -> bool {
-    let mut ran = 0;
-    while gate.wait_all(n) {
-        let out_of_time = deadline.is_some_and(|d| Instant::now() >= d);
-        if ran == reps || (ran > 0 && out_of_time) {
-            gate.release(Command::Stop);
-            return ran < reps;
-        }
-        gate.release(Command::Go);
-        ran += 1;
-    }
-    false
 }
 
 /// The team's outcome from its workers' records: stamps per repetition (as many as
@@ -356,7 +361,7 @@ where
     };
     let count = count && skipped_counts.is_none();
     let reps = reps.max(1);
-    let gate = Gate::new();
+    let gate = Gate::new(n, reps, deadline);
     let allowed = affinity::allowed_current().unwrap_or_default();
     let spin = n <= allowed.len().max(1);
     type WorkerOut<R> = Result<WorkerRecord<R>, TeamError>;
@@ -415,8 +420,6 @@ where
             }
         }
 
-        let stopped_early = spawn_error.is_none() && drive(&gate, n, reps, deadline);
-
         let mut per_worker = Vec::with_capacity(n);
         let mut first_error = spawn_error;
         for h in handles {
@@ -436,6 +439,7 @@ where
         if let Some(e) = first_error {
             return Err(e);
         }
+        let stopped_early = gate.stopped_early();
         Ok(assemble(per_worker, stopped_early, count, skipped_counts))
     })
 }
