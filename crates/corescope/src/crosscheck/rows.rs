@@ -8,6 +8,7 @@ use super::Setup;
 use crate::model::{CrossRow, Profile, RowStatus};
 use crate::probes::memory::Kernel;
 use crate::probes::peak::{kernel_name, Level, Precision};
+use crate::probes::syscall::{self, Call};
 use serde_json::json;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -102,6 +103,7 @@ pub fn plan_rows(setup: &Setup) -> Vec<RowPlan> {
     }
     if wanted("syscall") {
         out.push(syscall_row(setup, &cpus));
+        out.push(syscall_getppid_row(setup, &cpus));
     }
     out
 }
@@ -620,15 +622,60 @@ fn syscall_row(setup: &Setup, cpus: &[u32]) -> RowPlan {
     let Some(path) = locate(&mut row, Tool::PerfBench, setup.os) else {
         return RowPlan { row, sides: None };
     };
-    let args: Vec<String> = vec![
-        "bench".into(),
-        "syscall".into(),
-        "basic".into(),
-        "-l".into(),
-        PERF_SYSCALL_LOOPS.to_string(),
-    ];
     let ours = Box::new(move || ours::distribution_mean(&case.run()?, "getpid")) as Measure;
-    tool_row(row, path, args, Some(cpu), tools::parse_perf_syscall, ours)
+    tool_row(
+        row,
+        path,
+        perf_syscall_args(),
+        Some(cpu),
+        tools::parse_perf_syscall,
+        ours,
+    )
+}
+
+/// `perf bench syscall basic`'s arguments: `PERF_SYSCALL_LOOPS` calls.
+fn perf_syscall_args() -> Vec<String> {
+    ["bench", "syscall", "basic", "-l"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([PERF_SYSCALL_LOOPS.to_string()])
+        .collect()
+}
+
+/// The experiment for the syscall row: the probe's batch loop on the call perf
+/// makes (getppid), as many calls as perf's run, on the same CPU.
+fn syscall_getppid_row(setup: &Setup, cpus: &[u32]) -> RowPlan {
+    let mut row = new_row(
+        "syscall/getppid".into(),
+        "a trivial system call, corescope's loop on getppid".into(),
+        "perf bench syscall basic".into(),
+        "ns",
+        "the experiment for the row above: corescope's timed batches (as its getpid figure) calling syscall(SYS_getppid), the call perf makes, 1,000,000 calls, the mean per call; a ratio near 1 here says the call, not the timing, is the difference",
+    );
+    let Some(&cpu) = cpus.first() else {
+        return skipped(row, "no CPU allowed");
+    };
+    row.what = format!("{}, CPU {cpu}", row.what);
+    let Some(path) = locate(&mut row, Tool::PerfBench, setup.os) else {
+        return RowPlan { row, sides: None };
+    };
+    let clock = setup.clock.clone();
+    let calls = syscall::calls_per_batch(clock.info.step_ns);
+    let batches = (PERF_SYSCALL_LOOPS / calls).max(1) as usize;
+    let ours = Box::new(move || {
+        let clock = clock.clone();
+        pinned(cpu, move || {
+            Ok(syscall::mean_call_ns(Call::Getppid, calls, batches, &clock))
+        })
+    }) as Measure;
+    tool_row(
+        row,
+        path,
+        perf_syscall_args(),
+        Some(cpu),
+        tools::parse_perf_syscall,
+        ours,
+    )
 }
 
 /// Run `f` on a thread pinned to `cpu`: a child it starts inherits the pin.

@@ -65,6 +65,9 @@ pub enum Call {
     FutexWake,
     /// `sched_yield()`.
     SchedYield,
+    /// `syscall(SYS_getppid)`: not one of the probe's four; the crosscheck times it
+    /// with this probe's loop to match `perf bench syscall basic`, which calls it.
+    Getppid,
 }
 
 impl Call {
@@ -83,6 +86,7 @@ impl Call {
             Call::ClockGettime => "clock_gettime",
             Call::FutexWake => "futex_wake",
             Call::SchedYield => "sched_yield",
+            Call::Getppid => "getppid",
         }
     }
 
@@ -93,6 +97,7 @@ impl Call {
             Call::ClockGettime => "clock_gettime(CLOCK_MONOTONIC) through the vDSO",
             Call::FutexWake => "futex wake with no waiter",
             Call::SchedYield => "sched_yield on a CPU of its own (one pinned thread)",
+            Call::Getppid => "getppid (an empty syscall that reads the parent under RCU)",
         }
     }
 
@@ -120,6 +125,8 @@ impl Call {
             },
             // SAFETY: sched_yield takes no arguments and touches no memory of ours.
             Call::SchedYield => i64::from(unsafe { libc::sched_yield() }),
+            // SAFETY: SYS_getppid takes no arguments and touches no memory of ours.
+            Call::Getppid => unsafe { libc::syscall(libc::SYS_getppid) },
         }
     }
 }
@@ -131,6 +138,8 @@ pub fn check(word: &AtomicU32) -> Result<(), ProbeError> {
         let rc = call.invoke(word);
         let ok = match call {
             Call::Getpid => rc > 0,
+            // The parent may be pid 0 only outside a pid namespace's init.
+            Call::Getppid => rc >= 0,
             Call::ClockGettime => rc != 0,
             // Nobody waits on `word`: the wake must succeed and wake no one.
             Call::FutexWake => rc == 0,
@@ -217,6 +226,21 @@ fn measure_batches(
         }
     }
     ticks_of
+}
+
+/// The mean time per call of `call` on the calling thread, in ns: `batches` batches
+/// of `calls` calls timed with this probe's loop, after one untimed batch, each less
+/// one counter read (the definition `perf bench syscall` uses: a mean per call).
+pub fn mean_call_ns(call: Call, calls: u32, batches: usize, clock: &crate::clock::Clock) -> f64 {
+    let word = AtomicU32::new(0);
+    black_box(time_batch(call, calls, &word));
+    let per_call: Vec<f64> = (0..batches.max(1))
+        .map(|_| {
+            let t = time_batch(call, calls, &word);
+            per_call_ns(clock.ticks_to_ns(t), clock.info.read_overhead_ns, calls)
+        })
+        .collect();
+    per_call.iter().sum::<f64>() / per_call.len() as f64
 }
 
 /// The typed findings of the distributions: the median of each call with its interval.
