@@ -130,7 +130,16 @@ pub struct Output {
     pub code: Option<i32>,
 }
 
+/// The most of each of a tool's output streams that is kept: the parsers need a
+/// few kB; a tool that prints more is read to the end, and the rest dropped.
+pub const OUTPUT_CAP_BYTES: usize = 1 << 20;
+
+/// How long the output of a tool that has ended may stay open (a child of the tool
+/// that still holds the pipe) before it is given up.
+const PIPE_GRACE: Duration = Duration::from_secs(5);
+
 /// Run `program args` with a time limit; the child is killed when it overruns.
+/// Each output stream keeps its first [`OUTPUT_CAP_BYTES`].
 pub fn run(program: &Path, args: &[String], limit: Duration) -> Result<Output, String> {
     let mut child = Command::new(program)
         .args(args)
@@ -140,10 +149,8 @@ pub fn run(program: &Path, args: &[String], limit: Duration) -> Result<Output, S
         .spawn()
         .map_err(|e| format!("{}: cannot start: {e}", program.display()))?;
     // Read both pipes on threads so a chatty tool never blocks on a full pipe.
-    let mut out_pipe = child.stdout.take();
-    let mut err_pipe = child.stderr.take();
-    let read_out = std::thread::spawn(move || read_all(out_pipe.as_mut()));
-    let read_err = std::thread::spawn(move || read_all(err_pipe.as_mut()));
+    let read_out = read_on_thread(child.stdout.take());
+    let read_err = read_on_thread(child.stderr.take());
     let start = std::time::Instant::now();
     let status = loop {
         match child.try_wait() {
@@ -161,8 +168,9 @@ pub fn run(program: &Path, args: &[String], limit: Duration) -> Result<Output, S
             Err(e) => break Err(format!("{}: {e}", program.display())),
         }
     };
-    let stdout = read_out.join().unwrap_or_default();
-    let stderr = read_err.join().unwrap_or_default();
+    let until = std::time::Instant::now() + PIPE_GRACE;
+    let stdout = read_out.finish(until);
+    let stderr = read_err.finish(until);
     let status = status?;
     Ok(Output {
         stdout,
@@ -171,12 +179,78 @@ pub fn run(program: &Path, args: &[String], limit: Duration) -> Result<Output, S
     })
 }
 
-fn read_all(pipe: Option<&mut impl std::io::Read>) -> String {
-    let mut buf = Vec::new();
-    if let Some(p) = pipe {
-        let _ = p.read_to_end(&mut buf);
+/// A pipe read on a thread of its own, to its end; what has arrived can be taken
+/// at any time, so a pipe that a left-over child of the tool keeps open only
+/// leaves that thread waiting.
+struct PipeReader {
+    text: std::sync::Arc<std::sync::Mutex<Captured>>,
+    done: std::sync::mpsc::Receiver<()>,
+}
+
+/// The first `cap` bytes a pipe gave, and how many more it gave.
+#[derive(Default)]
+struct Captured {
+    kept: Vec<u8>,
+    dropped: u64,
+}
+
+impl Captured {
+    fn take(&mut self, bytes: &[u8], cap: usize) {
+        let n = cap.saturating_sub(self.kept.len()).min(bytes.len());
+        self.kept.extend_from_slice(&bytes[..n]);
+        self.dropped += (bytes.len() - n) as u64;
     }
-    String::from_utf8_lossy(&buf).into_owned()
+
+    fn text(&self) -> String {
+        let mut text = String::from_utf8_lossy(&self.kept).into_owned();
+        if self.dropped > 0 {
+            text.push_str(&format!(
+                "\n[{} more bytes of output not kept]\n",
+                self.dropped
+            ));
+        }
+        text
+    }
+}
+
+fn read_on_thread(pipe: Option<impl std::io::Read + Send + 'static>) -> PipeReader {
+    let text = std::sync::Arc::new(std::sync::Mutex::new(Captured::default()));
+    let (tx, done) = std::sync::mpsc::channel();
+    let sink = text.clone();
+    std::thread::spawn(move || {
+        if let Some(p) = pipe {
+            read_capped(p, OUTPUT_CAP_BYTES, &sink);
+        }
+        let _ = tx.send(());
+    });
+    PipeReader { text, done }
+}
+
+impl PipeReader {
+    /// What arrived, once the pipe ended or `until` passed.
+    fn finish(self, until: std::time::Instant) -> String {
+        let _ = self
+            .done
+            .recv_timeout(until.saturating_duration_since(std::time::Instant::now()));
+        let captured = self.text.lock().unwrap_or_else(|e| e.into_inner());
+        captured.text()
+    }
+}
+
+/// Read `pipe` to its end into `sink`, which keeps the first `cap` bytes.
+fn read_capped(mut pipe: impl std::io::Read, cap: usize, sink: &std::sync::Mutex<Captured>) {
+    let mut chunk = [0u8; 8192];
+    loop {
+        match pipe.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(k) => sink
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(&chunk[..k], cap),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
 }
 
 /// The first line of a failed tool's output that says what went wrong.
@@ -336,6 +410,30 @@ pub fn parse_perf_syscall(text: &str) -> Result<f64, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn output_beyond_the_cap_is_read_and_dropped() {
+        use std::io::Read;
+        let read = |pipe: &mut dyn Read| {
+            let sink = std::sync::Mutex::new(super::Captured::default());
+            super::read_capped(pipe, 1 << 20, &sink);
+            sink.into_inner().map(|c| c.text()).unwrap_or_default()
+        };
+        let text = read(&mut std::io::repeat(b'x').take(10 << 20));
+        assert!(text.starts_with(&"x".repeat(1 << 20)));
+        assert!(text.ends_with("[9437184 more bytes of output not kept]\n"));
+        assert_eq!(read(&mut &b"short"[..]), "short");
+    }
+
+    #[test]
+    fn a_tool_whose_child_keeps_its_output_open_still_returns() {
+        let sh = std::path::Path::new("/bin/sh");
+        let args = ["-c".to_string(), "echo done; sleep 60 &".to_string()];
+        let started = std::time::Instant::now();
+        let out = super::run(sh, &args, std::time::Duration::from_secs(30));
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        assert_eq!(out.map(|o| o.stdout).ok().as_deref(), Some("done\n"));
+    }
+
     use super::*;
 
     fn fixture(name: &str) -> String {
