@@ -431,22 +431,14 @@ pub fn case_run_s(
     Some(match id {
         // The kernel, then the round's clock (`clock::core_hz_now`: a second team of
         // up to one thread per CPU, its repetitions of the add chain).
-        "compute" => {
-            let clock_team = num(p, "threads").unwrap_or(1.0).min(ctx.cpus() as f64);
-            let clock_s = if clock_team <= crate::clock::ROUND_CLOCK_MAX_CPUS as f64 {
-                crate::clock::ROUND_CLOCK_REPS as f64 * crate::clock::ROUND_CLOCK_REP.as_secs_f64()
-                    + spawn
-            } else {
-                0.0
-            };
-            num(p, "passes")? * 1024.0 * op * waves + spawn + clock_s
-        }
+        "compute" => num(p, "passes")? * 1024.0 * op * waves + spawn + round_clock_s(p, ctx, spawn),
         "peak" => {
             plan_num("fp_instructions_per_thread_per_rep")?
                 * factor::PEAK_PER_INSTRUCTION
                 * op
                 * waves
                 + spawn
+                + round_clock_s(p, ctx, spawn)
         }
         "memory" => memory_run_s(p, ctx, cal)?,
         "workload" | "atomics" => num(p, "duration_ns")? * 1e-9 + spawn,
@@ -474,6 +466,17 @@ pub fn case_run_s(
         "numa" => numa_run_s(p, cal)?,
         _ => return None,
     })
+}
+
+/// The round's clock after the kernel (`probes::round_clock_hz`): a second team
+/// (`spawn_s`, as the kernel's) and its repetitions of the add chain; nothing for
+/// teams above `clock::ROUND_CLOCK_MAX_CPUS`, which keep the header clock.
+fn round_clock_s(p: &Value, ctx: &PlanCtx, spawn_s: f64) -> f64 {
+    let team = num(p, "threads").unwrap_or(1.0).min(ctx.cpus() as f64);
+    if team > crate::clock::ROUND_CLOCK_MAX_CPUS as f64 {
+        return 0.0;
+    }
+    crate::clock::ROUND_CLOCK_REPS as f64 * crate::clock::ROUND_CLOCK_REP.as_secs_f64() + spawn_s
 }
 
 /// numa: a latency cell chases `steps` dependent loads (about 100 ns each from

@@ -154,14 +154,7 @@ impl Probe for Compute {
         if rates.is_empty() {
             return Err(ProbeError::Failed("no repetition ran".into()));
         }
-        // The clock of this round, on the CPUs the team used (one per thread, at most
-        // one per CPU), so per-cycle figures follow the clock between epochs and runs;
-        // the run's header clock when the chain cannot run.
-        let on = clock_cpus(&ctx.plan.topo, &cpus);
-        let hz = (on.len() <= crate::clock::ROUND_CLOCK_MAX_CPUS)
-            .then(|| crate::clock::core_hz_now(&ctx.plan.clock, &on))
-            .flatten()
-            .unwrap_or_else(|| ctx.plan.clock.per_cycle_hz(c.threads).hz);
+        let hz = super::round_clock_hz(ctx, &cpus, c.threads);
         let per_cycle = rates.iter().map(|r| r / c.threads as f64 / hz).collect();
         Ok(Measurement::points(vec![
             Point::samples(
@@ -192,19 +185,4 @@ impl Probe for Compute {
         }
         crate::counters::case_tables(result, &["int", "fp"]);
     }
-}
-
-/// The CPUs whose clock a team's per-cycle figure divides by: the distinct CPUs it
-/// was pinned to, or, unbound, as many allowed CPUs as it had threads.
-fn clock_cpus(topo: &crate::topology::Topology, team: &[Option<u32>]) -> Vec<u32> {
-    let mut pinned: Vec<u32> = team.iter().flatten().copied().collect();
-    pinned.sort_unstable();
-    pinned.dedup();
-    if !pinned.is_empty() {
-        return pinned;
-    }
-    topo.allowed_os_indices()
-        .into_iter()
-        .take(team.len())
-        .collect()
 }

@@ -158,6 +158,34 @@ pub fn team_config(cpus: &[Option<u32>], threads: usize) -> String {
     format!("CPUs {}{tail}", parts.join(", "))
 }
 
+/// The core clock to divide a team's per-second figure by: read in the same round
+/// on the CPUs the team used (one per thread, at most one per CPU), so per-cycle
+/// figures follow the clock between epochs and runs; the run's header clock when
+/// the chain cannot run here or the team is larger than
+/// [`crate::clock::ROUND_CLOCK_MAX_CPUS`].
+pub fn round_clock_hz(ctx: &RunCtx, team: &[Option<u32>], threads: usize) -> f64 {
+    let on = clock_cpus(&ctx.plan.topo, team);
+    (on.len() <= crate::clock::ROUND_CLOCK_MAX_CPUS)
+        .then(|| crate::clock::core_hz_now(&ctx.plan.clock, &on))
+        .flatten()
+        .unwrap_or_else(|| ctx.plan.clock.per_cycle_hz(threads).hz)
+}
+
+/// The CPUs whose clock a team's per-cycle figure divides by: the distinct CPUs it
+/// was pinned to, or, unbound, as many allowed CPUs as it had threads.
+fn clock_cpus(topo: &crate::topology::Topology, team: &[Option<u32>]) -> Vec<u32> {
+    let mut pinned: Vec<u32> = team.iter().flatten().copied().collect();
+    pinned.sort_unstable();
+    pinned.dedup();
+    if !pinned.is_empty() {
+        return pinned;
+    }
+    topo.allowed_os_indices()
+        .into_iter()
+        .take(team.len())
+        .collect()
+}
+
 /// A case's placement as written in its parameters (`scatter`, `0,2,4-7`), parsed
 /// again, and the CPUs it gives `threads` threads.
 pub fn placed(

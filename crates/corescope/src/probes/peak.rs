@@ -513,7 +513,7 @@ impl Probe for Peak {
             .param("flop_per_step_per_lane", FLOP_PER_STEP)
             .param("fp_instructions_per_thread_per_rep", instructions)
             .param("repetitions", "runner rounds (see rounds_min / rounds_max)")
-            .param("per_cycle_clock", crate::clock::PER_CYCLE_RULE)
+            .param("per_cycle_clock", crate::clock::PER_CYCLE_ROUND_RULE)
             .param("thread_counts", &counts)
             .param("swept_by_every_count", widest.map(|l| l.name()))
             .param(
@@ -554,7 +554,7 @@ impl Probe for Peak {
         }
         let threads = c.threads as f64;
         let per_thread: Vec<f64> = flops.iter().map(|f| f / threads).collect();
-        let hz = ctx.plan.clock.per_cycle_hz(c.threads).hz;
+        let hz = super::round_clock_hz(ctx, &cpus, c.threads);
         let per_cycle = per_thread.iter().map(|f| f / hz).collect();
         let name = kernel_name(level, precision);
         let place = strategy.name();
