@@ -97,6 +97,7 @@ pub fn between(
         steal_fraction: jiffies.map(|(_, steal, total)| steal as f64 / total as f64),
         others_cpu_fraction: others,
         cpu_pressure_fraction: pressure,
+        measured_again: false,
     }
 }
 
@@ -122,12 +123,26 @@ pub fn warnings(states: &[GroupState]) -> Option<crate::model::Warning> {
     let mut parts = Vec::new();
     let moved: Vec<&GroupState> = states.iter().filter(|s| s.round_trip_changed).collect();
     if let Some((lo, hi)) = crate::model::round_trip_span(moved.iter().copied()) {
+        let again = moved.iter().filter(|s| s.measured_again).count();
+        let kept: Vec<&GroupState> = moved
+            .iter()
+            .copied()
+            .filter(|s| !s.measured_again)
+            .collect();
+        let outcome = match (again, kept.is_empty()) {
+            (0, _) => format!("kept with the change: {}", list(&kept)),
+            (_, true) => format!("each measured again ({again})"),
+            (_, false) => format!(
+                "{again} measured again; kept with the change (no room in their budget to \
+                 measure again): {}",
+                list(&kept)
+            ),
+        };
         parts.push(format!(
             "the round trip between the first two CPUs changed state during {} of {} group \
-             measurements ({lo:.0}–{hi:.0} ns; on a VM the vCPUs moved between host cores): {}",
+             measurements ({lo:.0}–{hi:.0} ns; on a VM the vCPUs moved between host cores); {outcome}",
             moved.len(),
             states.len(),
-            list(&moved)
         ));
     }
     let over = |get: fn(&GroupState) -> Option<f64>, limit: f64| -> (Vec<&GroupState>, f64) {
@@ -279,6 +294,7 @@ mod tests {
             steal_fraction: Some(steal),
             others_cpu_fraction: Some(others),
             cpu_pressure_fraction: None,
+            measured_again: false,
         }
     }
 
@@ -309,6 +325,20 @@ mod tests {
             panic!("a warning expected");
         };
         assert!(detail.ends_with("2 more"), "{detail}");
+        // A group measured again is counted; the one kept with the change is named.
+        let again = GroupState {
+            measured_again: true,
+            ..state("d", (100.0, 371.0), 0.0, 0.01)
+        };
+        let Some(crate::model::Warning::Noisy { detail }) = warnings(&[again, moved]) else {
+            panic!("a warning expected");
+        };
+        assert!(
+            detail.contains("during 2 of 2 group measurements")
+                && detail.contains("1 measured again; kept with the change")
+                && detail.ends_with("b (epoch 1)"),
+            "{detail}"
+        );
     }
 
     #[test]

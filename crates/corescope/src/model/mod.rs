@@ -503,6 +503,32 @@ impl ProbeResult {
         s.push_samples(p.x, p.samples, p.epoch);
     }
 
+    /// About how many numbers the result holds (series samples, distribution pairs
+    /// and histogram bins, matrix cells, timeline spans): the cost of a copy.
+    pub fn values_held(&self) -> usize {
+        let series: usize = self
+            .series
+            .iter()
+            .map(|s| s.samples.iter().map(Vec::len).sum::<usize>() + s.x.len())
+            .sum();
+        let distributions: usize = self
+            .distributions
+            .iter()
+            .map(|d| 2 * d.pairs.len() + d.histogram.counts.len())
+            .sum();
+        let matrices: usize = self
+            .matrices
+            .iter()
+            .map(|m| m.values.iter().map(Vec::len).sum::<usize>())
+            .sum();
+        let timelines: usize = self
+            .timelines
+            .iter()
+            .map(|t| t.lanes.iter().map(|l| 2 * l.spans.len()).sum::<usize>())
+            .sum();
+        series + distributions + matrices + timelines + self.machine_states.len()
+    }
+
     /// Turn every series' samples into its central value (median) and 95 % interval.
     /// Series without samples (version 1 files) are left as they are.
     pub fn summarise(&mut self) {

@@ -36,6 +36,11 @@ pub struct GroupState {
     /// oversubscribed threads included) waited for a CPU (`/proc/pressure/cpu`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_pressure_fraction: Option<f64>,
+    /// The round trip changed state during this measurement and the group's
+    /// allowance had room: what it gave was discarded and the group measured again
+    /// (the next record of the group is the measurement kept).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub measured_again: bool,
 }
 
 /// The lowest and highest round trip read around `states`, in ns (`None` when none

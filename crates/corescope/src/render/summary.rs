@@ -738,11 +738,13 @@ fn state_line(run: &RunFile) -> Option<String> {
         .map(|s| s.states.iter().filter(|v| !v.is_empty()).count())
         .sum();
     let mut parts = Vec::new();
+    let again = states.iter().filter(|s| s.measured_again).count();
     if let Some((lo, hi)) = crate::model::round_trip_span(states.iter().copied()) {
         parts.push(format!(
             "CPU round trip {lo:.0}–{hi:.0} ns, changed state during {moved} of {} group \
-             measurements",
-            states.len()
+             measurements ({again} measured again, {} kept with the change)",
+            states.len(),
+            moved - again
         ));
     }
     parts.push(format!("{dependent} state-dependent points"));

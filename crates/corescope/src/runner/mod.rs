@@ -10,7 +10,8 @@
 //! allows. Variants that would run the same configuration here are measured once.
 
 use crate::model::{
-    Alias, DriftCheck, Estimate, Finding, Measurement, ProbeResult, RunFile, Status, Warning,
+    Alias, DriftCheck, Estimate, Finding, GroupState, Measurement, ProbeResult, RunFile, Status,
+    Warning,
 };
 use crate::probes::{Case, Event, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::session::Session;
@@ -237,11 +238,21 @@ struct GroupRun<'a, 'c> {
     epoch: usize,
 }
 
+/// A probe's result holding more samples and cells than this is not copied before
+/// each group, so a group measured under a changed state is kept (and flagged)
+/// rather than measured again: a copy per group would cost more than the group.
+pub const REMEASURE_MAX_VALUES: usize = 1 << 20;
+
 /// How the runner reads the round trip between two CPUs, in ns.
 type TripFn = fn(u32, u32) -> Option<f64>;
 
 impl GroupRun<'_, '_> {
     /// Measure the group; the number of rounds run, or the failing case and its error.
+    /// When the watched CPUs changed state during it (on a VM, the vCPUs moved
+    /// between host cores) and the group's allowance has room for a second
+    /// measurement, what it gave is discarded and the group measured again
+    /// ([`GroupState::measured_again`] records the first); otherwise the changed
+    /// measurement is kept and its record says so.
     fn run(
         &mut self,
         allowance: Duration,
@@ -252,6 +263,37 @@ impl GroupRun<'_, '_> {
         let pair = (rounds.max > 1)
             .then(|| crate::drift::watched_pair(&self.ctx.plan.topo))
             .flatten();
+        let started = Instant::now();
+        // What the probe held before the group, to go back to; not for results too
+        // large to copy once per group.
+        let saved = (pair.is_some() && self.result.values_held() <= REMEASURE_MAX_VALUES)
+            .then(|| self.result.clone());
+        let (mut done, mut state) = self.measure_with_state(allowance, rounds, pair)?;
+        if state.round_trip_changed {
+            let spent = started.elapsed();
+            let room =
+                spent.saturating_mul(2) <= allowance && Instant::now() + spent < self.ctx.deadline;
+            match saved {
+                Some(saved) if room => {
+                    *self.result = saved;
+                    state.measured_again = true;
+                    self.file_state(state);
+                    (done, state) = self.measure_with_state(allowance, rounds, pair)?;
+                }
+                _ => {}
+            }
+        }
+        self.file_state(state);
+        Ok(done)
+    }
+
+    /// The group's rounds between two readings of the machine's state.
+    fn measure_with_state(
+        &mut self,
+        allowance: Duration,
+        rounds: crate::probes::Rounds,
+        pair: Option<(u32, u32)>,
+    ) -> Result<(usize, GroupState), (usize, ProbeError)> {
         let read = self.trip;
         let trip = || pair.and_then(|(a, b)| read(a, b));
         let before = trip();
@@ -259,16 +301,23 @@ impl GroupRun<'_, '_> {
         let done = self.rounds(allowance, rounds)?;
         let snap_after = crate::state::Snapshot::take();
         let after = trip();
-        // One warning per probe says which groups the machine changed under
-        // (`state_warnings`), from these records.
-        self.result.machine_states.push(crate::state::between(
+        let state = crate::state::between(
             &self.group_name(),
             self.epoch,
             &snap_before,
             &snap_after,
             (before, after),
-        ));
-        for t in [before, after].into_iter().flatten() {
+        );
+        Ok((done, state))
+    }
+
+    /// Keep a group measurement's state record and its round trips. One warning per
+    /// probe says which groups the machine changed under (`state::warnings`).
+    fn file_state(&mut self, state: GroupState) {
+        for t in [state.round_trip_before_ns, state.round_trip_after_ns]
+            .into_iter()
+            .flatten()
+        {
             let seen = self
                 .result
                 .params
@@ -278,7 +327,7 @@ impl GroupRun<'_, '_> {
                 v.push(serde_json::json!(t.round()));
             }
         }
-        Ok(done)
+        self.result.machine_states.push(state);
     }
 
     /// The warm-up and the rounds of the group; the number of rounds kept.
@@ -1104,6 +1153,37 @@ mod tests {
         let r = run_probe_with(&probe, &ctx(10.0), &mut |_| {}, scripted);
         let order = probe.order.lock().unwrap().clone();
         (r, order)
+    }
+
+    #[test]
+    fn a_group_during_which_the_cpus_moved_is_measured_again_and_only_the_second_kept() {
+        // Two CPUs, so the runner reads the round trip around the group; the pair is
+        // not watched per round. Readings: 60 before, 330 after the first measurement
+        // (moved), then 330 and 330 around the second (steady).
+        SCRIPT.with(|s| *s.borrow_mut() = (0, |k| if k == 0 { 60.0 } else { 330.0 }));
+        let probe = Placements::default();
+        let mut ctx = ctx(10.0);
+        ctx.topo = crate::topology::from_synthetic("pack:1 core:2 pu:1").unwrap();
+        let r = run_probe_with(&probe, &ctx, &mut |_| {}, scripted);
+        let states = &r.machine_states;
+        assert_eq!(states.len(), 2, "{states:?}");
+        assert!(states[0].round_trip_changed && states[0].measured_again);
+        assert!(!states[1].round_trip_changed && !states[1].measured_again);
+        // The kept figures are the second measurement's alone: as many samples as
+        // rounds in it, each from a run after the first measurement ended.
+        let order = probe.order.lock().unwrap().clone();
+        let first_runs = order.len() / 2;
+        let kept = &r.series("int/scatter").unwrap().samples[0];
+        assert_eq!(kept.len(), (first_runs - 2) / 2, "{order:?}");
+        assert!(
+            kept.iter().all(|y| y.fract() > first_runs as f64 * 1e-3),
+            "{kept:?}"
+        );
+        assert_eq!(r.cases_done, 3);
+        let text = crate::state::warnings(states)
+            .map(|w| format!("{w:?}"))
+            .unwrap_or_default();
+        assert!(text.contains("each measured again (1)"), "{text}");
     }
 
     #[test]
