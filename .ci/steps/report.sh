@@ -76,6 +76,19 @@ for page in ("run", "cmp"):
         assert shot.size[0] == w, shot.size
         n = len(set(shot.resize((w // 5, 600)).getdata()))
         assert n > 20, f"{page} at {w} px looks blank ({n} colours)"
+# Issue 35: no interval of zero width where the samples differ, and no value
+# without its count: n = 0 (spread unknown or none), 1 (one measurement, shown
+# as such) or the samples behind it.
+zero = 0
+for p in run["probes"]:
+    for s in p.get("series", []):
+        for i, y in enumerate(s["y"]):
+            n, samples = s["n"][i], s["samples"][i]
+            assert n == len(samples) or n == 0, f"{p['id']} {s['name']} x={s['x'][i]}: n {n}, {len(samples)} samples"
+            if n > 1 and s["y_lo"][i] == s["y_hi"][i]:
+                assert len(set(samples)) == 1, f"{p['id']} {s['name']} x={s['x'][i]}: zero-width interval over differing samples"
+                zero += 1
+print(f"intervals ok: zero width only where all samples are equal ({zero} points: counts that never varied, ratios of a point to itself)")
 print(f"report ok: {len(ids)} sections, {dom.count('<svg')} charts, screenshot {colours} colours; "
       f"report and compare fit 1400 and 800 px")
 PY
