@@ -329,6 +329,9 @@ pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
          could use; cycles use the nominal clock, or the timer's when none is known.",
         ms.first().map(|m| m.label.as_str()).unwrap_or("-")
     );
+    for line in agreement_lines(raw_runs, &ms) {
+        let _ = writeln!(o, "{line}");
+    }
     for id in probe_ids(runs, only) {
         let probes: Vec<Option<&ProbeResult>> = runs
             .iter()
@@ -694,6 +697,54 @@ fn distributions_text(o: &mut String, probes: &[Option<&ProbeResult>], ms: &[Mac
 
 type Fact = (&'static str, fn(&Machine) -> String);
 
+/// Points of the farthest-apart list named in an agreement line.
+const APART_NAMED: usize = 3;
+
+/// One line per run after the first: where its 95 % intervals overlap the first
+/// run's, point by point (`model::run_agreement`), and the points farthest apart.
+fn agreement_lines(runs: &[RunFile], ms: &[Machine]) -> Vec<String> {
+    let (Some(first), Some(m0)) = (runs.first(), ms.first()) else {
+        return Vec::new();
+    };
+    runs.iter()
+        .zip(ms)
+        .skip(1)
+        .filter_map(|(run, m)| {
+            let a = model::run_agreement(first, run);
+            if a.points == 0 {
+                return None;
+            }
+            let pct = |k: usize| 100.0 * k as f64 / a.points as f64;
+            let mut line = format!(
+                "{} against {}: the 95 % intervals overlap at {} of {} series points ({:.0} %); \
+                 {} more state-dependent in both runs; {} state-dependent in either ({:.0} %)",
+                m.label,
+                m0.label,
+                a.overlap,
+                a.points,
+                pct(a.overlap),
+                a.state_dependent_both,
+                a.state_dependent_either,
+                pct(a.state_dependent_either)
+            );
+            if !a.apart.is_empty() {
+                let named: Vec<String> = a
+                    .apart
+                    .iter()
+                    .take(APART_NAMED)
+                    .map(|(p, s, x, r)| format!("{p} {s} at {x} ({r:.2}×)"))
+                    .collect();
+                line.push_str(&format!(
+                    "; {} apart, the farthest: {}",
+                    a.apart.len(),
+                    named.join(", ")
+                ));
+            }
+            Some(line)
+        })
+        .collect()
+}
+
 fn machine_rows() -> Vec<Fact> {
     vec![
         ("CPU", |m| m.run.host.cpu_model.clone()),
@@ -781,6 +832,9 @@ pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
         "</table></div><p>Ratios: each machine against the first ({}). Per-CPU: divided by the CPUs the run could use. Cycles: nominal clock, or the timer's when none is known.</p></section>",
         esc(names.first().copied().unwrap_or("-"))
     );
+    for line in agreement_lines(raw_runs, &ms) {
+        let _ = write!(o, "<p class='agreement'>{}</p>", esc(&line));
+    }
     for id in probe_ids(runs, only) {
         let probes: Vec<Option<&ProbeResult>> = runs
             .iter()

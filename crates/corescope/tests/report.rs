@@ -538,6 +538,16 @@ fn compare_shows_each_runs_interval_and_overlaps() {
         }
     }
     let text = compare::render_text(&[a.clone(), b.clone()], None);
+    // Under the machines, how far the second run agrees with the first: the three
+    // linear points overlap, the three scatter points are apart.
+    assert!(
+        text.contains(
+            "other against vm: the 95 % intervals overlap at 3 of 6 series points (50 %)"
+        ) && text.contains("3 apart, the farthest: ")
+            && text.contains("read/scatter at "),
+        "{text}"
+    );
+    let text = &text[text.find("\n== ").unwrap()..];
     let linear = &text[text.find("read/linear").unwrap()..text.find("read/scatter").unwrap()];
     assert_eq!(linear.matches("1.01× ≈").count(), 3, "{linear}");
     assert!(linear.contains("indistinguishable") && linear.contains("±12%"));

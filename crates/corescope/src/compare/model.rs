@@ -400,6 +400,38 @@ mod tests {
     }
 
     #[test]
+    fn two_runs_agree_where_their_intervals_overlap_or_both_saw_two_states() {
+        // A run of one probe with `points` series points of 12 samples each around
+        // 100 (± 1 %), the k-th point scaled by `scale(k)`.
+        let run = |scale: &dyn Fn(usize) -> f64| -> crate::model::RunFile {
+            let mut r: crate::model::RunFile =
+                serde_json::from_str(include_str!("../../tests/fixtures/quick.json")).unwrap();
+            let mut s = crate::model::Series::new("v/linear", "threads", "ops_per_s");
+            for k in 0..20 {
+                let samples = (0..12)
+                    .map(|i| scale(k) * (99.0 + (i % 5) as f64 * 0.5))
+                    .collect();
+                s.push_samples(k as f64 + 1.0, samples, 0);
+            }
+            let mut p = probe(json!({}));
+            p.series.push(s);
+            r.probes = vec![p];
+            r
+        };
+        let a = run(&|_| 1.0);
+        let same = run_agreement(&a, &run(&|_| 1.0));
+        assert_eq!((same.points, same.overlap), (20, 20));
+        assert!(same.apart.is_empty());
+        // One point three times as high: apart, and named with its ratio.
+        let moved = run_agreement(&a, &run(&|k| if k == 4 { 3.0 } else { 1.0 }));
+        assert_eq!((moved.points, moved.overlap), (20, 19));
+        assert_eq!(moved.apart.len(), 1);
+        assert_eq!(moved.apart[0].2, 5.0);
+        assert!((moved.apart[0].3 - 3.0).abs() < 1e-9, "{:?}", moved.apart);
+        assert!((moved.held() - 0.95).abs() < 1e-12);
+    }
+
+    #[test]
     fn matrices_align_by_label_and_give_ratios() {
         let a = probe(json!({"matrices": [{"name": "m", "unit": "ns",
             "rows": ["0", "1"], "cols": ["0", "1"],
@@ -474,4 +506,74 @@ mod tests {
         assert!(c.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1));
         assert!(d.cdfs[1].is_none());
     }
+}
+
+/// How two runs agree point by point: of the series points both measured with an
+/// interval, where the 95 % intervals overlap, where the point is state-dependent in
+/// both runs, and the others (the runs tell them apart).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunAgreement {
+    /// Series points both runs hold with an interval (`n` > 1 in both).
+    pub points: usize,
+    /// Of those, where the two intervals overlap.
+    pub overlap: usize,
+    /// Of those that do not overlap, points marked state-dependent in both runs.
+    pub state_dependent_both: usize,
+    /// Points marked state-dependent in either run (of `points`).
+    pub state_dependent_either: usize,
+    /// The points that neither overlap nor are state-dependent in both: (probe,
+    /// series, x, second ÷ first), the farthest apart first.
+    pub apart: Vec<(String, String, f64, f64)>,
+}
+
+impl RunAgreement {
+    /// Share of points that overlap or are state-dependent in both runs.
+    pub fn held(&self) -> f64 {
+        if self.points == 0 {
+            return f64::NAN;
+        }
+        (self.overlap + self.state_dependent_both) as f64 / self.points as f64
+    }
+}
+
+/// Point-by-point agreement of run `b` with run `a` (every probe and series both
+/// hold; points measured once or without an interval are left out).
+pub fn run_agreement(a: &crate::model::RunFile, b: &crate::model::RunFile) -> RunAgreement {
+    let mut out = RunAgreement::default();
+    for pa in &a.probes {
+        let Some(pb) = b.probes.iter().find(|p| p.id == pa.id) else {
+            continue;
+        };
+        for sa in &pa.series {
+            let Some(sb) = pb.series(&sa.name) else {
+                continue;
+            };
+            for (i, &x) in sa.x.iter().enumerate() {
+                let Some(j) = sb.index_of(x) else { continue };
+                let (Some(ea), Some(eb)) = (sa.estimate(i), sb.estimate(j)) else {
+                    continue;
+                };
+                if ea.n < 2 || eb.n < 2 || !(ea.lo <= ea.hi && eb.lo <= eb.hi) {
+                    continue;
+                }
+                let dependent = |s: &crate::model::Series, k: usize| {
+                    s.states.get(k).is_some_and(|v| !v.is_empty())
+                };
+                let (da, db) = (dependent(sa, i), dependent(sb, j));
+                out.points += 1;
+                out.state_dependent_either += usize::from(da || db);
+                if ea.lo <= eb.hi && eb.lo <= ea.hi {
+                    out.overlap += 1;
+                } else if da && db {
+                    out.state_dependent_both += 1;
+                } else {
+                    out.apart
+                        .push((pa.id.clone(), sa.name.clone(), x, eb.value / ea.value));
+                }
+            }
+        }
+    }
+    let far = |r: f64| if r > 0.0 { r.ln().abs() } else { f64::INFINITY };
+    out.apart.sort_by(|p, q| far(q.3).total_cmp(&far(p.3)));
+    out
 }
