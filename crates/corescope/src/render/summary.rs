@@ -550,6 +550,7 @@ fn spin_items(p: &ProbeResult) -> Vec<String> {
             _ => None,
         })
         .collect();
+    let mut slowdowns: Vec<(usize, String)> = Vec::new();
     for f in &p.findings {
         if let Finding::Slowdown {
             what,
@@ -565,10 +566,33 @@ fn spin_items(p: &ProbeResult) -> Vec<String> {
                 Outcome::Inconclusive => " (n.s.)",
             };
             let place = what.rsplit(' ').next().unwrap_or(what);
-            items.push(format!("{place}, {cause}: {}{verdict}", ratio_short(ratio)));
+            let shown = if place == "same-cpu" {
+                "same-cpu (time-sliced)"
+            } else {
+                place
+            };
+            slowdowns.push((
+                spin_rank(place),
+                format!("{shown}, {cause}: {}{verdict}", ratio_short(ratio)),
+            ));
         }
     }
+    // Seed 003's interference first: the relation that shares the most, the one
+    // sharing a CPU (the scheduler's time slicing) last.
+    slowdowns.sort_by_key(|(rank, _)| *rank);
+    items.extend(slowdowns.into_iter().map(|(_, item)| item));
     items
+}
+
+/// Order of the spinner's placements in the summary: a shared core first.
+fn spin_rank(place: &str) -> usize {
+    match place {
+        "smt-sibling" => 0,
+        "other-core" => 1,
+        "other-package" => 2,
+        "same-cpu" => 4,
+        _ => 3,
+    }
 }
 
 /// Pairs of CPUs up to which the summary names each pair's core-sharing verdict;
