@@ -1,8 +1,12 @@
 //! `atomics`: T threads increment one shared 64-bit word for a fixed time (seed 000
 //! §7.1, seed 003): a CAS loop, a CAS loop with exponential backoff, `fetch_add`, and
 //! a mutex-guarded increment. Successful increments per second, and failed CAS per
-//! success. Every thread stops at its own end time whatever happens, so a contended
-//! 2048-thread run cannot hang the machine (the seed's did for two minutes).
+//! success. The team has one end time, set by the first thread to start, and one
+//! stop flag, raised by the first thread to see the end pass: every thread stops
+//! within one operation of it whatever the contention, so the number of contenders
+//! holds to the end and a contended 2048-thread run cannot hang the machine (the
+//! seed's did for two minutes). Each thread reads the clock every
+//! [`CHECK_EVERY`] operations, whatever the team's size.
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx, SweepConfigs};
 use crate::analysis;
@@ -12,12 +16,13 @@ use crate::placement::arg as placement_arg;
 use crate::placement::Strategy;
 use crossbeam_utils::CachePadded;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Largest thread count as a multiple of the CPU count.
 pub const MAX_THREAD_FACTOR: usize = 4;
-/// Increments between two looks at the clock.
+/// A thread's increments between two looks at the clock (the stop flag it checks
+/// before every one).
 pub const CHECK_EVERY: u64 = 64;
 /// Longest backoff, in spin-loop hints.
 pub const MAX_BACKOFF_SPINS: u32 = 1024;
@@ -66,71 +71,87 @@ struct CaseParams {
     duration_ns: u64,
 }
 
-/// The shared word and the shared lock, each alone on its padded line(s).
+/// The shared word and the shared lock, each alone on its padded line(s), and the
+/// team's end time and stop flag (read-mostly, on lines of their own).
 #[derive(Default)]
 pub struct Shared {
     word: CachePadded<AtomicU64>,
     locked: CachePadded<Mutex<u64>>,
+    end_ns: CachePadded<AtomicU64>,
+    stop: CachePadded<AtomicBool>,
 }
 
-/// One thread's work until `end_ns`: (successes, failed CAS).
-pub fn hammer(s: &Shared, method: Method, end_ns: u64) -> (u64, u64) {
-    hammer_every(s, method, end_ns, CHECK_EVERY)
+impl Shared {
+    /// The team's end: `proposed` if this thread is the first to start, else the
+    /// end the first one set.
+    pub fn end_once(&self, proposed: u64) -> u64 {
+        match self
+            .end_ns
+            .compare_exchange(0, proposed.max(1), Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => proposed.max(1),
+            Err(set) => set,
+        }
+    }
 }
 
-/// Operations between two looks at the clock for a team of `threads`: [`CHECK_EVERY`]
-/// for one thread, fewer as the team grows, because one thread's `CHECK_EVERY`
-/// contended operations wait for every other thread's (with 2048 threads on one mutex
-/// that is a window of 64 × 2048 hand-offs), and the case must end at its time.
-pub fn check_every(threads: usize) -> u64 {
-    (CHECK_EVERY / threads.max(1) as u64).max(1)
-}
-
-/// [`hammer`], looking at the clock every `every` operations.
-pub fn hammer_every(s: &Shared, method: Method, end_ns: u64, every: u64) -> (u64, u64) {
+/// One thread's work until the team's end (`duration_ns` after the first thread
+/// started) or the stop flag: (successes, failed CAS).
+pub fn hammer(s: &Shared, method: Method, duration_ns: u64) -> (u64, u64) {
+    let end_ns = s.end_once(now_ns().saturating_add(duration_ns));
     let (mut ok, mut failed) = (0u64, 0u64);
     loop {
-        for _ in 0..every.max(1) {
-            match method {
-                Method::FetchAdd => {
-                    s.word.fetch_add(1, Ordering::AcqRel);
-                }
-                Method::Mutex => {
-                    *s.locked.lock().unwrap_or_else(|p| p.into_inner()) += 1;
-                }
-                Method::Cas | Method::CasBackoff => {
-                    let mut backoff = 1u32;
-                    let mut v = s.word.load(Ordering::Relaxed);
-                    loop {
-                        match s.word.compare_exchange_weak(
-                            v,
-                            v + 1,
-                            Ordering::AcqRel,
-                            Ordering::Relaxed,
-                        ) {
-                            Ok(_) => break,
-                            Err(now) => {
-                                failed += 1;
-                                v = now;
-                                if method == Method::CasBackoff {
-                                    for _ in 0..backoff {
-                                        std::hint::spin_loop();
-                                    }
-                                    backoff = (backoff * 2).min(MAX_BACKOFF_SPINS);
-                                    // The value seen before backing off is stale by now.
-                                    v = s.word.load(Ordering::Relaxed);
-                                }
+        for _ in 0..CHECK_EVERY {
+            if s.stop.load(Ordering::Relaxed) {
+                return (ok, failed);
+            }
+            failed += increment(s, method);
+            ok += 1;
+        }
+        if now_ns() >= end_ns {
+            s.stop.store(true, Ordering::Relaxed);
+            return (ok, failed);
+        }
+    }
+}
+
+/// One successful increment of the shared word by `method`; the failed CAS it took.
+#[inline(always)]
+fn increment(s: &Shared, method: Method) -> u64 {
+    let mut failed = 0;
+    match method {
+        Method::FetchAdd => {
+            s.word.fetch_add(1, Ordering::AcqRel);
+        }
+        Method::Mutex => {
+            *s.locked.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        }
+        Method::Cas | Method::CasBackoff => {
+            let mut backoff = 1u32;
+            let mut v = s.word.load(Ordering::Relaxed);
+            loop {
+                match s
+                    .word
+                    .compare_exchange_weak(v, v + 1, Ordering::AcqRel, Ordering::Relaxed)
+                {
+                    Ok(_) => break,
+                    Err(now) => {
+                        failed += 1;
+                        v = now;
+                        if method == Method::CasBackoff {
+                            for _ in 0..backoff {
+                                std::hint::spin_loop();
                             }
+                            backoff = (backoff * 2).min(MAX_BACKOFF_SPINS);
+                            // The value seen before backing off is stale by now.
+                            v = s.word.load(Ordering::Relaxed);
                         }
                     }
                 }
             }
-            ok += 1;
-        }
-        if now_ns() >= end_ns {
-            return (ok, failed);
         }
     }
+    failed
 }
 
 /// The shared counter's final value.
@@ -190,7 +211,7 @@ impl Probe for Atomics {
         .param("max_backoff_spins", MAX_BACKOFF_SPINS)
         .param(
             "clock_check_every_ops",
-            format!("{CHECK_EVERY} / threads (at least 1): a case ends at its duration or the probe's deadline, whichever comes first"),
+            format!("{CHECK_EVERY} per thread, the stop flag before every operation: the team's one end (its first start + the duration, or the probe's deadline if sooner) stops every thread within one operation"),
         )
         .param(
             "placements",
@@ -211,13 +232,7 @@ impl Probe for Atomics {
             .as_nanos()
             .min(u64::MAX as u128) as u64;
         let dur = c.duration_ns.min(left_ns.max(1));
-        let every = check_every(c.threads);
-        let out = ctx.team(
-            &cpus,
-            1,
-            |_| (),
-            |_, _| hammer_every(s, c.method, now_ns() + dur, every),
-        )?;
+        let out = ctx.team(&cpus, 1, |_| (), |_, _| hammer(s, c.method, dur))?;
         if dur < c.duration_ns {
             let w = format!(
                 "atomics {}: stopped at the probe's deadline after {} of {} ns",
@@ -335,25 +350,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn big_teams_look_at_the_clock_more_often() {
-        assert_eq!(check_every(1), CHECK_EVERY);
-        assert_eq!(check_every(4), CHECK_EVERY / 4);
-        assert_eq!(check_every(2048), 1);
-        assert_eq!(check_every(0), CHECK_EVERY);
-        // A past end stops after one window of operations.
+    fn the_team_has_one_end_and_stops_at_the_flag() {
         let s = Shared::default();
-        let (ok, _) = hammer_every(&s, Method::Mutex, 0, check_every(2048));
-        assert_eq!(ok, 1);
+        assert_eq!(s.end_once(500), 500);
+        assert_eq!(s.end_once(900), 500, "the first thread's end holds");
+        // An end in the past: one window of operations, then the flag is up and
+        // every later thread stops before its first operation.
+        let s = Shared::default();
+        s.end_once(1);
+        assert_eq!(hammer(&s, Method::Mutex, 0), (CHECK_EVERY, 0));
+        assert_eq!(hammer(&s, Method::FetchAdd, 1_000_000_000), (0, 0));
+        assert_eq!(total(&s, Method::Mutex), CHECK_EVERY);
     }
 
     #[test]
     fn no_method_loses_an_increment() {
         for method in Method::ALL {
             let s = Shared::default();
-            let end = now_ns() + 20_000_000;
             let (ok, failed) = std::thread::scope(|sc| {
                 let hs: Vec<_> = (0..4)
-                    .map(|_| sc.spawn(|| hammer(&s, method, end)))
+                    .map(|_| sc.spawn(|| hammer(&s, method, 20_000_000)))
                     .collect();
                 hs.into_iter()
                     .map(|h| h.join().unwrap())
