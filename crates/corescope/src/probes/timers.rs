@@ -1,6 +1,9 @@
 //! `timers`: every clock the machine offers — its step (smallest non-zero difference
-//! between two reads), its read overhead, and whether it stays monotonic when a
-//! thread moves between CPUs (seed 002 Table 1).
+//! between two reads, never below the read cost), its granularity (the unit it moves
+//! in: the greatest common divisor of the changes seen, which the read cost does not
+//! bound), the resolution the kernel states (`clock_getres`), its read overhead, and
+//! whether it stays monotonic when a thread moves between CPUs (seed 002 Table 1
+//! gives both a clock's step unit and its access overhead).
 //!
 //! Repetition: the read overhead is sampled [`OVERHEAD_SAMPLES`] times per clock, the
 //! clocks taking turns in rotated order (so drift hits all alike); its median and 95 %
@@ -38,27 +41,55 @@ fn overhead_ticks(read: fn() -> u64) -> u64 {
 }
 
 /// Columns of the `timers` table.
-const COLUMNS: [&str; 6] = [
+const COLUMNS: [&str; 8] = [
     "clock",
     "step_ns",
     "read_overhead_ns",
     "read_overhead_lo_ns",
     "read_overhead_hi_ns",
     "monotonic across CPUs",
+    "granularity_ns",
+    "clock_getres_ns",
 ];
 
-/// Smallest non-zero difference between consecutive reads, in the clock's units,
-/// watching at most [`STEP_WAIT_MS`] or 64 changes; `None` if it never moved.
-fn step(read: fn() -> u64) -> Option<u64> {
+/// What watching a clock move shows, in its own units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Moves {
+    /// Smallest non-zero difference between consecutive reads (bounded below by
+    /// the time one read takes).
+    pub step: u64,
+    /// Greatest common divisor of the differences: the unit the clock moves in.
+    pub granularity: u64,
+}
+
+/// The step and granularity of a clock from the differences between consecutive
+/// reads that changed it; `None` when none did.
+pub fn moves(changes: &[u64]) -> Option<Moves> {
+    let nonzero = changes.iter().copied().filter(|&d| d > 0);
+    let step = nonzero.clone().min()?;
+    let granularity = nonzero.fold(0, gcd);
+    Some(Moves { step, granularity })
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Changes between consecutive reads of `read`, watching at most
+/// [`STEP_WAIT_MS`] or 64 changes, and what they show.
+fn step(read: fn() -> u64) -> Option<Moves> {
     let until = Instant::now() + std::time::Duration::from_millis(STEP_WAIT_MS);
-    let (mut best, mut changes) = (u64::MAX, 0);
+    let mut changes = Vec::with_capacity(64);
     let mut prev = read();
     let mut n = 0u32;
-    while changes < 64 {
+    while changes.len() < 64 {
         let now = read();
         if now != prev {
-            best = best.min(now.wrapping_sub(prev));
-            changes += 1;
+            changes.push(now.wrapping_sub(prev));
             prev = now;
         }
         n = n.wrapping_add(1);
@@ -66,11 +97,28 @@ fn step(read: fn() -> u64) -> Option<u64> {
             break;
         }
     }
-    (best != u64::MAX).then_some(best)
+    moves(&changes)
 }
 
-/// A clock's name, its reader, and ns per unit (`None`: counter ticks).
-type ClockReader = (&'static str, fn() -> u64, Option<f64>);
+/// The resolution the kernel states for `id`, in ns (`None` if it refuses).
+fn getres_ns(id: libc::clockid_t) -> Option<f64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec that outlives the call.
+    let rc = unsafe { libc::clock_getres(id, &mut ts) };
+    (rc == 0).then_some(ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64)
+}
+
+/// A clock's name, its reader, ns per unit (`None`: counter ticks), and the POSIX
+/// clock it reads (`None`: the counter itself).
+type ClockReader = (
+    &'static str,
+    fn() -> u64,
+    Option<f64>,
+    Option<libc::clockid_t>,
+);
 
 /// The clocks measured: name, and a reader returning the clock's own units with its
 /// nanoseconds per unit (`None` = the counter, converted with the calibration).
@@ -103,13 +151,45 @@ fn clocks() -> Vec<ClockReader> {
             },
             ticks as fn() -> u64,
             None,
+            None,
         ),
-        ("CLOCK_MONOTONIC", mono, Some(1.0)),
-        ("CLOCK_MONOTONIC_RAW", raw, Some(1.0)),
-        ("CLOCK_MONOTONIC_COARSE", coarse, Some(1.0)),
-        ("CLOCK_REALTIME", real, Some(1.0)),
-        ("CLOCK_BOOTTIME", boot, Some(1.0)),
-        ("std::time::Instant", instant, Some(1.0)),
+        (
+            "CLOCK_MONOTONIC",
+            mono,
+            Some(1.0),
+            Some(libc::CLOCK_MONOTONIC),
+        ),
+        (
+            "CLOCK_MONOTONIC_RAW",
+            raw,
+            Some(1.0),
+            Some(libc::CLOCK_MONOTONIC_RAW),
+        ),
+        (
+            "CLOCK_MONOTONIC_COARSE",
+            coarse,
+            Some(1.0),
+            Some(libc::CLOCK_MONOTONIC_COARSE),
+        ),
+        (
+            "CLOCK_REALTIME",
+            real,
+            Some(1.0),
+            Some(libc::CLOCK_REALTIME),
+        ),
+        (
+            "CLOCK_BOOTTIME",
+            boot,
+            Some(1.0),
+            Some(libc::CLOCK_BOOTTIME),
+        ),
+        // std's Instant reads CLOCK_MONOTONIC on Linux.
+        (
+            "std::time::Instant",
+            instant,
+            Some(1.0),
+            Some(libc::CLOCK_MONOTONIC),
+        ),
     ]
 }
 
@@ -180,15 +260,17 @@ impl Probe for Timers {
         let mut m = Measurement::default();
         let mut rows = Vec::new();
         let round = |v: f64| (v * 100.0).round() / 100.0;
-        for ((name, read, ns_per_unit), o) in all.into_iter().zip(&overhead) {
+        for ((name, read, ns_per_unit, id), o) in all.into_iter().zip(&overhead) {
             let o = crate::stats::estimate(o);
-            let step_ns = match step(read) {
-                Some(s) => match ns_per_unit {
-                    Some(f) => s as f64 * f,
-                    None => s as f64 * 1e9 / clock.info.ticks_hz,
-                },
-                None => f64::NAN,
+            let to_ns = |units: u64| match ns_per_unit {
+                Some(f) => units as f64 * f,
+                None => units as f64 * 1e9 / clock.info.ticks_hz,
             };
+            let moved = step(read);
+            let step_ns = moved.map_or(f64::NAN, |m| to_ns(m.step));
+            let granularity_ns = moved.map_or(f64::NAN, |m| to_ns(m.granularity));
+            // The counter's stated resolution is one tick.
+            let getres = id.map_or(Some(1e9 / clock.info.ticks_hz), getres_ns);
             let mono = monotonic_across(read, &cpus);
             rows.push(vec![
                 serde_json::json!(name),
@@ -201,6 +283,8 @@ impl Probe for Timers {
                     Some(false) => "NO",
                     None => "untested (one CPU)",
                 }),
+                serde_json::json!(round(granularity_ns)),
+                serde_json::json!(getres.map(round)),
             ]);
             if mono == Some(false) {
                 m.warnings.push(format!(
@@ -232,6 +316,8 @@ fn table_findings(t: &Table, samples: usize) -> Vec<Finding> {
         name: String,
         step: f64,
         overhead: Estimate,
+        granularity: Option<f64>,
+        getres: Option<f64>,
     }
     let rows: Vec<Row> = t
         .rows
@@ -246,6 +332,8 @@ fn table_findings(t: &Table, samples: usize) -> Vec<Finding> {
                     hi: r.get(4)?.as_f64()?,
                     n: samples,
                 },
+                granularity: r.get(6).and_then(|v| v.as_f64()),
+                getres: r.get(7).and_then(|v| v.as_f64()),
             })
         })
         .collect();
@@ -262,7 +350,24 @@ fn table_findings(t: &Table, samples: usize) -> Vec<Finding> {
                 what: format!("{}: step", r.name),
                 unit: "ns".into(),
                 value: Estimate::without_interval(r.step),
-                context: Some("smallest non-zero change between two reads".into()),
+                context: Some(
+                    "smallest non-zero change between two reads (never below the read cost)".into(),
+                ),
+            });
+        }
+        if let Some(g) = r.granularity.filter(|g| g.is_finite()) {
+            out.push(Finding::Value {
+                what: format!("{}: granularity", r.name),
+                unit: "ns".into(),
+                value: Estimate::without_interval(g),
+                context: Some(match r.getres {
+                    Some(res) => format!(
+                        "the unit it moves in (greatest common divisor of the changes seen); clock_getres says {}",
+                        crate::units::fmt_value("ns", res)
+                    ),
+                    None => "the unit it moves in (greatest common divisor of the changes seen)"
+                        .into(),
+                }),
             });
         }
     }
@@ -298,4 +403,40 @@ fn table_findings(t: &Table, samples: usize) -> Vec<Finding> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn granularity_is_the_unit_of_the_changes_not_the_smallest_one() {
+        // A 1 ns clock read every 29-31 ns: step 29, granularity 1.
+        assert_eq!(
+            moves(&[30, 29, 31, 30]),
+            Some(Moves {
+                step: 29,
+                granularity: 1
+            })
+        );
+        // A 4 ms tick seen once or twice per change: both 4 ms.
+        let ms4 = 4_000_000;
+        assert_eq!(
+            moves(&[ms4, 2 * ms4, ms4]),
+            Some(Moves {
+                step: ms4,
+                granularity: ms4
+            })
+        );
+        // A counter moving in steps of 8 ticks, read every 40-48 ticks.
+        assert_eq!(moves(&[40, 48, 40, 56]).map(|m| m.granularity), Some(8));
+        assert_eq!(moves(&[]), None);
+        assert_eq!(moves(&[0, 0]), None);
+    }
+
+    #[test]
+    fn the_kernel_states_a_resolution_for_the_monotonic_clock() {
+        let res = getres_ns(libc::CLOCK_MONOTONIC);
+        assert!(res.is_some_and(|r| r > 0.0 && r <= 1e9), "{res:?}");
+    }
 }
