@@ -557,7 +557,10 @@ fn pool_run_s(p: &Value, ctx: &PlanCtx, cal: &Calibration) -> Option<f64> {
     let floor = crate::probes::pool::MIN_SAMPLE_S;
     if let Some(order) = num(p, "order") {
         return Some(
-            (order.powi(3) * factor::POOL_RMATMUL_PER_N3 * op / parallel).max(floor) + spawn,
+            // The timed product and its untimed warm-up on a quarter of the order.
+            (order.powi(3) * (1.0 + 1.0 / 64.0) * factor::POOL_RMATMUL_PER_N3 * op / parallel)
+                .max(floor)
+                + spawn,
         );
     }
     let log2 = num(p, "log2")?;

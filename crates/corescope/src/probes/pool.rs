@@ -690,6 +690,14 @@ fn run_rmatmul(
         inner: &inner,
         stop: &stop,
     };
+    // One untimed product with the same levels on a quarter of the order, as FFT's
+    // untimed call: taskpool starts its workers on demand, so without it the timed
+    // product would pay for taskpool's thread creation while rayon's threads exist
+    // before the clock starts.
+    let warm = warmup_order(order, levels);
+    let (wa, wb) = (Matrix::test_matrix(warm, 1), Matrix::test_matrix(warm, 2));
+    rmatmul(ex, &wa, &wb, &mut Matrix::zeros(warm), levels)
+        .map_err(|e| ProbeError::Failed(format!("rmatmul (warm-up): {e}")))?;
     let (a, b) = (Matrix::test_matrix(order, 1), Matrix::test_matrix(order, 2));
     let mut c = Matrix::zeros(order);
     counted.start();
@@ -722,6 +730,12 @@ fn run_rmatmul(
         "seconds",
         secs,
     )]))
+}
+
+/// The order of rmatmul's untimed warm-up product: a quarter of `order` (1/64 of
+/// the work), never below one element per leaf at `levels` levels.
+pub fn warmup_order(order: usize, levels: u32) -> usize {
+    (order / 4).max(1usize << levels.min(16))
 }
 
 /// The x with the smallest central value of a series (times: the best setting).
@@ -890,6 +904,15 @@ fn rmatmul_findings(result: &ProbeResult, cpus: usize) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rmatmuls_warm_up_keeps_the_levels_on_a_quarter_of_the_order() {
+        assert_eq!(warmup_order(512, 4), 128);
+        assert_eq!(warmup_order(2048, 5), 512);
+        // Never fewer elements than leaves along a side.
+        assert_eq!(warmup_order(64, 5), 32);
+        assert_eq!(warmup_order(8, 3), 8);
+    }
     use crate::model::{Outcome, Status};
 
     #[test]
