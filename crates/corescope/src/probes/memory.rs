@@ -453,7 +453,8 @@ impl Probe for Memory {
         )
         .param("kernels", "read: AVX2 (else SSE2) vector loads; write: 0x5A words (never zeros) with AVX non-temporal stores (else memset); copy: AVX (else SSE2) with non-temporal stores; triad: SSE2 with non-temporal stores (x86_64)")
         .param("timing", "team: all bytes / (last end - first start), as the seeds; per-thread-sum: the sum over threads of each thread's bytes / its own time (no start skew)")
-        .param("thp_arms", "read-thp: MADV_HUGEPAGE; read-nothp: MADV_NOHUGEPAGE; read: no advice")
+        .param("thp_arms", "read-thp: MADV_HUGEPAGE; read-nothp: MADV_NOHUGEPAGE; read: no advice; each case records the share of its first thread's block backed by huge pages (<kernel>-huge-share/<placement>, from /proc/self/smaps)")
+        .param("main_init_cpu", ctx.topo.allowed_os_indices().first().copied())
         .param("thp_mode", thp.clone().unwrap_or_else(|| "unknown".into()))
         .param("thp_test_block_huge_fraction", thp_granted)
         .param("ws_bytes", &sizes)
@@ -606,6 +607,18 @@ fn huge_pages(result: &ProbeResult) -> Option<Finding> {
         ),
         None => "whether the kernel granted huge pages could not be read".into(),
     };
+    // What the measured blocks had, where smaps said.
+    let share = |k: &str| {
+        result
+            .estimate(&format!("{k}-huge-share/{p}"), x)
+            .map(|e| format!("{:.0} %", e.value * 100.0))
+    };
+    let granted = match (share("read-thp"), share("read-nothp")) {
+        (Some(a), Some(b)) => format!(
+            "{granted}; the measured blocks (first thread's, median over rounds): {a} backed by huge pages with MADV_HUGEPAGE, {b} with MADV_NOHUGEPAGE"
+        ),
+        _ => granted,
+    };
     analysis::compare(
         result,
         &format!("huge pages, read with {} ({p})", crate::units::threads(x)),
@@ -682,24 +695,43 @@ fn run_bandwidth(
     block_bytes: u64,
 ) -> Result<Measurement, ProbeError> {
     let (strategy, cpus) = super::placed(&ctx.plan.topo, placement_s, threads)?;
-    // First touch by the main thread: allocate and write every block here, then hand
+    // First touch by one initialising thread (the seed's main thread), pinned to
+    // the first allowed CPU so the NUMA node its pages land on is chosen and
+    // recorded (`main_init_cpu`): allocate and write every block there, then hand
     // each to its owner.
+    let mut init_warning = None;
     let premade: Mutex<Vec<Option<Arrays>>> = Mutex::new(if kernel == Kernel::ReadMainInit {
-        (0..threads)
-            .map(|t| Some(alloc_arrays(kernel, block_bytes, t)))
-            .collect()
+        let init_cpu = ctx.plan.topo.allowed_os_indices().first().copied();
+        let (made, warning) = on_cpu(init_cpu, || {
+            (0..threads)
+                .map(|t| Some(alloc_arrays(kernel, block_bytes, t)))
+                .collect()
+        })?;
+        init_warning = warning;
+        made
     } else {
         Vec::new()
     });
+    // The huge-page kernels read how much of the first thread's block the kernel
+    // backed with huge pages, after its first touch (one smaps read per case).
+    let huge_share: Mutex<Option<f64>> = Mutex::new(None);
     let setup = |t: usize| -> Arrays {
-        if kernel == Kernel::ReadMainInit {
+        let arrays = if kernel == Kernel::ReadMainInit {
             let mut v = premade.lock().unwrap_or_else(|p| p.into_inner());
             v.get_mut(t)
                 .and_then(Option::take)
                 .unwrap_or_else(|| Err("missing pre-made block".into()))
         } else {
             alloc_arrays(kernel, block_bytes, t)
+        };
+        if t == 0 && matches!(kernel, Kernel::ReadThp | Kernel::ReadNoThp) {
+            if let Some(b) = arrays.as_ref().ok().and_then(|a| a.first()) {
+                let share = huge_bytes_at(b.addr())
+                    .map(|h| (h as f64 / b.allocated_bytes().max(1) as f64).min(1.0));
+                *huge_share.lock().unwrap_or_else(|p| p.into_inner()) = share;
+            }
         }
+        arrays
     };
     let out = ctx.team(&cpus, BANDWIDTH_PASSES, setup, |_t, arrays| {
         bandwidth_kernel(kernel, arrays)
@@ -726,6 +758,15 @@ fn run_bandwidth(
         "bytes_per_s",
         team,
     )];
+    if let Some(share) = *huge_share.lock().unwrap_or_else(|p| p.into_inner()) {
+        points.push(Point::new(
+            format!("{}-huge-share/{}", kernel.name(), strategy.name()),
+            "threads",
+            threads as f64,
+            "fraction",
+            share,
+        ));
+    }
     if kernel == Kernel::Read {
         points.push(Point::new(
             format!("read-per-thread-sum/{}", strategy.name()),
@@ -735,7 +776,29 @@ fn run_bandwidth(
             sum,
         ));
     }
-    Ok(Measurement::points(points))
+    let mut m = Measurement::points(points);
+    m.warnings.extend(init_warning);
+    Ok(m)
+}
+
+/// Run `f` on a thread pinned to `cpu` (unpinned when `None`), with a warning when
+/// the pin was refused.
+fn on_cpu<T: Send>(
+    cpu: Option<u32>,
+    f: impl FnOnce() -> T + Send,
+) -> Result<(T, Option<String>), ProbeError> {
+    std::thread::scope(|s| {
+        let worker = s.spawn(|| {
+            let refused = cpu.and_then(|c| crate::affinity::pin_checked(c).err());
+            (
+                f(),
+                refused.map(|e| format!("first touch by one thread: {e}")),
+            )
+        });
+        worker
+            .join()
+            .map_err(|_| ProbeError::Failed("the first-touch thread panicked".into()))
+    })
 }
 
 /// A warning when the best-of-3 repetitions of a working-set case varied widely.

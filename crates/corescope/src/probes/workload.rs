@@ -150,6 +150,48 @@ impl Drop for Fd {
     }
 }
 
+/// File systems whose magic number `statfs` gives (`linux/magic.h`).
+const FILESYSTEMS: [(i64, &str); 11] = [
+    (0x0102_1994, "tmpfs"),
+    (0x8584_58f6, "ramfs"),
+    (0xEF53, "ext2/3/4"),
+    (0x5846_5342, "xfs"),
+    (0x9123_683E, "btrfs"),
+    (0xF2F5_2010, "f2fs"),
+    (0x2FC1_2FC1, "zfs"),
+    (0x794C_7630, "overlayfs"),
+    (0x6969, "nfs"),
+    (0xFF53_4D42, "cifs"),
+    (0x6573_5546, "fuse"),
+];
+
+/// The file system that holds `dir`, by name where known (else its magic number).
+pub fn filesystem_of(dir: &std::ffi::CStr) -> Option<String> {
+    // SAFETY: an all-zero statfs is a valid value for the kernel to overwrite.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `dir` is a NUL-terminated path and `st` a writable statfs that
+    // outlives the call.
+    if unsafe { libc::statfs(dir.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    let magic = st.f_type as i64;
+    Some(filesystem_name(magic))
+}
+
+/// The name of a file system's magic number, or the number in hex.
+pub fn filesystem_name(magic: i64) -> String {
+    FILESYSTEMS
+        .iter()
+        .find(|(m, _)| *m == magic)
+        .map(|(_, n)| n.to_string())
+        .unwrap_or_else(|| format!("0x{magic:x}"))
+}
+
+/// File systems held in memory: writing and `fsync` there involve no disk.
+pub fn in_memory(fs: &str) -> bool {
+    matches!(fs, "tmpfs" | "ramfs")
+}
+
 fn tmp_dir() -> CString {
     CString::new(std::env::temp_dir().as_os_str().as_bytes())
         .unwrap_or_else(|_| CString::from(c"/tmp"))
@@ -222,6 +264,14 @@ impl Probe for Workload {
         );
         if let Err(e) = io_ok {
             plan = plan.warning(format!("io: skipped: {e}"));
+        } else if let Some(fs) = filesystem_of(&dir) {
+            if in_memory(&fs) {
+                plan = plan.warning(format!(
+                    "io: {} is on {fs}: the IO units write and fsync memory, no disk; set TMPDIR to a directory on a disk to measure one",
+                    dir.to_string_lossy()
+                ));
+            }
+            plan = plan.param("io_filesystem", fs);
         }
         Ok(plan)
     }
@@ -400,6 +450,16 @@ enum State {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_systems_are_named_and_memory_ones_told_apart() {
+        assert_eq!(filesystem_name(0x0102_1994), "tmpfs");
+        assert_eq!(filesystem_name(0xEF53), "ext2/3/4");
+        assert_eq!(filesystem_name(0x1234), "0x1234");
+        assert!(in_memory("tmpfs") && in_memory("ramfs") && !in_memory("xfs"));
+        let here = filesystem_of(c"/");
+        assert!(here.as_ref().is_some_and(|f| !f.is_empty()), "{here:?}");
+    }
 
     #[test]
     fn scalability_is_paired_by_round_and_compared_with_one_thread() {
