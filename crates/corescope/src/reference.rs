@@ -132,6 +132,93 @@ pub struct Row {
     pub source: String,
 }
 
+/// The paper's name for one of `workload`'s kinds of work: seed 001's IO test
+/// opens its file for every unit (`io-open-each`; `io-open-once` is corescope's
+/// own contrast and has no paper value).
+fn paper_work(kind: &str) -> &str {
+    match kind {
+        "io-open-each" => "io",
+        other => other,
+    }
+}
+
+/// Facts about the paper's machine, shown in its description, not compared.
+const MACHINE_FACTS: [&str; 4] = ["clock_hz", "clock_hz/nominal", "cores", "hardware_threads"];
+
+/// Every value the paper states that [`side_by_side`] could not put beside this
+/// run (machine facts aside), each with the reason: (quantity at x, why).
+pub fn unmatched(run: &RunFile, r: &Reference, rows: &[Row]) -> Vec<(String, String)> {
+    // A row's quantity is the value's, with " at <x name> <x>" for a value at an x
+    // and " (<what>)" for the timer rows.
+    let shown = |v: &RefValue| {
+        let q = &v.quantity;
+        rows.iter().any(|row| match v.x {
+            Some(x) => {
+                let name = v.x_name.as_deref().unwrap_or("x");
+                row.quantity == format!("{q} at {name} {x}")
+            }
+            // `timer/overhead_max` is shown as "timer/overhead (…; paper: upper bound)".
+            None => {
+                row.quantity == *q
+                    || row
+                        .quantity
+                        .starts_with(&format!("{} (", q.trim_end_matches("_max")))
+            }
+        })
+    };
+    let probe = |id: &str| run.probes.iter().find(|p| p.id == id);
+    r.values
+        .iter()
+        .filter(|v| !MACHINE_FACTS.contains(&v.quantity.as_str()) && !shown(v))
+        .map(|v| {
+            let at =
+                v.x.map(|x| format!(" at {} {x}", v.x_name.as_deref().unwrap_or("x")))
+                    .unwrap_or_default();
+            (format!("{}{at}", v.quantity), unmatched_reason(v, probe))
+        })
+        .collect()
+}
+
+/// Why a paper's value has no counterpart in this run.
+fn unmatched_reason<'a>(
+    v: &RefValue,
+    probe: impl Fn(&str) -> Option<&'a crate::model::ProbeResult>,
+) -> String {
+    let q = v.quantity.as_str();
+    let (head, tail) = q.rsplit_once('/').unwrap_or((q, ""));
+    let missing = |id: &str| format!("this run has no `{id}` probe");
+    match (head, tail) {
+        (_, "mips" | "cpi" | "efficiency") if head.starts_with("workload/") => {
+            match probe("workload") {
+                None => missing("workload"),
+                Some(_) => "counted per case in the workload's counters table where the machine has a PMU; the paper's figure is for its whole run, so it is not matched automatically".into(),
+            }
+        }
+        (_, "units" | "avg_time") if head.starts_with("workload/") => {
+            "the paper counts units in its own run time; this run gives a rate (`<work>/rate`) and a scalability, which is compared where the thread counts match".into()
+        }
+        ("rmatmul", order) => match probe("pool") {
+            None => missing("pool"),
+            Some(p) => {
+                let orders: Vec<&str> = p
+                    .series
+                    .iter()
+                    .filter_map(|s| s.name.strip_prefix("rmatmul/taskpool/"))
+                    .collect();
+                format!(
+                    "this run multiplied matrices of order {} (the paper {order}; `--full` runs 1024 and 2048)",
+                    if orders.is_empty() { "none".to_string() } else { orders.join(", ") }
+                )
+            }
+        },
+        ("fft", _) => match probe("pool") {
+            None => missing("pool"),
+            Some(_) => "this run has no FFT at this size with this runtime (sizes end where the profile or the budget stops them)".into(),
+        },
+        _ => "no series of this run has this quantity at this x".into(),
+    }
+}
+
 /// The quantities this run and `r` both have, side by side. Only exact matches:
 /// the same quantity at the same x; nothing is interpolated.
 pub fn side_by_side(run: &RunFile, r: &Reference) -> Vec<Row> {
@@ -167,7 +254,7 @@ pub fn side_by_side(run: &RunFile, r: &Reference) -> Vec<Row> {
         for s in &p.series {
             let (q, scale) = match (p.id.as_str(), s.name.split_once('/')) {
                 ("workload", Some((kind, "scalability"))) => {
-                    (format!("workload/{kind}/scalability"), 1.0)
+                    (format!("workload/{}/scalability", paper_work(kind)), 1.0)
                 }
                 // The pool probe's FFT times are seconds; the paper's ms.
                 ("pool", Some(("fft", "mutex"))) => ("fft/mutex".to_string(), 1e3),
@@ -299,5 +386,46 @@ mod tests {
         assert!(rows
             .iter()
             .any(|r| r.quantity.starts_with("workload/compute/scalability") && r.paper == 2.0));
+    }
+
+    #[test]
+    fn every_value_of_every_paper_is_beside_the_run_or_says_why_not() {
+        let mut run: RunFile =
+            serde_json::from_str(include_str!("../tests/fixtures/quick.json")).unwrap();
+        let mut w =
+            crate::model::ProbeResult::new("workload", "t", crate::model::Status::Completed);
+        // The seed's IO test opens its file per unit: io-open-each.
+        w.push_point(crate::model::Point::new(
+            "io-open-each/scalability",
+            "threads",
+            2.0,
+            "x_one_thread",
+            1.5,
+        ));
+        run.probes = vec![w];
+        for r in all().unwrap() {
+            let rows = side_by_side(&run, &r);
+            let missing = unmatched(&run, &r, &rows);
+            let facts = r
+                .values
+                .iter()
+                .filter(|v| MACHINE_FACTS.contains(&v.quantity.as_str()))
+                .count();
+            assert_eq!(
+                rows.len() + missing.len() + facts,
+                r.values.len(),
+                "{}: {rows:?} {missing:?}",
+                r.name
+            );
+            assert!(missing.iter().all(|(_, why)| !why.is_empty()));
+            if r.name == "e6900" {
+                assert!(rows
+                    .iter()
+                    .any(|row| row.quantity == "workload/io/scalability at threads 2"));
+                assert!(missing
+                    .iter()
+                    .any(|(q, why)| q.starts_with("workload/io/cpi") && why.contains("PMU")));
+            }
+        }
     }
 }

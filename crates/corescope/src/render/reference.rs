@@ -2,7 +2,7 @@
 //! numbers with their sources, and a run beside a paper's machine.
 
 use crate::model::RunFile;
-use crate::reference::{side_by_side, Reference};
+use crate::reference::{side_by_side, unmatched, Reference};
 use crate::units::{fmt_num, fmt_value};
 
 /// One line per reference machine.
@@ -55,15 +55,15 @@ pub fn show(r: &Reference) -> String {
 /// This run beside the paper's machine, where the same quantity exists.
 pub fn compare(run: &RunFile, r: &Reference) -> String {
     let rows = side_by_side(run, r);
+    let missing = unmatched(run, r, &rows);
     let mut out = format!(
         "{} ({}) beside {} — {}\n",
         run.host.hostname, run.host.cpu_model, r.name, r.description
     );
     if rows.is_empty() {
         out.push_str("no quantity of this run matches one the paper states\n");
-        return out;
     }
-    for row in rows {
+    for row in &rows {
         let ratio = if row.paper != 0.0 {
             format!(" ({:.2}× the paper)", row.this / row.paper)
         } else {
@@ -83,6 +83,15 @@ pub fn compare(run: &RunFile, r: &Reference) -> String {
             ));
         }
         out.push_str(&format!("    source: {}\n", row.source));
+    }
+    if !missing.is_empty() {
+        out.push_str(&format!(
+            "not beside this run ({} of the paper's values):\n",
+            missing.len()
+        ));
+        for (what, why) in missing {
+            out.push_str(&format!("  {what}: {why}\n"));
+        }
     }
     out
 }
