@@ -78,8 +78,20 @@ fn probe_ids(runs: &[RunFile], only: Option<&[String]>) -> Vec<String> {
     ids
 }
 
+/// Entries of a probe's parameters that the runner records as it measures (the
+/// round trips it read, the rounds it ran), not settings of the measurement: two
+/// runs differ in them by nature, so they are not listed as differing parameters.
+pub const OBSERVED_PARAMS: [&str; 5] = [
+    "cpu_round_trip_ns_seen",
+    "steady_round_trip_ns",
+    "rounds_min",
+    "rounds_max",
+    "rounds_dropped_unsteady",
+];
+
 /// Parameters whose values differ between the runs that have the probe:
-/// `(key, value per machine)`; a missing key shows as `-`.
+/// `(key, value per machine)`; a missing key shows as `-`. What the runner observed
+/// ([`OBSERVED_PARAMS`]) is left out.
 pub fn param_mismatches(probes: &[Option<&ProbeResult>]) -> Vec<(String, Vec<String>)> {
     let mut keys: Vec<&String> = probes
         .iter()
@@ -88,6 +100,7 @@ pub fn param_mismatches(probes: &[Option<&ProbeResult>]) -> Vec<(String, Vec<Str
         .collect();
     keys.sort();
     keys.dedup();
+    keys.retain(|k| !OBSERVED_PARAMS.contains(&k.as_str()));
     let mut out = Vec::new();
     for k in keys {
         let vals: Vec<String> = probes
@@ -1065,8 +1078,9 @@ mod tests {
 
     #[test]
     fn differing_parameters_are_listed_not_merged() {
-        let a = probe(json!({"iters": 10, "same": 1}));
-        let b = probe(json!({"iters": 20, "same": 1}));
+        // The round trips the runner read differ by nature: not a parameter.
+        let a = probe(json!({"iters": 10, "same": 1, "cpu_round_trip_ns_seen": [60]}));
+        let b = probe(json!({"iters": 20, "same": 1, "cpu_round_trip_ns_seen": [420]}));
         let m = param_mismatches(&[Some(&a), Some(&b), None]);
         assert_eq!(m.len(), 1);
         assert_eq!(m[0].0, "iters");

@@ -537,7 +537,8 @@ impl RunAgreement {
 }
 
 /// Point-by-point agreement of run `b` with run `a` (every probe and series both
-/// hold; points measured once or without an interval are left out).
+/// hold; points measured once or without an interval, and copies of a point measured
+/// under another variant's name, are left out).
 pub fn run_agreement(a: &crate::model::RunFile, b: &crate::model::RunFile) -> RunAgreement {
     let mut out = RunAgreement::default();
     for pa in &a.probes {
@@ -549,6 +550,15 @@ pub fn run_agreement(a: &crate::model::RunFile, b: &crate::model::RunFile) -> Ru
                 continue;
             };
             for (i, &x) in sa.x.iter().enumerate() {
+                // A copy of another variant's point (the same configuration,
+                // measured once) is not a point of its own.
+                if pa
+                    .aliases
+                    .iter()
+                    .any(|al| al.series == sa.name && al.x == x)
+                {
+                    continue;
+                }
                 let Some(j) = sb.index_of(x) else { continue };
                 let (Some(ea), Some(eb)) = (sa.estimate(i), sb.estimate(j)) else {
                     continue;
