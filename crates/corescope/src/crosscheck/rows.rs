@@ -18,6 +18,9 @@ use std::time::Duration;
 /// Passes of corescope's bandwidth case per round (each a fresh block, one timed
 /// pass): the round's value is their median.
 pub const MEMORY_PASSES_PER_ROUND: usize = 5;
+/// Timed passes of the sustained-copy experiment (about 0.2 s at 128 MiB per thread
+/// and 30 GB/s; likwid-bench times about 1 s).
+pub const SUSTAINED_PASSES: usize = 50;
 /// likwid-bench's working set for the peak kernels: in L1 on every core known, so
 /// its one load per FMA never waits on memory (`peakflops_*` at a large size is a
 /// memory benchmark).
@@ -82,8 +85,17 @@ pub fn plan_rows(setup: &Setup) -> Vec<RowPlan> {
     if wanted("memory") {
         for threads in [1usize, 2] {
             for kernel in [Kernel::Read, Kernel::Write, Kernel::Copy] {
-                out.push(memory_row(setup, &cpus, kernel, threads));
+                out.push(memory_row(setup, &cpus, kernel, threads, None));
             }
+        }
+        for threads in [1usize, 2] {
+            out.push(memory_row(
+                setup,
+                &cpus,
+                Kernel::Copy,
+                threads,
+                Some(SUSTAINED_PASSES),
+            ));
         }
     }
     if wanted("peak") {
@@ -259,15 +271,37 @@ fn memory_definition(kernel: Kernel) -> &'static str {
     }
 }
 
-fn memory_row(setup: &Setup, cpus: &[u32], kernel: Kernel, threads: usize) -> RowPlan {
+/// A memory row: the probe's case (one timed pass per sample), or with
+/// `sustained` = `Some(passes)` the experiment that times that many passes back to
+/// back with the probe's kernel, as likwid does.
+fn memory_row(
+    setup: &Setup,
+    cpus: &[u32],
+    kernel: Kernel,
+    threads: usize,
+    sustained: Option<usize>,
+) -> RowPlan {
     let test = likwid_memory_test(kernel);
-    let mut row = new_row(
-        format!("memory/{}/{threads}", kernel.name()),
-        format!("memory {}, {}", kernel.name(), threads_words(threads)),
-        format!("likwid-bench {test}"),
-        "bytes_per_s",
-        memory_definition(kernel),
-    );
+    let mut row = match sustained {
+        None => new_row(
+            format!("memory/{}/{threads}", kernel.name()),
+            format!("memory {}, {}", kernel.name(), threads_words(threads)),
+            format!("likwid-bench {test}"),
+            "bytes_per_s",
+            memory_definition(kernel),
+        ),
+        Some(passes) => new_row(
+            format!("memory/{}/{threads}/sustained", kernel.name()),
+            format!(
+                "memory {}, {}, {passes} passes timed back to back",
+                kernel.name(),
+                threads_words(threads)
+            ),
+            format!("likwid-bench {test}"),
+            "bytes_per_s",
+            "the experiment for the row above: corescope's kernel on the same blocks, timed over 50 passes back to back after one untimed pass (memory::sustained_bytes_per_s), as likwid times about 1 s of passes; a ratio near 1 here says the single timed pass is the difference",
+        ),
+    };
     if cpus.len() < threads {
         return skipped(
             row,
@@ -347,7 +381,10 @@ fn memory_row(setup: &Setup, cpus: &[u32], kernel: Kernel, threads: usize) -> Ro
             *built.borrow_mut() = Some((list, case));
         }
         let guard = built.borrow();
-        let (_, case) = guard.as_ref().ok_or("no case")?;
+        let (list, case) = guard.as_ref().ok_or("no case")?;
+        if let Some(passes) = sustained {
+            return crate::probes::memory::sustained_bytes_per_s(kernel, list, block_bytes, passes);
+        }
         let mut passes = Vec::with_capacity(MEMORY_PASSES_PER_ROUND);
         for _ in 0..MEMORY_PASSES_PER_ROUND {
             passes.push(ours::point(&case.run()?, &format!("{}/", kernel.name()))?);

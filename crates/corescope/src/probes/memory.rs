@@ -801,6 +801,37 @@ fn on_cpu<T: Send>(
     })
 }
 
+/// Bytes per second of `kernel` on `cpus` (one pinned thread each, `block_bytes`
+/// per thread) over `passes` timed passes back to back after one untimed pass, as
+/// likwid-bench times its iterations: all bytes over the sum of the timed passes'
+/// team times. Not part of the probe's plan: the crosscheck's experiment rows use
+/// it to tell a single timed pass (the probe's sample) from a sustained stream.
+pub fn sustained_bytes_per_s(
+    kernel: Kernel,
+    cpus: &[u32],
+    block_bytes: u64,
+    passes: usize,
+) -> Result<f64, String> {
+    let team: Vec<Option<u32>> = cpus.iter().map(|&c| Some(c)).collect();
+    let out = crate::harness::team::run_team(
+        &team,
+        passes.max(1) + 1,
+        None,
+        |t| alloc_arrays(kernel, block_bytes, t),
+        |_t, arrays| bandwidth_kernel(kernel, arrays),
+    )
+    .map_err(|e| e.to_string())?;
+    if let Some(err) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
+        return Err(format!("{}: {err}", kernel.name()));
+    }
+    let timed: Vec<u64> = out.reps.iter().skip(1).map(|r| r.team_ns()).collect();
+    if timed.is_empty() {
+        return Err("no timed pass ran".into());
+    }
+    let bytes = cpus.len() as f64 * bytes_moved(kernel, block_bytes) as f64 * timed.len() as f64;
+    Ok(bytes / (timed.iter().sum::<u64>().max(1) as f64 * 1e-9))
+}
+
 /// A warning when the best-of-3 repetitions of a working-set case varied widely.
 fn spread_warning(m: &mut Measurement, series: &str, threads: usize, times: &[f64]) {
     let cv = crate::stats::cv(times);
