@@ -38,5 +38,6 @@ pub mod session;
 pub mod state;
 pub mod stats;
 pub mod store;
+pub mod timestamp;
 pub mod topology;
 pub mod units;

@@ -4,7 +4,7 @@
 //! wrappers in a stable place. Used by the primitive probes (`threads`, `mutex`,
 //! `condvar`) and the spin probe.
 
-use crate::clock::ticks;
+use crate::timestamp::ticks;
 
 /// Samples per pair for a profile (seed 000: 10^5 at full size).
 pub fn samples(profile: crate::model::Profile) -> usize {

@@ -12,8 +12,8 @@
 //! be created aborts the gate and every other worker returns.
 
 use crate::affinity;
-use crate::clock::now_ns;
 use crate::counters::{CountedThread, TeamCount, ThreadCounter};
+use crate::timestamp::now_ns;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
