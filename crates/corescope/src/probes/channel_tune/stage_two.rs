@@ -544,7 +544,8 @@ fn grid_runs(
 /// The order of Stage Two's `runs` (indices): the first `fixed` (the incumbent
 /// and the raced configurations) in turn, then the grid's configurations spread
 /// over it (see [`spread_order`]), a configuration's runs (affinity on, off)
-/// together.
+/// together, on first and off first in turn from one configuration to the next
+/// (so neither affinity always runs after the other, in the cache state it left).
 fn run_order(runs: &[(Config, bool)], fixed: usize) -> Vec<usize> {
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (i, run) in runs.iter().enumerate() {
@@ -554,13 +555,19 @@ fn run_order(runs: &[(Config, bool)], fixed: usize) -> Vec<usize> {
         }
     }
     let fixed = fixed.min(groups.len());
+    let grid = spread_order(groups.len() - fixed)
+        .into_iter()
+        .enumerate()
+        .flat_map(|(position, g)| {
+            let mut pair = groups[g + fixed].clone();
+            if position % 2 == 1 {
+                pair.reverse();
+            }
+            pair
+        });
     (0..fixed)
-        .chain(
-            spread_order(groups.len() - fixed)
-                .into_iter()
-                .map(|g| g + fixed),
-        )
         .flat_map(|g| groups[g].clone())
+        .chain(grid)
         .collect()
 }
 
@@ -808,10 +815,22 @@ mod tests {
         let mut seen = order.clone();
         seen.sort_unstable();
         assert_eq!(seen, (0..runs.len()).collect::<Vec<_>>(), "each run once");
-        // A configuration's two runs stay next to each other.
-        for w in order[2..].windows(2) {
-            if runs[w[0]].0 == runs[w[1]].0 {
-                assert!(runs[w[0]].1 && !runs[w[1]].1);
+        // A configuration's two runs stay next to each other, on first and off
+        // first in turn.
+        // (The grid's pinned 4096 is the incumbent, run once: that configuration
+        // has its unpinned run alone.)
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for &k in &order[2..] {
+            match groups.last_mut() {
+                Some(g) if runs[g[0]].0 == runs[k].0 => g.push(k),
+                _ => groups.push(vec![k]),
+            }
+        }
+        assert_eq!(groups.len(), 4, "{groups:?}");
+        for (position, g) in groups.iter().enumerate() {
+            if g.len() == 2 {
+                assert_ne!(runs[g[0]].1, runs[g[1]].1);
+                assert_eq!(runs[g[0]].1, position % 2 == 0, "{position}: {g:?}");
             }
         }
         let first_grid = runs[order[2]].0.buffer_bytes;
