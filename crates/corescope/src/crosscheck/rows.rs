@@ -114,8 +114,8 @@ pub fn plan_rows(setup: &Setup) -> Vec<RowPlan> {
         }
     }
     if wanted("syscall") {
-        out.push(syscall_row(setup, &cpus));
-        out.push(syscall_getppid_row(setup, &cpus));
+        out.push(syscall_row(setup, &cpus, Call::Getpid));
+        out.push(syscall_row(setup, &cpus, Call::Getppid));
     }
     out
 }
@@ -632,87 +632,66 @@ fn c2c_row(setup: &Setup, cpus: &[u32], cas: bool, pause: bool) -> RowPlan {
     tool_row(row, path, args, None, tools::parse_core_to_core_csv, ours)
 }
 
-fn syscall_row(setup: &Setup, cpus: &[u32]) -> RowPlan {
-    let mut row = new_row(
-        "syscall/getpid".into(),
-        "a trivial system call".into(),
-        "perf bench syscall basic".into(),
-        "ns",
-        "both: the mean time per call of a loop of calls, pinned to one CPU; perf calls getppid() through glibc, corescope syscall(SYS_getpid) in batches (the mean over its batches)",
-    );
+/// The syscall row (`Call::Getpid`: the probe's own figure), or its experiment
+/// (`Call::Getppid`: the probe's batch loop on the call perf makes, as many calls as
+/// perf's run); both against `perf bench syscall basic` on the same CPU.
+fn syscall_row(setup: &Setup, cpus: &[u32], call: Call) -> RowPlan {
+    let experiment = call == Call::Getppid;
+    let mut row = if experiment {
+        new_row(
+            "syscall/getppid".into(),
+            "a trivial system call, corescope's loop on getppid".into(),
+            "perf bench syscall basic".into(),
+            "ns",
+            "the experiment for the row above: corescope's timed batches (as its getpid figure) calling syscall(SYS_getppid), the call perf makes, 1,000,000 calls, the mean per call; a ratio near 1 here says the call, not the timing, is the difference",
+        )
+    } else {
+        new_row(
+            "syscall/getpid".into(),
+            "a trivial system call".into(),
+            "perf bench syscall basic".into(),
+            "ns",
+            "both: the mean time per call of a loop of calls, pinned to one CPU; perf calls getppid() through glibc, corescope syscall(SYS_getpid) in batches (the mean over its batches)",
+        )
+    };
     let Some(&cpu) = cpus.first() else {
         return skipped(row, "no CPU allowed");
     };
     row.what = format!("{}, CPU {cpu}", row.what);
-    let case = match OurCase::find(
-        "syscall",
-        setup.topo,
-        setup.clock,
-        Profile::Quick,
-        None,
-        None,
-        &[],
-    ) {
-        Ok(c) => c,
-        Err(e) => return skipped(row, e),
+    let ours = if experiment {
+        let clock = setup.clock.clone();
+        let calls = syscall::calls_per_batch(clock.info.step_ns);
+        let batches = (PERF_SYSCALL_LOOPS / calls).max(1) as usize;
+        Box::new(move || {
+            let clock = clock.clone();
+            pinned(cpu, move || {
+                Ok(syscall::mean_call_ns(call, calls, batches, &clock))
+            })
+        }) as Measure
+    } else {
+        let case = match OurCase::find(
+            "syscall",
+            setup.topo,
+            setup.clock,
+            Profile::Quick,
+            None,
+            None,
+            &[],
+        ) {
+            Ok(c) => c,
+            Err(e) => return skipped(row, e),
+        };
+        Box::new(move || ours::distribution_mean(&case.run()?, "getpid")) as Measure
     };
     let Some(path) = locate(&mut row, Tool::PerfBench, setup.os) else {
         return RowPlan { row, sides: None };
     };
-    let ours = Box::new(move || ours::distribution_mean(&case.run()?, "getpid")) as Measure;
-    tool_row(
-        row,
-        path,
-        perf_syscall_args(),
-        Some(cpu),
-        tools::parse_perf_syscall,
-        ours,
-    )
-}
-
-/// `perf bench syscall basic`'s arguments: `PERF_SYSCALL_LOOPS` calls.
-fn perf_syscall_args() -> Vec<String> {
-    ["bench", "syscall", "basic", "-l"]
+    let args: Vec<String> = ["bench", "syscall", "basic", "-l"]
         .iter()
         .map(|s| s.to_string())
         .chain([PERF_SYSCALL_LOOPS.to_string()])
-        .collect()
-}
-
-/// The experiment for the syscall row: the probe's batch loop on the call perf
-/// makes (getppid), as many calls as perf's run, on the same CPU.
-fn syscall_getppid_row(setup: &Setup, cpus: &[u32]) -> RowPlan {
-    let mut row = new_row(
-        "syscall/getppid".into(),
-        "a trivial system call, corescope's loop on getppid".into(),
-        "perf bench syscall basic".into(),
-        "ns",
-        "the experiment for the row above: corescope's timed batches (as its getpid figure) calling syscall(SYS_getppid), the call perf makes, 1,000,000 calls, the mean per call; a ratio near 1 here says the call, not the timing, is the difference",
-    );
-    let Some(&cpu) = cpus.first() else {
-        return skipped(row, "no CPU allowed");
-    };
-    row.what = format!("{}, CPU {cpu}", row.what);
-    let Some(path) = locate(&mut row, Tool::PerfBench, setup.os) else {
-        return RowPlan { row, sides: None };
-    };
-    let clock = setup.clock.clone();
-    let calls = syscall::calls_per_batch(clock.info.step_ns);
-    let batches = (PERF_SYSCALL_LOOPS / calls).max(1) as usize;
-    let ours = Box::new(move || {
-        let clock = clock.clone();
-        pinned(cpu, move || {
-            Ok(syscall::mean_call_ns(Call::Getppid, calls, batches, &clock))
-        })
-    }) as Measure;
-    tool_row(
-        row,
-        path,
-        perf_syscall_args(),
-        Some(cpu),
-        tools::parse_perf_syscall,
-        ours,
-    )
+        .collect();
+    tool_row(row, path, args, Some(cpu), tools::parse_perf_syscall, ours)
 }
 
 /// Run `f` on a thread pinned to `cpu`: a child it starts inherits the pin.
