@@ -159,26 +159,28 @@ fn progress(stop: &Stop) -> String {
 }
 
 thread_local! {
-    /// Per FFT executor, the last size's time per call in this run (the runner calls
-    /// one probe at a time from one thread; `plan` clears it).
-    static FFT_LAST_S: RefCell<Vec<(Exec, f64)>> = const { RefCell::new(Vec::new()) };
+    /// Per FFT executor and size, the latest time per call in this run
+    /// (`f64::INFINITY` for a size stopped at its deadline or given up): the next
+    /// size looks at the one below it, whenever it runs (the epochs of a run
+    /// measure every size again, minutes later). `plan` clears it.
+    static FFT_TIMES_S: RefCell<Vec<(Exec, u32, f64)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The last FFT size's time per call of `exec` (0 before the first).
-fn fft_last_s(exec: Exec) -> f64 {
-    FFT_LAST_S.with(|l| {
+/// The latest time per call of `exec` at size `log2` (0 before any).
+fn fft_time_s(exec: Exec, log2: u32) -> f64 {
+    FFT_TIMES_S.with(|l| {
         l.borrow()
             .iter()
-            .find(|(e, _)| *e == exec)
-            .map_or(0.0, |x| x.1)
+            .find(|(e, k, _)| *e == exec && *k == log2)
+            .map_or(0.0, |x| x.2)
     })
 }
 
-fn set_fft_last_s(exec: Exec, secs: f64) {
-    FFT_LAST_S.with(|l| {
+fn set_fft_time_s(exec: Exec, log2: u32, secs: f64) {
+    FFT_TIMES_S.with(|l| {
         let mut l = l.borrow_mut();
-        l.retain(|(e, _)| *e != exec);
-        l.push((exec, secs));
+        l.retain(|(e, k, _)| !(*e == exec && *k == log2));
+        l.push((exec, log2, secs));
     });
 }
 
@@ -287,7 +289,7 @@ impl Probe for PoolProbe {
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
-        FFT_LAST_S.with(|l| l.borrow_mut().clear());
+        FFT_TIMES_S.with(|l| l.borrow_mut().clear());
         let max_log2: u32 = ctx.profile.pick(12, 14, 16);
         // One order by default: every (runtime, k) pair now runs at least
         // MIN_COMPARED_ROUNDS times, interleaved, where it ran once before.
@@ -402,16 +404,12 @@ impl Probe for PoolProbe {
                 case_budget_s,
                 max_threads,
             } => {
-                // Under rayon run_fft runs on a pool thread: it gets and gives back
-                // the runner thread's record of the last size.
-                let (d, last) = (ctx.deadline, fft_last_s(exec));
+                let (d, below) = (ctx.deadline, fft_time_s(exec, log2.saturating_sub(1)));
                 let r = counted_run((exec, max_threads), ctx, |c| {
-                    set_fft_last_s(exec, last);
-                    let m = run_fft(exec, log2, case_budget_s, (max_threads, d), c);
-                    m.map(|m| (m, fft_last_s(exec)))
+                    run_fft(exec, (log2, below), case_budget_s, (max_threads, d), c)
                 });
-                r.map(|(m, now)| {
-                    set_fft_last_s(exec, now);
+                r.map(|(m, secs)| {
+                    set_fft_time_s(exec, log2, secs);
                     m
                 })
             }
@@ -441,7 +439,7 @@ impl Probe for PoolProbe {
     }
 
     fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
-        FFT_LAST_S.with(|l| l.borrow_mut().clear());
+        FFT_TIMES_S.with(|l| l.borrow_mut().clear());
         let mut found = fft_findings(result);
         found.extend(cutoff_findings(result));
         found.extend(rmatmul_findings(result, ctx.cpus()));
@@ -513,29 +511,30 @@ fn fft_given_up(m: &mut Measurement, exec: Exec, log2: u32, how: String) {
         .push(format!("fft/{} gave up at size {log2}: {how}", exec.name()));
 }
 
-/// One FFT size on one executor (a worker per butterfly), unless the previous size
-/// took more than a third of the case budget; stopped at the case's deadline (the
-/// case budget or the probe's deadline, whichever comes first).
+/// One FFT size on one executor (a worker per butterfly), unless the size below
+/// took more than a third of the case budget (`below_s`, its latest time per call:
+/// 0 when not measured, infinite when it was stopped or given up); stopped at the
+/// case's deadline (the case budget or the probe's deadline, whichever comes
+/// first). The measurement and this size's time per call, for the size above.
 fn run_fft(
     exec: Exec,
-    log2: u32,
+    (log2, below_s): (u32, f64),
     case_budget_s: f64,
     (max_threads, probe_deadline): (usize, Instant),
     counted: &Arc<SharedCounters>,
-) -> Result<Measurement, ProbeError> {
+) -> Result<(Measurement, f64), ProbeError> {
     let mut m = Measurement::default();
-    let last = fft_last_s(exec);
-    if last > case_budget_s / 3.0 {
-        let how = if last.is_finite() {
+    if below_s > case_budget_s / 3.0 {
+        let how = if below_s.is_finite() {
             format!(
-                "size {} took {last:.2} s of a {case_budget_s:.0} s case budget",
+                "size {} took {below_s:.2} s of a {case_budget_s:.0} s case budget",
                 log2 - 1
             )
         } else {
-            format!("size {} was stopped at its deadline", log2 - 1)
+            format!("size {} was stopped at its deadline or not run", log2 - 1)
         };
         fft_given_up(&mut m, exec, log2, how);
-        return Ok(m);
+        return Ok((m, f64::INFINITY));
     }
     let pool = pool_for(exec, max_threads, counted)?;
     let inner = executor(exec, pool.as_ref(), 0);
@@ -581,7 +580,6 @@ fn run_fft(
         }
     };
     let Some(secs) = timed else {
-        set_fft_last_s(exec, f64::INFINITY);
         let how = progress(&stop);
         if Instant::now() >= probe_deadline {
             return Err(ProbeError::GaveUp(format!(
@@ -590,9 +588,8 @@ fn run_fft(
             )));
         }
         fft_given_up(&mut m, exec, log2, how);
-        return Ok(m);
+        return Ok((m, f64::INFINITY));
     };
-    set_fft_last_s(exec, secs);
     m.points.push(Point::new(
         format!("fft/{}", exec.name()),
         "size_log2",
@@ -609,7 +606,7 @@ fn run_fft(
             p.stats().cas_failures as f64 / calls.max(1) as f64,
         ));
     }
-    Ok(m)
+    Ok((m, secs))
 }
 
 /// One FFT size with a sequential cutoff: below it the calling thread recurses
@@ -939,12 +936,12 @@ mod tests {
 
     #[test]
     fn a_running_fft_stops_at_its_deadline_and_says_how_far_it_got() {
-        FFT_LAST_S.with(|l| l.borrow_mut().clear());
         let c = Arc::new(SharedCounters::default());
         let far = Instant::now() + std::time::Duration::from_secs(3600);
         // The case budget ends almost at once: the size is abandoned, not overrun.
-        let m = run_fft(Exec::Mutex, 12, 1e-9, (8, far), &c).unwrap();
+        let (m, secs) = run_fft(Exec::Mutex, (12, 0.0), 1e-9, (8, far), &c).unwrap();
         assert!(m.points.is_empty());
+        assert!(secs.is_infinite());
         let row = &m.tables[0].rows[0];
         assert!(
             row[2]
@@ -953,15 +950,21 @@ mod tests {
                 .contains("stopped at its deadline after"),
             "{row:?}"
         );
-        // The next size of that executor is not started.
-        let m = run_fft(Exec::Mutex, 13, 10.0, (8, far), &c).unwrap();
+        // The next size of that executor is not started, nor the one above it.
+        let (m, secs) = run_fft(Exec::Mutex, (13, secs), 10.0, (8, far), &c).unwrap();
         assert!(m.tables[0].rows[0][2]
             .as_str()
             .unwrap()
             .contains("was stopped"));
+        assert!(secs.is_infinite());
+        // A size below that took over a third of the case budget: given up too.
+        let (m, _) = run_fft(Exec::Mutex, (13, 4.0), 10.0, (8, far), &c).unwrap();
+        assert!(m.tables[0].rows[0][2]
+            .as_str()
+            .unwrap()
+            .contains("size 12 took 4.00 s"));
         // The probe's own deadline: the case gives up, saying how far it got.
-        FFT_LAST_S.with(|l| l.borrow_mut().clear());
-        let e = run_fft(Exec::Rayon, 12, 10.0, (8, Instant::now()), &c).unwrap_err();
+        let e = run_fft(Exec::Rayon, (12, 0.0), 10.0, (8, Instant::now()), &c).unwrap_err();
         assert!(
             matches!(&e, ProbeError::GaveUp(m) if m.contains("families")),
             "{e}"
@@ -971,7 +974,6 @@ mod tests {
             matches!(&e, ProbeError::GaveUp(m) if m.contains("abandoned")),
             "{e}"
         );
-        FFT_LAST_S.with(|l| l.borrow_mut().clear());
         // Given-up sizes become a parameter and a finding.
         let mut r = ProbeResult::new("pool", "t", Status::Completed);
         let mut m = Measurement::default();
