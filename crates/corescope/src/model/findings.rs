@@ -3,22 +3,9 @@
 //! (`render::words`); analysis (`crate::analysis`) derives them from samples.
 
 use super::Estimate;
+pub use crate::stats::Outcome;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// What a comparison of two variants showed.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The whole interval of the ratio lies beyond 1 ± the minimum effect: a
-    /// difference stated as a fact about this machine.
-    Different,
-    /// The interval of the ratio lies within ±(minimum effect) of 1: the variants are
-    /// indistinguishable here.
-    Equivalent,
-    /// Neither: the data do not show a difference, nor rule one out.
-    Inconclusive,
-}
 
 /// A conclusion derived from the data.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -19,8 +19,8 @@
 //! [`super::estimate`], so with no shift between epochs it is that interval, widened
 //! at most by the bootstrap's own spread (see the tests for the factor).
 
+use super::Estimate;
 use super::{estimate, percentile_sorted, sorted, SplitMix, CONFIDENCE, MIN_EFFECT};
-use crate::model::Estimate;
 
 /// Epochs every repeated point is measured in (each with half its rounds).
 pub const EPOCHS: usize = 2;

@@ -10,9 +10,9 @@
 //! signed-rank test on the log-ratio of each round, with the Hodges-Lehmann estimate
 //! and its interval (Hollander & Wolfe, *Nonparametric Statistical Methods*, §3.1–3.2).
 
-use crate::model::{Distribution, Estimate, Histogram, ModeRange, Outcome, Summary};
-
 pub mod epochs;
+mod types;
+pub use types::{Distribution, Estimate, Histogram, ModeRange, Outcome, Summary};
 
 /// splitmix64 (Steele, Lea & Flood, OOPSLA 2014): a small, fast, deterministic
 /// generator (the epochs' bootstrap; synthetic samples in tests).
