@@ -584,10 +584,7 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         &mut session,
         &mut |_| {},
         &mut check,
-        |r| match r.probes.last() {
-            Some(p) => screen.show(&terminal::render_probe(p)),
-            None => Ok(()),
-        },
+        |_, p| screen.show(&terminal::render_probe(p)),
     )?;
     let result = session
         .run
@@ -812,13 +809,11 @@ fn run(a: RunArgs) -> Result<()> {
         &mut session,
         &mut on_event,
         &mut check,
-        |r| -> Result<()> {
-            bar.suspend(|| -> Result<()> {
-                match r.probes.last() {
-                    Some(p) if verbose => screen.show(&format!("\n{}", terminal::render_probe(p))),
-                    _ => Ok(()),
-                }
-            })
+        |_, p| -> Result<()> {
+            match verbose {
+                true => bar.suspend(|| screen.show(&format!("\n{}", terminal::render_probe(p)))),
+                false => Ok(()),
+            }
         },
     )?;
     bar.finish_and_clear();

@@ -24,9 +24,6 @@ const REFERENCE_PASSES: u64 = 4_000;
 pub const REFERENCE_DRIFT: f64 = 0.10;
 /// Steal time above this share of CPU time between two checks is noisy.
 pub const STEAL_NOISY: f64 = 0.05;
-/// A load average above this many per CPU between two checks is noisy (probes
-/// themselves run up to 4 threads per CPU for a while).
-pub const LOAD_NOISY_PER_CPU: f64 = 6.0;
 /// A round trip changing by more than this factor means the CPUs moved.
 pub const ROUND_TRIP_MOVED: f64 = 1.5;
 /// Round trips per check, and the longest a check may take.
@@ -133,7 +130,7 @@ pub fn check(at: &str, topo: &crate::topology::Topology, started_ns: u64) -> Dri
 }
 
 /// What changed between two checks (the probe that ran between them is flagged).
-pub fn noise_between(before: &DriftCheck, after: &DriftCheck, cpus: usize) -> Vec<Warning> {
+pub fn noise_between(before: &DriftCheck, after: &DriftCheck) -> Vec<Warning> {
     let mut out = Vec::new();
     if let (Some(a), Some(b)) = (before.reference_ns, after.reference_ns) {
         let change = b.value / a.value - 1.0;
@@ -156,18 +153,6 @@ pub fn noise_between(before: &DriftCheck, after: &DriftCheck, cpus: usize) -> Ve
                 });
             }
         }
-    }
-    // The load average counts corescope's own threads (every CPU busy, oversubscribed
-    // cases beyond), so it is recorded but says nothing about other tenants; only a
-    // load far above what the probe itself makes is flagged.
-    let load = [before.loadavg_1m, after.loadavg_1m]
-        .into_iter()
-        .flatten()
-        .fold(0.0, f64::max);
-    if load > LOAD_NOISY_PER_CPU * cpus as f64 {
-        out.push(Warning::Noisy {
-            detail: format!("the load average reached {load:.1} on {cpus} CPUs"),
-        });
     }
     out.extend(round_trip_moved(
         before.round_trip_ns,
@@ -224,15 +209,15 @@ mod tests {
         let a = check(1000.0, 0, 0.5, 60.0);
         let mut b = check(1030.0, 10, 0.7, 70.0);
         b.cpu_jiffies = Some((10, 20_000));
-        assert!(noise_between(&a, &b, 2).is_empty());
+        assert!(noise_between(&a, &b).is_empty());
     }
 
     #[test]
-    fn drift_steal_load_and_moved_cpus_are_each_named() {
+    fn drift_steal_and_moved_cpus_are_each_named_and_the_load_is_only_kept() {
         let a = check(1000.0, 0, 0.5, 63.0);
         let mut b = check(1200.0, 0, 13.0, 326.0);
         b.cpu_jiffies = Some((1000, 20_000));
-        let w = noise_between(&a, &b, 2);
+        let w = noise_between(&a, &b);
         let text: Vec<String> = w
             .iter()
             .map(|w| match w {
@@ -240,11 +225,14 @@ mod tests {
                 _ => String::new(),
             })
             .collect();
-        assert_eq!(w.len(), 4, "{text:?}");
+        // A load average of 13 on 2 CPUs is corescope's own oversubscribed threads
+        // as much as anyone's: kept in the check, never a warning (other programs'
+        // CPU time, `state::Snapshot`, names competing load).
+        assert_eq!(w.len(), 3, "{text:?}");
         assert!(text[0].contains("+20 %"));
         assert!(text[1].contains("stole 10 %"));
-        assert!(text[2].contains("13.0 on 2 CPUs"));
-        assert!(text[3].contains("63 to 326 ns"));
+        assert!(text[2].contains("63 to 326 ns"));
+        assert_eq!(b.loadavg_1m, Some(13.0));
     }
 
     #[test]

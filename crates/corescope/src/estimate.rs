@@ -13,7 +13,7 @@
 use crate::model::Profile;
 use crate::placement::Placer;
 use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError};
-use crate::runner::{epoch_schedule, groups_of};
+use crate::runner::groups_of;
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -302,8 +302,7 @@ pub fn estimate_probe(probe: &dyn Probe, ctx: &PlanCtx, cal: &Calibration) -> Pr
         .iter()
         .map(|c| cost(c).unwrap_or(UNKNOWN_RUN_S))
         .collect();
-    let epochs = ctx.overrides.epochs.unwrap_or(crate::stats::epochs::EPOCHS);
-    let (runs, seconds, capped) = simulate(&plan.cases, &per_run, ctx.budget_s, cal, epochs);
+    let (runs, seconds, capped) = simulate(&plan.cases, &per_run, ctx, cal);
     est.groups = groups_of(&plan.cases).len();
     est.seconds = seconds + probe_overhead_s(cal);
     est.capped = capped;
@@ -327,12 +326,12 @@ fn probe_overhead_s(cal: &Calibration) -> f64 {
 fn simulate(
     cases: &[Case],
     per_run: &[f64],
-    budget_s: f64,
+    ctx: &PlanCtx,
     cal: &Calibration,
-    epochs: usize,
 ) -> (Vec<f64>, f64, bool) {
+    let budget_s = ctx.budget_s;
     let groups = groups_of(cases);
-    let schedule = epoch_schedule(&groups, cases, epochs);
+    let schedule = crate::runner::schedule(&groups, cases, ctx);
     let mut runs = vec![0.0; cases.len()];
     let mut elapsed = 0.0;
     for (k, &(g, epoch, rounds)) in schedule.iter().enumerate() {

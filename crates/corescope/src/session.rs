@@ -107,6 +107,23 @@ impl Session {
         self.run.probes.push(probe);
         self.save()
     }
+
+    /// Put a probe's result at `slot` (replacing what an earlier pass saved there),
+    /// or after the others when it has none yet, and save; its slot.
+    pub fn put(&mut self, slot: Option<usize>, probe: ProbeResult) -> Result<usize, StoreError> {
+        let slot = match slot.filter(|&i| i < self.run.probes.len()) {
+            Some(i) => {
+                self.run.probes[i] = probe;
+                i
+            }
+            None => {
+                self.run.probes.push(probe);
+                self.run.probes.len() - 1
+            }
+        };
+        self.save()?;
+        Ok(slot)
+    }
 }
 
 /// Host name made safe for a file name.

@@ -10,13 +10,14 @@
 //! allows. Variants that would run the same configuration here are measured once.
 
 use crate::model::{
-    Alias, DriftCheck, Estimate, Finding, GroupState, Measurement, ProbeResult, RunFile, Status,
-    Warning,
+    Alias, Estimate, Finding, GroupState, Measurement, ProbeResult, Status, Warning,
 };
 use crate::probes::{Case, Event, Plan, PlanCtx, Probe, ProbeError, RunCtx};
-use crate::session::Session;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
+
+mod suite;
+pub use suite::{quick_rounds, run_suite, schedule, ProbeRun};
 
 /// A point whose interval stays wider than ±5 % gets a warning.
 pub const WIDE_REL_HALF_WIDTH: f64 = 0.05;
@@ -37,7 +38,8 @@ fn file_plan(plan: &Plan, ctx: &PlanCtx, result: &mut ProbeResult) {
     }
 }
 
-/// Run one probe under its budget. Never fails: every outcome is a status.
+/// Run one probe under its budget, its epochs back to back. Never fails: every
+/// outcome is a status. [`run_suite`] spreads the epochs over the whole suite.
 pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Event)) -> ProbeResult {
     run_probe_with(probe, ctx, on_event, crate::drift::round_trip)
 }
@@ -49,126 +51,13 @@ fn run_probe_with(
     on_event: &mut dyn FnMut(Event),
     trip: TripFn,
 ) -> ProbeResult {
-    let started = Instant::now();
-    let id = probe.id().to_string();
-    let mut result = ProbeResult::new(probe.id(), probe.title(), Status::Completed);
-    let plan = match probe.plan(ctx) {
-        Ok(p) => p,
-        Err(e) => {
-            let (status, reason) = status_of(&e);
-            result.status = status;
-            result.reason = Some(reason);
-            on_event(Event::ProbeEnd {
-                id,
-                status: status.name().into(),
-            });
-            return result;
-        }
-    };
-    file_plan(&plan, ctx, &mut result);
-    result.cases_planned = plan.cases.len();
-    on_event(Event::ProbeStart {
-        id: id.clone(),
-        cases: plan.cases.len(),
-    });
-    let deadline = started + Duration::from_secs_f64(ctx.budget_s);
-    let mut run_ctx = RunCtx {
-        plan: ctx,
-        deadline,
-        warnings: Vec::new(),
-        counted: Vec::new(),
-    };
-    let groups = groups_of(&plan.cases);
-    let epochs = ctx.overrides.epochs.unwrap_or(crate::stats::epochs::EPOCHS);
-    let schedule = epoch_schedule(&groups, &plan.cases, epochs);
-    let mut rounds_run = vec![0usize; groups.len()];
-    for (k, &(g, epoch, rounds)) in schedule.iter().enumerate() {
-        let members = &groups[g];
-        let first = &plan.cases[members[0]];
-        if let Some(sig) = crate::interrupt::requested() {
-            result.status = Status::Interrupted;
-            result.reason = Some(format!(
-                "{} after {} of {} cases",
-                crate::interrupt::name(sig),
-                result.cases_done,
-                plan.cases.len()
-            ));
-            break;
-        }
-        if Instant::now() >= deadline {
-            result.status = Status::GaveUp;
-            result.reason = Some(format!(
-                "budget of {:.0} s reached after {} of {} cases; next was '{}'",
-                ctx.budget_s,
-                result.cases_done,
-                plan.cases.len(),
-                first.label
-            ));
-            break;
-        }
-        // The group's share of what is left, for rounds beyond the minimum.
-        let allowance = deadline
-            .saturating_duration_since(Instant::now())
-            .div_f64((schedule.len() - k) as f64);
-        let mut group = GroupRun {
-            probe,
-            cases: &plan.cases,
-            members,
-            ctx: &mut run_ctx,
-            result: &mut result,
-            on_event,
-            id: &id,
-            trip,
-            epoch,
-        };
-        match group.run(allowance, rounds) {
-            Ok(n) => rounds_run[g] += n,
-            Err((index, e)) => {
-                let (status, reason) = status_of(&e);
-                result.status = status;
-                result.reason = Some(match status {
-                    Status::Skipped => reason,
-                    _ => format!(
-                        "case '{}' ({} of {}): {reason}",
-                        plan.cases[index].label,
-                        index + 1,
-                        plan.cases.len()
-                    ),
-                });
-                break;
-            }
-        }
+    let mut run = ProbeRun::start_with(probe, ctx, trip);
+    let mut epoch = 0;
+    while run.has_more() {
+        run.run_epoch(ctx, epoch, on_event);
+        epoch += 1;
     }
-    for w in std::mem::take(&mut run_ctx.warnings) {
-        result.warnings.push_unique(w);
-    }
-    result.summarise();
-    rounds_run.retain(|&n| n > 0);
-    if let (Some(lo), Some(hi)) = (rounds_run.iter().min(), rounds_run.iter().max()) {
-        result.params.insert("rounds_min".into(), (*lo).into());
-        result.params.insert("rounds_max".into(), (*hi).into());
-    }
-    wide_interval_warnings(&mut result);
-    result
-        .warnings
-        .extend(crate::state::warnings(&result.machine_states));
-    state_dependent_warning(&mut result);
-    merge_same_configurations(&mut result);
-    if result.status != Status::Skipped && result.cases_done > 0 {
-        probe.finish(&mut result, &plan, ctx);
-    }
-    result.tables.extend(
-        result
-            .counters
-            .as_ref()
-            .and_then(crate::counters::summary_table),
-    );
-    result.elapsed_s = started.elapsed().as_secs_f64();
-    on_event(Event::ProbeEnd {
-        id,
-        status: result.status.name().into(),
-    });
-    result
+    run.finish(ctx, on_event)
 }
 
 /// Cases grouped for interleaving: cases sharing a `group` (in order of first
@@ -339,9 +228,10 @@ impl GroupRun<'_, '_> {
         let started = Instant::now();
         let (measured, aliases) = self.split_aliases();
         if rounds.warmup {
-            // A later epoch warms up with the first variant only: the clock and the
-            // probe's code are warm from the epoch before, and the rotation of the
-            // rounds spreads what is left of a cold start over the variants.
+            // A later epoch warms up with the first variant only: that brings the
+            // clock and the probe's code back up after the other probes of the pass,
+            // and the rotation of the rounds spreads what is left of a cold start
+            // over the variants.
             let warm = if self.epoch == 0 {
                 &measured[..]
             } else {
@@ -826,41 +716,6 @@ fn status_of(e: &ProbeError) -> (Status, String) {
     }
 }
 
-/// Run probes in order, appending each result to `run` and calling `after_each`
-/// (which saves the file) after every probe.
-///
-/// `check` looks at the machine (`drift::check`) before the first probe and after
-/// every probe; what changed while a probe ran becomes its warnings
-/// (`drift::noise_between`), and every check is kept in `run.drift`.
-pub fn run_suite<E: From<crate::store::StoreError>>(
-    probes: &[Box<dyn Probe>],
-    ctx: &PlanCtx,
-    session: &mut Session,
-    on_event: &mut dyn FnMut(Event),
-    check: &mut dyn FnMut(&str) -> DriftCheck,
-    mut after_each: impl FnMut(&RunFile) -> Result<(), E>,
-) -> Result<(), E> {
-    session.run.drift.push(check("start"));
-    for probe in probes {
-        let mut result = run_probe(probe.as_ref(), ctx, on_event);
-        let interrupted = result.status == Status::Interrupted;
-        let after = check(&format!("after {}", probe.id()));
-        if let Some(before) = session.run.drift.last() {
-            for w in crate::drift::noise_between(before, &after, ctx.cpus()) {
-                result.warnings.push_unique(w);
-            }
-        }
-        session.run.drift.push(after);
-        // Saved before anything is shown: a closed stdout loses nothing measured.
-        session.push(result)?;
-        after_each(&session.run)?;
-        if interrupted {
-            break;
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -868,10 +723,10 @@ mod tests {
     use crate::model::{ClockInfo, Measurement, Point, Profile};
     use crate::probes::{Case, Overrides, Plan, MIN_COMPARED_ROUNDS};
 
-    struct Fake {
-        cases: usize,
-        fail_at: Option<usize>,
-        sleep_ms: u64,
+    pub(super) struct Fake {
+        pub(super) cases: usize,
+        pub(super) fail_at: Option<usize>,
+        pub(super) sleep_ms: u64,
     }
 
     impl Probe for Fake {
@@ -929,14 +784,14 @@ mod tests {
         ctx_epochs(budget_s, 1)
     }
 
-    fn ctx_epochs(budget_s: f64, epochs: usize) -> PlanCtx {
+    pub(super) fn ctx_epochs(budget_s: f64, epochs: usize) -> PlanCtx {
         PlanCtx {
             topo: crate::topology::Topology::default(),
             clock: Clock::from_info(ClockInfo {
                 ticks_hz: 1e9,
                 ..ClockInfo::default()
             }),
-            profile: Profile::Quick,
+            profile: Profile::Default,
             overrides: Overrides {
                 epochs: Some(epochs),
                 ..Overrides::default()
@@ -1040,9 +895,9 @@ mod tests {
     /// Three placements of one thread count; `linear` and `compact` run the same CPUs.
     /// `watched`: rounds are kept only while the round trip of CPUs 0 and 1 holds.
     #[derive(Default)]
-    struct Placements {
-        order: std::sync::Mutex<Vec<String>>,
-        watched: bool,
+    pub(super) struct Placements {
+        pub(super) order: std::sync::Mutex<Vec<String>>,
+        pub(super) watched: bool,
     }
 
     impl Probe for Placements {
