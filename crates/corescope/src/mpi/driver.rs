@@ -1,6 +1,7 @@
 //! The MPI side of `corescope mpi`: initialise MPI, agree on options, run the
 //! benchmarks on every rank, gather on rank 0 and write one run file there.
 
+use super::ctrl::{wait_ctrl, TAG_CTRL};
 use super::jacobi::{self, Decomposition, SPAN_KINDS};
 use super::{allreduce, pingpong};
 use crate::cli::{MpiArgs, MpiBench, MpiPairs};
@@ -8,7 +9,7 @@ use crate::model::{Lane, Point, ProbeResult, Profile, Span, Status, Table, Timel
 use crate::render::terminal;
 use crate::session::{self, default_out_name, hostname_for_file, Session};
 use crate::{store, topology};
-use ::mpi::topology::{Process, SimpleCommunicator};
+use ::mpi::topology::SimpleCommunicator;
 use ::mpi::traits::*;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::ValueEnum;
@@ -16,27 +17,11 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
-
-/// Tag of control messages ("pong now" / "carry on"); data messages use tag 0.
-pub const TAG_CTRL: ::mpi::Tag = 77;
+use std::time::Instant;
 
 /// Iterations of each rank kept in the run file's Jacobi timeline (the trace file
 /// gets them all).
 const TIMELINE_ITERATIONS: usize = 20;
-
-/// Wait for a one-byte control message from `from` without spinning: probe,
-/// sleep 200 µs, repeat. Returns the byte.
-pub fn wait_ctrl(from: &Process<'_>) -> u8 {
-    loop {
-        if from.immediate_probe_with_tag(TAG_CTRL).is_some() {
-            let mut b = [0u8];
-            from.receive_into_with_tag(&mut b[..], TAG_CTRL);
-            return b[0];
-        }
-        std::thread::sleep(Duration::from_micros(200));
-    }
-}
 
 /// Facts each rank reports about itself.
 #[derive(Debug, Clone, Serialize, Deserialize)]

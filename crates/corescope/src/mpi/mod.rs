@@ -20,6 +20,8 @@ pub mod jacobi;
 #[cfg(feature = "mpi")]
 mod allreduce;
 #[cfg(feature = "mpi")]
+mod ctrl;
+#[cfg(feature = "mpi")]
 mod driver;
 #[cfg(feature = "mpi")]
 mod pingpong;

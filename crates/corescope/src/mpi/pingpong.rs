@@ -6,7 +6,7 @@
 //! current pair sleep (polling for a control message every 200 µs) instead of
 //! spinning in MPI, so on a node with few CPUs they do not steal the pair's time.
 
-use super::driver::{wait_ctrl, TAG_CTRL};
+use super::ctrl::{wait_ctrl, TAG_CTRL};
 use crate::model::{Point, ProbeResult, Profile, Summary};
 use crate::stats;
 use ::mpi::topology::{Process, SimpleCommunicator};
