@@ -452,7 +452,7 @@ fn this_machine() {
         println!("this machine: {s}");
     }
     // The CPUs this process may run on are allowed PUs.
-    let affinity = corescope::topology::host::affinity_cpus().unwrap_or_default();
+    let affinity = corescope::affinity::allowed_current().unwrap_or_default();
     for cpu in affinity {
         assert!(t.pu(cpu).is_some_and(|p| p.allowed), "CPU {cpu}");
     }

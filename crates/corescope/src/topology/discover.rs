@@ -115,7 +115,7 @@ pub fn detect() -> Result<Topology, TopologyError> {
         .build()
         .map_err(|e| TopologyError::Detect(e.to_string()))?;
     let mut t = convert(&topo, "hwloc".into())?;
-    if let Some(mask) = super::host::affinity_cpus() {
+    if let Ok(mask) = crate::affinity::allowed_current() {
         restrict_to(&mut t, &mask);
     }
     Ok(t)

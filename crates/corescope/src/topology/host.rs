@@ -71,7 +71,8 @@ pub fn env_info() -> EnvInfo {
         thp: read("/sys/kernel/mm/transparent_hugepage/enabled")
             .as_deref()
             .and_then(bracketed),
-        cpuset: affinity_cpus()
+        cpuset: crate::affinity::allowed_current()
+            .ok()
             .map(|c| Topology::format_cpu_list(&c))
             .unwrap_or_default(),
         loadavg: read("/proc/loadavg").as_deref().and_then(loadavg),
@@ -165,38 +166,6 @@ fn isolated_cpus(sys_file: &str, param: &str) -> Option<String> {
         return Some(s.trim().to_string());
     }
     read("/proc/cmdline").map(|c| cmdline_cpus(&c, param).unwrap_or_default())
-}
-
-/// The CPUs this process may run on (`sched_getaffinity`), sorted.
-pub fn affinity_cpus() -> Option<Vec<u32>> {
-    // Grow the mask until the kernel accepts its size (EINVAL = too small).
-    let mut words = 1024 / 64;
-    while words <= (1 << 20) / 64 {
-        let mut mask = vec![0u64; words];
-        let bytes = words * std::mem::size_of::<u64>();
-        // SAFETY: `mask` is a live, writable buffer of exactly `bytes` bytes; the
-        // kernel writes at most `bytes` bytes into it. A `cpu_set_t` is a plain
-        // bit array, so any larger u64 buffer is a valid (bigger) CPU set.
-        let rc = unsafe {
-            libc::sched_getaffinity(0, bytes, mask.as_mut_ptr().cast::<libc::cpu_set_t>())
-        };
-        if rc == 0 {
-            let mut cpus = Vec::new();
-            for (w, word) in mask.iter().enumerate() {
-                for b in 0..64 {
-                    if word & (1u64 << b) != 0 {
-                        cpus.push(u32::try_from(w * 64 + b).ok()?);
-                    }
-                }
-            }
-            return Some(cpus);
-        }
-        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
-            return None;
-        }
-        words *= 2;
-    }
-    None
 }
 
 /// Rust target features this binary was compiled with, from a fixed list.
@@ -733,7 +702,7 @@ mod tests {
         if let Some((left, from)) = cgroup_memory_left() {
             assert!(from.starts_with("cgroup v"), "{left} {from}");
         }
-        let cpus = affinity_cpus().unwrap_or_default();
+        let cpus = crate::affinity::allowed_current().ok().unwrap_or_default();
         assert!(!cpus.is_empty());
     }
 }
