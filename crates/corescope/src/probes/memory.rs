@@ -400,12 +400,19 @@ impl Probe for Memory {
         if thp_ok {
             variants.extend([Kernel::ReadThp, Kernel::ReadNoThp]);
         }
+        // The quick profile measures them only where their findings read them: the
+        // largest count with a CPU per thread (`variant_threads`).
+        let widest = counts.iter().copied().filter(|&t| t <= cpus).max();
+        let side_here = |threads: usize| match ctx.profile {
+            crate::model::Profile::Quick => Some(threads) == widest,
+            _ => ctx.side_count(threads),
+        };
         let mut configs = SweepConfigs::new(&ctx.topo, &placements);
         let mut cases = Vec::new();
         for (&threads, &block) in counts.iter().zip(&blocks.per_thread) {
             let group = format!("memory with {}", crate::units::threads(threads as f64));
             let mut kernels = vec![Kernel::Read, Kernel::Write, Kernel::Copy, Kernel::Triad];
-            if threads <= cpus && ctx.side_count(threads) {
+            if threads <= cpus && side_here(threads) {
                 kernels.extend(&variants);
             }
             for &kernel in &kernels {
