@@ -53,7 +53,8 @@ fn the_pool_probe_measures_both_free_lists_and_rayon() {
         assert_eq!(s.x, cutoffs, "{name}");
         assert!(s.y.iter().all(|&y| y > 0.0), "{name}: {s:?}");
     }
-    assert!(r.series("fft-sequential/12").is_some());
+    // The quick profile runs the cutoffs at its largest size, 2^11.
+    assert!(r.series("fft-sequential/11").is_some());
     assert!(r
         .findings
         .iter()
