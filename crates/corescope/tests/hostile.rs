@@ -1277,13 +1277,13 @@ fn table_row(dir: &Path, c: &Case) -> String {
     let cmd = args.join(" ").replace('|', "\\|").replace('`', "'");
     let outcome = match c.expect {
         Expect::Fail(code, needle) => {
-            format!("exit {code}: “{}”", corescope::render::html::md(needle))
+            format!("exit {code}: “{}”", corescope::render::md(needle))
         }
         Expect::Ok(_) => "exit 0, rendered safely".to_string(),
     };
     format!(
         "| {} | `{cmd}` | {outcome} |",
-        corescope::render::html::md(&c.what)
+        corescope::render::md(&c.what)
     )
 }
 

@@ -6,7 +6,7 @@
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, ContentArrangement, Table};
 use std::fmt::Write as _;
 
-use super::html::md;
+use super::md;
 use super::svg::esc;
 use crate::model::{CrossCheck, CrossRow, Estimate, RowStatus};
 use crate::units::{fmt_num, fmt_value};

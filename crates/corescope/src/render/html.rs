@@ -6,7 +6,7 @@
 
 use super::svg::{self, esc};
 use super::terminal::{estimates_by_x, has_interval, interval_note, repetitions, series_groups};
-use super::{fmt_num, fmt_value, fmt_x, words};
+use super::{fmt_num, fmt_value, fmt_x, md, words};
 use crate::model::{Distribution, Estimate, ProbeResult, RunFile, Status};
 use std::fmt::Write;
 
@@ -634,27 +634,6 @@ fn histogram(o: &mut String, d: &Distribution) {
         ),
         esc(&d.name)
     );
-}
-
-/// Text for a Markdown table cell or line: `|`, `\\`, the characters that
-/// start emphasis, code, links or headings, and raw HTML (`<`, `>`, `&`) are
-/// escaped; newlines become spaces.
-pub fn md(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '&' => o.push_str("&amp;"),
-            '\n' | '\r' => o.push(' '),
-            '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '~' => {
-                o.push('\\');
-                o.push(c);
-            }
-            c => o.push(c),
-        }
-    }
-    o
 }
 
 /// Markdown: findings and series tables per probe.

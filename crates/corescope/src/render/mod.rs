@@ -14,6 +14,27 @@ pub mod words;
 
 pub use crate::units::{fmt_num, fmt_value, fmt_x, unit_scale};
 
+/// Text for a Markdown table cell or line: `|`, `\\`, the characters that
+/// start emphasis, code, links or headings, and raw HTML (`<`, `>`, `&`) are
+/// escaped; newlines become spaces.
+pub fn md(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '&' => o.push_str("&amp;"),
+            '\n' | '\r' => o.push(' '),
+            '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '~' => {
+                o.push('\\');
+                o.push(c);
+            }
+            c => o.push(c),
+        }
+    }
+    o
+}
+
 /// The rows and unit of one table of several series sharing an x axis: every x
 /// any of them has (sorted, each once), and the scale and label of the y values
 /// (chosen from the largest y, named by the first series' `y_name`).
