@@ -101,63 +101,21 @@ pub fn finding(f: &Finding) -> String {
             outcome,
             context,
             ..
-        } => {
-            let values = format!(
-                "{a} {}, {b} {}",
-                fmt_value(unit, a_value.value),
-                fmt_value(unit, b_value.value)
-            );
-            let mut s = match outcome {
-                Outcome::Different if is_time(unit) => {
-                    format!("{what}: {a} takes {} as long as {b} ({values})", ratio(r))
-                }
-                Outcome::Different => {
-                    format!("{what}: {a} is {} {b} ({values})", ratio(r))
-                }
-                Outcome::Equivalent => format!(
-                    "{what}: {a} and {b} are indistinguishable here (ratio {}, within ±{:.0} %)",
-                    ratio(r),
-                    crate::stats::MIN_EFFECT * 100.0
-                ),
-                Outcome::Inconclusive => format!(
-                    "{what}: no significant difference between {a} and {b} (ratio {}; {values})",
-                    ratio(r)
-                ),
-            };
-            if let Some(c) = context {
-                s.push_str(&format!(" — {c}"));
-            }
-            s
-        }
+        } => comparison(
+            what,
+            unit,
+            (a, a_value),
+            (b, b_value),
+            (r, *outcome),
+            context.as_deref(),
+        ),
         Finding::Slowdown {
             what,
             cause,
             ratio: r,
             outcome,
             context,
-        } => {
-            let mut s = match outcome {
-                Outcome::Different if r.value >= 1.0 => {
-                    format!("{what}: {cause} slows it {}", ratio(r))
-                }
-                Outcome::Different => format!("{what}: {cause} speeds it up, {}", ratio(r)),
-                Outcome::Equivalent => format!(
-                    "{what}: {cause} costs nothing measurable (ratio {}, within ±{:.0} %)",
-                    ratio(r),
-                    crate::stats::MIN_EFFECT * 100.0
-                ),
-                Outcome::Inconclusive => {
-                    format!(
-                        "{what}: no significant effect of {cause} (ratio {})",
-                        ratio(r)
-                    )
-                }
-            };
-            if let Some(c) = context {
-                s.push_str(&format!(" — {c}"));
-            }
-            s
-        }
+        } => slowdown(what, cause, (r, *outcome), context.as_deref()),
         Finding::SameConfiguration {
             what,
             variants,
@@ -198,6 +156,74 @@ pub fn finding(f: &Finding) -> String {
         ),
         Finding::Note { text } => text.clone(),
     }
+}
+
+/// A comparison of two variants as a sentence: which is faster and by how much,
+/// or that they are indistinguishable here, or that the data cannot tell.
+fn comparison(
+    what: &str,
+    unit: &str,
+    (a, a_value): (&str, &Estimate),
+    (b, b_value): (&str, &Estimate),
+    (r, outcome): (&Estimate, Outcome),
+    context: Option<&str>,
+) -> String {
+    let values = format!(
+        "{a} {}, {b} {}",
+        fmt_value(unit, a_value.value),
+        fmt_value(unit, b_value.value)
+    );
+    let mut s = match outcome {
+        Outcome::Different if is_time(unit) => {
+            format!("{what}: {a} takes {} as long as {b} ({values})", ratio(r))
+        }
+        Outcome::Different => {
+            format!("{what}: {a} is {} {b} ({values})", ratio(r))
+        }
+        Outcome::Equivalent => format!(
+            "{what}: {a} and {b} are indistinguishable here (ratio {}, within ±{:.0} %)",
+            ratio(r),
+            crate::stats::MIN_EFFECT * 100.0
+        ),
+        Outcome::Inconclusive => format!(
+            "{what}: no significant difference between {a} and {b} (ratio {}; {values})",
+            ratio(r)
+        ),
+    };
+    if let Some(c) = context {
+        s.push_str(&format!(" — {c}"));
+    }
+    s
+}
+
+/// What a cause did to a workload as a sentence (a ratio of paired times).
+fn slowdown(
+    what: &str,
+    cause: &str,
+    (r, outcome): (&Estimate, Outcome),
+    context: Option<&str>,
+) -> String {
+    let mut s = match outcome {
+        Outcome::Different if r.value >= 1.0 => {
+            format!("{what}: {cause} slows it {}", ratio(r))
+        }
+        Outcome::Different => format!("{what}: {cause} speeds it up, {}", ratio(r)),
+        Outcome::Equivalent => format!(
+            "{what}: {cause} costs nothing measurable (ratio {}, within ±{:.0} %)",
+            ratio(r),
+            crate::stats::MIN_EFFECT * 100.0
+        ),
+        Outcome::Inconclusive => {
+            format!(
+                "{what}: no significant effect of {cause} (ratio {})",
+                ratio(r)
+            )
+        }
+    };
+    if let Some(c) = context {
+        s.push_str(&format!(" — {c}"));
+    }
+    s
 }
 
 /// `measured: CPUs 0 and 1 share a core (throughput 0.52× together, 95 % CI

@@ -556,6 +556,31 @@ pub fn tuning_pair(topo: &Topology) -> (String, PairCpus) {
     ("unpinned".into(), (None, None))
 }
 
+/// Stage One for events of `event_bytes` (one of [`event_size_for`]'s sizes; the
+/// channel's event is a type of that size, so each size is its own instance).
+fn stage_one_sized(
+    event_bytes: usize,
+    run_s: f64,
+    pair: Pair<'_>,
+    budget: &Budget,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Vec<Step>, Config), String> {
+    match event_bytes {
+        1 => stage_one::<1>(run_s, pair, budget, progress),
+        2 => stage_one::<2>(run_s, pair, budget, progress),
+        4 => stage_one::<4>(run_s, pair, budget, progress),
+        8 => stage_one::<8>(run_s, pair, budget, progress),
+        16 => stage_one::<16>(run_s, pair, budget, progress),
+        24 => stage_one::<24>(run_s, pair, budget, progress),
+        32 => stage_one::<32>(run_s, pair, budget, progress),
+        64 => stage_one::<64>(run_s, pair, budget, progress),
+        128 => stage_one::<128>(run_s, pair, budget, progress),
+        256 => stage_one::<256>(run_s, pair, budget, progress),
+        512 => stage_one::<512>(run_s, pair, budget, progress),
+        _ => stage_one::<1024>(run_s, pair, budget, progress),
+    }
+}
+
 /// Runs both stages under the budget. `progress` gets one line per measurement.
 /// With `counts`, every channel run's two threads are counted into it.
 pub fn tune_channel(
@@ -590,20 +615,7 @@ pub fn tune_channel(
             opts.event_bytes
         ));
     }
-    let (mut steps, one_best) = match event_bytes {
-        1 => stage_one::<1>(run_s, pair, &budget, progress),
-        2 => stage_one::<2>(run_s, pair, &budget, progress),
-        4 => stage_one::<4>(run_s, pair, &budget, progress),
-        8 => stage_one::<8>(run_s, pair, &budget, progress),
-        16 => stage_one::<16>(run_s, pair, &budget, progress),
-        24 => stage_one::<24>(run_s, pair, &budget, progress),
-        32 => stage_one::<32>(run_s, pair, &budget, progress),
-        64 => stage_one::<64>(run_s, pair, &budget, progress),
-        128 => stage_one::<128>(run_s, pair, &budget, progress),
-        256 => stage_one::<256>(run_s, pair, &budget, progress),
-        512 => stage_one::<512>(run_s, pair, &budget, progress),
-        _ => stage_one::<1024>(run_s, pair, &budget, progress),
-    }?;
+    let (mut steps, one_best) = stage_one_sized(event_bytes, run_s, pair, &budget, progress)?;
     // Stage Two: 128-byte events get the first half of what is left, 24-byte the rest.
     let against = &opts.against;
     let (s128, b128) = stage_two::<16>(run_s, one_best, against, pair, &budget, 5, progress)?;
