@@ -269,3 +269,289 @@ fn host_facts_are_read_only_in_topology() {
         offenders.join("\n")
     );
 }
+
+/// The code of a file without comments and without the unit-test module at its end.
+fn code_of(text: &str) -> String {
+    let code_end = text.find("#[cfg(test)]\nmod tests").unwrap_or(text.len());
+    text[..code_end]
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The module path of a file under `src/`: `["probes", "c2c"]` for
+/// `probes/c2c.rs`, `["probes"]` for `probes/mod.rs`, `[]` for `lib.rs`.
+fn module_of(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| {
+            c.as_os_str()
+                .to_string_lossy()
+                .trim_end_matches(".rs")
+                .to_string()
+        })
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    if parts.len() == 1 && (parts[0] == "lib" || parts[0] == "main") {
+        parts.clear();
+    }
+    parts
+}
+
+/// The paths a use-tree names, from just after `crate::` or `super::`: `a::b`,
+/// `a::{b, c::{d, e}}` give `a::b`, and `a::b`, `a::c::d`, `a::c::e`.
+fn use_tree_paths(text: &str) -> Vec<Vec<String>> {
+    fn ident(s: &str) -> (&str, &str) {
+        let end = s
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(s.len());
+        (&s[..end], &s[end..])
+    }
+    fn tree<'a>(s: &'a str, prefix: &[String], out: &mut Vec<Vec<String>>) -> &'a str {
+        let mut path = prefix.to_vec();
+        let mut s = s.trim_start();
+        loop {
+            if let Some(group) = s.strip_prefix('{') {
+                let mut rest = group;
+                loop {
+                    rest = tree(rest, &path, out).trim_start();
+                    if let Some(r) = rest.strip_prefix(',') {
+                        rest = r.trim_start();
+                        if let Some(end) = rest.strip_prefix('}') {
+                            return end;
+                        }
+                    } else {
+                        return rest.strip_prefix('}').unwrap_or(rest);
+                    }
+                }
+            }
+            let (name, rest) = ident(s);
+            if name.is_empty() {
+                if path.len() > prefix.len() {
+                    out.push(path);
+                }
+                return s;
+            }
+            if name != "self" {
+                path.push(name.to_string());
+            }
+            match rest.strip_prefix("::") {
+                Some(more) => s = more.trim_start(),
+                None => {
+                    out.push(path);
+                    return rest;
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    tree(text, &[], &mut out);
+    out
+}
+
+/// Each file's files it names through `crate::…` or `super::…` paths (the longest
+/// module prefix of each path that is a file), itself left out.
+fn file_imports(src: &Path) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let by_module: BTreeMap<Vec<String>, PathBuf> = files
+        .iter()
+        .map(|f| {
+            let rel = f.strip_prefix(src).unwrap_or(f).to_path_buf();
+            (module_of(&rel), rel)
+        })
+        .collect();
+    let resolve = |path: &[String]| {
+        (1..=path.len())
+            .rev()
+            .find_map(|k| by_module.get(&path[..k]).cloned())
+    };
+    let mut out = BTreeMap::new();
+    for f in &files {
+        let rel = f.strip_prefix(src).unwrap_or(f).to_path_buf();
+        let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let code = code_of(&text);
+        let module = module_of(&rel);
+        let parent: Vec<String> = module[..module.len().saturating_sub(1)].to_vec();
+        let mut imports = BTreeSet::new();
+        for (marker, base) in [("crate::", Vec::new()), ("super::", parent)] {
+            let mut rest = code.as_str();
+            while let Some(i) = rest.find(marker) {
+                let boundary = rest[..i]
+                    .chars()
+                    .next_back()
+                    .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == ':'));
+                rest = &rest[i + marker.len()..];
+                if !boundary {
+                    continue;
+                }
+                for p in use_tree_paths(rest) {
+                    let full: Vec<String> = base.iter().cloned().chain(p).collect();
+                    if let Some(target) = resolve(&full).filter(|t| *t != rel) {
+                        imports.insert(target);
+                    }
+                }
+            }
+        }
+        out.insert(rel, imports);
+    }
+    out
+}
+
+#[test]
+fn the_use_tree_scan_reads_nested_groups() {
+    let paths = use_tree_paths("a::{b, c::{d, self}, e::F}; rest");
+    let got: Vec<String> = paths.iter().map(|p| p.join("::")).collect();
+    assert_eq!(got, ["a::b", "a::c::d", "a::c", "a::e::F"]);
+    assert_eq!(use_tree_paths("model::Estimate;")[0], ["model", "Estimate"]);
+}
+
+/// No two files import each other: each such pair exists because a small item sits in
+/// the wrong file (four were found and moved: the raw stamps to `timestamp.rs`, the
+/// statistics' values to `stats/types.rs`, MPI's control messages to `mpi/ctrl.rs`,
+/// the allowed CPUs to `affinity`).
+#[test]
+fn no_two_files_import_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let imports = file_imports(&src);
+    let mut pairs = Vec::new();
+    for (a, targets) in &imports {
+        for b in targets {
+            if a < b && imports.get(b).is_some_and(|t| t.contains(a)) {
+                pairs.push(format!("{} <-> {}", a.display(), b.display()));
+            }
+        }
+    }
+    assert!(
+        imports.len() > 50 && imports.values().map(BTreeSet::len).sum::<usize>() > 200,
+        "the scan found too few files or imports to be trusted"
+    );
+    assert!(
+        pairs.is_empty(),
+        "files importing each other:\n{}",
+        pairs.join("\n")
+    );
+}
+
+/// The longest a function may be, in lines from its `fn` to its closing brace.
+const MAX_FUNCTION_LINES: usize = 120;
+
+/// `(first line, lines, name)` of every function in `text` (a brace count that skips
+/// comments, char literals and the braces of string literals on one line).
+fn functions(text: &str) -> Vec<(usize, usize, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let braces = |line: &str| -> (i64, bool) {
+        let code = line.split("//").next().unwrap_or("");
+        let (mut depth, mut opened, mut in_str) = (0i64, false, false);
+        let mut chars = code.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if in_str => {
+                    chars.next();
+                }
+                '"' => in_str = !in_str,
+                '\'' if !in_str => {
+                    // A char literal ('{', '\'') or a lifetime ('a): skip the literal.
+                    let rest: String = chars.clone().take(3).collect();
+                    if rest.starts_with('\\') || rest.chars().nth(1) == Some('\'') {
+                        while let Some(d) = chars.next() {
+                            if d == '\\' {
+                                chars.next();
+                            } else if d == '\'' {
+                                break;
+                            }
+                        }
+                    }
+                }
+                '{' if !in_str => {
+                    depth += 1;
+                    opened = true;
+                }
+                '}' if !in_str => depth -= 1,
+                _ => {}
+            }
+        }
+        (depth, opened)
+    };
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        if t.starts_with("//") {
+            continue;
+        }
+        let Some(at) = t.find("fn ") else { continue };
+        let head = &t[..at];
+        let is_fn = head.split_whitespace().all(|w| {
+            w.starts_with("pub")
+                || matches!(
+                    w,
+                    "const" | "async" | "unsafe" | "extern" | "\"C\"" | "default"
+                )
+        });
+        if !is_fn {
+            continue;
+        }
+        let name: String = t[at + 3..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let (mut depth, mut opened) = (0i64, false);
+        for (j, l) in lines.iter().enumerate().skip(i) {
+            let (d, o) = braces(l);
+            depth += d;
+            opened |= o;
+            if !opened && l.split("//").next().unwrap_or("").trim_end().ends_with(';') {
+                break; // a declaration without a body
+            }
+            if opened && depth <= 0 {
+                out.push((i + 1, j - i + 1, name.clone()));
+                break;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_function_scan_measures_a_function() {
+    let text = "fn a() {\n    let c = '{';\n    let s = \"}\";\n}\n\npub(crate) fn b<'x>(x: &'x str) -> &'x str {\n    x\n}\n";
+    assert_eq!(
+        functions(text),
+        [(1, 4, "a".to_string()), (6, 3, "b".to_string())]
+    );
+}
+
+/// No function of the crates' sources is longer than a screen and a half: a longer
+/// one is split by meaning (tests and their tables of cases are exempt).
+#[test]
+fn no_function_is_longer_than_the_limit() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut long = Vec::new();
+    let mut seen = 0;
+    for krate in ["corescope", "hspc", "taskpool"] {
+        let src = crates.join(krate).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for f in files {
+            let text =
+                std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            let code_end = text.find("#[cfg(test)]\nmod tests").unwrap_or(text.len());
+            for (line, n, name) in functions(&text[..code_end]) {
+                seen += 1;
+                if n > MAX_FUNCTION_LINES {
+                    long.push(format!("{}:{line}: {name}, {n} lines", f.display()));
+                }
+            }
+        }
+    }
+    assert!(seen > 500, "the scan found only {seen} functions");
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_FUNCTION_LINES} lines:\n{}",
+        long.join("\n")
+    );
+}
