@@ -22,7 +22,7 @@ const BELOW_THE_RENDERER: [&str; 17] = [
     "units.rs",
     "clock.rs",
     "timestamp.rs",
-    "counters.rs",
+    "counters",
     "topology",
     "kernels",
 ];

@@ -1,5 +1,5 @@
 //! Event counters of a probe's thread teams in the run file (`perf_event_open`
-//! through `counters.rs`): what was counted, per case the team's sums per round,
+//! through `counters/`): what was counted, per case the team's sums per round,
 //! and the derived MIPS, CPI and efficiency with their intervals. Optional and
 //! additive: files without it load as before (`docs/counters.md`).
 

@@ -8,7 +8,7 @@
 //! rounds, the placements of one thread count interleaved, and reports the median
 //! with its interval (placements that give the same CPUs are measured once).
 //!
-//! Every worker counts its events around the kernel (`counters.rs`): the tables
+//! Every worker counts its events around the kernel (`counters/`): the tables
 //! `int: counters per case` and `fp: …` show MIPS, CPI and efficiency where the
 //! machine has a PMU, and task-clock, context switches, migrations and page
 //! faults everywhere (docs/counters.md).

@@ -20,7 +20,7 @@
 //! the best scalability and the cost of opening the file per unit are typed
 //! comparisons, stated as differences only when significant.
 //!
-//! Every worker counts its events around the fixed-time loop (`counters.rs`): the
+//! Every worker counts its events around the fixed-time loop (`counters/`): the
 //! table `counters per case` gives MIPS, CPI and efficiency (IPC ÷ issue
 //! width) where the machine has a PMU, as seed 001's Tables 2, 4 and 5, and the
 //! software counts (task-clock, context switches, migrations, page faults)
