@@ -56,7 +56,7 @@ fn the_pool_probe_measures_both_free_lists_and_rayon() {
         assert!(s.y.iter().all(|&y| y > 0.0), "{name}: {s:?}");
     }
     // The quick profile runs the cutoffs at its largest size, 2^11.
-    assert!(r.series("fft-sequential/11").is_some());
+    assert!(r.series("fft-sequential/10").is_some());
     assert!(r
         .findings
         .iter()
@@ -106,7 +106,7 @@ fn the_matmul_probe_compares_every_order_with_the_library() {
             let s = r
                 .series(&format!("{o}/{t}"))
                 .unwrap_or_else(|| panic!("{o}/{t}"));
-            assert_eq!(s.x, vec![32.0, 64.0, 128.0, 256.0]);
+            assert_eq!(s.x, vec![32.0, 64.0, 128.0]);
             assert!(s.y.iter().all(|&y| y > 0.0));
             assert_eq!(s.y_name, "flops_per_s");
         }

@@ -2,11 +2,13 @@
 //! run by the probe's own code, so what is compared is what `corescope run` measures.
 
 use crate::clock::Clock;
+use crate::kernels::buffer::BlockCache;
 use crate::model::{Measurement, Profile};
 use crate::placement::Strategy;
 use crate::probes::{Case, Overrides, PlanCtx, Probe, RunCtx};
 use crate::topology::Topology;
 use serde_json::Value;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Longest a probe's case may take in one round before it gives up.
@@ -17,6 +19,9 @@ pub struct OurCase {
     probe: Box<dyn Probe>,
     ctx: PlanCtx,
     case: Case,
+    /// What the case keeps between its runs, as within a group of `corescope run`
+    /// (the memory probe's first-touched blocks), for the row's rounds.
+    blocks: Mutex<BlockCache>,
 }
 
 /// What a case must hold: `(key, value)` pairs found anywhere in its parameters.
@@ -66,7 +71,12 @@ impl OurCase {
                     wanted.join(", ")
                 )
             })?;
-        Ok(Self { probe, ctx, case })
+        Ok(Self {
+            probe,
+            ctx,
+            case,
+            blocks: Mutex::default(),
+        })
     }
 
     /// A case made outside the probe's plan (an experiment a probe offers, such as
@@ -87,7 +97,12 @@ impl OurCase {
             overrides: Overrides::default(),
             budget_s: CASE_BUDGET.as_secs_f64(),
         };
-        Ok(Self { probe, ctx, case })
+        Ok(Self {
+            probe,
+            ctx,
+            case,
+            blocks: Mutex::default(),
+        })
     }
 
     /// The case's parameters.
@@ -97,15 +112,20 @@ impl OurCase {
 
     /// Run the case once.
     pub fn run(&self) -> Result<Measurement, String> {
+        let mut kept = self.blocks.lock().unwrap_or_else(|p| p.into_inner());
         let mut ctx = RunCtx {
             plan: &self.ctx,
             deadline: Instant::now() + CASE_BUDGET,
             warnings: Vec::new(),
             counted: Vec::new(),
+            blocks: std::mem::take(&mut *kept),
         };
-        self.probe
+        let out = self
+            .probe
             .run(&self.case, &mut ctx)
-            .map_err(|e| format!("{}: {e}", self.case.label))
+            .map_err(|e| format!("{}: {e}", self.case.label));
+        *kept = ctx.blocks;
+        out
     }
 }
 

@@ -4,9 +4,16 @@
 
 /// Follow `steps` links of a pointer chase starting at slot 0; returns where it ended.
 /// `next[i · stride]` holds the slot after slot `i`.
-#[inline(never)]
 pub fn chase(next: &[u64], stride: usize, steps: u64) -> u64 {
-    let mut i = 0u64;
+    chase_from(next, stride, 0, steps)
+}
+
+/// Follow `steps` links of a pointer chase starting at slot `start`; returns where
+/// it ended (where the next walk continues, so repeated walks cover the whole
+/// cycle instead of its first `steps` slots again).
+#[inline(never)]
+pub fn chase_from(next: &[u64], stride: usize, start: u64, steps: u64) -> u64 {
+    let mut i = start;
     for _ in 0..steps {
         i = next[i as usize * stride];
     }
@@ -62,6 +69,9 @@ mod tests {
             assert_eq!(i, 0, "back at the start after n steps");
             assert!(seen.iter().all(|&s| s));
             assert_eq!(chase(&next, stride, n as u64), 0);
+            // Walks that continue where the last ended meet every slot once too.
+            let half = chase(&next, stride, n as u64 / 2);
+            assert_eq!(chase_from(&next, stride, half, n as u64 - n as u64 / 2), 0);
         }
     }
 }

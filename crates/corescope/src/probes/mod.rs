@@ -684,6 +684,9 @@ pub struct RunCtx<'a> {
     /// What the teams of the running case counted; the runner files them under
     /// the case (`counters::record`) after every run and drops the warm-up's.
     pub counted: Vec<crate::counters::TeamCount>,
+    /// Memory blocks a probe keeps between the runs of one group (the memory
+    /// probe's bandwidth arrays); the runner frees them when the group ends.
+    pub blocks: crate::kernels::buffer::BlockCache,
 }
 
 impl RunCtx<'_> {

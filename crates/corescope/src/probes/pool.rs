@@ -290,7 +290,7 @@ impl Probe for PoolProbe {
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         FFT_TIMES_S.with(|l| l.borrow_mut().clear());
-        let max_log2: u32 = ctx.profile.pick(11, 14, 16);
+        let max_log2: u32 = ctx.profile.pick(10, 14, 16);
         // One order by default: every (runtime, k) pair now runs at least
         // MIN_COMPARED_ROUNDS times, interleaved, where it ran once before.
         let orders: Vec<usize> = ctx.profile.pick(vec![256], vec![512], vec![1024, 2048]);

@@ -68,6 +68,8 @@ impl GroupRun<'_, '_> {
             }
         }
         self.file_state(state);
+        // What the group's cases kept between their runs is not the next group's.
+        self.ctx.blocks.clear();
         Ok(done)
     }
 

@@ -163,6 +163,7 @@ impl<'p> ProbeRun<'p> {
             deadline,
             warnings: Vec::new(),
             counted: Vec::new(),
+            blocks: Default::default(),
         };
         while let Some(&(g, e, rounds)) = self.schedule.get(self.next) {
             if e > epoch {

@@ -33,16 +33,22 @@
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx, SweepConfigs};
 use crate::analysis;
-use crate::kernels::buffer::{Block, Pages, HUGE_PAGE_BYTES};
-use crate::kernels::chase::{build_chase, chase};
-use crate::kernels::stream::{copy, read_sum, triad, write_fill};
+use crate::kernels::buffer::{Block, BlockTag, Loan, Pages, HUGE_PAGE_BYTES};
+use crate::kernels::chase::{build_chase, chase, chase_from};
+use crate::kernels::stream::read_sum;
 use crate::memguard;
 use crate::model::{Finding, Measurement, Point, ProbeResult};
 use crate::placement::arg as placement_arg;
 use crate::placement::{self, Strategy};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::hint::black_box;
 use std::sync::Mutex;
+
+mod arrays;
+mod kernel;
+
+use arrays::Lease;
+pub use kernel::{bytes_moved, Kernel};
 
 /// Passes of the kernel per bandwidth sample; the last is timed. Right after the
 /// first touch the last LLC-full of the block sits dirty in the caches: a first pass
@@ -70,69 +76,6 @@ pub const LATENCY_STEP_RATIO: f64 = 1.3;
 /// The probe.
 pub struct Memory;
 
-/// What a case measures.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kernel {
-    /// Sum every 64-bit word once.
-    Read,
-    /// Write every word once (memset of a non-zero byte).
-    Write,
-    /// STREAM copy `a[i] = b[i]`.
-    Copy,
-    /// STREAM triad `a[i] = b[i] + s·c[i]`.
-    Triad,
-    /// Read, with every block allocated and first written by the main thread.
-    ReadMainInit,
-    /// Read, with transparent huge pages requested for the block (`MADV_HUGEPAGE`).
-    ReadThp,
-    /// Read, with transparent huge pages refused for the block (`MADV_NOHUGEPAGE`):
-    /// the "off" arm of the THP comparison, whatever the system's THP mode.
-    ReadNoThp,
-}
-
-impl Kernel {
-    /// Series prefix.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kernel::Read => "read",
-            Kernel::Write => "write",
-            Kernel::Copy => "copy",
-            Kernel::Triad => "triad",
-            Kernel::ReadMainInit => "read-main-init",
-            Kernel::ReadThp => "read-thp",
-            Kernel::ReadNoThp => "read-nothp",
-        }
-    }
-
-    /// Pages the kernel's blocks ask for.
-    pub fn pages(self) -> Pages {
-        match self {
-            Kernel::ReadThp => Pages::Huge,
-            Kernel::ReadNoThp => Pages::Small,
-            _ => Pages::Default,
-        }
-    }
-
-    /// Arrays the block is split into.
-    pub fn arrays(self) -> usize {
-        match self {
-            Kernel::Copy => 2,
-            Kernel::Triad => 3,
-            _ => 1,
-        }
-    }
-
-    /// Bytes STREAM counts per element of one array.
-    pub fn bytes_per_element(self) -> u64 {
-        match self {
-            Kernel::Copy => 16,
-            Kernel::Triad => 24,
-            _ => 8,
-        }
-    }
-}
-
 #[derive(Debug, Clone, Serialize)]
 enum CaseParams {
     /// A bandwidth case of the thread sweep.
@@ -151,12 +94,6 @@ enum CaseParams {
     },
     /// Working-set latency: a pointer chase over `ws_bytes`.
     WsLatency { ws_bytes: u64, steps: u64 },
-}
-
-/// Bytes a kernel moves over one block of `block_bytes` (STREAM counting).
-pub fn bytes_moved(kernel: Kernel, block_bytes: u64) -> u64 {
-    let elements = block_bytes / 8 / kernel.arrays() as u64;
-    elements * kernel.bytes_per_element()
 }
 
 // ---------------------------------------------------------------------------
@@ -448,7 +385,7 @@ impl Probe for Memory {
         .param("block_bytes_by_thread_count", &blocks.per_thread)
         .param("block_rule", blocks.rule)
         .param("block_bytes_requested", blocks.requested)
-        .param("repetitions", "bandwidth: runner rounds, every kernel and placement of one thread count interleaved; working sets: runner rounds of one warm repetition each, in both epochs")
+        .param("repetitions", "bandwidth: runner rounds, every kernel and placement of one thread count interleaved, each thread's block first touched once per group and kept between its runs (the first-touch and huge-page variants: a new block every run); working sets: runner rounds of one warm repetition each, in both epochs, the chase built once per group and each run continuing the walk where the last stopped")
         .param("thread_counts", &counts)
         .param(
             "placements",
@@ -654,46 +591,22 @@ fn team_vs_threads(result: &ProbeResult, cpus: usize) -> Option<Finding> {
     )
 }
 
-/// One thread's arrays for a bandwidth case.
-type Arrays = Result<Vec<Block>, String>;
-
-fn alloc_arrays(kernel: Kernel, block_bytes: u64, t: usize) -> Arrays {
-    let words = (block_bytes / 8 / kernel.arrays() as u64) as usize;
-    (0..kernel.arrays())
-        .map(|a| Block::new(words, kernel.pages(), ((t * 3 + a + 1) as f64).to_bits()))
-        .collect()
+/// NUMA node whose memory a thread on `cpu` first-touches: the only node of a
+/// one-node machine whatever the pinning, the CPU's node otherwise, and `None`
+/// (never reused) for an unpinned thread on a machine of several nodes.
+fn first_touch_node(topo: &crate::topology::Topology, cpu: Option<u32>) -> Option<u32> {
+    if topo.numa_nodes <= 1 {
+        return Some(0);
+    }
+    cpu.and_then(|c| topo.pu(c)).and_then(|p| p.numa_node)
 }
 
-/// One pass of the kernel over a thread's arrays.
-fn bandwidth_kernel(kernel: Kernel, arrays: &mut Arrays) -> Result<u64, String> {
-    let arrays = arrays.as_mut().map_err(|e| e.clone())?;
-    Ok(match kernel {
-        Kernel::Read | Kernel::ReadMainInit | Kernel::ReadThp | Kernel::ReadNoThp => {
-            black_box(read_sum(arrays[0].as_slice()))
-        }
-        Kernel::Write => {
-            write_fill(arrays[0].as_mut_slice());
-            0
-        }
-        Kernel::Copy => {
-            let (a, b) = arrays.split_at_mut(1);
-            copy(a[0].as_mut_slice(), b[0].as_slice());
-            0
-        }
-        Kernel::Triad => {
-            let (a, rest) = arrays.split_at_mut(1);
-            let (b, c) = rest.split_at_mut(1);
-            let bb: &[f64] = b[0].as_f64_mut();
-            let cc: &[f64] = c[0].as_f64_mut();
-            triad(a[0].as_f64_mut(), bb, cc, 3.0);
-            0
-        }
-    })
-}
-
-/// One repetition of a bandwidth case: fresh blocks, first touch by their owner
-/// (or the main thread), an untimed pass, then the timed one ([`BANDWIDTH_PASSES`]). Two figures: the team's (all bytes over
-/// first start → last end, as the seeds) and the sum of each thread's own rate.
+/// One repetition of a bandwidth case: each thread's block, first touched by its
+/// owner (or the main thread) when it is new, an untimed pass, then the timed one
+/// ([`BANDWIDTH_PASSES`]). The streaming kernels keep their blocks between the runs
+/// of their group (`RunCtx::blocks`); the first-touch and huge-page variants make
+/// new ones. Two figures: the team's (all bytes over first start → last end, as the
+/// seeds) and the sum of each thread's own rate.
 fn run_bandwidth(
     ctx: &mut RunCtx,
     kernel: Kernel,
@@ -702,16 +615,23 @@ fn run_bandwidth(
     block_bytes: u64,
 ) -> Result<Measurement, ProbeError> {
     let (strategy, cpus) = super::placed(&ctx.plan.topo, placement_s, threads)?;
+    let cache = std::mem::take(&mut ctx.blocks);
+    if !kernel.keeps_blocks() {
+        // The variant's new blocks take the kept ones' memory.
+        cache.clear();
+    }
+    let topo = &ctx.plan.topo;
+    let node = |t: usize| first_touch_node(topo, cpus.get(t).copied().flatten());
     // First touch by one initialising thread (the seed's main thread), pinned to
     // the first allowed CPU so the NUMA node its pages land on is chosen and
     // recorded (`main_init_cpu`): allocate and write every block there, then hand
     // each to its owner.
     let mut init_warning = None;
-    let premade: Mutex<Vec<Option<Arrays>>> = Mutex::new(if kernel == Kernel::ReadMainInit {
-        let init_cpu = ctx.plan.topo.allowed_os_indices().first().copied();
+    let premade: Mutex<Vec<Option<Lease>>> = Mutex::new(if kernel == Kernel::ReadMainInit {
+        let init_cpu = topo.allowed_os_indices().first().copied();
         let (made, warning) = on_cpu(init_cpu, || {
             (0..threads)
-                .map(|t| Some(alloc_arrays(kernel, block_bytes, t)))
+                .map(|t| Some(arrays::lease(None, kernel, block_bytes, t, None)))
                 .collect()
         })?;
         init_warning = warning;
@@ -722,31 +642,47 @@ fn run_bandwidth(
     // The huge-page kernels read how much of the first thread's block the kernel
     // backed with huge pages, after its first touch (one smaps read per case).
     let huge_share: Mutex<Option<f64>> = Mutex::new(None);
-    let setup = |t: usize| -> Arrays {
-        let arrays = if kernel == Kernel::ReadMainInit {
-            let mut v = premade.lock().unwrap_or_else(|p| p.into_inner());
-            v.get_mut(t)
-                .and_then(Option::take)
-                .unwrap_or_else(|| Err("missing pre-made block".into()))
-        } else {
-            alloc_arrays(kernel, block_bytes, t)
-        };
+    let setup = |t: usize| -> Lease {
+        let premade = premade
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(t)
+            .and_then(Option::take);
+        let lease =
+            premade.unwrap_or_else(|| arrays::lease(Some(&cache), kernel, block_bytes, t, node(t)));
         if t == 0 && matches!(kernel, Kernel::ReadThp | Kernel::ReadNoThp) {
-            if let Some(b) = arrays.as_ref().ok().and_then(|a| a.first()) {
-                let share = huge_bytes_at(b.addr())
-                    .map(|h| (h as f64 / b.allocated_bytes().max(1) as f64).min(1.0));
+            if let Some((addr, bytes)) = lease.addr() {
+                let share = huge_bytes_at(addr).map(|h| (h as f64 / bytes.max(1) as f64).min(1.0));
                 *huge_share.lock().unwrap_or_else(|p| p.into_inner()) = share;
             }
         }
-        arrays
+        lease
     };
-    let out = ctx.team(&cpus, BANDWIDTH_PASSES, setup, |_t, arrays| {
-        bandwidth_kernel(kernel, arrays)
-    })?;
+    let out = ctx.team(&cpus, BANDWIDTH_PASSES, setup, |_t, lease| {
+        lease.pass(kernel, block_bytes)
+    });
+    drop(premade);
+    ctx.blocks = cache;
+    let out = out?;
     if let Some(err) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
         return Err(ProbeError::Failed(format!("{}: {err}", kernel.name())));
     }
-    // The last pass: the first only puts the caches in the state a stream leaves.
+    let share = *huge_share.lock().unwrap_or_else(|p| p.into_inner());
+    let mut m = bandwidth_points(kernel, strategy, threads, block_bytes, &out, share)?;
+    m.warnings.extend(init_warning);
+    Ok(m)
+}
+
+/// The points of one bandwidth repetition, from its last pass (the first only
+/// puts the caches in the state a stream leaves).
+fn bandwidth_points(
+    kernel: Kernel,
+    strategy: Strategy,
+    threads: usize,
+    block_bytes: u64,
+    out: &crate::harness::team::TeamOutcome<Result<u64, String>>,
+    huge_share: Option<f64>,
+) -> Result<Measurement, ProbeError> {
     let rep = out
         .reps
         .last()
@@ -765,7 +701,7 @@ fn run_bandwidth(
         "bytes_per_s",
         team,
     )];
-    if let Some(share) = *huge_share.lock().unwrap_or_else(|p| p.into_inner()) {
+    if let Some(share) = huge_share {
         points.push(Point::new(
             format!("{}-huge-share/{}", kernel.name(), strategy.name()),
             "threads",
@@ -783,9 +719,7 @@ fn run_bandwidth(
             sum,
         ));
     }
-    let mut m = Measurement::points(points);
-    m.warnings.extend(init_warning);
-    Ok(m)
+    Ok(Measurement::points(points))
 }
 
 /// Run `f` on a thread pinned to `cpu` (unpinned when `None`), with a warning when
@@ -824,8 +758,8 @@ pub fn sustained_bytes_per_s(
         &team,
         passes.max(1) + 1,
         None,
-        |t| alloc_arrays(kernel, block_bytes, t),
-        |_t, arrays| bandwidth_kernel(kernel, arrays),
+        |t| arrays::lease(None, kernel, block_bytes, t, None),
+        |_t, lease| lease.pass(kernel, block_bytes),
     )
     .map_err(|e| e.to_string())?;
     if let Some(err) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
@@ -928,22 +862,35 @@ fn run_ws_latency(ctx: &mut RunCtx, ws_bytes: u64, steps: u64) -> Result<Measure
     let slots = ((ws_bytes as usize) / line).max(2);
     let cpus = placement::assign(&ctx.plan.topo, &Strategy::Linear, 1)
         .map_err(|e| ProbeError::Failed(e.to_string()))?;
+    // The chain is built and first walked once per group; each run continues the
+    // walk where the last stopped, so the runs of a group cover the whole cycle.
+    let tag = BlockTag {
+        holds: "pointer chase",
+        words: slots * stride,
+        pages: Pages::Default,
+        node: first_touch_node(&ctx.plan.topo, cpus.first().copied().flatten()),
+    };
+    let cache = std::mem::take(&mut ctx.blocks);
+    let make = || {
+        Block::new(slots * stride, Pages::Default, 0).map(|mut b| {
+            build_chase(b.as_mut_slice(), stride, slots, ws_bytes ^ 0x5eed);
+            // Walk it once so the first repetition is not a cold start.
+            black_box(chase(b.as_slice(), stride, slots as u64));
+            b
+        })
+    };
     let out = ctx.team(
         &cpus,
         1,
-        |_t| {
-            Block::new(slots * stride, Pages::Default, 0).map(|mut b| {
-                build_chase(b.as_mut_slice(), stride, slots, ws_bytes ^ 0x5eed);
-                // Walk it once so the first repetition is not a cold start.
-                black_box(chase(b.as_slice(), stride, slots as u64));
-                b
-            })
+        |_t| Loan::take_or_make(Some(&cache), 0, tag, make),
+        |_t, loan| -> Result<u64, String> {
+            let loan = loan.as_mut().map_err(|e| e.clone())?;
+            loan.cursor = chase_from(loan.block().as_slice(), stride, loan.cursor, steps);
+            Ok(black_box(loan.cursor))
         },
-        |_t, block| -> Result<u64, String> {
-            let b = block.as_ref().map_err(|e| e.clone())?;
-            Ok(black_box(chase(b.as_slice(), stride, steps)))
-        },
-    )?;
+    );
+    ctx.blocks = cache;
+    let out = out?;
     if let Some(err) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
         return Err(ProbeError::Failed(format!("ws-latency: {err}")));
     }
@@ -1042,17 +989,6 @@ fn working_set_plan(ctx: &PlanCtx, avail: &memguard::Available) -> Result<WsPlan
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bandwidth_arrays_hold_non_zero_doubles() {
-        let arrays = alloc_arrays(Kernel::Triad, 3 * 8 * 64, 0).unwrap();
-        for (i, b) in arrays.iter().enumerate() {
-            assert!(b
-                .as_slice()
-                .iter()
-                .all(|&w| f64::from_bits(w) == (i + 1) as f64));
-        }
-    }
 
     #[test]
     fn a_big_team_reads_four_times_the_caches_it_fills_and_no_less_than_asked() {
