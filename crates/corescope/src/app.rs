@@ -341,6 +341,14 @@ fn topo_cmd(a: TopoArgs) -> Result<()> {
         Some(r) => r.topology.clone(),
         None => load_topology(a.synthetic.as_deref(), a.xml.as_ref())?,
     };
+    if let Some(format) = a.export {
+        let text = crate::topo_export::export_text(&a, format, &t, run.as_ref())?;
+        return match &a.out {
+            Some(path) => store::write_output(path, text.as_bytes())
+                .with_context(|| format!("could not write {}", path.display())),
+            None => out_text(&text),
+        };
+    }
     let mut out = std::io::stdout().lock();
     if a.json {
         serde_json::to_writer_pretty(&mut out, &t)?;
@@ -349,6 +357,7 @@ fn topo_cmd(a: TopoArgs) -> Result<()> {
         write!(out, "{}", topo::topo_table(&t))?;
         if let Some(r) = &run {
             write!(out, "{}", topo::measured_sharing(r))?;
+            write!(out, "{}", topo::topology_vs_measured(r))?;
         }
     }
     Ok(())

@@ -132,16 +132,58 @@ pub struct TopoArgs {
     #[arg(long, value_name = "SPEC", conflicts_with = "xml")]
     pub synthetic: Option<String>,
     /// An hwloc XML export instead of this machine.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, visible_alias = "topology", value_name = "FILE")]
     pub xml: Option<PathBuf>,
     /// Print the topology as JSON (the run file's `topology` object).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "export")]
     pub json: bool,
     /// A run file: show the topology it was measured on, and below it what its
     /// `sharing` probe measured of each pair (shared core or not) next to what the
-    /// topology says.
-    #[arg(long, value_name = "RUN.json", conflicts_with_all = ["xml", "synthetic"])]
+    /// topology says, and where the measurements and the topology differ.
+    #[arg(long, visible_alias = "from", value_name = "RUN.json", conflicts_with_all = ["xml", "synthetic"])]
     pub run: Option<PathBuf>,
+    /// Export instead of the table: `hwloc` (hwloc 2 XML, with a run file's
+    /// measured latencies and bandwidths as distances), or the pinning of
+    /// `--threads` under `--placement` for likwid-pin, OpenMP, srun or an Open MPI
+    /// rankfile (docs/topology-export.md).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub export: Option<ExportFormat>,
+    /// Threads (or ranks) to pin, for a pinning export.
+    #[arg(
+        long,
+        short = 'n',
+        value_name = "N",
+        requires = "export",
+        allow_hyphen_values = true
+    )]
+    pub threads: Option<String>,
+    /// Placement of a pinning export, as `corescope place` takes it: `compact`,
+    /// `scatter`, `linear`, a CPU list or an expression.
+    #[arg(
+        long,
+        value_name = "P",
+        requires = "export",
+        allow_hyphen_values = true
+    )]
+    pub placement: Option<String>,
+    /// Write the export to this file instead of stdout.
+    #[arg(long, value_name = "FILE", requires = "export")]
+    pub out: Option<PathBuf>,
+}
+
+/// What `topo --export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// hwloc 2 XML (`lstopo --input FILE`), measured distances included.
+    Hwloc,
+    /// `likwid-pin -c LIST`.
+    LikwidPin,
+    /// `OMP_PLACES` with `OMP_PROC_BIND=close`.
+    OmpPlaces,
+    /// `srun --cpu-bind=map_cpu:LIST`.
+    Srun,
+    /// An Open MPI rankfile (`rank i=HOST slot=CPU`).
+    Rankfile,
 }
 
 /// Options of `plan`.

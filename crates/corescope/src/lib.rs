@@ -39,5 +39,6 @@ pub mod state;
 pub mod stats;
 pub mod store;
 pub mod timestamp;
+pub mod topo_export;
 pub mod topology;
 pub mod units;

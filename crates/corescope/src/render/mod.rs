@@ -4,6 +4,8 @@ pub mod crosscheck;
 pub mod csv;
 pub mod doctor;
 pub mod html;
+pub mod hwloc_xml;
+pub mod pinning;
 pub mod plan;
 pub mod reference;
 pub mod summary;

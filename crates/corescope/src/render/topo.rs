@@ -30,6 +30,55 @@ pub fn measured_sharing(run: &crate::model::RunFile) -> String {
     format!("measured sharing (probe `sharing`):\n{}", lines.concat())
 }
 
+/// "topology says vs measured": where the run's measurements contradict its
+/// topology (CPUs the `sharing` probe finds on one core that the topology puts on
+/// two, or the reverse; NUMA nodes the `numa` probe's latency ranks otherwise
+/// than the topology's packages do), "nothing measured differs" where nothing
+/// does, and "not measured in this run" for what the run lacks.
+pub fn topology_vs_measured(run: &crate::model::RunFile) -> String {
+    use crate::analysis::measured_topology::{numa_check, sharing_check, Check};
+    let sharing = sharing_check(run);
+    let numa = numa_check(run);
+    let mut lines = Vec::new();
+    match &sharing {
+        Check::NotMeasured(why) => lines.push(format!("cores: not measured in this run ({why})")),
+        Check::Agrees(what) => lines.push(format!("cores: nothing measured differs ({what})")),
+        Check::Differs(d) => lines.extend(d.iter().map(|d| {
+            let (measured, says) = if d.measured_shared {
+                ("share a core", "separate cores")
+            } else {
+                ("are on separate cores", "one core")
+            };
+            format!(
+                "cores: CPUs {} and {} {measured} by measurement (probe `sharing`); the topology says {says} ({})",
+                d.a, d.b, d.topology
+            )
+        })),
+    }
+    match &numa {
+        Check::NotMeasured(why) => lines.push(format!("NUMA: not measured in this run ({why})")),
+        Check::Agrees(what) => lines.push(format!("NUMA: nothing measured differs ({what})")),
+        Check::Differs(d) => lines.extend(d.iter().map(|d| {
+            format!(
+                "NUMA: from node {}'s CPUs, node {} is farther than node {} by measured latency ({} vs {}, intervals apart); the topology puts node {} closer",
+                d.from,
+                d.near,
+                d.far,
+                crate::units::fmt_value("ns", d.near_ns),
+                crate::units::fmt_value("ns", d.far_ns),
+                d.near
+            )
+        })),
+    }
+    let head = if matches!(sharing, Check::Agrees(_)) && matches!(numa, Check::Agrees(_)) {
+        "topology says vs measured: nothing measured differs\n"
+    } else {
+        "topology says vs measured:\n"
+    };
+    let body: String = lines.iter().map(|l| format!("  {l}\n")).collect();
+    format!("{head}{body}")
+}
+
 /// Table of every OS CPU id → package, NUMA node, core, slot, caches.
 ///
 /// The summary line comes first, then one row per OS index (CPUs that are
