@@ -412,6 +412,9 @@ fn plan_cmd(a: PlanArgs) -> Result<()> {
 }
 
 fn report(a: ReportArgs) -> Result<()> {
+    if let Some(w) = a.width {
+        terminal::set_width(w);
+    }
     let run = store::load(&a.run)?;
     let csv_files = a
         .csv
@@ -447,7 +450,12 @@ fn report(a: ReportArgs) -> Result<()> {
     } else if a.summary {
         out_text(&crate::render::summary::render(&run, terminal::width()))?;
     } else if !wrote {
-        out_text(&terminal::render_run(&run))?;
+        // The answers first (the one-screen summary), then every table.
+        out_text(&format!(
+            "{}\n{}",
+            crate::render::summary::render(&run, terminal::width()),
+            terminal::render_run(&run)
+        ))?;
     }
     Ok(())
 }

@@ -272,6 +272,10 @@ pub struct ReportArgs {
     /// Print only the one-screen summary (what `corescope run` ends with).
     #[arg(long, conflicts_with = "markdown")]
     pub summary: bool,
+    /// Lay the terminal output out for this many columns (default: `COLUMNS`, else
+    /// the terminal's width, else 100; at least 40).
+    #[arg(long, value_name = "COLUMNS")]
+    pub width: Option<u16>,
 }
 
 /// Options of `crosscheck`.

@@ -213,7 +213,7 @@ fn new_table() -> Table {
 fn ratio(a: Option<f64>, b: Option<f64>) -> String {
     match (a, b) {
         (Some(a), Some(b)) if a != 0.0 && a.is_finite() && b.is_finite() => {
-            format!("{:.2}×", b / a)
+            format!("{}×", crate::render::fmt_ratio(b / a))
         }
         _ => "-".into(),
     }

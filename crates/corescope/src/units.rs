@@ -37,6 +37,16 @@ pub fn unit_scale(unit: &str, magnitude: f64) -> (f64, String) {
             (1.0, "ns".into())
         }
         "cycles" => si("cycles"),
+        // Durations given in larger units: scaled through ns, so a 0.001 ms value
+        // reads 1.000 µs and 1500 ms reads 1.500 s.
+        "ms" => {
+            let (f, label) = unit_scale("ns", magnitude * 1e6);
+            (f / 1e6, label)
+        }
+        "us" | "µs" => {
+            let (f, label) = unit_scale("ns", magnitude * 1e3);
+            (f / 1e3, label)
+        }
         "s" | "seconds" => {
             if m < 1e-3 && m > 0.0 {
                 (1e-6, "µs".into())
@@ -74,7 +84,11 @@ pub fn fmt_percent(p: f64, signed: bool) -> String {
     }
 }
 
-/// Number with about four significant digits.
+/// Below this magnitude numbers are printed in scientific notation (`3.10e-5`).
+pub const SCIENTIFIC_BELOW: f64 = 1e-4;
+
+/// Number with about four significant digits (three below 0.1: `0.0310`, never
+/// `0.000` for a value that is not zero).
 pub fn fmt_num(v: f64) -> String {
     if !v.is_finite() {
         return "-".into();
@@ -82,6 +96,10 @@ pub fn fmt_num(v: f64) -> String {
     let a = v.abs();
     if a >= SCIENTIFIC_FROM {
         format!("{v:.3e}")
+    } else if a < SCIENTIFIC_BELOW && a > 0.0 {
+        format!("{v:.2e}")
+    } else if a < 0.1 && a > 0.0 {
+        format!("{v:.*}", decimals_for(a, 3))
     } else if a >= 1000.0 || a == 0.0 {
         format!("{v:.0}")
     } else if a >= 100.0 {
@@ -91,6 +109,59 @@ pub fn fmt_num(v: f64) -> String {
     } else {
         format!("{v:.3}")
     }
+}
+
+/// Decimals that show `significant` digits of a magnitude `a` below 1 (`0.0031`
+/// with 2 → 4 decimals).
+fn decimals_for(a: f64, significant: usize) -> usize {
+    // -log10 of a number in (1e-300, 1) is at most ~300: the cast cannot overflow.
+    let zeros = (-a.log10()).floor().max(0.0) as usize;
+    (zeros + significant).min(12)
+}
+
+/// A ratio for text, by magnitude: `250`, `19.6`, `1.73`, `0.52`, `0.0031` (two
+/// significant digits below 0.1, so a ratio of 0.003 never reads `0.00`).
+pub fn fmt_ratio(r: f64) -> String {
+    if !r.is_finite() {
+        return "-".into();
+    }
+    let a = r.abs();
+    if a >= SCIENTIFIC_FROM || (a < SCIENTIFIC_BELOW && a > 0.0) {
+        format!("{r:.1e}")
+    } else if a >= 100.0 || a == 0.0 {
+        format!("{r:.0}")
+    } else if a >= 10.0 {
+        format!("{r:.1}")
+    } else if a >= 0.1 {
+        format!("{r:.2}")
+    } else {
+        format!("{r:.*}", decimals_for(a, 2))
+    }
+}
+
+/// A ratio for text that stays on its side of 1: [`fmt_ratio`], with more
+/// decimals (up to 6) while the rounded figure would read 1 or cross it
+/// (`1.002`, never `1.00` for an interval end above 1; `0.998`, never `1.00`).
+pub fn fmt_ratio_vs_one(r: f64) -> String {
+    let plain = fmt_ratio(r);
+    if !r.is_finite() || r == 1.0 || !(0.1..100.0).contains(&r.abs()) {
+        return plain;
+    }
+    let side = |x: f64| x.partial_cmp(&1.0);
+    for decimals in 2..=6 {
+        let s = format!("{r:.decimals$}");
+        if s.parse::<f64>().ok().and_then(side) == side(r) {
+            return if decimals == 2 { plain } else { s };
+        }
+    }
+    format!("{r:.6}")
+}
+
+/// A range of values in one scale chosen by the larger end, the unit once:
+/// `26.30–30.60 kcycles`, `20.00–25.00 cycles` (never `0.0–0.0 kcycles`).
+pub fn fmt_range(unit: &str, lo: f64, hi: f64) -> String {
+    let (f, label) = unit_scale(unit, lo.abs().max(hi.abs()));
+    format!("{}–{} {label}", fmt_num(lo / f), fmt_num(hi / f))
 }
 
 /// An x value by its axis name: bytes scaled (`4.000 KiB`), whole numbers
@@ -138,5 +209,56 @@ mod tests {
         assert_eq!(fmt_percent(f64::NEG_INFINITY, true), "<-1000000");
         assert_eq!(fmt_percent(f64::NAN, true), "?");
         assert_eq!(fmt_percent(-3.4, true), "-3");
+    }
+
+    #[test]
+    fn small_numbers_keep_significant_digits() {
+        assert_eq!(fmt_num(0.5), "0.500");
+        assert_eq!(fmt_num(0.031), "0.0310");
+        assert_eq!(fmt_num(0.0031), "0.00310");
+        assert_eq!(fmt_num(0.0), "0");
+        assert_eq!(fmt_num(3.1e-5), "3.10e-5");
+        assert_eq!(fmt_num(-0.0042), "-0.00420");
+    }
+
+    #[test]
+    fn durations_in_larger_units_are_scaled_by_magnitude() {
+        assert_eq!(fmt_value("ms", 0.001), "1.000 µs");
+        assert_eq!(fmt_value("ms", 2.5), "2.500 ms");
+        assert_eq!(fmt_value("ms", 1500.0), "1.500 s");
+        assert_eq!(fmt_value("us", 0.25), "250.0 ns");
+        assert_eq!(fmt_value("s", 0.0004), "400.0 µs");
+    }
+
+    #[test]
+    fn ratios_are_formatted_by_magnitude() {
+        assert_eq!(fmt_ratio(0.003), "0.0030");
+        assert_eq!(fmt_ratio(0.0456), "0.046");
+        assert_eq!(fmt_ratio(0.52), "0.52");
+        assert_eq!(fmt_ratio(1.734), "1.73");
+        assert_eq!(fmt_ratio(19.64), "19.6");
+        assert_eq!(fmt_ratio(250.4), "250");
+        assert_eq!(fmt_ratio(f64::NAN), "-");
+        assert_eq!(fmt_ratio(2e-6), "2.0e-6");
+    }
+
+    #[test]
+    fn ratio_ends_never_round_onto_one() {
+        assert_eq!(fmt_ratio_vs_one(1.002), "1.002");
+        assert_eq!(fmt_ratio_vs_one(0.998), "0.998");
+        assert_eq!(fmt_ratio_vs_one(1.00004), "1.00004");
+        assert_eq!(fmt_ratio_vs_one(1.06), "1.06");
+        assert_eq!(fmt_ratio_vs_one(1.0), "1.00");
+        assert_eq!(fmt_ratio_vs_one(0.003), "0.0030");
+    }
+
+    #[test]
+    fn ranges_share_one_scale() {
+        assert_eq!(
+            fmt_range("cycles", 26_300.0, 30_600.0),
+            "26.30–30.60 kcycles"
+        );
+        assert_eq!(fmt_range("cycles", 20.0, 25.0), "20.00–25.00 cycles");
+        assert_eq!(fmt_range("ns", 800.0, 1500.0), "0.800–1.500 µs");
     }
 }

@@ -176,7 +176,8 @@ fn csv_files_are_tidy() {
         .sum();
     assert_eq!(rows, points, "one row per observation");
     for line in series.lines() {
-        assert_eq!(line.split(',').count(), 9, "{line}");
+        // host, run, then the nine columns of a series point.
+        assert_eq!(line.split(',').count(), 11, "{line}");
     }
     // A version 1 file has no intervals: y_lo, y_hi and n are empty.
     assert!(series.lines().skip(1).all(|l| l.ends_with(",,,")));
@@ -487,16 +488,17 @@ fn intervals_show_in_every_output() {
     let series = csv::series_csv(&run);
     let mut r = ::csv::Reader::from_reader(series.as_bytes());
     let head: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
-    assert_eq!(head[6..], ["y_lo", "y_hi", "n"]);
+    assert_eq!(head[..2], ["host", "run"]);
+    assert_eq!(head[8..], ["y_lo", "y_hi", "n"]);
     for row in r.records() {
         let row = row.unwrap();
         let (y, lo, hi): (f64, f64, f64) = (
-            row[5].parse().unwrap(),
-            row[6].parse().unwrap(),
             row[7].parse().unwrap(),
+            row[8].parse().unwrap(),
+            row[9].parse().unwrap(),
         );
         assert!(lo < y && y < hi, "{row:?}");
-        assert_eq!(&row[8], "7");
+        assert_eq!(&row[10], "7");
     }
     assert_eq!(csv::samples_csv(&run).lines().count(), 1 + 6 * 7);
     let dists = csv::distributions_csv(&run);

@@ -31,15 +31,44 @@ pub fn paired(
     [da, db]
 }
 
-/// Warn when the median sample is shorter than 100 timer steps.
+/// A timer reading is off by up to one step (quantisation); a median is left
+/// unwarned while one step is at most this fraction of it.
+pub const MAX_STEP_FRACTION: f64 = 0.01;
+
+/// Warn when the timer's quantisation (± one step) is more than
+/// [`MAX_STEP_FRACTION`] of the median sample, saying by how much the median is
+/// uncertain and what to do; a median below one step is only an upper bound.
 pub fn resolution_warning(d: &Distribution, clock: &Clock) -> Option<String> {
-    let step = clock.info.step_ns;
-    (d.summary.count > 0 && d.summary.p50 < 100.0 * step).then(|| {
+    step_warning(&d.name, d.summary.count, d.summary.p50, clock.info.step_ns)
+}
+
+/// [`resolution_warning`] from the figures (pure, for tests).
+fn step_warning(name: &str, count: usize, p50_ns: f64, step_ns: f64) -> Option<String> {
+    let ns = |v: f64| crate::units::fmt_value("ns", v);
+    if count == 0 || !(step_ns > 0.0) || !p50_ns.is_finite() {
+        return None;
+    }
+    if p50_ns < step_ns {
+        return Some(format!(
+            "{name}: median {} is below one step of the timer ({}): read it as an upper \
+             bound (under {}); time several operations per sample to measure it",
+            ns(p50_ns),
+            ns(step_ns),
+            ns(step_ns)
+        ));
+    }
+    let fraction = step_ns / p50_ns;
+    let pct = format!("{:.1}", fraction * 100.0);
+    (fraction > MAX_STEP_FRACTION).then(|| {
         format!(
-            "{}: median {} is shorter than 100× the timer step ({}): read it as an upper bound",
-            d.name,
-            crate::units::fmt_value("ns", d.summary.p50),
-            crate::units::fmt_value("ns", step)
+            "{name}: median {} is {:.0} steps of the timer ({} each), so it is known to ± one \
+             step (±{} %); differences below ±{} % between such medians are the timer's \
+             resolution, not the machine",
+            ns(p50_ns),
+            (p50_ns / step_ns).floor(),
+            ns(step_ns),
+            pct,
+            pct,
         )
     })
 }
@@ -88,14 +117,17 @@ pub fn compare_dists(
 /// as context: "80 % of samples within 38–44 kcycles (15.5–18.0 µs)".
 pub fn median_finding(d: &Distribution, clock: &Clock) -> Finding {
     let context = d.mode_range.as_ref().map(|m| {
-        let kc = |ns: f64| clock.ns_to_ticks(ns) / 1000.0;
+        // Each range in one scale chosen by its magnitude (`26.30–30.60 kcycles`,
+        // `20.00–25.00 cycles`; never `0.0–0.0 kcycles`).
         format!(
-            "{:.0} % of samples within {:.1}–{:.1} kcycles ({}–{})",
+            "{:.0} % of samples within {} ({})",
             m.fraction * 100.0,
-            kc(m.low),
-            kc(m.high),
-            crate::units::fmt_value("ns", m.low),
-            crate::units::fmt_value("ns", m.high),
+            crate::units::fmt_range(
+                "cycles",
+                clock.ns_to_ticks(m.low),
+                clock.ns_to_ticks(m.high)
+            ),
+            crate::units::fmt_range("ns", m.low, m.high),
         )
     });
     Finding::Value {
@@ -163,5 +195,48 @@ mod tests {
             panic!("{f:?}")
         };
         assert_ne!(*outcome, crate::model::Outcome::Different);
+    }
+
+    #[test]
+    fn the_timer_step_warning_states_the_quantisation_error() {
+        // 150 ns is 15 steps of a 9.8 ns timer: ± one step is ±6.5 %, not "an upper bound".
+        let w = step_warning("wake", 100, 150.0, 9.8).unwrap();
+        assert!(w.contains("15 steps"), "{w}");
+        assert!(w.contains("±6.5 %"), "{w}");
+        assert!(!w.contains("upper bound"), "{w}");
+        // 1.5 µs is 153 steps: ± one step is 0.65 %, under 1 %: no warning.
+        assert_eq!(step_warning("wake", 100, 1500.0, 9.8), None);
+        // Exactly 100 steps is ±1 %: still no warning; 99 steps warns.
+        assert_eq!(step_warning("wake", 100, 980.0, 9.8), None);
+        assert!(step_warning("wake", 100, 970.0, 9.8).is_some());
+        // Below one step the median is only an upper bound.
+        let w = step_warning("wake", 100, 5.0, 9.8).unwrap();
+        assert!(w.contains("upper bound"), "{w}");
+        assert_eq!(step_warning("wake", 0, 5.0, 9.8), None);
+        assert_eq!(step_warning("wake", 100, 5.0, 0.0), None);
+    }
+
+    #[test]
+    fn mode_ranges_keep_their_digits() {
+        let clock = Clock::from_info(crate::model::ClockInfo {
+            ticks_hz: 1e9,
+            ..Default::default()
+        });
+        let mut d = stats::distribution(
+            "x",
+            "ns",
+            &(0..200).map(|i| 20.0 + (i % 5) as f64).collect::<Vec<_>>(),
+        );
+        d.mode_range = Some(stats::ModeRange {
+            fraction: 0.8,
+            low: 20.0,
+            high: 24.0,
+        });
+        let Finding::Value { context, .. } = median_finding(&d, &clock) else {
+            panic!()
+        };
+        let c = context.unwrap();
+        assert!(c.contains("20.00–24.00 cycles (20.00–24.00 ns)"), "{c}");
+        assert!(!c.contains("0.0–0.0"), "{c}");
     }
 }

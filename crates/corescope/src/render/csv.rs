@@ -19,8 +19,18 @@ use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// One CSV document being written to `out`, row by row.
-struct Sheet<W: Write>(csv::Writer<W>);
+/// One CSV document being written to `out`, row by row; every row starts with
+/// the cells of [`Sheet::tagged`] (host and run), when given.
+struct Sheet<W: Write>(csv::Writer<W>, Vec<String>);
+
+/// The columns that say whose a row is, first in every file: concatenated files
+/// of many machines (or runs) keep who is who.
+pub const WHO_COLUMNS: [&str; 2] = ["host", "run"];
+
+/// The [`WHO_COLUMNS`] cells of a run: its host name and its start time (UTC).
+fn who(run: &RunFile) -> Vec<String> {
+    vec![cell(&run.host.hostname), cell(&run.started_utc)]
+}
 
 impl<W: Write> Sheet<W> {
     fn new<S: AsRef<[u8]>>(out: W, header: &[S]) -> io::Result<Self> {
@@ -29,7 +39,16 @@ impl<W: Write> Sheet<W> {
             .flexible(true)
             .from_writer(out);
         w.write_record(header)?;
-        Ok(Self(w))
+        Ok(Self(w, Vec::new()))
+    }
+
+    /// A sheet of `run` whose rows start with its host and run ([`WHO_COLUMNS`]).
+    fn tagged<S: AsRef<[u8]>>(run: &RunFile, out: W, header: &[S]) -> io::Result<Self> {
+        let mut full: Vec<Vec<u8>> = WHO_COLUMNS.iter().map(|c| c.as_bytes().to_vec()).collect();
+        full.extend(header.iter().map(|h| h.as_ref().to_vec()));
+        let mut s = Self::new(out, &full)?;
+        s.1 = who(run);
+        Ok(s)
     }
 
     fn row<I, S>(&mut self, cells: I) -> io::Result<()>
@@ -37,6 +56,9 @@ impl<W: Write> Sheet<W> {
         I: IntoIterator<Item = S>,
         S: AsRef<[u8]>,
     {
+        for c in &self.1 {
+            self.0.write_field(c)?;
+        }
         Ok(self.0.write_record(cells)?)
     }
 
@@ -90,7 +112,8 @@ pub fn series_csv(run: &RunFile) -> String {
 
 /// [`series_csv`] written to `out`, row by row.
 fn write_series(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
-    let mut o = Sheet::new(
+    let mut o = Sheet::tagged(
+        run,
         out,
         &[
             "probe", "series", "x_name", "x", "y_name", "y", "y_lo", "y_hi", "n",
@@ -127,7 +150,8 @@ pub fn samples_csv(run: &RunFile) -> String {
 
 /// [`samples_csv`] written to `out`, row by row.
 fn write_samples(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
-    let mut o = Sheet::new(
+    let mut o = Sheet::tagged(
+        run,
         out,
         &[
             "probe",
@@ -160,7 +184,8 @@ pub fn distributions_csv(run: &RunFile) -> String {
 
 /// [`distributions_csv`] written to `out`, row by row.
 fn write_distributions(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
-    let mut o = Sheet::new(
+    let mut o = Sheet::tagged(
+        run,
         out,
         &[
             "probe",
@@ -208,7 +233,8 @@ pub fn histograms_csv(run: &RunFile) -> String {
 
 /// [`histograms_csv`] written to `out`, row by row.
 fn write_histograms(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
-    let mut o = Sheet::new(
+    let mut o = Sheet::tagged(
+        run,
         out,
         &[
             "probe",
@@ -245,7 +271,8 @@ pub fn pairs_csv(run: &RunFile) -> String {
 
 /// [`pairs_csv`] written to `out`, row by row.
 fn write_pairs(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
-    let mut o = Sheet::new(
+    let mut o = Sheet::tagged(
+        run,
         out,
         &[
             "probe",
@@ -284,7 +311,11 @@ pub fn matrices_csv(run: &RunFile) -> String {
 
 /// [`matrices_csv`] written to `out`, row by row.
 fn write_matrices(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
-    let mut o = Sheet::new(out, &["probe", "matrix", "unit", "row", "col", "value"])?;
+    let mut o = Sheet::tagged(
+        run,
+        out,
+        &["probe", "matrix", "unit", "row", "col", "value"],
+    )?;
     for p in &run.probes {
         for m in &p.matrices {
             let (id, name, unit) = (cell(&p.id), cell(&m.name), cell(&m.unit));
@@ -309,7 +340,8 @@ pub fn timelines_csv(run: &RunFile) -> String {
 
 /// [`timelines_csv`] written to `out`, row by row.
 fn write_timelines(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
-    let mut o = Sheet::new(
+    let mut o = Sheet::tagged(
+        run,
         out,
         &["probe", "timeline", "lane", "start_ns", "end_ns", "kind"],
     )?;
@@ -329,6 +361,120 @@ fn write_timelines(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
                     ])?;
                 }
             }
+        }
+    }
+    o.finish()
+}
+
+/// Every finding of every probe, one row each: `probe,kind,what,unit,value,lo,hi,
+/// n,a,b,verdict,text`. `value`/`lo`/`hi`/`n` are the key figure (a scaling's
+/// peak, a comparison's or slowdown's ratio a ÷ b, a value); `verdict` is the one
+/// [`super::words::verdict`] words the sentence from; `text` is the sentence.
+pub fn findings_csv(run: &RunFile) -> String {
+    to_text(&|w| write_findings(run, w))
+}
+
+/// The key figure, the two sides and the verdict of a finding (empty where it
+/// has none).
+fn finding_cells(f: &crate::model::Finding) -> (Option<crate::model::Estimate>, [String; 3]) {
+    use crate::model::Finding as F;
+    let verdict = |r: &crate::model::Estimate, o: crate::model::Outcome| {
+        super::words::verdict(r, o).name().to_string()
+    };
+    match f {
+        F::Scaling { peak, .. } => (Some(*peak), Default::default()),
+        F::Comparison {
+            a,
+            b,
+            ratio,
+            outcome,
+            ..
+        } => (Some(*ratio), [cell(a), cell(b), verdict(ratio, *outcome)]),
+        F::Slowdown {
+            cause,
+            ratio,
+            outcome,
+            ..
+        } => (
+            Some(*ratio),
+            [String::new(), cell(cause), verdict(ratio, *outcome)],
+        ),
+        F::CoreSharing { a, b, ratio, .. } => {
+            (Some(*ratio), [a.to_string(), b.to_string(), String::new()])
+        }
+        F::Value { value, .. } => (Some(*value), Default::default()),
+        F::SameConfiguration { .. } | F::Note { .. } => (None, Default::default()),
+    }
+}
+
+/// [`findings_csv`] written to `out`, row by row.
+fn write_findings(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
+    use crate::model::Finding as F;
+    let mut o = Sheet::tagged(
+        run,
+        out,
+        &[
+            "probe", "kind", "what", "unit", "value", "lo", "hi", "n", "a", "b", "verdict", "text",
+        ],
+    )?;
+    for p in &run.probes {
+        for f in &p.findings {
+            let kind = serde_json::to_value(f)
+                .ok()
+                .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(String::from))
+                .unwrap_or_default();
+            let (what, unit) = match f {
+                F::Scaling { what, unit, .. }
+                | F::Comparison { what, unit, .. }
+                | F::Value { what, unit, .. } => (what.as_str(), unit.as_str()),
+                F::Slowdown { what, .. } | F::SameConfiguration { what, .. } => (what.as_str(), ""),
+                F::CoreSharing { kernel, .. } => (kernel.as_str(), ""),
+                F::Note { .. } => ("", ""),
+            };
+            let (fig, [a, b, verdict]) = finding_cells(f);
+            let nums = fig.map_or_else(Default::default, |e| {
+                [
+                    e.value.to_string(),
+                    e.lo.to_string(),
+                    e.hi.to_string(),
+                    e.n.to_string(),
+                ]
+            });
+            let [value, lo, hi, n]: [String; 4] = nums;
+            o.row([
+                cell(&p.id),
+                kind,
+                cell(what),
+                cell(unit),
+                value,
+                lo,
+                hi,
+                n,
+                a,
+                b,
+                verdict,
+                cell(&super::words::finding(f)),
+            ])?;
+        }
+    }
+    o.finish()
+}
+
+/// Every warning of every probe, one row each: `probe,kind,text`.
+pub fn warnings_csv(run: &RunFile) -> String {
+    to_text(&|w| write_warnings(run, w))
+}
+
+/// [`warnings_csv`] written to `out`, row by row.
+fn write_warnings(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
+    let mut o = Sheet::tagged(run, out, &["probe", "kind", "text"])?;
+    for p in &run.probes {
+        for w in &p.warnings {
+            let kind = serde_json::to_value(w)
+                .ok()
+                .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(String::from))
+                .unwrap_or_default();
+            o.row([cell(&p.id), kind, cell(&super::words::warning(w))])?;
         }
     }
     o.finish()
@@ -392,11 +538,13 @@ fn each_sheet(run: &RunFile, put: &mut SheetSink<'_>) -> io::Result<()> {
     put(unique("pairs".into()), &|w| write_pairs(run, w))?;
     put(unique("matrices".into()), &|w| write_matrices(run, w))?;
     put(unique("timelines".into()), &|w| write_timelines(run, w))?;
+    put(unique("findings".into()), &|w| write_findings(run, w))?;
+    put(unique("warnings".into()), &|w| write_warnings(run, w))?;
     for p in &run.probes {
         for s in &p.series {
             put(
                 unique(format!("{}--{}", file_name(&p.id), file_name(&s.name))),
-                &|w| write_one_series(s, w),
+                &|w| write_one_series(run, s, w),
             )?;
         }
         for tb in &p.tables {
@@ -406,7 +554,7 @@ fn each_sheet(run: &RunFile, put: &mut SheetSink<'_>) -> io::Result<()> {
                     file_name(&p.id),
                     file_name(&tb.name)
                 )),
-                &|w| write_table(tb, w),
+                &|w| write_table(run, tb, w),
             )?;
         }
     }
@@ -414,8 +562,13 @@ fn each_sheet(run: &RunFile, put: &mut SheetSink<'_>) -> io::Result<()> {
 }
 
 /// One series as its own file: `x_name,y_name,y_lo,y_hi,n`.
-fn write_one_series(s: &crate::model::Series, out: &mut dyn Write) -> io::Result<()> {
-    let mut t = Sheet::new(
+fn write_one_series(
+    run: &RunFile,
+    s: &crate::model::Series,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut t = Sheet::tagged(
+        run,
         out,
         &[
             cell(&s.x_name).as_str(),
@@ -433,9 +586,9 @@ fn write_one_series(s: &crate::model::Series, out: &mut dyn Write) -> io::Result
 }
 
 /// A free table as its own file, every row, its own columns.
-fn write_table(tb: &crate::model::Table, out: &mut dyn Write) -> io::Result<()> {
+fn write_table(run: &RunFile, tb: &crate::model::Table, out: &mut dyn Write) -> io::Result<()> {
     let cols: Vec<String> = tb.columns.iter().map(|c| cell(c)).collect();
-    let mut t = Sheet::new(out, &cols)?;
+    let mut t = Sheet::tagged(run, out, &cols)?;
     for r in &tb.rows {
         t.row(r.iter().map(|v| match v {
             serde_json::Value::String(s) => cell(s),
@@ -508,6 +661,77 @@ mod tests {
         let long = file_name(&"s".repeat(300));
         assert!(long.len() <= MAX_NAME_PART_BYTES, "{}", long.len());
         assert_ne!(long, file_name(&format!("{}t", "s".repeat(300))));
+    }
+
+    fn fixture() -> RunFile {
+        serde_json::from_str(include_str!("../../tests/fixtures/quick.json")).unwrap()
+    }
+
+    #[test]
+    fn every_file_says_whose_rows_they_are() {
+        let run = fixture();
+        let mut files = Vec::new();
+        each_sheet(&run, &mut |name, fill| {
+            files.push((name, to_text(fill)));
+            Ok(())
+        })
+        .unwrap();
+        assert!(files.iter().any(|f| f.0 == "findings.csv"));
+        assert!(files.iter().any(|f| f.0 == "warnings.csv"));
+        let tag = format!("{},{}", run.host.hostname, run.started_utc);
+        for (name, text) in &files {
+            let mut lines = text.lines();
+            assert!(
+                lines.next().unwrap_or("").starts_with("host,run,"),
+                "{name}: {text}"
+            );
+            for l in lines {
+                assert!(l.starts_with(&tag), "{name}: {l}");
+            }
+        }
+    }
+
+    #[test]
+    fn findings_and_warnings_are_exported_with_their_verdicts() {
+        use crate::model::{Estimate, Finding, Outcome, ProbeResult, Status, Warning};
+        let mut run = fixture();
+        let mut p = ProbeResult::new("threads", "t", Status::Completed);
+        let e = |value, lo, hi| Estimate {
+            value,
+            lo,
+            hi,
+            n: 8,
+        };
+        p.findings.push(Finding::Comparison {
+            what: "child start, by where".into(),
+            unit: "ns".into(),
+            a: "other-core".into(),
+            a_value: e(104.0, 103.0, 105.0),
+            b: "same-cpu".into(),
+            b_value: e(100.0, 99.0, 101.0),
+            ratio: e(1.04, 1.002, 1.06),
+            significant: true,
+            outcome: Outcome::Inconclusive,
+            context: None,
+        });
+        p.warnings.push(Warning::Note {
+            text: "=cmd, a formula".into(),
+        });
+        run.probes = vec![p];
+        let f = findings_csv(&run);
+        let mut lines = f.lines();
+        assert_eq!(
+            lines.next(),
+            Some("host,run,probe,kind,what,unit,value,lo,hi,n,a,b,verdict,text")
+        );
+        let row = lines.next().unwrap();
+        assert!(
+            row.contains(",threads,comparison,\"child start, by where\",ns,1.04,1.002,1.06,8,other-core,same-cpu,small,"),
+            "{row}"
+        );
+        let w = warnings_csv(&run);
+        assert!(w.starts_with("host,run,probe,kind,text\n"), "{w}");
+        assert!(w.contains(",threads,note,\"'=cmd, a formula\""), "{w}");
     }
 
     #[test]

@@ -9,12 +9,13 @@ pub mod pinning;
 pub mod plan;
 pub mod reference;
 pub mod summary;
+pub mod summary_items;
 pub mod svg;
 pub mod terminal;
 pub mod topo;
 pub mod words;
 
-pub use crate::units::{fmt_num, fmt_value, fmt_x, unit_scale};
+pub use crate::units::{fmt_num, fmt_ratio, fmt_value, fmt_x, unit_scale};
 
 /// Text for a Markdown table cell or line: `|`, `\\`, the characters that
 /// start emphasis, code, links or headings, and raw HTML (`<`, `>`, `&`) are

@@ -65,7 +65,10 @@ pub fn compare(run: &RunFile, r: &Reference) -> String {
     }
     for row in &rows {
         let ratio = if row.paper != 0.0 {
-            format!(" ({:.2}× the paper)", row.this / row.paper)
+            format!(
+                " ({}× the paper)",
+                crate::units::fmt_ratio(row.this / row.paper)
+            )
         } else {
             String::new()
         };

@@ -1,79 +1,88 @@
-//! The one-screen summary a run ends with: the machine in one line, then per probe
-//! its key results with their intervals, then the warnings that matter. A pure
-//! function of the run file (typed findings and series estimates); it never
-//! measures. The full tables are `corescope report` (and `run --verbose`).
+//! The one-screen summary a run ends with: the machine, then per probe its key
+//! results with their intervals in labelled words, then the warnings that matter.
+//! A pure function of the run file (typed findings and series estimates); it
+//! never measures. Lines wrap at the width with a hanging indent and are never
+//! cut: when the screen is full a probe's last items are left out whole and
+//! counted. The full tables are `corescope report` (and `run --verbose`).
 
-use super::terminal::plus_minus;
-use crate::model::{Estimate, Finding, Outcome, ProbeResult, RunFile, Status, Warning};
-use crate::units::{fmt_num, fmt_value};
+use super::summary_items::probe_items;
+use super::terminal::wrap;
+use crate::model::{RunFile, Warning};
 
-/// Most lines the summary takes (one screen).
+/// Most lines the summary aims for (one screen); more only when the probes alone
+/// need more than one line each.
 pub const MAX_LINES: usize = 40;
-/// Width of the probe-name column.
+/// Width of the probe-name column (the hanging indent of a probe's lines).
 const NAME_COLS: usize = 14;
 /// Most lines one probe gets when the screen has room.
 const MAX_PROBE_LINES: usize = 3;
+/// Most lines one probe gets when the screen has room to spare (few probes).
+const MAX_PROBE_LINES_ROOMY: usize = 8;
 /// The warnings take at most this many lines: the count, the machine's state, and
 /// the first warnings (every warning is in `corescope report`).
-const MAX_WARNING_LINES: usize = 5;
+const MAX_WARNING_LINES: usize = 6;
+/// Indent of a wrapped header or warning line.
+const HANG: usize = 2;
 
-/// The summary of `run` in at most [`MAX_LINES`] lines of at most `width` columns.
+/// What `±` and `(n=1)` mean, said once under the machine.
+const LEGEND: &str = "± = 95 % CI of the median (when over 1 %); (n=1) = measured once; full \
+                      tables: corescope report";
+
+/// The summary of `run` in lines of at most `width` columns (at least 40), at
+/// most [`MAX_LINES`] of them while the probes fit one line each; no line is cut.
 pub fn summary(run: &RunFile, width: usize) -> Vec<String> {
     let width = width.max(40);
     let run = super::for_display(run);
-    let head = vec![
-        fit(&machine_line(&run), width),
-        fit(
-            "± = 95 % CI of the median (shown when wider than 1 %); full tables: corescope report",
-            width,
-        ),
-    ];
-    // (lines, one more line than the others: the scaling probes lead).
-    let probes: Vec<(Vec<String>, usize)> = run
+    let mut out = wrap("", &machine_line(&run), HANG, width);
+    out.extend(wrap("", LEGEND, HANG, width));
+    // (id, items, one more line than the others: the scaling probes lead).
+    let probes: Vec<(&str, Vec<String>, usize)> = run
         .probes
         .iter()
         .map(|p| {
             let extra = usize::from(matches!(p.id.as_str(), "compute" | "memory"));
-            (wrap_probe(&p.id, &probe_items(p, &run), width), extra)
+            (p.id.as_str(), probe_items(p, &run), extra)
         })
         .collect();
-    let warnings = warning_lines(&run, width);
+    let warnings = warning_blocks(&run, width);
     // Shrink the probes' share (3 lines each, then 2, then 1) and the warnings
     // until everything fits one screen.
-    let budget = MAX_LINES - head.len();
-    let mut cap = MAX_PROBE_LINES;
-    let mut warn_cap = warnings.len().min(MAX_WARNING_LINES);
-    let total = |cap: usize, wc: usize| -> usize {
+    let budget = MAX_LINES.saturating_sub(out.len());
+    let lay = |cap: usize| -> Vec<Vec<String>> {
         probes
             .iter()
-            .map(|(l, extra)| l.len().min(cap + extra))
-            .sum::<usize>()
-            + wc
+            .map(|(id, items, extra)| layout_probe(id, items, width, cap + extra))
+            .collect()
     };
-    while total(cap, warn_cap) > budget {
+    let mut cap = MAX_PROBE_LINES;
+    let mut warn_cap = MAX_WARNING_LINES;
+    let mut blocks = lay(cap);
+    let total = |blocks: &[Vec<String>], wc: usize| {
+        blocks.iter().map(Vec::len).sum::<usize>() + take_warnings(&warnings, wc).len()
+    };
+    while total(&blocks, warn_cap) > budget {
         if warn_cap > 4 {
             warn_cap -= 1;
         } else if cap > 1 {
             cap -= 1;
+            blocks = lay(cap);
         } else if warn_cap > 0 {
             warn_cap -= 1;
         } else {
             break;
         }
     }
-    let mut out = head;
-    for (lines, extra) in &probes {
-        let cap = cap + extra;
-        let mut shown: Vec<String> = lines.iter().take(cap).cloned().collect();
-        if lines.len() > cap {
-            if let Some(last) = shown.last_mut() {
-                *last = fit(&format!("{last} …"), width);
-            }
+    // Room left on the screen: give every probe more lines while all still fit.
+    while cap < MAX_PROBE_LINES_ROOMY && warn_cap == MAX_WARNING_LINES {
+        let more = lay(cap + 1);
+        if total(&more, warn_cap) > budget {
+            break;
         }
-        out.extend(shown);
+        cap += 1;
+        blocks = more;
     }
-    out.extend(warnings.into_iter().take(warn_cap));
-    out.truncate(MAX_LINES);
+    out.extend(blocks.into_iter().flatten());
+    out.extend(take_warnings(&warnings, warn_cap));
     out
 }
 
@@ -82,7 +91,8 @@ pub fn render(run: &RunFile, width: usize) -> String {
     summary(run, width).into_iter().map(|l| l + "\n").collect()
 }
 
-/// `AMD EPYC (x86_64, KVM) · 1 package, 2 cores, ... · core 4.21 GHz · default run 2026-...`
+/// `AMD EPYC (x86_64, KVM) · 1 package × 2 cores … · measured core clock 4.21 GHz
+/// · default run of 2026-11-23`
 fn machine_line(run: &RunFile) -> String {
     let h = &run.host;
     let mut s = if h.cpu_model.is_empty() {
@@ -96,647 +106,177 @@ fn machine_line(run: &RunFile) -> String {
     }
     s.push_str(&format!(" · {}", run.topology.summary()));
     if let Some(hz) = run.clock.core_hz_one {
-        s.push_str(&format!(" · core {:.2} GHz", hz / 1e9));
+        s.push_str(&format!(" · measured core clock {:.2} GHz", hz / 1e9));
     }
     s.push_str(&format!(
-        " · {} run {}",
+        " · {} run of {}",
         run.profile.name(),
         run.started_utc.get(..10).unwrap_or(&run.started_utc)
     ));
     s
 }
 
-/// A value with its unit and `±x%` when the interval is wider than 1 %.
-fn est(unit: &str, e: &Estimate) -> String {
-    format!("{}{}", fmt_value(unit, e.value), plus_minus(e))
-}
-
-/// The probe's key results as short items (joined with `; ` and wrapped).
-fn probe_items(p: &ProbeResult, run: &RunFile) -> Vec<String> {
-    if p.status != Status::Completed && p.series.is_empty() && p.distributions.is_empty() {
-        let why = p.reason.clone().unwrap_or_default();
-        return vec![format!("{}: {why}", p.status.name())];
-    }
-    let mut items = match p.id.as_str() {
-        "compute" => families(p, &["int", "fp"]),
-        "memory" => memory_items(p, run),
-        "peak" => peak_items(p),
-        "threads" => dist_items(
-            p,
-            "create/joinable/",
-            &["call", "start"],
-            "create call/child runs",
-        ),
-        "mutex" => mutex_items(p),
-        "condvar" => dist_items(p, "signal/", &["call", "wake"], "signal call/wake-up"),
-        "syscall" => p
-            .distributions
-            .iter()
-            .map(|d| format!("{} {}", d.name, est(&d.unit, &d.summary.median())))
-            .collect(),
-        "timers" => timer_items(p),
-        "channel" => channel_items(p),
-        "spin" => spin_items(p),
-        "sharing" => sharing_items(p),
-        _ => Vec::new(),
-    };
-    // Every typed finding the special cases did not cover, in short form.
-    let covered = !items.is_empty();
-    for f in &p.findings {
-        if let Some(s) = short_finding(f, covered, &p.id) {
-            items.push(s);
+/// A probe's block in at most `cap` lines: as many of its items as fit, the rest
+/// counted (`2 more in corescope report`); never a cut line. When not even the
+/// first item fits, a pointer to the full report.
+fn layout_probe(id: &str, items: &[String], width: usize, cap: usize) -> Vec<String> {
+    for k in (1..=items.len()).rev() {
+        let mut shown = items[..k].to_vec();
+        if k < items.len() {
+            shown.push(format!("{} more in `corescope report`", items.len() - k));
+        }
+        let lines = pack(id, &shown, width);
+        if lines.len() <= cap {
+            return lines;
         }
     }
-    if p.status != Status::Completed {
-        items.insert(0, format!("[{}]", p.status.name()));
-    }
-    if items.is_empty() {
-        // Findings in words only (version 1 files, untyped probes): the first ones.
-        items.extend(p.findings.iter().filter_map(|f| match f {
-            Finding::Note { text } => Some(text.clone()),
-            _ => None,
-        }));
-    }
-    if items.is_empty() {
-        items.push("no key result recorded (see `corescope report`)".into());
-    }
-    items
-}
-
-/// A finding in a few words, or `None` when the summary shows it otherwise.
-fn short_finding(f: &Finding, covered: bool, probe: &str) -> Option<String> {
-    match f {
-        Finding::Scaling {
-            what,
-            unit,
-            peak,
-            peak_threads,
-            peak_variant,
-            saturation_threads,
-            ..
-        } if !covered => Some(format!(
-            "{what} peak {} at {} thr ({peak_variant}), 95 % from {} thr",
-            est(unit, peak),
-            fmt_num_int(*peak_threads),
-            fmt_num_int(*saturation_threads)
-        )),
-        Finding::Comparison {
-            what,
-            unit,
-            a,
-            b,
-            ratio,
-            outcome,
-            ..
-        } => {
-            // Compute and memory show every placement's figures already.
-            if covered && matches!(probe, "compute" | "memory") {
-                return None;
-            }
-            let head = drop_parens(what.split([',', ':']).next().unwrap_or(what));
-            let rel = match outcome {
-                Outcome::Different if is_time(unit) => {
-                    format!("{a} takes {} as long as {b}", ratio_short(ratio))
-                }
-                Outcome::Different => format!("{a} {} the rate of {b}", ratio_short(ratio)),
-                Outcome::Equivalent => format!("{a} ≈ {b}"),
-                Outcome::Inconclusive => {
-                    format!("{a} vs {b} not different ({})", ratio_short(ratio))
-                }
-            };
-            Some(format!("{head}: {rel}"))
-        }
-        Finding::Slowdown {
-            what,
-            cause,
-            ratio,
-            outcome,
-            ..
-        } if !covered => Some(format!(
-            "{what}, {cause}: {}{}",
-            ratio_short(ratio),
-            if *outcome == Outcome::Different {
-                ""
-            } else {
-                " (n.s.)"
-            }
-        )),
-        Finding::Value {
-            what, unit, value, ..
-        } if !covered => Some(format!(
-            "{} {}",
-            drop_parens(what.trim_start_matches(&format!("{probe}/"))),
-            est(unit, value)
-        )),
-        _ => None,
-    }
-}
-
-fn is_time(unit: &str) -> bool {
-    matches!(unit, "s" | "seconds" | "ms" | "us" | "ns" | "cycles")
-}
-
-/// `1.73× [1.61–1.88]`, or `1.73×` without an interval.
-fn ratio_short(r: &Estimate) -> String {
-    format!("{:.2}×{}", r.value, plus_minus(r))
-}
-
-fn fmt_num_int(x: f64) -> String {
-    if x.fract() == 0.0 {
-        format!("{x:.0}")
-    } else {
-        fmt_num(x)
-    }
-}
-
-/// Per placement of a family (`int/linear`, `int/scatter` …): the peak with its
-/// interval, the threads of the peak and the fewest threads reaching 95 % of it;
-/// placements with the same figures (the same CPUs here) are named together.
-fn families(p: &ProbeResult, names: &[&str]) -> Vec<String> {
-    let mut items = Vec::new();
-    for name in names {
-        let prefix = format!("{name}/");
-        // (placements, text of their figures)
-        let mut groups: Vec<(Vec<&str>, String)> = Vec::new();
-        let mut scale = (1.0, String::new());
-        for s in p.series.iter().filter(|s| s.name.starts_with(&prefix)) {
-            let Some((i, peak)) = (0..s.y.len())
-                .filter_map(|i| s.estimate(i).map(|e| (i, e)))
-                .filter(|(_, e)| e.value.is_finite())
-                .max_by(|a, b| a.1.value.total_cmp(&b.1.value))
-            else {
-                continue;
-            };
-            if groups.is_empty() {
-                scale = crate::units::unit_scale(&s.y_name, peak.value);
-            }
-            let sat =
-                s.x.iter()
-                    .zip(&s.y)
-                    .filter(|(_, &y)| y >= 0.95 * peak.value)
-                    .map(|(&x, _)| x)
-                    .fold(f64::INFINITY, f64::min);
-            let text = format!(
-                "{}{} at {}, 95 % at {}",
-                fmt_num(peak.value / scale.0),
-                plus_minus(&peak),
-                fmt_num_int(s.x[i]),
-                fmt_num_int(sat)
-            );
-            let placement = &s.name[prefix.len()..];
-            match groups.iter_mut().find(|g| g.1 == text) {
-                Some(g) => g.0.push(placement),
-                None => groups.push((vec![placement], text)),
-            }
-        }
-        for (k, (placements, text)) in groups.iter().enumerate() {
-            let lead = if k == 0 {
-                format!("{name} peak {} (threads): ", scale.1)
-            } else {
-                String::new()
-            };
-            items.push(format!("{lead}{} {text}", placements.join("=")));
+    // Not even the first item fits: its first sentence, when that does.
+    if let Some(first) = items.first().and_then(|i| first_sentence(i)) {
+        let lines = pack(
+            id,
+            &[first, "more in `corescope report`".to_string()],
+            width,
+        );
+        if lines.len() <= cap {
+            return lines;
         }
     }
-    items
+    pack(id, &["see `corescope report`".to_string()], width)
 }
 
-fn memory_items(p: &ProbeResult, run: &RunFile) -> Vec<String> {
-    let mut items = families(p, &["read", "write"]);
-    for f in &p.findings {
-        if let Finding::Scaling {
-            what, unit, peak, ..
-        } = f
-        {
-            if what == "copy" || what == "triad" {
-                items.push(format!("{what} peak {}", est(unit, peak)));
-            }
-        }
-    }
-    if let Some(s) = p.series("ws-latency/1t") {
-        let mut levels: Vec<(u8, u64)> = run
-            .topology
-            .caches
-            .iter()
-            .map(|c| (c.level, c.size_bytes))
-            .collect();
-        levels.sort_unstable();
-        levels.dedup_by_key(|l| l.0);
-        let mut parts = Vec::new();
-        for (level, size) in levels {
-            // The largest working set that fits half the cache: latency of that level.
-            let at =
-                s.x.iter()
-                    .enumerate()
-                    .filter(|(_, &x)| x <= size as f64 / 2.0)
-                    .max_by(|a, b| a.1.total_cmp(b.1));
-            if let Some(e) = at.and_then(|(i, _)| s.estimate(i)) {
-                parts.push(format!(
-                    "L{level} {} {}",
-                    fmt_value("bytes", size as f64),
-                    est(&s.y_name, &e)
-                ));
-            }
-        }
-        if let Some(e) = s.estimate(s.x.len().saturating_sub(1)) {
-            parts.push(format!(
-                "{} {}",
-                fmt_value("bytes", s.x[s.x.len() - 1]),
-                est(&s.y_name, &e)
-            ));
-        }
-        items.push(format!("load latency: {}", parts.join(", ")));
-    }
-    items
-}
-
-fn peak_items(p: &ProbeResult) -> Vec<String> {
-    let mut items = Vec::new();
-    for prec in ["f64", "f32"] {
-        let best = p
-            .findings
-            .iter()
-            .filter_map(|f| match f {
-                Finding::Scaling {
-                    what,
-                    unit,
-                    peak,
-                    peak_threads,
-                    ..
-                } if what.ends_with(prec) => Some((what, unit, peak, peak_threads)),
-                _ => None,
-            })
-            .max_by(|a, b| a.2.value.total_cmp(&b.2.value));
-        if let Some((what, unit, peak, t)) = best {
-            let per_cycle =
-                p.findings.iter().find_map(|f| match f {
-                    Finding::Value {
-                        what: w,
-                        unit: u,
-                        value,
-                        ..
-                    } if w.starts_with(&format!("{what}:")) && u == "flops_per_cycle" => Some(
-                        format!("{:.1} FLOP/cycle{}", value.value, plus_minus(value)),
-                    ),
-                    _ => None,
-                });
-            let mut s = format!("{what} {} at {} thr", est(unit, peak), fmt_num_int(*t));
-            if let Some(c) = per_cycle {
-                s.push_str(&format!(", one thread {c}"));
-            }
-            items.push(s);
-        }
-    }
-    items
-}
-
-/// Medians of `prefix<where>/<part>` distributions, grouped by `<where>`.
-fn dist_items(p: &ProbeResult, prefix: &str, parts: &[&str], label: &str) -> Vec<String> {
-    let mut wheres: Vec<&str> = Vec::new();
-    for d in &p.distributions {
-        if let Some(rest) = d.name.strip_prefix(prefix) {
-            if let Some((w, _)) = rest.rsplit_once('/') {
-                if !wheres.contains(&w) {
-                    wheres.push(w);
-                }
-            }
-        }
-    }
-    let cells: Vec<String> = wheres
+/// The text up to its first sentence or clause break (`. `, `; `, ` — `), when
+/// it has one.
+fn first_sentence(text: &str) -> Option<String> {
+    let end = [". ", "; ", " — "]
         .iter()
-        .map(|w| {
-            let vals: Vec<String> = parts
-                .iter()
-                .filter_map(|part| {
-                    let name = format!("{prefix}{w}/{part}");
-                    p.distributions
-                        .iter()
-                        .find(|d| d.name == name)
-                        .map(|d| est(&d.unit, &d.summary.median()))
-                })
-                .collect();
-            format!("{w} {}", vals.join(" / "))
-        })
-        .collect();
-    if cells.is_empty() {
-        return Vec::new();
-    }
-    vec![format!("{label}: {}", cells.join(", "))]
+        .filter_map(|sep| text.find(sep))
+        .min()?;
+    Some(text[..end].to_string())
 }
 
-fn mutex_items(p: &ProbeResult) -> Vec<String> {
-    let unc: Vec<String> = p
-        .distributions
-        .iter()
-        .filter_map(|d| {
-            d.name
-                .strip_prefix("uncontended/")
-                .map(|n| format!("{n} {}", est(&d.unit, &d.summary.median())))
-        })
-        .collect();
-    let mut items = Vec::new();
-    if !unc.is_empty() {
-        items.push(format!("lock+unlock {}", unc.join(", ")));
-    }
-    items.extend(dist_items(
-        p,
-        "handoff/sleeping/",
-        &["wake"],
-        "sleeping waiter wakes",
-    ));
-    items.extend(dist_items(
-        p,
-        "handoff/spinning/",
-        &["wake"],
-        "spinning waiter",
-    ));
-    items
-}
-
-fn timer_items(p: &ProbeResult) -> Vec<String> {
-    let mut items = Vec::new();
-    for f in &p.findings {
-        match f {
-            Finding::Value {
-                what, unit, value, ..
-            } if what.ends_with(": read overhead") => {
-                let clock = what.trim_end_matches(": read overhead");
-                let step = p.findings.iter().find_map(|g| match g {
-                    Finding::Value {
-                        what: w,
-                        unit: u,
-                        value: v,
-                        ..
-                    } if *w == format!("{clock}: step") => Some(est(u, v)),
-                    _ => None,
-                });
-                items.push(format!(
-                    "{clock} {}{}",
-                    est(unit, value),
-                    step.map(|s| format!(" (step {s})")).unwrap_or_default()
-                ));
-            }
-            _ => {}
-        }
-    }
-    items
-}
-
-fn channel_items(p: &ProbeResult) -> Vec<String> {
-    // The best rate per event size over every implementation and batch.
-    let mut best: Vec<(String, String, f64, Estimate, String)> = Vec::new();
-    for s in p
-        .series
-        .iter()
-        .filter(|s| s.name.starts_with("throughput/"))
-    {
-        let parts: Vec<&str> = s.name.split('/').collect();
-        let (Some(imp), Some(size)) = (parts.get(1), parts.get(2)) else {
-            continue;
+/// `compute       item; item` with the items packed into lines of `width`
+/// columns: an item starts a new line when it does not fit the current one, a
+/// long item wraps with two more spaces of indent; every line after the first is
+/// indented under the first item (the probe's id stands alone on the first line
+/// when it is wider than the name column).
+fn pack(id: &str, items: &[String], width: usize) -> Vec<String> {
+    let room = width.saturating_sub(NAME_COLS);
+    let len = |s: &str| textwrap::core::display_width(s);
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for (k, item) in items.iter().enumerate() {
+        let text = if k + 1 < items.len() {
+            format!("{item};")
+        } else {
+            item.clone()
         };
-        for i in 0..s.y.len() {
-            let Some(e) = s.estimate(i) else { continue };
-            match best.iter_mut().find(|b| b.0 == *size) {
-                Some(b) if b.3.value >= e.value => {}
-                Some(b) => {
-                    *b = (
-                        size.to_string(),
-                        imp.to_string(),
-                        s.x[i],
-                        e,
-                        s.y_name.clone(),
-                    )
-                }
-                None => best.push((
-                    size.to_string(),
-                    imp.to_string(),
-                    s.x[i],
-                    e,
-                    s.y_name.clone(),
-                )),
-            }
+        let mut item_lines = wrap("", &text, HANG, room);
+        if item_lines.len() == 1 && !cur.is_empty() && len(&cur) + 1 + len(&item_lines[0]) <= room {
+            cur.push(' ');
+            cur.push_str(&item_lines[0]);
+            continue;
         }
-    }
-    let mut items: Vec<String> = best
-        .iter()
-        .map(|(size, imp, batch, e, unit)| {
-            format!(
-                "{size} events best {} ({imp}, batch {})",
-                est(unit, e),
-                fmt_num_int(*batch)
-            )
-        })
-        .collect();
-    let rt: Vec<String> = p
-        .distributions
-        .iter()
-        .filter_map(|d| {
-            let imp = d.name.strip_prefix("roundtrip/")?.split('/').next()?;
-            Some(format!("{imp} {}", est(&d.unit, &d.summary.median())))
-        })
-        .collect();
-    if !rt.is_empty() {
-        items.push(format!("round trip {}", rt.join(", ")));
-    }
-    items
-}
-
-fn spin_items(p: &ProbeResult) -> Vec<String> {
-    let mut items: Vec<String> = p
-        .findings
-        .iter()
-        .filter_map(|f| match f {
-            Finding::Note { text } if text.contains("cheapest") => Some(drop_parens(text)),
-            _ => None,
-        })
-        .collect();
-    let mut slowdowns: Vec<(usize, String)> = Vec::new();
-    for f in &p.findings {
-        if let Finding::Slowdown {
-            what,
-            cause,
-            ratio,
-            outcome,
-            ..
-        } = f
-        {
-            let verdict = match outcome {
-                Outcome::Different => "",
-                Outcome::Equivalent => " (≈ none)",
-                Outcome::Inconclusive => " (n.s.)",
-            };
-            let place = what.rsplit(' ').next().unwrap_or(what);
-            let shown = if place == "same-cpu" {
-                "same-cpu (time-sliced)"
-            } else {
-                place
-            };
-            slowdowns.push((
-                spin_rank(place),
-                format!("{shown}, {cause}: {}{verdict}", ratio_short(ratio)),
-            ));
+        if !cur.is_empty() {
+            lines.push(std::mem::take(&mut cur));
         }
+        cur = item_lines.pop().unwrap_or_default();
+        lines.extend(item_lines);
     }
-    // Seed 003's interference first: the relation that shares the most, the one
-    // sharing a CPU (the scheduler's time slicing) last.
-    slowdowns.sort_by_key(|(rank, _)| *rank);
-    items.extend(slowdowns.into_iter().map(|(_, item)| item));
-    items
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    let indent = " ".repeat(NAME_COLS);
+    let mut out: Vec<String> = Vec::with_capacity(lines.len() + 1);
+    let id_alone = len(id) >= NAME_COLS;
+    if id_alone {
+        out.extend(wrap("", id, HANG, width));
+    }
+    for (i, l) in lines.into_iter().enumerate() {
+        out.push(if i == 0 && !id_alone {
+            format!("{id:<w$}{l}", w = NAME_COLS)
+        } else {
+            format!("{indent}{l}")
+        });
+    }
+    out
 }
 
-/// Order of the spinner's placements in the summary: a shared core first.
-fn spin_rank(place: &str) -> usize {
-    match place {
-        "smt-sibling" => 0,
-        "other-core" => 1,
-        "other-package" => 2,
-        "same-cpu" => 4,
-        _ => 3,
-    }
-}
-
-/// Pairs of CPUs up to which the summary names each pair's core-sharing verdict;
-/// beyond, it counts them.
-const CORE_SHARING_PAIRS_NAMED: usize = 3;
-
-/// The dependent chains' worst slowdown, and the throughput kernels' verdicts of
-/// the pairs (each pair up to [`CORE_SHARING_PAIRS_NAMED`], counts beyond).
-fn sharing_items(p: &ProbeResult) -> Vec<String> {
-    let mut items = matrix_worst(p);
-    let pairs: Vec<_> = p
-        .findings
-        .iter()
-        .filter_map(|f| match f {
-            Finding::CoreSharing {
-                a,
-                b,
-                shared,
-                kernel,
-                ratio,
-                topology_same_core,
-                ..
-            } => Some((*a, *b, *shared, kernel, ratio, *topology_same_core)),
-            _ => None,
-        })
-        .collect();
-    let says = |shared: Option<bool>| match shared {
-        Some(true) => "share a core",
-        Some(false) => "separate cores",
-        None => "not told apart",
-    };
-    if pairs.len() <= CORE_SHARING_PAIRS_NAMED {
-        for &(a, b, shared, kernel, ratio, same_core) in &pairs {
-            let topo = if same_core {
-                "one core"
-            } else {
-                "separate cores"
-            };
-            items.push(format!(
-                "CPUs {a}+{b}: measured {} ({} {kernel} together), topology: {topo}",
-                says(shared),
-                ratio_short(ratio)
-            ));
-        }
-    } else {
-        let count = |v: Option<bool>| pairs.iter().filter(|p| p.2 == v).count();
-        let disagree = pairs
-            .iter()
-            .filter(|p| p.2.is_some_and(|s| s != p.5))
-            .count();
-        items.push(format!(
-            "{} pairs: {} share a core, {} separate, {} not told apart; {disagree} disagree with the topology",
-            pairs.len(),
-            count(Some(true)),
-            count(Some(false)),
-            count(None)
-        ));
-    }
-    items
-}
-
-/// The worst off-diagonal slowdown of each pair matrix of slowdowns (`sharing/int`,
-/// unit `x_alone`).
-fn matrix_worst(p: &ProbeResult) -> Vec<String> {
-    let mut items = Vec::new();
-    for m in p
-        .matrices
-        .iter()
-        .filter(|m| !m.name.ends_with("/spread") && m.unit == "x_alone")
-    {
-        let worst = m
-            .values
-            .iter()
-            .enumerate()
-            .flat_map(|(r, row)| {
-                row.iter()
-                    .enumerate()
-                    .filter(move |(c, _)| *c != r)
-                    .filter_map(|(_, v)| *v)
-            })
-            .fold(f64::NAN, f64::max);
-        if worst.is_finite() {
-            items.push(format!("{} worst pair {worst:.2}×", m.name));
-        }
-    }
-    let notes = p
-        .findings
-        .iter()
-        .filter(|f| matches!(f, Finding::Note { .. }))
-        .count();
-    if notes > 0 && items.is_empty() {
-        items.push(format!("{notes} notes (see `corescope report`)"));
-    }
-    items
-}
-
-/// The warnings that matter: noisy machine, intervals still wide, then other
-/// notes, one line each, counted per probe.
-fn warning_lines(run: &RunFile, width: usize) -> Vec<String> {
+/// The warnings as blocks of wrapped lines: the count (or `no warnings`), the
+/// machine's state when recorded, then each warning (noisy machine, intervals
+/// still wide, then other notes), `! probe: text`.
+fn warning_blocks(run: &RunFile, width: usize) -> Vec<Vec<String>> {
     let mut noisy = Vec::new();
     let mut wide = Vec::new();
     let mut notes = Vec::new();
     for p in &run.probes {
         for w in &p.warnings {
+            let text = format!("{}: {}", p.id, super::words::warning(w));
             match w {
                 // A migration during a pinned run is the machine moving threads.
-                Warning::Noisy { .. } | Warning::Migrated { .. } => {
-                    noisy.push(format!("! {}: {}", p.id, super::words::warning(w)))
-                }
-                Warning::WideInterval { .. } => {
-                    wide.push(format!("! {}: {}", p.id, super::words::warning(w)))
-                }
-                Warning::Note { .. } => {
-                    notes.push(format!("! {}: {}", p.id, super::words::warning(w)))
-                }
+                Warning::Noisy { .. } | Warning::Migrated { .. } => noisy.push(text),
+                Warning::WideInterval { .. } => wide.push(text),
+                Warning::Note { .. } => notes.push(text),
             }
         }
     }
     let total = noisy.len() + wide.len() + notes.len();
-    let state = state_line(run);
-    if total == 0 {
-        let mut out = vec!["no warnings".to_string()];
-        out.extend(state.map(|l| fit(&l, width)));
-        return out;
-    }
-    let mut out = vec![fit(
-        &format!(
-            "warnings: {total} ({} noisy machine, {} wide intervals, {} other; all in `corescope report`)",
+    let count = if total == 0 {
+        "no warnings".to_string()
+    } else {
+        format!(
+            "warnings: {total} ({} noisy machine, {} wide intervals, {} other; all in \
+             `corescope report`)",
             noisy.len(),
             wide.len(),
             notes.len()
-        ),
-        width,
-    )];
-    out.extend(state.map(|l| fit(&l, width)));
-    let room = MAX_WARNING_LINES - out.len();
-    let all: Vec<&String> = noisy.iter().chain(&wide).chain(&notes).collect();
-    let shown = if all.len() > room { room - 1 } else { room };
-    out.extend(all.iter().take(shown).map(|l| fit(l, width)));
-    if all.len() > shown {
-        out.push(format!(
-            "… {} more in `corescope report`",
-            all.len() - shown
-        ));
+        )
+    };
+    let mut blocks = vec![wrap("", &count, HANG, width)];
+    blocks.extend(state_line(run).map(|l| wrap("", &l, HANG, width)));
+    blocks.extend(
+        noisy
+            .iter()
+            .chain(&wide)
+            .chain(&notes)
+            .map(|t| wrap("! ", t, HANG, width)),
+    );
+    blocks
+}
+
+/// The first blocks of [`warning_blocks`] that fit `cap` lines, whole, and a line
+/// counting the warnings left out; nothing when not even the count fits.
+fn take_warnings(blocks: &[Vec<String>], cap: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    // The count and the state are not warnings; the rest are, one block each.
+    let fixed = blocks
+        .len()
+        .min(if blocks.len() > 1 && blocks[1][0].starts_with("machine") {
+            2
+        } else {
+            1
+        });
+    for b in &blocks[..fixed] {
+        if out.len() + b.len() <= cap {
+            out.extend(b.iter().cloned());
+        }
+    }
+    if out.is_empty() {
+        return out;
+    }
+    let rest = &blocks[fixed..];
+    for (k, b) in rest.iter().enumerate() {
+        let left_after = rest.len() - k - 1;
+        let tail = usize::from(left_after > 0);
+        if out.len() + b.len() + tail > cap {
+            if out.len() < cap {
+                out.push(format!(
+                    "+ {} more warnings in `corescope report`",
+                    rest.len() - k
+                ));
+            }
+            return out;
+        }
+        out.extend(b.iter().cloned());
     }
     out
 }
@@ -780,112 +320,65 @@ fn state_line(run: &RunFile) -> Option<String> {
     Some(format!("machine: {}", parts.join("; ")))
 }
 
-/// `compute      items; items` wrapped at item boundaries to `width`, continuation
-/// lines indented under the first item; an item longer than a line is cut.
-fn wrap_probe(id: &str, items: &[String], width: usize) -> Vec<String> {
-    let indent = " ".repeat(NAME_COLS);
-    let room = width - NAME_COLS;
-    let mut lines = Vec::new();
-    let mut cur = String::new();
-    for item in items {
-        let item = fit(item, room);
-        let len = |s: &str| s.chars().count();
-        if cur.is_empty() {
-            cur = item;
-        } else if len(&cur) + 2 + len(&item) <= room {
-            cur.push_str("; ");
-            cur.push_str(&item);
-        } else {
-            lines.push(std::mem::take(&mut cur));
-            cur = item;
-        }
-    }
-    if !cur.is_empty() {
-        lines.push(cur);
-    }
-    lines
-        .into_iter()
-        .enumerate()
-        .map(|(i, l)| {
-            if i == 0 {
-                let name = fit(id, NAME_COLS - 1);
-                format!("{name:<w$}{l}", w = NAME_COLS)
-            } else {
-                format!("{indent}{l}")
-            }
-        })
-        .collect()
-}
-
-/// `s` cut to `width` characters, with an ellipsis when cut.
-fn fit(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        return s.to_string();
-    }
-    let mut o: String = s.chars().take(width.saturating_sub(1)).collect();
-    o.push('…');
-    o
-}
-
-/// `s` without its parenthesised asides (`fft 2^14 (a worker per butterfly)` →
-/// `fft 2^14`), spaces tidied.
-fn drop_parens(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    let mut depth = 0usize;
-    for c in s.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            c if depth == 0 => o.push(c),
-            _ => {}
-        }
-    }
-    o.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .replace(" ;", ";")
-        .replace(" :", ":")
-        .replace(" ,", ",")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Point, RunFile, Warning};
+    use crate::model::{Estimate, Finding, Outcome, Point, ProbeResult, RunFile, Status, Warning};
 
     fn fixture() -> RunFile {
         serde_json::from_str(include_str!("../../tests/fixtures/quick.json")).unwrap()
     }
 
+    /// Whitespace collapsed, so a wrapped text can be searched for an item.
+    fn flat(s: &str) -> String {
+        s.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// The summary at `width`: one screen, no line wider than `width`, none cut,
+    /// every probe present, and every item either shown whole or counted.
     fn check(run: &RunFile, width: usize) -> Vec<String> {
         let lines = summary(run, width);
-        assert!(
-            lines.len() <= MAX_LINES,
-            "{} lines:\n{}",
-            lines.len(),
-            lines.join("\n")
-        );
+        let text = lines.join("\n");
+        assert!(lines.len() <= MAX_LINES, "{} lines:\n{text}", lines.len());
         for l in &lines {
-            assert!(l.chars().count() <= width, "wider than {width}: {l}");
+            assert!(
+                l.chars().count() <= width,
+                "wider than {width}: {l}\n{text}"
+            );
+            assert!(!l.contains('…'), "cut at {width}: {l}\n{text}");
+        }
+        let all = flat(&text);
+        let shown = super::super::for_display(run);
+        for p in &shown.probes {
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.starts_with(&format!("{} ", p.id)) || *l == p.id),
+                "{} missing at width {width}:\n{text}",
+                p.id
+            );
+            let items = probe_items(p, &shown);
+            let whole = items.iter().filter(|i| all.contains(&flat(i))).count();
+            assert!(
+                whole == items.len() || all.contains("more in `corescope report`"),
+                "{} of {} items of {} shown at {width}, the rest not counted:\n{text}",
+                whole,
+                items.len(),
+                p.id
+            );
         }
         lines
     }
 
     #[test]
-    fn one_screen_with_every_probe_of_a_recorded_run() {
+    fn the_recorded_run_fits_80_and_100_columns_uncut() {
         let run = fixture();
-        for width in [100, 80, 60] {
-            let lines = check(&run, width);
-            for p in &run.probes {
-                let name = fit(&p.id, NAME_COLS - 1);
-                assert!(
-                    lines.iter().any(|l| l.starts_with(&format!("{name} "))),
-                    "{} missing at width {width}:\n{}",
-                    p.id,
-                    lines.join("\n")
-                );
-            }
+        for width in [100, 80, 60, 40] {
+            check(&run, width);
         }
+        let text = check(&run, 80).join("\n");
+        assert!(text.contains("1 pair of CPUs"), "{text}");
+        assert!(!text.contains("1 CPU pairs"), "{text}");
     }
 
     #[test]
@@ -906,12 +399,114 @@ mod tests {
         }
         let lines = check(&run, 100);
         assert!(lines.iter().any(|l| l.starts_with("warnings: ")));
+        let lines = check(&run, 80);
+        assert!(lines.iter().any(|l| l.contains("more warnings in")));
+    }
+
+    fn e(value: f64, lo: f64, hi: f64) -> Estimate {
+        Estimate {
+            value,
+            lo,
+            hi,
+            n: 8,
+        }
+    }
+
+    /// A run with typed results of every shape the summary words, long names and
+    /// long warnings: what a default run of a larger machine gives.
+    fn synthetic() -> RunFile {
+        let mut run = fixture();
+        let mut compute = ProbeResult::new("compute", "t", Status::Completed);
+        for (placement, scale) in [("linear", 1.0), ("compact", 1.0), ("scatter", 0.5)] {
+            for t in [1.0f64, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0] {
+                let y = 1e9 * scale * if t <= 16.0 { t } else { 16.0 - t / 64.0 };
+                compute.push_point(Point::samples(
+                    format!("int/{placement}"),
+                    "threads",
+                    t,
+                    "ops_per_s",
+                    vec![y, 1.1 * y, 0.9 * y],
+                ));
+            }
+        }
+        let mut threads = ProbeResult::new("threads", "t", Status::Completed);
+        for w in [
+            "same-cpu",
+            "other-core",
+            "smt-sibling",
+            "other-package",
+            "unpinned",
+        ] {
+            for (part, base) in [("call", 7000.0), ("start", 11000.0)] {
+                let xs: Vec<f64> = (0..100).map(|i| base + f64::from(i)).collect();
+                threads.distributions.push(crate::stats::distribution(
+                    &format!("create/joinable/{w}/{part}"),
+                    "ns",
+                    &xs,
+                ));
+            }
+        }
+        threads.findings.push(Finding::Comparison {
+            what: "child start, by where the child runs".into(),
+            unit: "ns".into(),
+            a: "other-core".into(),
+            a_value: e(11_440.0, 11_400.0, 11_500.0),
+            b: "same-cpu".into(),
+            b_value: e(11_000.0, 10_900.0, 11_100.0),
+            ratio: e(1.04, 1.002, 1.06),
+            significant: true,
+            outcome: Outcome::Inconclusive,
+            context: None,
+        });
+        let mut c2c = ProbeResult::new("c2c", "t", Status::Completed);
+        c2c.findings.push(Finding::Value {
+            what: "c2c/cas: 1 CPU pairs (same package)".into(),
+            unit: "ns".into(),
+            value: e(116.0, 110.0, 120.0),
+            context: Some("0-1".into()),
+        });
+        let mut tune = ProbeResult::new("channel-tune-with-a-long-name", "t", Status::Completed);
+        tune.findings.push(Finding::Note {
+            text: format!(
+                "the tuner picked batch 64; {}",
+                "because of a reason ".repeat(12)
+            ),
+        });
+        tune.warnings.push(Warning::Note {
+            text: format!(
+                "wake: median 150.0 ns {}",
+                "is 15 steps of the timer ".repeat(6)
+            ),
+        });
+        run.probes = vec![compute, threads, c2c, tune];
+        run
+    }
+
+    #[test]
+    fn a_larger_run_fits_80_and_100_columns_uncut_in_labelled_words() {
+        let run = synthetic();
+        for width in [100, 80] {
+            let text = check(&run, width).join("\n");
+            let all = flat(&text);
+            assert!(
+                all.contains(
+                    "int peak 16.00 Gops/s ±10% with 16 threads (linear and compact alike)"
+                ),
+                "{text}"
+            );
+            assert!(
+                all.contains("child on same-cpu: pthread_create returns in"),
+                "{text}"
+            );
+            assert!(all.contains("1 pair of CPUs"), "{text}");
+            assert!(all.contains("the tuner picked batch 64"), "{text}");
+        }
     }
 
     #[test]
     fn scaling_families_show_each_placement_with_its_interval() {
         let mut run = fixture();
-        let mut p = crate::model::ProbeResult::new("compute", "t", Status::Completed);
+        let mut p = ProbeResult::new("compute", "t", Status::Completed);
         for (placement, scale) in [("linear", 1.0), ("scatter", 0.5)] {
             for t in [1.0, 2.0, 4.0] {
                 p.push_point(Point::samples(
@@ -924,11 +519,40 @@ mod tests {
             }
         }
         run.probes = vec![p];
-        let text = check(&run, 100).join("\n");
+        let text = flat(&check(&run, 100).join("\n"));
         assert!(
-            text.contains("int peak Gops/s (threads): linear 4.000 ±10% at 4, 95 % at 4"),
+            text.contains("int peak 4.000 Gops/s ±10% with 4 threads (linear)"),
             "{text}"
         );
-        assert!(text.contains("scatter 2.000 ±10% at 4"), "{text}");
+        assert!(
+            text.contains("int peak 2.000 Gops/s ±10% with 4 threads (scatter)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn saturation_is_said_in_words() {
+        let mut run = fixture();
+        let mut p = ProbeResult::new("compute", "t", Status::Completed);
+        for t in [1.0, 2.0, 4.0] {
+            let y = if t == 1.0 {
+                1.5e9
+            } else {
+                2.997e9 - (4.0 - t) * 0.05e9
+            };
+            p.push_point(Point::samples(
+                "int/linear",
+                "threads",
+                t,
+                "ops_per_s",
+                vec![y; 3],
+            ));
+        }
+        run.probes = vec![p];
+        let text = flat(&check(&run, 100).join("\n"));
+        assert!(
+            text.contains("int peak 2.997 Gops/s with 4 threads, 95 % of it already at 2 (linear)"),
+            "{text}"
+        );
     }
 }

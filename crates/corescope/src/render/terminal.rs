@@ -20,13 +20,53 @@ pub const WIDTH: u16 = 80;
 /// Narrowest width we lay tables out for.
 const MIN_WIDTH: u16 = 40;
 
-/// Widest table we aim for: `COLUMNS` when set (as `ls` does), else the
-/// terminal's width when stdout is one, else [`DEFAULT_WIDTH`].
+/// A width given on the command line (`report --width`); 0 when none was.
+static WIDTH_OVERRIDE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Lay out at `columns` from now on, whatever the terminal and `COLUMNS` say
+/// (`corescope report --width N`); at least 40.
+pub fn set_width(columns: u16) {
+    WIDTH_OVERRIDE.store(
+        usize::from(columns.max(MIN_WIDTH)),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
+/// Widest line we aim for: `--width` when given, else `COLUMNS` when set (as `ls`
+/// does), else the terminal's width when stdout is one, else [`DEFAULT_WIDTH`].
 pub fn width() -> usize {
+    let forced = WIDTH_OVERRIDE.load(std::sync::atomic::Ordering::Relaxed);
+    if forced > 0 {
+        return forced;
+    }
     let cols = std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.trim().parse().ok());
     width_from(terminal_size::terminal_size().map(|(w, _)| w.0), cols)
+}
+
+/// `text` in lines of at most `width` columns, broken between words: the first
+/// line starts with `first`, the others with `indent` spaces (a hanging indent).
+/// Nothing is cut: a word longer than a line (a path) is broken across lines.
+/// Names with hyphens (`other-core`) are never split at their hyphens.
+pub fn wrap(first: &str, text: &str, indent: usize, width: usize) -> Vec<String> {
+    let rest = " ".repeat(indent);
+    let opts = textwrap::Options::new(width.max(indent + 20))
+        .initial_indent(first)
+        .subsequent_indent(&rest)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    textwrap::wrap(text, opts)
+        .into_iter()
+        .map(|l| l.trim_end().to_string())
+        .collect()
+}
+
+/// [`wrap`] as one string, each line ending in a newline.
+pub fn wrapped(first: &str, text: &str, indent: usize, width: usize) -> String {
+    wrap(first, text, indent, width)
+        .into_iter()
+        .map(|l| l + "\n")
+        .collect()
 }
 
 /// [`width`] from what the terminal and `COLUMNS` say (pure, for tests).
@@ -111,8 +151,20 @@ fn core_clock_line(c: &crate::model::ClockInfo) -> String {
     }
 }
 
-/// The machine summary shown above the probes.
+/// The machine summary shown above the probes, each line wrapped to [`width`]
+/// under its label.
 pub fn header(run: &RunFile) -> String {
+    header_lines(run)
+        .lines()
+        .map(|l| {
+            let indent = l.find(": ").map_or(2, |i| i + 2).min(12);
+            wrapped("", l, indent, width())
+        })
+        .collect()
+}
+
+/// The machine summary, one long line per subject.
+fn header_lines(run: &RunFile) -> String {
     let run = &super::header_for_display(run);
     let h = &run.host;
     let mut s = format!(
@@ -236,7 +288,12 @@ pub fn render_probe(p: &ProbeResult) -> String {
 }
 
 fn probe_section(p: &ProbeResult) -> String {
-    let mut out = format!("== {} — {} [{}]\n", p.id, p.title, p.status.name());
+    let mut out = wrapped(
+        "",
+        &format!("== {} — {} [{}]", p.id, p.title, p.status.name()),
+        3,
+        width(),
+    );
     if let Some(r) = &p.reason {
         let what = match p.status {
             Status::Skipped => "skipped",
@@ -245,10 +302,10 @@ fn probe_section(p: &ProbeResult) -> String {
             Status::Interrupted => "interrupted",
             Status::Completed => "note",
         };
-        out.push_str(&format!("   {what}: {r}\n"));
+        out.push_str(&wrapped(&format!("   {what}: "), r, 5, width()));
     }
     for f in &p.findings {
-        out.push_str(&format!(" • {}\n", super::words::finding(f)));
+        out.push_str(&wrapped(" • ", &super::words::finding(f), 3, width()));
     }
     for group in series_groups(&p.series) {
         out.push_str(&series_table(&group));
@@ -275,7 +332,7 @@ fn probe_section(p: &ProbeResult) -> String {
         out.push('\n');
     }
     for w in &p.warnings {
-        out.push_str(&format!(" ! {}\n", super::words::warning(w)));
+        out.push_str(&wrapped(" ! ", &super::words::warning(w), 3, width()));
     }
     out
 }

@@ -2,7 +2,7 @@
 //! (terminal, HTML, Markdown, compare). Pure: the model in, sentences out.
 
 use crate::model::{Estimate, Finding, Outcome, Warning};
-use crate::units::{fmt_num, fmt_value, fmt_x, unit_scale};
+use crate::units::{fmt_num, fmt_ratio_vs_one, fmt_value, fmt_x, unit_scale};
 
 /// Intervals narrower than this (relative half width) are not shown in tables.
 pub const SHOW_INTERVAL_ABOVE: f64 = 0.01;
@@ -46,12 +46,125 @@ pub fn cell(value: f64, scale: f64, e: Option<&Estimate>) -> String {
     }
 }
 
-/// `1.73× (95 % CI 1.61–1.88)`.
+/// `1.73× (95 % CI 1.61–1.88)`: each figure by its magnitude (`0.0030×`), an
+/// interval end near 1 with the digits that keep it on its side of 1 (`1.002`).
 pub fn ratio(r: &Estimate) -> String {
-    if r.lo == r.hi {
-        return format!("{:.2}×", r.value);
+    if !has_ratio_interval(r) {
+        return format!("{}×", fmt_ratio_vs_one(r.value));
     }
-    format!("{:.2}× (95 % CI {:.2}–{:.2})", r.value, r.lo, r.hi)
+    format!(
+        "{}× (95 % CI {}–{})",
+        fmt_ratio_vs_one(r.value),
+        fmt_ratio_vs_one(r.lo),
+        fmt_ratio_vs_one(r.hi)
+    )
+}
+
+/// `1.73× ±4%` or `1.73×`: a ratio in a few characters (the summary's form).
+pub fn ratio_short(r: &Estimate) -> String {
+    let pm = if has_ratio_interval(r) && r.rel_half_width() > SHOW_INTERVAL_ABOVE {
+        format!(
+            " ±{}%",
+            crate::units::fmt_percent((r.rel_half_width() * 100.0).ceil(), false)
+        )
+    } else {
+        String::new()
+    };
+    format!("{}×{pm}", fmt_ratio_vs_one(r.value))
+}
+
+/// Whether a ratio carries an interval to judge it by.
+fn has_ratio_interval(r: &Estimate) -> bool {
+    r.lo.is_finite() && r.hi.is_finite() && r.lo < r.hi
+}
+
+/// What a ratio with its 95 % interval shows. Decided by [`verdict`] alone, from
+/// the interval as printed beside it and the outcome the analysis stored, so a
+/// sentence can never say "no difference" beside an interval that excludes 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The whole interval lies beyond 1 ± the minimum effect: a difference, sized.
+    Different,
+    /// The whole interval lies within 1 ± the minimum effect: the same here.
+    Equivalent,
+    /// The interval excludes 1 but reaches within the minimum effect of it: a
+    /// difference, but too small to size.
+    Small,
+    /// The interval holds 1: no difference shown.
+    NotShown,
+    /// The interval lies beyond the minimum effect, but the analysis did not call it
+    /// a difference (too few repetitions for a full 95 % interval).
+    Unsettled,
+}
+
+impl Verdict {
+    /// The verdict's name in data (`findings.csv`): `different`, `equivalent`,
+    /// `small`, `not_shown`, `unsettled`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Different => "different",
+            Verdict::Equivalent => "equivalent",
+            Verdict::Small => "small",
+            Verdict::NotShown => "not_shown",
+            Verdict::Unsettled => "unsettled",
+        }
+    }
+}
+
+/// The one place a ratio is judged (see [`Verdict`]); every sentence about a
+/// comparison or a slowdown, long or short, is worded from it.
+pub fn verdict(r: &Estimate, outcome: Outcome) -> Verdict {
+    if !has_ratio_interval(r) {
+        return match outcome {
+            Outcome::Different => Verdict::Different,
+            Outcome::Equivalent => Verdict::Equivalent,
+            Outcome::Inconclusive => Verdict::NotShown,
+        };
+    }
+    let band = 1.0 + crate::stats::MIN_EFFECT;
+    let beyond = r.lo >= band || r.hi <= 1.0 / band;
+    let within = r.lo >= 1.0 / band && r.hi <= band;
+    let excludes_one = r.lo > 1.0 || r.hi < 1.0;
+    match outcome {
+        Outcome::Different if beyond => Verdict::Different,
+        Outcome::Equivalent if within => Verdict::Equivalent,
+        _ if beyond => Verdict::Unsettled,
+        _ if excludes_one => Verdict::Small,
+        _ => Verdict::NotShown,
+    }
+}
+
+/// `±3 %`: the minimum effect the verdicts use, in words.
+fn min_effect_words() -> String {
+    format!("±{:.0} %", crate::stats::MIN_EFFECT * 100.0)
+}
+
+/// A comparison in a few words (`a takes 1.73× as long as b`, `a ≈ b`): the
+/// summary's form, worded from the same [`verdict`] as [`finding`].
+pub fn comparison_short(a: &str, b: &str, unit: &str, r: &Estimate, outcome: Outcome) -> String {
+    let x = ratio_short(r);
+    match verdict(r, outcome) {
+        Verdict::Different if is_time(unit) => format!("{a} takes {x} as long as {b}"),
+        Verdict::Different => format!("{a} at {x} the rate of {b}"),
+        Verdict::Equivalent => format!("{a} ≈ {b} (within {})", min_effect_words()),
+        Verdict::Small => format!("{a} vs {b} {x}, a difference under {}", min_effect_words()),
+        Verdict::NotShown => format!("{a} vs {b} {x}, no difference shown"),
+        Verdict::Unsettled => format!("{a} vs {b} {x}, not settled (few repetitions)"),
+    }
+}
+
+/// What a cause did in a few words (`2.10× slower`, `no effect shown`), from
+/// [`verdict`].
+pub fn slowdown_short(r: &Estimate, outcome: Outcome) -> String {
+    let x = ratio_short(r);
+    match verdict(r, outcome) {
+        Verdict::Different if r.value >= 1.0 => format!("{x} as long"),
+        Verdict::Different => format!("{x} as long (faster)"),
+        Verdict::Equivalent => format!("no cost (within {})", min_effect_words()),
+        Verdict::Small => format!("{x}, under {}", min_effect_words()),
+        Verdict::NotShown => format!("{x}, no effect shown"),
+        Verdict::Unsettled => format!("{x}, not settled"),
+    }
 }
 
 /// Whether a unit is a duration (a larger value is slower).
@@ -83,8 +196,8 @@ pub fn finding(f: &Finding) -> String {
             );
             if let Some(one) = one_thread.filter(|o| o.value > 0.0) {
                 s.push_str(&format!(
-                    "; {:.2}× one thread's {} on {cpus} CPUs",
-                    peak.value / one.value,
+                    "; {}× one thread's {} on {cpus} CPUs",
+                    crate::units::fmt_ratio(peak.value / one.value),
                     fmt_value(unit, one.value)
                 ));
             }
@@ -173,20 +286,32 @@ fn comparison(
         fmt_value(unit, a_value.value),
         fmt_value(unit, b_value.value)
     );
-    let mut s = match outcome {
-        Outcome::Different if is_time(unit) => {
+    let mut s = match verdict(r, outcome) {
+        Verdict::Different if is_time(unit) => {
             format!("{what}: {a} takes {} as long as {b} ({values})", ratio(r))
         }
-        Outcome::Different => {
+        Verdict::Different => {
             format!("{what}: {a} is {} {b} ({values})", ratio(r))
         }
-        Outcome::Equivalent => format!(
-            "{what}: {a} and {b} are indistinguishable here (ratio {}, within ±{:.0} %)",
+        Verdict::Equivalent => format!(
+            "{what}: {a} and {b} are indistinguishable here (ratio {}, within {})",
             ratio(r),
-            crate::stats::MIN_EFFECT * 100.0
+            min_effect_words()
         ),
-        Outcome::Inconclusive => format!(
-            "{what}: no significant difference between {a} and {b} (ratio {}; {values})",
+        Verdict::Small => format!(
+            "{what}: {a} is {} {b}, a difference too small to size: the interval excludes 1 \
+             but reaches within {} of it ({values})",
+            ratio(r),
+            min_effect_words()
+        ),
+        Verdict::NotShown => format!(
+            "{what}: no significant difference between {a} and {b} (ratio {}, the interval \
+             holds 1; {values})",
+            ratio(r)
+        ),
+        Verdict::Unsettled => format!(
+            "{what}: {a} is {} {b}, not settled: too few repetitions for a full 95 % \
+             interval ({values})",
             ratio(r)
         ),
     };
@@ -203,22 +328,31 @@ fn slowdown(
     (r, outcome): (&Estimate, Outcome),
     context: Option<&str>,
 ) -> String {
-    let mut s = match outcome {
-        Outcome::Different if r.value >= 1.0 => {
+    let mut s = match verdict(r, outcome) {
+        Verdict::Different if r.value >= 1.0 => {
             format!("{what}: {cause} slows it {}", ratio(r))
         }
-        Outcome::Different => format!("{what}: {cause} speeds it up, {}", ratio(r)),
-        Outcome::Equivalent => format!(
-            "{what}: {cause} costs nothing measurable (ratio {}, within ±{:.0} %)",
+        Verdict::Different => format!("{what}: {cause} speeds it up, {}", ratio(r)),
+        Verdict::Equivalent => format!(
+            "{what}: {cause} costs nothing measurable (ratio {}, within {})",
             ratio(r),
-            crate::stats::MIN_EFFECT * 100.0
+            min_effect_words()
         ),
-        Outcome::Inconclusive => {
-            format!(
-                "{what}: no significant effect of {cause} (ratio {})",
-                ratio(r)
-            )
-        }
+        Verdict::Small => format!(
+            "{what}: {cause} changes it by {}, too little to size: the interval excludes 1 \
+             but reaches within {} of it",
+            ratio(r),
+            min_effect_words()
+        ),
+        Verdict::NotShown => format!(
+            "{what}: no significant effect of {cause} (ratio {}, the interval holds 1)",
+            ratio(r)
+        ),
+        Verdict::Unsettled => format!(
+            "{what}: {cause} changes it by {}, not settled: too few repetitions for a full \
+             95 % interval",
+            ratio(r)
+        ),
     };
     if let Some(c) = context {
         s.push_str(&format!(" — {c}"));
@@ -239,21 +373,28 @@ fn core_sharing(
     same_core: bool,
 ) -> String {
     let ci = if r.n > 1 && r.lo != r.hi {
-        format!(", 95 % CI {:.2}–{:.2}", r.lo, r.hi)
+        format!(
+            ", 95 % CI {}–{}",
+            fmt_ratio_vs_one(r.lo),
+            fmt_ratio_vs_one(r.hi)
+        )
     } else {
         String::new()
     };
     let others: Vec<String> = ratios
         .iter()
         .filter(|(k, _)| k.as_str() != kernel)
-        .map(|(k, e)| format!("{k} {:.2}×", e.value))
+        .map(|(k, e)| format!("{k} {}×", fmt_ratio_vs_one(e.value)))
         .collect();
     let others = if others.is_empty() {
         String::new()
     } else {
         format!("; {}", others.join(", "))
     };
-    let figure = format!("throughput {:.2}× together{ci}, {kernel}{others}", r.value);
+    let figure = format!(
+        "throughput {}× together{ci}, {kernel}{others}",
+        fmt_ratio_vs_one(r.value)
+    );
     let topo = if same_core {
         format!("one core ({topology})")
     } else if topology == "unknown" {
@@ -372,6 +513,113 @@ mod tests {
         );
         assert_eq!(cell(2.0e9, 1e9, Some(&e(2.0e9, 1.9e9, 2.1e9))), "2.000 ±5%");
         assert_eq!(cell(2.0e9, 1e9, Some(&e(2.0e9, 1.999e9, 2.001e9))), "2.000");
+    }
+
+    /// The printed interval of a sentence: the two numbers after `95 % CI `.
+    fn printed_interval(text: &str) -> (f64, f64) {
+        let ci = text.split("95 % CI ").nth(1).expect(text);
+        let (lo, rest) = ci.split_once('–').expect(text);
+        let hi: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        (lo.parse().expect(text), hi.parse().expect(text))
+    }
+
+    fn comparison_of(r: Estimate, outcome: Outcome) -> Finding {
+        Finding::Comparison {
+            what: "wake-up".into(),
+            unit: "ns".into(),
+            a: "other-core".into(),
+            a_value: e(104.0, 100.0, 106.0),
+            b: "same-cpu".into(),
+            b_value: e(100.0, 99.0, 101.0),
+            ratio: r,
+            significant: r.lo > 1.0 || r.hi < 1.0,
+            outcome,
+            context: None,
+        }
+    }
+
+    #[test]
+    fn the_words_never_contradict_the_printed_interval() {
+        // The issue's case: CI 1.002–1.06 excludes 1 (significant) but is not beyond
+        // ±3 %: it was worded "no significant difference ... 1.00–1.06".
+        let f = comparison_of(e(1.04, 1.002, 1.06), Outcome::Inconclusive);
+        let text = finding(&f);
+        assert!(!text.contains("no significant"), "{text}");
+        assert!(text.contains("1.002–1.06"), "{text}");
+        assert_eq!(
+            verdict(&e(1.04, 1.002, 1.06), Outcome::Inconclusive),
+            Verdict::Small
+        );
+        // Boundaries: touching 1, just either side of it, of ±3 %, and equal ends.
+        let ends = [
+            0.95, 0.97, 0.9709, 0.98, 0.999, 1.0, 1.0001, 1.002, 1.02, 1.03, 1.031, 1.06,
+        ];
+        for (i, &lo) in ends.iter().enumerate() {
+            for &hi in &ends[i + 1..] {
+                for outcome in [
+                    Outcome::Different,
+                    Outcome::Equivalent,
+                    Outcome::Inconclusive,
+                ] {
+                    let r = e((lo + hi) / 2.0, lo, hi);
+                    let text = finding(&comparison_of(r, outcome));
+                    let (plo, phi) = printed_interval(&text);
+                    let holds_one = plo <= 1.0 && phi >= 1.0;
+                    assert_eq!(
+                        (plo > 1.0, phi < 1.0),
+                        (lo > 1.0, hi < 1.0),
+                        "an end crossed 1 in print: {text}"
+                    );
+                    match verdict(&r, outcome) {
+                        Verdict::NotShown => {
+                            assert!(holds_one && text.contains("no significant"), "{text}")
+                        }
+                        Verdict::Small => {
+                            assert!(!holds_one && text.contains("too small"), "{text}")
+                        }
+                        Verdict::Different => {
+                            assert!(lo >= 1.03 || hi <= 1.0 / 1.03, "{text}");
+                            assert!(text.contains("takes"), "{text}");
+                        }
+                        Verdict::Equivalent => {
+                            assert!(lo >= 1.0 / 1.03 && hi <= 1.03, "{text}");
+                            assert!(text.contains("indistinguishable"), "{text}");
+                        }
+                        Verdict::Unsettled => assert!(text.contains("not settled"), "{text}"),
+                    }
+                    if holds_one {
+                        // An interval holding 1 is never worded as a difference.
+                        assert!(
+                            !text.contains("takes") && !text.contains("too small"),
+                            "{text}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn short_forms_share_the_verdict() {
+        let small = e(1.04, 1.002, 1.06);
+        let s = comparison_short("a", "b", "ns", &small, Outcome::Inconclusive);
+        assert!(s.contains("a difference under ±3 %"), "{s}");
+        let none = e(1.01, 0.99, 1.04);
+        let s = comparison_short("a", "b", "ns", &none, Outcome::Inconclusive);
+        assert!(s.contains("no difference shown"), "{s}");
+        let big = e(2.0, 1.9, 2.1);
+        let s = comparison_short("a", "b", "ns", &big, Outcome::Different);
+        assert!(
+            s.starts_with("a takes 2.00× ±") && s.ends_with("% as long as b"),
+            "{s}"
+        );
+        // A stored "different" whose interval holds 1 is not repeated as a difference.
+        let s = slowdown_short(&none, Outcome::Different);
+        assert!(s.contains("no effect shown"), "{s}");
+        assert_eq!(ratio(&e(0.003, 0.003, 0.003)), "0.0030×");
     }
 
     #[test]

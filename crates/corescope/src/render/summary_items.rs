@@ -1,0 +1,677 @@
+//! The summary's key results per probe as short labelled items, in the manner of
+//! hyperfine ("peak 2.997 Gops/s with 4 threads; 95 % of it already at 2"): every
+//! figure named, no symbol strings. Pure: the run file in, phrases out; the layout
+//! (wrapping, one screen) is `summary.rs`.
+
+use super::terminal::plus_minus;
+use super::words;
+use crate::model::{Estimate, Finding, ProbeResult, RunFile, Status};
+use crate::units::{fmt_num, fmt_value, threads};
+
+/// A value with its unit and `±x%` when the interval is wider than 1 %.
+pub fn est(unit: &str, e: &Estimate) -> String {
+    format!("{}{}", fmt_value(unit, e.value), plus_minus(e))
+}
+
+/// The probe's key results as short items, most important first (the layout
+/// joins them with `; `, wraps them and leaves out the last ones when the screen
+/// is full).
+pub fn probe_items(p: &ProbeResult, run: &RunFile) -> Vec<String> {
+    if p.status != Status::Completed && p.series.is_empty() && p.distributions.is_empty() {
+        let why = p.reason.clone().unwrap_or_default();
+        return vec![format!("{}: {why}", p.status.name())];
+    }
+    let mut items = special_items(p, run);
+    // Every typed finding the special cases did not cover, in short form.
+    let covered = !items.is_empty();
+    for f in &p.findings {
+        if let Some(s) = short_finding(f, covered, &p.id) {
+            items.push(s);
+        }
+    }
+    if p.status != Status::Completed {
+        items.insert(0, format!("[{}]", p.status.name()));
+    }
+    if items.is_empty() {
+        // Findings in words only (version 1 files, untyped probes): the first ones.
+        items.extend(p.findings.iter().filter_map(|f| match f {
+            Finding::Note { text } => Some(plain_counts(text)),
+            _ => None,
+        }));
+    }
+    if items.is_empty() {
+        items.push("no key result recorded (see `corescope report`)".into());
+    }
+    items
+}
+
+/// The items of the probes the summary knows by name (empty for the others).
+fn special_items(p: &ProbeResult, run: &RunFile) -> Vec<String> {
+    match p.id.as_str() {
+        "compute" => families(p, &["int", "fp"]),
+        "memory" => memory_items(p, run),
+        "peak" => peak_items(p),
+        "threads" => dist_items(
+            p,
+            "create/joinable/",
+            "child on",
+            &[
+                ("call", "pthread_create returns in"),
+                ("start", "the child runs after"),
+            ],
+        ),
+        "mutex" => mutex_items(p),
+        "condvar" => dist_items(
+            p,
+            "signal/",
+            "waiter on",
+            &[
+                ("call", "pthread_cond_signal returns in"),
+                ("wake", "the waiter wakes after"),
+            ],
+        ),
+        "syscall" => p
+            .distributions
+            .iter()
+            .map(|d| format!("{} {}", d.name, est(&d.unit, &d.summary.median())))
+            .collect(),
+        "timers" => timer_items(p),
+        "channel" => channel_items(p),
+        "spin" => spin_items(p),
+        "sharing" => sharing_items(p),
+        "c2c" => c2c_items(p),
+        _ => Vec::new(),
+    }
+}
+
+/// `1 CPU pairs` → `1 pair of CPUs`, `3 CPU pairs` → `3 pairs of CPUs` (older
+/// run files' wording).
+pub fn plain_counts(text: &str) -> String {
+    text.replace(" 1 CPU pairs", " 1 pair of CPUs")
+        .replace(" CPU pairs", " pairs of CPUs")
+        .replace("classes of pairs of CPUs", "classes of CPU pairs")
+}
+
+/// A finding in a few words, or `None` when the summary shows it otherwise.
+fn short_finding(f: &Finding, covered: bool, probe: &str) -> Option<String> {
+    match f {
+        Finding::Scaling {
+            what,
+            unit,
+            peak,
+            peak_threads,
+            peak_variant,
+            saturation_threads,
+            ..
+        } if !covered => Some(format!(
+            "{what} peak {} with {} ({peak_variant}){}",
+            est(unit, peak),
+            threads(*peak_threads),
+            already(*saturation_threads, *peak_threads)
+        )),
+        Finding::Comparison {
+            what,
+            unit,
+            a,
+            b,
+            ratio,
+            outcome,
+            ..
+        } => {
+            // Compute and memory show every placement's figures already.
+            if covered && matches!(probe, "compute" | "memory") {
+                return None;
+            }
+            let head = drop_parens(what.split([',', ':']).next().unwrap_or(what));
+            Some(format!(
+                "{head}: {}",
+                words::comparison_short(a, b, unit, ratio, *outcome)
+            ))
+        }
+        Finding::Slowdown {
+            what,
+            cause,
+            ratio,
+            outcome,
+            ..
+        } if !covered => Some(format!(
+            "{what}, {cause}: {}",
+            words::slowdown_short(ratio, *outcome)
+        )),
+        Finding::Value {
+            what, unit, value, ..
+        } if !covered => Some(format!(
+            "{} {}",
+            plain_counts(&drop_parens(what.trim_start_matches(&format!("{probe}/")))),
+            est(unit, value)
+        )),
+        _ => None,
+    }
+}
+
+/// `, 95 % of it already at 2` when fewer threads than the peak's reach 95 % of
+/// it, else nothing.
+fn already(saturation: f64, peak_at: f64) -> String {
+    if saturation < peak_at {
+        format!(", 95 % of it already at {}", fmt_num_int(saturation))
+    } else {
+        String::new()
+    }
+}
+
+fn fmt_num_int(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        fmt_num(x)
+    }
+}
+
+/// `linear`, or `linear, compact and scatter alike` (placements with the same
+/// figures: the same CPUs here).
+fn placements_words(names: &[&str]) -> String {
+    match names {
+        [one] => (*one).to_string(),
+        [init @ .., last] => format!("{} and {last} alike", init.join(", ")),
+        [] => String::new(),
+    }
+}
+
+/// Per placement of a family (`int/linear`, `int/scatter` …): `int peak 2.997
+/// Gops/s with 4 threads, 95 % of it already at 2 (linear, compact and scatter
+/// alike)`; placements with the same figures are named together.
+fn families(p: &ProbeResult, names: &[&str]) -> Vec<String> {
+    let mut items = Vec::new();
+    for name in names {
+        let prefix = format!("{name}/");
+        // (placements, text of their figures)
+        let mut groups: Vec<(Vec<&str>, String)> = Vec::new();
+        for s in p.series.iter().filter(|s| s.name.starts_with(&prefix)) {
+            let Some((i, peak)) = (0..s.y.len())
+                .filter_map(|i| s.estimate(i).map(|e| (i, e)))
+                .filter(|(_, e)| e.value.is_finite())
+                .max_by(|a, b| a.1.value.total_cmp(&b.1.value))
+            else {
+                continue;
+            };
+            let sat =
+                s.x.iter()
+                    .zip(&s.y)
+                    .filter(|(_, &y)| y >= 0.95 * peak.value)
+                    .map(|(&x, _)| x)
+                    .fold(f64::INFINITY, f64::min);
+            let text = format!(
+                "peak {} with {}{}",
+                est(&s.y_name, &peak),
+                threads(s.x[i]),
+                already(sat, s.x[i])
+            );
+            let placement = &s.name[prefix.len()..];
+            match groups.iter_mut().find(|g| g.1 == text) {
+                Some(g) => g.0.push(placement),
+                None => groups.push((vec![placement], text)),
+            }
+        }
+        for (placements, text) in &groups {
+            items.push(format!("{name} {text} ({})", placements_words(placements)));
+        }
+    }
+    items
+}
+
+fn memory_items(p: &ProbeResult, run: &RunFile) -> Vec<String> {
+    let mut items = families(p, &["read", "write"]);
+    for f in &p.findings {
+        if let Finding::Scaling {
+            what,
+            unit,
+            peak,
+            peak_threads,
+            ..
+        } = f
+        {
+            if what == "copy" || what == "triad" {
+                items.push(format!(
+                    "{what} peak {} with {}",
+                    est(unit, peak),
+                    threads(*peak_threads)
+                ));
+            }
+        }
+    }
+    if let Some(s) = p.series("ws-latency/1t") {
+        items.extend(load_latency(s, run));
+    }
+    items
+}
+
+/// `load latency 1.200 ns in L1 (32.00 KiB), 4.100 ns in L2 (512.0 KiB), 95.00 ns
+/// at 256.0 MiB`: inside each cache level (the largest working set that fits half
+/// of it) and at the largest working set.
+fn load_latency(s: &crate::model::Series, run: &RunFile) -> Option<String> {
+    let mut levels: Vec<(u8, u64)> = run
+        .topology
+        .caches
+        .iter()
+        .map(|c| (c.level, c.size_bytes))
+        .collect();
+    levels.sort_unstable();
+    levels.dedup_by_key(|l| l.0);
+    let mut parts = Vec::new();
+    for (level, size) in levels {
+        let at =
+            s.x.iter()
+                .enumerate()
+                .filter(|(_, &x)| x <= size as f64 / 2.0)
+                .max_by(|a, b| a.1.total_cmp(b.1));
+        if let Some(e) = at.and_then(|(i, _)| s.estimate(i)) {
+            parts.push(format!(
+                "{} in L{level} ({})",
+                est(&s.y_name, &e),
+                fmt_value("bytes", size as f64)
+            ));
+        }
+    }
+    let last = s.x.len().checked_sub(1)?;
+    if let Some(e) = s.estimate(last) {
+        parts.push(format!(
+            "{} at {}",
+            est(&s.y_name, &e),
+            fmt_value("bytes", s.x[last])
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("load latency {}", parts.join(", ")))
+}
+
+/// The highest f64 and f32 rates: `highest f64 rate: avx2-f64 40.00 GFLOP/s with
+/// 2 threads, one thread 16.0 FLOP per cycle`.
+fn peak_items(p: &ProbeResult) -> Vec<String> {
+    let mut items = Vec::new();
+    for prec in ["f64", "f32"] {
+        let best = p
+            .findings
+            .iter()
+            .filter_map(|f| match f {
+                Finding::Scaling {
+                    what,
+                    unit,
+                    peak,
+                    peak_threads,
+                    ..
+                } if what.ends_with(prec) => Some((what, unit, peak, peak_threads)),
+                _ => None,
+            })
+            .max_by(|a, b| a.2.value.total_cmp(&b.2.value));
+        if let Some((what, unit, peak, t)) = best {
+            let per_cycle = p.findings.iter().find_map(|f| match f {
+                Finding::Value {
+                    what: w,
+                    unit: u,
+                    value,
+                    ..
+                } if w.starts_with(&format!("{what}:")) && u == "flops_per_cycle" => Some(format!(
+                    "{} FLOP per cycle{}",
+                    fmt_num(value.value),
+                    plus_minus(value)
+                )),
+                _ => None,
+            });
+            let mut s = format!(
+                "highest {prec} rate: {what} {} with {}",
+                est(unit, peak),
+                threads(*t)
+            );
+            if let Some(c) = per_cycle {
+                s.push_str(&format!(", one thread {c}"));
+            }
+            items.push(s);
+        }
+    }
+    items
+}
+
+/// One item per `<where>` of the `prefix<where>/<part>` distributions: `child on
+/// same-cpu: pthread_create returns in 7.010 µs, the child runs after 10.60 µs`
+/// (`lead` before the where, each part's median after its label).
+fn dist_items(p: &ProbeResult, prefix: &str, lead: &str, parts: &[(&str, &str)]) -> Vec<String> {
+    let mut wheres: Vec<&str> = Vec::new();
+    for d in &p.distributions {
+        if let Some((w, _)) = d.name.strip_prefix(prefix).and_then(|r| r.rsplit_once('/')) {
+            if !wheres.contains(&w) {
+                wheres.push(w);
+            }
+        }
+    }
+    wheres
+        .iter()
+        .filter_map(|w| {
+            let vals: Vec<String> = parts
+                .iter()
+                .filter_map(|(part, label)| {
+                    let name = format!("{prefix}{w}/{part}");
+                    p.distributions
+                        .iter()
+                        .find(|d| d.name == name)
+                        .map(|d| format!("{label} {}", est(&d.unit, &d.summary.median())))
+                })
+                .collect();
+            (!vals.is_empty()).then(|| format!("{lead} {w}: {}", vals.join(", ")))
+        })
+        .collect()
+}
+
+fn mutex_items(p: &ProbeResult) -> Vec<String> {
+    let unc: Vec<String> = p
+        .distributions
+        .iter()
+        .filter_map(|d| {
+            d.name
+                .strip_prefix("uncontended/")
+                .map(|n| format!("{n} {}", est(&d.unit, &d.summary.median())))
+        })
+        .collect();
+    let mut items = Vec::new();
+    if !unc.is_empty() {
+        items.push(format!("uncontended lock+unlock: {}", unc.join(", ")));
+    }
+    items.extend(dist_items(
+        p,
+        "handoff/sleeping/",
+        "handoff to a sleeping waiter on",
+        &[("wake", "")],
+    ));
+    items.extend(dist_items(
+        p,
+        "handoff/spinning/",
+        "handoff to a spinning waiter on",
+        &[("wake", "")],
+    ));
+    items.iter().map(|i| i.replace(":  ", ": ")).collect()
+}
+
+/// `tsc: a read takes 9.500 ns, step 0.400 ns` per clock.
+fn timer_items(p: &ProbeResult) -> Vec<String> {
+    let mut items = Vec::new();
+    for f in &p.findings {
+        if let Finding::Value {
+            what, unit, value, ..
+        } = f
+        {
+            let Some(clock) = what.strip_suffix(": read overhead") else {
+                continue;
+            };
+            let step = p.findings.iter().find_map(|g| match g {
+                Finding::Value {
+                    what: w,
+                    unit: u,
+                    value: v,
+                    ..
+                } if *w == format!("{clock}: step") => Some(est(u, v)),
+                _ => None,
+            });
+            items.push(format!(
+                "{clock}: a read takes {}{}",
+                est(unit, value),
+                step.map(|s| format!(", step {s}")).unwrap_or_default()
+            ));
+        }
+    }
+    items
+}
+
+/// `cache line handed over by compare-and-swap 116.0 ns, 1 pair of CPUs` per
+/// class of pairs (c2c's typed values).
+fn c2c_items(p: &ProbeResult) -> Vec<String> {
+    p.findings
+        .iter()
+        .filter_map(|f| match f {
+            Finding::Value {
+                what, unit, value, ..
+            } => {
+                let (name, pairs) = what.split_once(": ")?;
+                let how = match name {
+                    "c2c/cas" => "one cache line handed between two CPUs by compare-and-swap",
+                    "c2c/rw" => "a write seen by the other CPU's read (ping-pong)",
+                    _ => name,
+                };
+                Some(format!(
+                    "{how}: {}, {}",
+                    est(unit, value),
+                    plain_counts(&format!(" {pairs}")).trim()
+                ))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn channel_items(p: &ProbeResult) -> Vec<String> {
+    // The best rate per event size over every implementation and batch.
+    let mut best: Vec<(String, String, f64, Estimate, String)> = Vec::new();
+    for s in p
+        .series
+        .iter()
+        .filter(|s| s.name.starts_with("throughput/"))
+    {
+        let parts: Vec<&str> = s.name.split('/').collect();
+        let (Some(imp), Some(size)) = (parts.get(1), parts.get(2)) else {
+            continue;
+        };
+        for i in 0..s.y.len() {
+            let Some(e) = s.estimate(i) else { continue };
+            match best.iter_mut().find(|b| b.0 == *size) {
+                Some(b) if b.3.value >= e.value => {}
+                Some(b) => {
+                    *b = (
+                        size.to_string(),
+                        imp.to_string(),
+                        s.x[i],
+                        e,
+                        s.y_name.clone(),
+                    )
+                }
+                None => best.push((
+                    size.to_string(),
+                    imp.to_string(),
+                    s.x[i],
+                    e,
+                    s.y_name.clone(),
+                )),
+            }
+        }
+    }
+    let mut items: Vec<String> = best
+        .iter()
+        .map(|(size, imp, batch, e, unit)| {
+            format!(
+                "{size} events: best {} ({imp}, batch {})",
+                est(unit, e),
+                fmt_num_int(*batch)
+            )
+        })
+        .collect();
+    let rt: Vec<String> = p
+        .distributions
+        .iter()
+        .filter_map(|d| {
+            let imp = d.name.strip_prefix("roundtrip/")?.split('/').next()?;
+            Some(format!("{imp} {}", est(&d.unit, &d.summary.median())))
+        })
+        .collect();
+    if !rt.is_empty() {
+        items.push(format!("round trip: {}", rt.join(", ")));
+    }
+    items
+}
+
+fn spin_items(p: &ProbeResult) -> Vec<String> {
+    let mut items: Vec<String> = p
+        .findings
+        .iter()
+        .filter_map(|f| match f {
+            Finding::Note { text } if text.contains("cheapest") => Some(drop_parens(text)),
+            _ => None,
+        })
+        .collect();
+    let mut slowdowns: Vec<(usize, String)> = Vec::new();
+    for f in &p.findings {
+        if let Finding::Slowdown {
+            what,
+            cause,
+            ratio,
+            outcome,
+            ..
+        } = f
+        {
+            let place = what.rsplit(' ').next().unwrap_or(what);
+            let shown = if place == "same-cpu" {
+                "same-cpu (time-sliced)"
+            } else {
+                place
+            };
+            slowdowns.push((
+                spin_rank(place),
+                format!(
+                    "spinner on {shown}, {cause}: {}",
+                    words::slowdown_short(ratio, *outcome)
+                ),
+            ));
+        }
+    }
+    // Seed 003's interference first: the relation that shares the most, the one
+    // sharing a CPU (the scheduler's time slicing) last.
+    slowdowns.sort_by_key(|(rank, _)| *rank);
+    items.extend(slowdowns.into_iter().map(|(_, item)| item));
+    items
+}
+
+/// Order of the spinner's placements in the summary: a shared core first.
+fn spin_rank(place: &str) -> usize {
+    match place {
+        "smt-sibling" => 0,
+        "other-core" => 1,
+        "other-package" => 2,
+        "same-cpu" => 4,
+        _ => 3,
+    }
+}
+
+/// Pairs of CPUs up to which the summary names each pair's core-sharing verdict;
+/// beyond, it counts them.
+const CORE_SHARING_PAIRS_NAMED: usize = 3;
+
+/// The dependent chains' worst slowdown, and the throughput kernels' verdicts of
+/// the pairs (each pair up to [`CORE_SHARING_PAIRS_NAMED`], counts beyond).
+fn sharing_items(p: &ProbeResult) -> Vec<String> {
+    let mut items = matrix_worst(p);
+    let pairs: Vec<_> = p
+        .findings
+        .iter()
+        .filter_map(|f| match f {
+            Finding::CoreSharing {
+                a,
+                b,
+                shared,
+                kernel,
+                ratio,
+                topology_same_core,
+                ..
+            } => Some((*a, *b, *shared, kernel, ratio, *topology_same_core)),
+            _ => None,
+        })
+        .collect();
+    let says = |shared: Option<bool>| match shared {
+        Some(true) => "share a core",
+        Some(false) => "run on separate cores",
+        None => "are not told apart as one core or two",
+    };
+    if pairs.len() <= CORE_SHARING_PAIRS_NAMED {
+        for &(a, b, shared, kernel, ratio, same_core) in &pairs {
+            let topo = if same_core {
+                "one core"
+            } else {
+                "separate cores"
+            };
+            items.push(format!(
+                "CPUs {a} and {b} {} ({kernel} throughput {} together), topology says {topo}",
+                says(shared),
+                words::ratio_short(ratio)
+            ));
+        }
+    } else {
+        let count = |v: Option<bool>| pairs.iter().filter(|p| p.2 == v).count();
+        let disagree = pairs
+            .iter()
+            .filter(|p| p.2.is_some_and(|s| s != p.5))
+            .count();
+        items.push(format!(
+            "{} pairs of CPUs: {} share a core, {} run on separate cores, {} not told apart; \
+             {disagree} disagree with the topology",
+            pairs.len(),
+            count(Some(true)),
+            count(Some(false)),
+            count(None)
+        ));
+    }
+    items
+}
+
+/// The worst off-diagonal slowdown of each pair matrix of slowdowns (`sharing/int`,
+/// unit `x_alone`).
+fn matrix_worst(p: &ProbeResult) -> Vec<String> {
+    let mut items = Vec::new();
+    for m in p
+        .matrices
+        .iter()
+        .filter(|m| !m.name.ends_with("/spread") && m.unit == "x_alone")
+    {
+        let worst = m
+            .values
+            .iter()
+            .enumerate()
+            .flat_map(|(r, row)| {
+                row.iter()
+                    .enumerate()
+                    .filter(move |(c, _)| *c != r)
+                    .filter_map(|(_, v)| *v)
+            })
+            .fold(f64::NAN, f64::max);
+        if worst.is_finite() {
+            items.push(format!(
+                "{}: the worst pair of CPUs takes {}× as long as one alone",
+                m.name,
+                crate::units::fmt_ratio(worst)
+            ));
+        }
+    }
+    let notes = p
+        .findings
+        .iter()
+        .filter(|f| matches!(f, Finding::Note { .. }))
+        .count();
+    if notes > 0 && items.is_empty() {
+        items.push(format!("{notes} notes (see `corescope report`)"));
+    }
+    items
+}
+
+/// `s` without its parenthesised asides (`fft 2^14 (a worker per butterfly)` →
+/// `fft 2^14`), spaces tidied.
+pub fn drop_parens(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    let mut depth = 0usize;
+    for c in s.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            c if depth == 0 => o.push(c),
+            _ => {}
+        }
+    }
+    o.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace(" ;", ";")
+        .replace(" :", ":")
+        .replace(" ,", ",")
+}
