@@ -445,6 +445,32 @@ pub enum FleetCmd {
     /// nodes, the outliers with their evidence; `--check` prints one line per bad
     /// node and exits 3 when there is one (0: none, 1: an error).
     Report(FleetReportArgs),
+    /// Under `srun --ntasks-per-node=1` or `mpirun --map-by ppr:1:node` (a build
+    /// with `--features mpi`): every rank measures its node with `run --quick`,
+    /// rank 0 gathers the run files over MPI, writes them into `--dir` and the
+    /// fleet file to `--out`, and prints the report (or, with `--check`, the lines).
+    Run(FleetRunArgs),
+}
+
+/// Options of `fleet run`.
+#[derive(Debug, Args)]
+pub struct FleetRunArgs {
+    /// Probes each node runs (default: all, quick profile; a few fast ones make a
+    /// fingerprint, e.g. `compute syscall`).
+    #[arg(value_name = "PROBE")]
+    pub probes: Vec<String>,
+    /// The fleet file rank 0 writes.
+    #[arg(long, short, value_name = "FLEET.json", default_value = "fleet.json")]
+    pub out: PathBuf,
+    /// Directory for every node's run file, on rank 0.
+    #[arg(long, value_name = "DIR", default_value = "fleet-runs")]
+    pub dir: PathBuf,
+    /// Measure one node at a time (ranks sharing a machine, as in a test).
+    #[arg(long)]
+    pub serial: bool,
+    /// Print the check lines instead of the report; exit 3 when a node is bad.
+    #[arg(long)]
+    pub check: bool,
 }
 
 /// Options of `fleet merge`.

@@ -231,3 +231,15 @@ fn ten_thousand_nodes_cost_what_the_docs_say() {
     );
     assert!(per_node < 64 * figures_per_node, "{per_node} B per node");
 }
+
+/// Without the `mpi` feature, `fleet run` says how to build it and how to do without.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn fleet_run_without_mpi_says_how() {
+    corescope()
+        .args(["fleet", "run", "compute"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("built without MPI support"))
+        .stderr(predicates::str::contains("corescope fleet merge"));
+}

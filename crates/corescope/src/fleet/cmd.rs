@@ -19,11 +19,12 @@ pub const EXIT_BAD_NODES: u8 = 3;
 #[error("{0} bad nodes")]
 pub struct BadNodes(pub usize);
 
-/// Run a `fleet` subcommand.
+/// Run `fleet merge` or `fleet report` (`fleet run` is `gather.rs`'s).
 pub fn main(a: FleetArgs) -> Result<()> {
     match a.command {
         FleetCmd::Merge(m) => merge(m),
         FleetCmd::Report(r) => report_cmd(r),
+        FleetCmd::Run(_) => anyhow::bail!("fleet run is not a file command"),
     }
 }
 
@@ -98,21 +99,30 @@ fn report_cmd(a: FleetReportArgs) -> Result<()> {
             );
         }
     }
-    let text = if a.check {
-        let lines = report::check_lines(&fleet, a.node.as_deref());
-        let mut t = lines.join("\n");
-        if !t.is_empty() {
-            t.push('\n');
-        }
-        write_stdout(&t)?;
-        if !lines.is_empty() {
-            return Err(BadNodes(lines.len()).into());
-        }
-        return Ok(());
+    if a.check {
+        return print_check(&fleet, a.node.as_deref());
+    }
+    print(&report::render(&fleet))
+}
+
+/// Print the check lines (of one node, or all); [`BadNodes`] when there is one.
+pub fn print_check(fleet: &FleetFile, node: Option<&str>) -> Result<()> {
+    let lines = report::check_lines(fleet, node);
+    let mut t = lines.join("\n");
+    if !t.is_empty() {
+        t.push('\n');
+    }
+    print(&t)?;
+    if lines.is_empty() {
+        Ok(())
     } else {
-        report::render(&fleet)
-    };
-    write_stdout(&text)
+        Err(BadNodes(lines.len()).into())
+    }
+}
+
+/// Print text on stdout.
+pub fn print(text: &str) -> Result<()> {
+    write_stdout(text)
 }
 
 fn write_stdout(text: &str) -> Result<()> {
