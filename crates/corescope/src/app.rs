@@ -35,6 +35,7 @@ pub fn main_with(cli: cli::Cli) -> Result<()> {
         Some(Command::Mpi(a)) => crate::mpi::main(a),
         Some(Command::Doctor(a)) => doctor_cmd(a),
         Some(Command::Crosscheck(a)) => crosscheck_cmd(a),
+        Some(Command::Fleet(a)) => crate::fleet::main(a),
     }
 }
 

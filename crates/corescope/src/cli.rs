@@ -79,6 +79,10 @@ pub enum Command {
     /// MPI ping-pong, Allreduce and a Jacobi halo exchange; start it under mpirun,
     /// e.g. `mpirun -np 4 corescope mpi all` (needs a build with `--features mpi`).
     Mpi(MpiArgs),
+    /// Fleet mode: many nodes' run files in one fleet file, each figure's
+    /// distribution over the nodes of one model, the outliers named with their
+    /// evidence, and `--check` lines for Slurm / NHC. See docs/fleet.md.
+    Fleet(FleetArgs),
 }
 
 /// Options of `run`.
@@ -468,6 +472,79 @@ impl MpiArgs {
     }
 }
 
+/// Options of `fleet`.
+#[derive(Debug, Args)]
+pub struct FleetArgs {
+    /// What to do with the fleet.
+    #[command(subcommand)]
+    pub command: FleetCmd,
+}
+
+/// `fleet` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum FleetCmd {
+    /// Make a fleet file of run files (one per node; from a shared file system or
+    /// copied by hand): every node's figures, their spread over the nodes of each
+    /// model, the outliers.
+    Merge(FleetMergeArgs),
+    /// Print a fleet file: the nodes, per probe each series' distribution over the
+    /// nodes, the outliers with their evidence; `--check` prints one line per bad
+    /// node and exits 3 when there is one (0: none, 1: an error).
+    Report(FleetReportArgs),
+    /// Under `srun --ntasks-per-node=1` or `mpirun --map-by ppr:1:node` (a build
+    /// with `--features mpi`): every rank measures its node with `run --quick`,
+    /// rank 0 gathers the run files over MPI, writes them into `--dir` and the
+    /// fleet file to `--out`, and prints the report (or, with `--check`, the lines).
+    Run(FleetRunArgs),
+}
+
+/// Options of `fleet run`.
+#[derive(Debug, Args)]
+pub struct FleetRunArgs {
+    /// Probes each node runs (default: all, quick profile; a few fast ones make a
+    /// fingerprint, e.g. `compute syscall`).
+    #[arg(value_name = "PROBE")]
+    pub probes: Vec<String>,
+    /// The fleet file rank 0 writes.
+    #[arg(long, short, value_name = "FLEET.json", default_value = "fleet.json")]
+    pub out: PathBuf,
+    /// Directory for every node's run file, on rank 0.
+    #[arg(long, value_name = "DIR", default_value = "fleet-runs")]
+    pub dir: PathBuf,
+    /// Measure one node at a time (ranks sharing a machine, as in a test).
+    #[arg(long)]
+    pub serial: bool,
+    /// Print the check lines instead of the report; exit 3 when a node is bad.
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// Options of `fleet merge`.
+#[derive(Debug, Args)]
+pub struct FleetMergeArgs {
+    /// Run files, one per node (named by their host names; a repeated name gets `#2`).
+    #[arg(required = true, value_name = "RUN.json")]
+    pub runs: Vec<PathBuf>,
+    /// The fleet file to write.
+    #[arg(long, short, value_name = "FLEET.json")]
+    pub out: PathBuf,
+}
+
+/// Options of `fleet report`.
+#[derive(Debug, Args)]
+pub struct FleetReportArgs {
+    /// A fleet file written by `corescope fleet merge`.
+    #[arg(value_name = "FLEET.json")]
+    pub fleet: PathBuf,
+    /// Health check: one line per bad node (`NODE: corescope fleet: REASON`, a drain
+    /// reason for Slurm and NHC) and exit status 3 when a node is bad; 0 when none is.
+    #[arg(long)]
+    pub check: bool,
+    /// With `--check`: only this node (what a node's own health check asks).
+    #[arg(long, value_name = "NAME", requires = "check")]
+    pub node: Option<String>,
+}
+
 /// Largest thread count accepted (far above any machine's CPUs × 4).
 pub const MAX_THREADS: usize = 1 << 16;
 
@@ -615,8 +692,8 @@ pub fn suggest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
 }
 
 /// The subcommands, for "did you mean" when a word is taken for a probe.
-pub const COMMANDS: [&str; 10] = [
-    "run", "list", "topo", "place", "plan", "report", "compare", "tune", "mpi", "doctor",
+pub const COMMANDS: [&str; 11] = [
+    "run", "list", "topo", "place", "plan", "report", "compare", "tune", "mpi", "doctor", "fleet",
 ];
 
 /// Longest duration any option accepts, in seconds (7 days): more is a typo,

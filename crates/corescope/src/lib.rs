@@ -22,6 +22,7 @@ pub mod crosscheck;
 pub mod doctor;
 pub mod drift;
 pub mod estimate;
+pub mod fleet;
 pub mod harness;
 pub mod input;
 pub mod interrupt;

@@ -1,8 +1,9 @@
 //! The `corescope` binary: parse the command line, call the library, print errors.
 //!
 //! Exit status: 0 success; 1 an error (one line on stderr); 2 a command line clap
-//! rejects; 130 / 143 / 129 a run stopped by SIGINT / SIGTERM / SIGHUP (the run file and the HTML
-//! hold what was measured); 141 stdout was a pipe that closed (quietly, as a
+//! rejects; 3 `fleet report --check` found a bad node (its lines on stdout);
+//! 130 / 143 / 129 a run stopped by SIGINT / SIGTERM / SIGHUP (the run file and the
+//! HTML hold what was measured); 141 stdout was a pipe that closed (quietly, as a
 //! program killed by SIGPIPE would report in a shell).
 
 use clap::Parser;
@@ -21,6 +22,10 @@ fn main() -> ExitCode {
         Err(e) => {
             if is_broken_pipe(&e) {
                 return ExitCode::from(EXIT_BROKEN_PIPE);
+            }
+            // `fleet report --check`: the lines are on stdout already.
+            if e.downcast_ref::<corescope::fleet::BadNodes>().is_some() {
+                return ExitCode::from(corescope::fleet::EXIT_BAD_NODES);
             }
             if let Some(i) = e.downcast_ref::<corescope::interrupt::Interrupted>() {
                 let _ = writeln!(std::io::stderr(), "corescope: {i}");

@@ -1,0 +1,245 @@
+//! `corescope fleet merge | report [--check]` on copies of a real quick run file
+//! (tests/fixtures/quick.json) with altered host names and, on one node, a figure
+//! scaled down: the merge names exactly that node, with its evidence; `--check`
+//! prints its drain reason and exits 3; the analysis scales as the docs say.
+
+use assert_cmd::Command;
+use corescope::fleet::{analyse, cmd, figures, file};
+use corescope::model::RunFile;
+use corescope::store;
+use std::path::{Path, PathBuf};
+
+fn fixture() -> RunFile {
+    store::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/quick.json"))
+        .expect("fixture loads")
+}
+
+fn corescope() -> Command {
+    Command::cargo_bin("corescope").expect("binary built")
+}
+
+/// A node: the fixture named `name`, its `int/linear` series (every point)
+/// multiplied by `factor`, and every other value by a per-node factor close to 1
+/// (so the fleet has a spread).
+fn node(name: &str, factor: f64, wobble: f64) -> RunFile {
+    let mut run = fixture();
+    run.host.hostname = name.into();
+    for p in &mut run.probes {
+        for s in &mut p.series {
+            let f = if p.id == "compute" && s.name == "int/linear" {
+                factor
+            } else {
+                wobble
+            };
+            for y in &mut s.y {
+                *y *= f;
+            }
+        }
+    }
+    run
+}
+
+/// Five nodes in `dir`, node3's `compute int/linear` at 0.71×.
+fn five_nodes(dir: &Path) -> Vec<PathBuf> {
+    (0..5)
+        .map(|i| {
+            let name = format!("node{i}");
+            let factor = if i == 3 { 0.71 } else { 1.0 };
+            let run = node(&name, factor, 1.0 + 0.002 * f64::from(i));
+            let path = dir.join(format!("{name}.json"));
+            store::save(&run, &path).expect("saved");
+            path
+        })
+        .collect()
+}
+
+#[test]
+fn merge_report_and_check_name_the_slow_node() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let runs = five_nodes(dir.path());
+    let fleet = dir.path().join("fleet.json");
+    corescope()
+        .arg("fleet")
+        .arg("merge")
+        .args(&runs)
+        .arg("--out")
+        .arg(&fleet)
+        .assert()
+        .success();
+    let f = cmd::load(&fleet).expect("fleet file loads");
+    assert_eq!(f.nodes.len(), 5);
+    assert_eq!(f.analysis.groups.len(), 1);
+    let g = &f.analysis.groups[0];
+    assert_eq!(g.model, "AMD EPYC, 2 cores");
+    // Exactly node3, on every point of int/linear and nothing else.
+    assert!(!g.outliers.is_empty());
+    for o in &g.outliers {
+        assert_eq!(o.node, "node3");
+        let k = &f.figures[o.figure];
+        assert_eq!(
+            (k.probe.as_str(), k.name.as_str()),
+            ("compute", "int/linear")
+        );
+        assert!((o.ratio.value - 0.71).abs() < 0.01, "{o:?}");
+    }
+    let report = corescope()
+        .args(["fleet", "report"])
+        .arg(&fleet)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&report.get_output().stdout).into_owned();
+    assert!(text.contains("fleet of 5 nodes"), "{text}");
+    assert!(text.contains("model AMD EPYC, 2 cores: 5 nodes"), "{text}");
+    assert!(
+        text.contains("node3: compute int/linear at 1 thread 0.710× the fleet median, 95 % CI"),
+        "{text}"
+    );
+    assert!(text.contains("  compute\n"), "{text}");
+    // --check: one line, node3, exit 3.
+    let check = corescope()
+        .args(["fleet", "report", "--check"])
+        .arg(&fleet)
+        .assert()
+        .code(3);
+    let out = String::from_utf8_lossy(&check.get_output().stdout).into_owned();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    assert!(
+        lines[0].starts_with("node3: corescope fleet: compute int/linear at"),
+        "{out}"
+    );
+    assert!(
+        lines[0].contains("0.710x fleet median (low; 95% CI"),
+        "{out}"
+    );
+    assert!(lines[0].is_ascii());
+    // A node's own health check: a good node exits 0 and prints nothing.
+    corescope()
+        .args(["fleet", "report", "--check", "--node", "node1"])
+        .arg(&fleet)
+        .assert()
+        .code(0)
+        .stdout("");
+    corescope()
+        .args(["fleet", "report", "--check", "--node", "node3"])
+        .arg(&fleet)
+        .assert()
+        .code(3);
+    corescope()
+        .args(["fleet", "report", "--check", "--node", "nodeX"])
+        .arg(&fleet)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("no such node"));
+}
+
+#[test]
+fn like_nodes_give_no_line_and_bad_input_one_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let runs: Vec<PathBuf> = (0..4)
+        .map(|i| {
+            let p = dir.path().join(format!("n{i}.json"));
+            store::save(&node(&format!("n{i}"), 1.0, 1.0), &p).expect("saved");
+            p
+        })
+        .collect();
+    let fleet = dir.path().join("fleet.json");
+    corescope()
+        .arg("fleet")
+        .arg("merge")
+        .args(&runs)
+        .arg("-o")
+        .arg(&fleet)
+        .assert()
+        .success();
+    corescope()
+        .args(["fleet", "report", "--check"])
+        .arg(&fleet)
+        .assert()
+        .code(0)
+        .stdout("");
+    // A run file is not a fleet file; the output may not be an input.
+    corescope()
+        .args(["fleet", "report"])
+        .arg(&runs[0])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("not a corescope fleet file"));
+    corescope()
+        .arg("fleet")
+        .arg("merge")
+        .args(&runs)
+        .arg("--out")
+        .arg(&runs[0])
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn two_nodes_are_not_judged() {
+    let f = cmd::build([(node("a", 1.0, 1.0), None), (node("b", 0.5, 1.0), None)]);
+    assert!(f.analysis.groups[0].outliers.is_empty());
+    assert!(corescope::fleet::report::render(&f).contains("not judged: fewer than 3 nodes"));
+    // The file round-trips through its parser.
+    let back = file::parse(&serde_json::to_string(&f).unwrap()).unwrap();
+    assert_eq!(back.figures, f.figures);
+    assert_eq!(back.analysis.groups, f.analysis.groups);
+    assert_eq!(back.nodes.len(), 2);
+}
+
+/// The cost's structure at 10,000 nodes (docs/fleet.md): the merge keeps each
+/// node's figures only (a run file is dropped once read), one column at a time
+/// is judged, every value is read once, and the analysis does not grow with the
+/// node count (the outliers aside).
+#[test]
+fn ten_thousand_nodes_cost_what_the_docs_say() {
+    // One real node's figures, copied to 10,000 nodes with a small spread.
+    let mut t = figures::Table::default();
+    t.add(&fixture(), None);
+    let (figs, base) = t.finish();
+    let figures_per_node = figs.len();
+    let nodes: Vec<file::Node> = (0..10_000u32)
+        .map(|i| {
+            let f = 1.0 + 1e-4 * f64::from(i % 97);
+            let mut n = base[0].clone();
+            n.name = format!("n{i}");
+            for v in n.values.iter_mut().flatten() {
+                *v = file::NodeValue(v.0 * f, v.1 * f, v.2 * f, v.3);
+            }
+            n
+        })
+        .collect();
+    let (analysis, cost) = analyse::analyse(&nodes, figs.len());
+    assert_eq!(cost.values_read, 10_000 * figures_per_node);
+    assert_eq!(cost.largest_column, 10_000);
+    assert_eq!(cost.columns, analysis.groups[0].figures.len());
+    // The analysis holds one spread per figure, whatever the node count.
+    let bytes_10k = serde_json::to_vec(&analysis.groups[0].figures)
+        .unwrap()
+        .len();
+    let (small, _) = analyse::analyse(&nodes[..10], figs.len());
+    let bytes_10 = serde_json::to_vec(&small.groups[0].figures).unwrap().len();
+    assert!(
+        bytes_10k < 2 * bytes_10,
+        "spreads: {bytes_10k} B for 10,000 nodes, {bytes_10} B for 10"
+    );
+    // A node's share of the fleet file: its figures, a few kB.
+    let per_node = serde_json::to_vec(&nodes[0]).unwrap().len();
+    eprintln!(
+        "10,000 nodes: {figures_per_node} figures each, {per_node} B per node in the fleet file, \
+         spreads {bytes_10k} B"
+    );
+    assert!(per_node < 64 * figures_per_node, "{per_node} B per node");
+}
+
+/// Without the `mpi` feature, `fleet run` says how to build it and how to do without.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn fleet_run_without_mpi_says_how() {
+    corescope()
+        .args(["fleet", "run", "compute"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("built without MPI support"))
+        .stderr(predicates::str::contains("corescope fleet merge"));
+}
