@@ -214,10 +214,15 @@ fn a_configuration_given_against_is_raced_and_named() {
     let c = hspc::Config::n_buffer(3, 16384).with_wait(hspc::WaitStrategy::SpinPause);
     std::fs::write(&earlier, serde_json::to_string(&c).unwrap()).unwrap();
     let (stdout, _, run_file) = tune(dir.path(), "6", &["--against".as_ref(), earlier.as_ref()]);
-    let best = stdout
-        .lines()
-        .find(|l| l.contains("best:"))
-        .expect("a best line");
+    // The bullet as one line: the terminal wraps it with a hanging indent.
+    let mut lines = stdout.lines().skip_while(|l| !l.contains("best:"));
+    let first = lines.next().expect("a best line");
+    let rest = lines.take_while(|l| l.starts_with(' ') && !l.trim_start().starts_with('•'));
+    let best = std::iter::once(first)
+        .chain(rest)
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
     let named = format!("--against {}: ", earlier.display());
     assert!(best.contains(&named), "{best}");
     let run = corescope::store::load(&run_file).expect("run file loads");

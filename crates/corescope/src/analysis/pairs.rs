@@ -45,7 +45,7 @@ pub fn resolution_warning(d: &Distribution, clock: &Clock) -> Option<String> {
 /// [`resolution_warning`] from the figures (pure, for tests).
 fn step_warning(name: &str, count: usize, p50_ns: f64, step_ns: f64) -> Option<String> {
     let ns = |v: f64| crate::units::fmt_value("ns", v);
-    if count == 0 || !(step_ns > 0.0) || !p50_ns.is_finite() {
+    if count == 0 || step_ns.is_nan() || step_ns <= 0.0 || !p50_ns.is_finite() {
         return None;
     }
     if p50_ns < step_ns {

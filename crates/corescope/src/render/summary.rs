@@ -440,7 +440,7 @@ mod tests {
             for (part, base) in [("call", 7000.0), ("start", 11000.0)] {
                 let xs: Vec<f64> = (0..100).map(|i| base + f64::from(i)).collect();
                 threads.distributions.push(crate::stats::distribution(
-                    &format!("create/joinable/{w}/{part}"),
+                    format!("create/joinable/{w}/{part}"),
                     "ns",
                     &xs,
                 ));
