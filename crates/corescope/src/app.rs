@@ -332,6 +332,13 @@ fn load_topology(synthetic: Option<&str>, xml: Option<&PathBuf>) -> Result<topol
 }
 
 fn topo_cmd(a: TopoArgs) -> Result<()> {
+    if let Some(out) = &a.out {
+        let inputs: Vec<store::Named> = [("--from", &a.run), ("--xml", &a.xml)]
+            .into_iter()
+            .filter_map(|(flag, p)| p.as_deref().map(|p| (flag, p)))
+            .collect();
+        store::refuse_aliases(&inputs, &[("--out", out)])?;
+    }
     let run = match &a.run {
         Some(path) => {
             Some(store::load(path).with_context(|| format!("could not read {}", path.display()))?)

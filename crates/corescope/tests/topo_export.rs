@@ -355,3 +355,61 @@ fn the_command_exports_and_compares_a_run_file() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unbound pins nothing"));
 }
+
+/// An export never lands on the file it was made from: `--out` naming the run file
+/// or the topology XML (also through a symlink) is refused before anything is
+/// written, and the input is left as it was.
+#[test]
+fn an_export_refuses_to_overwrite_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/quick.json");
+    let run_file = dir.path().join("run.json");
+    std::fs::copy(fixture, &run_file).unwrap();
+    let xml = dir.path().join("machine.xml");
+    let made = assert_cmd::Command::cargo_bin("corescope")
+        .unwrap()
+        .args([
+            "topo",
+            "--from",
+            run_file.to_str().unwrap(),
+            "--export",
+            "hwloc",
+        ])
+        .args(["--out", xml.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&run_file, &link).unwrap();
+    for (input_flag, input, out) in [
+        ("--from", &run_file, &run_file),
+        ("--from", &run_file, &link),
+        ("--xml", &xml, &xml),
+    ] {
+        let before = std::fs::read(input).unwrap();
+        let out = assert_cmd::Command::cargo_bin("corescope")
+            .unwrap()
+            .args([
+                "topo",
+                input_flag,
+                input.to_str().unwrap(),
+                "--export",
+                "hwloc",
+            ])
+            .args(["--out", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{input_flag}: {err}");
+        assert!(err.contains("--out"), "{input_flag}: {err}");
+        assert_eq!(
+            std::fs::read(input).unwrap(),
+            before,
+            "{input_flag}: input changed"
+        );
+    }
+}
