@@ -463,8 +463,21 @@ pub fn case_run_s(
         // The tuner runs for its own budget.
         "channel-tune" => num(p, "budget_s")?,
         "numa" => numa_run_s(p, cal)?,
+        // The loaded probes plan their run's duration and the bytes it first touches.
+        "loaded-latency" | "loaded-coherence" | "clock-curve" => loaded_run_s(p, cal)?,
         _ => return None,
     })
+}
+
+/// One run of a loaded probe's case: the duration its plan gives it, the share of
+/// its blocks' first touch (`setup_bytes_per_run`) and its team's creation.
+fn loaded_run_s(p: &Value, cal: &Calibration) -> Option<f64> {
+    let threads = num(p, "team_threads").unwrap_or(2.0).max(1.0);
+    Some(
+        num(p, "duration_ns")? * 1e-9
+            + num(p, "setup_bytes_per_run").unwrap_or(0.0) * cal.byte_ns * 1e-9
+            + threads * cal.spawn_ns * 1e-9,
+    )
 }
 
 /// The round's clock after the kernel (`probes::round_clock_hz`): a second team

@@ -20,6 +20,7 @@ pub fn unit_scale(unit: &str, magnitude: f64) -> (f64, String) {
         "flops_per_s" => si("FLOP/s"),
         "flops_per_s_per_thread" => si("FLOP/s per thread"),
         "per_s" | "increments_per_s" => si("/s"),
+        "hz" => si("Hz"),
         "bytes" => {
             for (f, p) in [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
                 if m >= f as f64 {

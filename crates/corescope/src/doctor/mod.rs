@@ -16,11 +16,13 @@ use std::time::Duration;
 
 /// Every probe: conditions that slow or jitter the clock or steal time blur them all.
 /// (Checked against the registry in the tests.)
-const EVERY: [&str; 19] = [
+const EVERY: [&str; 22] = [
     "compute",
     "peak",
+    "clock-curve",
     "memory",
     "numa",
+    "loaded-latency",
     "workload",
     "threads",
     "mutex",
@@ -29,6 +31,7 @@ const EVERY: [&str; 19] = [
     "syscall",
     "atomics",
     "c2c",
+    "loaded-coherence",
     "false-sharing",
     "sharing",
     "spin",

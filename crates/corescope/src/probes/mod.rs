@@ -18,9 +18,12 @@ pub mod atomics;
 pub mod c2c;
 pub mod channel;
 pub mod channel_tune;
+pub mod clock_curve;
 pub mod compute;
 pub mod condvar;
 pub mod false_sharing;
+pub mod loaded_coherence;
+pub mod loaded_latency;
 pub mod matmul;
 pub mod memory;
 pub mod mutex;
@@ -39,8 +42,10 @@ pub fn registry() -> Vec<Box<dyn Probe>> {
     vec![
         Box::new(compute::Compute),
         Box::new(peak::Peak),
+        Box::new(clock_curve::ClockCurve),
         Box::new(memory::Memory),
         Box::new(numa::Numa),
+        Box::new(loaded_latency::LoadedLatency),
         Box::new(workload::Workload),
         Box::new(threads::Threads),
         Box::new(mutex::MutexProbe),
@@ -49,6 +54,7 @@ pub fn registry() -> Vec<Box<dyn Probe>> {
         Box::new(syscall::Syscall),
         Box::new(atomics::Atomics),
         Box::new(c2c::C2c),
+        Box::new(loaded_coherence::LoadedCoherence),
         Box::new(false_sharing::FalseSharing),
         Box::new(sharing::Sharing),
         Box::new(spin::Spin),
