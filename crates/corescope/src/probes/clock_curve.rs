@@ -274,7 +274,7 @@ const TURNS_PER_CHECK: u64 = 1000;
 
 /// Run `isa`'s chain until `wanted_ticks` have passed.
 fn chain_for(isa: Isa, wanted_ticks: u64) -> ChainRun {
-    use crate::timestamp::{clock_ns, ticks_ordered};
+    use crate::clock::{clock_ns, ticks_ordered};
     let cpu0 = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
     let t0 = ticks_ordered();
     let mut turns = 0u64;
