@@ -36,7 +36,9 @@ fn quick_loaded_latency_has_both_axes_for_every_step() {
     assert!(matches!(p.status, Status::Completed), "{:?}", p.reason);
     for traffic in ["read", "read-write"] {
         let lat = p.series(&format!("latency/{traffic}")).expect("latency");
-        let bw = p.series(&format!("bandwidth/{traffic}")).expect("bandwidth");
+        let bw = p
+            .series(&format!("bandwidth/{traffic}"))
+            .expect("bandwidth");
         assert_eq!(lat.x, bw.x, "every step has both axes");
         assert_eq!(lat.x, vec![1.0, 2.0, 3.0], "the quick ladder's 3 steps");
         for s in [lat, bw] {
@@ -53,7 +55,10 @@ fn quick_loaded_latency_has_both_axes_for_every_step() {
     assert!(p.series("latency/idle").is_some());
     assert!(p.series("latency/idle-default-pages").is_some());
     let v = values(p);
-    assert!(v.iter().any(|w| w.ends_with("saturation bandwidth")), "{v:?}");
+    assert!(
+        v.iter().any(|w| w.ends_with("saturation bandwidth")),
+        "{v:?}"
+    );
     assert!(v.iter().any(|w| w.ends_with("idle latency")), "{v:?}");
 }
 
@@ -67,7 +72,9 @@ fn quick_clock_curve_has_a_scalar_curve_up_to_the_cpu_count() {
     assert_eq!(scalar.x.first(), Some(&1.0));
     let cpus = run.topology.allowed_count() as f64;
     assert!(scalar.x.iter().all(|&x| x <= cpus));
-    assert!(values(p).iter().any(|w| w.starts_with("core clock, scalar")));
+    assert!(values(p)
+        .iter()
+        .any(|w| w.starts_with("core clock, scalar")));
 }
 
 #[test]
@@ -89,7 +96,11 @@ fn quick_loaded_coherence_measures_idle_and_never_invents_a_loaded_figure() {
     // Loaded points exist only with a CPU beyond the pair; otherwise a skip says why.
     if run.topology.allowed_count() <= 2 {
         assert!(loaded.is_none() && cas.x == vec![0.0]);
-        let skipped = p.params.get("skipped").map(|v| v.to_string()).unwrap_or_default();
+        let skipped = p
+            .params
+            .get("skipped")
+            .map(|v| v.to_string())
+            .unwrap_or_default();
         assert!(skipped.contains("under traffic: skipped: "), "{skipped}");
     } else {
         assert!(loaded.is_some());

@@ -182,6 +182,33 @@ pub fn node_teams(topo: &crate::topology::Topology) -> (Vec<NodeTeam>, Vec<Strin
     (teams, skipped)
 }
 
+/// Node teams a thinned plan measures: the first and the last node (the ends
+/// of the firmware's numbering, often the two packages).
+pub const THINNED_NODE_TEAMS: usize = 2;
+
+/// On a thinned plan, keep the first and the last node team; the others, as
+/// "name: not measured on a thinned plan" lines, are returned.
+fn thin_teams(teams: &mut Vec<NodeTeam>, thinned: bool) -> Vec<String> {
+    if !thinned || teams.len() <= THINNED_NODE_TEAMS {
+        return Vec::new();
+    }
+    let last = teams.len() - 1;
+    let mut dropped = Vec::new();
+    let mut k = 0;
+    teams.retain(|t| {
+        let keep = k == 0 || k == last;
+        if !keep {
+            dropped.push(format!(
+                "loaded-latency on node {}: not measured on a thinned plan (the first and last nodes stand for the rest)",
+                t.node.map_or("?".to_string(), |n| n.to_string())
+            ));
+        }
+        k += 1;
+        keep
+    });
+    dropped
+}
+
 #[derive(Debug, Clone, Serialize)]
 struct CaseParams {
     team: NodeTeam,
@@ -310,7 +337,9 @@ impl Probe for LoadedLatency {
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
-        let (teams, skipped) = node_teams(&ctx.topo);
+        let (mut teams, mut skipped) = node_teams(&ctx.topo);
+        let thinned = thin_teams(&mut teams, ctx.thinned());
+        skipped.extend(thinned.iter().cloned());
         if teams.is_empty() {
             return Err(ProbeError::Skipped(
                 "one allowed CPU: no CPU left to inject traffic beside the chaser".into(),
@@ -373,6 +402,14 @@ impl Probe for LoadedLatency {
             .flat_map(|t| team_cases(t, &sizes, &delays))
             .collect();
         let mut plan = Plan::new(cases)
+            .scaled_down(ctx.thinned_note(&if thinned.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; the first and last of {} NUMA nodes stand for the rest",
+                    thinned.len() + teams.len()
+                )
+            }))
             .param("teams", &teams)
             .param("delays_turns", &delays)
             .param("delay_unit", "turns of a dec/jnz loop (about one core cycle each) between two cache lines")
