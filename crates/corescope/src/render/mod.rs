@@ -1,5 +1,6 @@
 //! Renderers: read the model, never measure. Imported only by the commands.
 
+pub mod bars;
 pub mod crosscheck;
 pub mod csv;
 pub mod doctor;
