@@ -105,7 +105,7 @@ pub fn plan_rows(setup: &Setup) -> Vec<RowPlan> {
         }
     }
     if wanted("mutex") {
-        for which in [MutexRow::Probe, MutexRow::IdleGap, MutexRow::ToolAtSettle] {
+        for which in [MutexRow::Probe, MutexRow::ToolAtSettle] {
             out.push(mutex_row(setup, &cpus, which));
         }
     }
@@ -512,9 +512,6 @@ fn peak_limit_row(setup: &Setup, cpus: &[u32], level: Level) -> RowPlan {
 pub enum MutexRow {
     /// The probe's own figure against the tool at its default interval.
     Probe,
-    /// corescope's holder sleeping the tool's interval before each unlock, so
-    /// that the CPU idles between wake-ups as it does under the tool.
-    IdleGap,
     /// The probe's own figure against the tool at corescope's settle time.
     ToolAtSettle,
 }
@@ -526,15 +523,13 @@ pub const PTSEMATEST_SETTLE_INTERVAL_US: u32 = crate::probes::mutex::SETTLE_US a
 fn mutex_definition(which: MutexRow) -> &'static str {
     match which {
         MutexRow::Probe => "both: the time from just before the holder's unlock until the waiter, blocked in lock, runs with the lock, both threads pinned to one CPU; both are means (ptsematest prints no median); ptsematest reads gettimeofday (1 µs steps), corescope the TSC; between wake-ups ptsematest sleeps 1 ms (the CPU idles), corescope's holder yields for 50 µs (the CPU stays busy)",
-        MutexRow::IdleGap => "the experiment for the row above: corescope's hand-off with its holder sleeping 1 ms before each unlock (the CPU idles between wake-ups, as under ptsematest), everything else as corescope; a ratio near 1 here says the idle gap is the difference",
-        MutexRow::ToolAtSettle => "the other experiment for the row above: ptsematest with a 50 µs interval (-i 50, corescope's settle time) against corescope's own figure; a ratio nearer 1 than the row's says the gap's length is the difference",
+        MutexRow::ToolAtSettle => "the experiment for the row above: ptsematest with a 50 µs interval (-i 50, corescope's settle time) against corescope's own figure; a ratio near 1 here says the gap is the difference (after 1 ms of idle the CPU's caches and predictors have served other work: on a VM, other guests)",
     }
 }
 
 fn mutex_row(setup: &Setup, cpus: &[u32], which: MutexRow) -> RowPlan {
     let (id, interval_us) = match which {
         MutexRow::Probe => ("mutex/wake/same-cpu", PTSEMATEST_INTERVAL_US),
-        MutexRow::IdleGap => ("mutex/wake/same-cpu/idle-gap", PTSEMATEST_INTERVAL_US),
         MutexRow::ToolAtSettle => (
             "mutex/wake/same-cpu/tool-at-settle",
             PTSEMATEST_SETTLE_INTERVAL_US,
@@ -550,28 +545,15 @@ fn mutex_row(setup: &Setup, cpus: &[u32], which: MutexRow) -> RowPlan {
     let Some(&cpu) = cpus.first() else {
         return skipped(row, "no CPU allowed");
     };
-    let (case, distribution) = if which == MutexRow::IdleGap {
-        let case = OurCase::with_case(
-            "mutex",
-            setup.topo,
-            setup.clock,
-            Profile::Default,
-            crate::probes::mutex::case_after_idle_gap(cpu, PTSEMATEST_LOOPS as usize, interval_us),
-        );
-        let name = format!("handoff/sleeping/same-cpu/idle-gap-{interval_us}us/wake");
-        (case, name)
-    } else {
-        let case = OurCase::find(
-            "mutex",
-            setup.topo,
-            setup.clock,
-            Profile::Default,
-            None,
-            None,
-            &[("spinning", json!(false)), ("relation", json!("same-cpu"))],
-        );
-        (case, "handoff/sleeping/same-cpu/wake".to_string())
-    };
+    let case = OurCase::find(
+        "mutex",
+        setup.topo,
+        setup.clock,
+        Profile::Default,
+        None,
+        None,
+        &[("spinning", json!(false)), ("relation", json!("same-cpu"))],
+    );
     let case = match case {
         Ok(c) => c,
         Err(e) => return skipped(row, e),
@@ -600,7 +582,9 @@ fn mutex_row(setup: &Setup, cpus: &[u32], which: MutexRow) -> RowPlan {
             .or_else(|_| tools::parse_ptsematest_text(text))
             .map(|us| us * 1e3)
     };
-    let ours = Box::new(move || ours::distribution_mean(&case.run()?, &distribution)) as Measure;
+    let ours =
+        Box::new(move || ours::distribution_mean(&case.run()?, "handoff/sleeping/same-cpu/wake"))
+            as Measure;
     tool_row(row, path, args, None, parse, ours)
 }
 

@@ -58,12 +58,6 @@ struct HandoffVariant {
     relation: Relation,
     holder: Option<u32>,
     waiter: Option<u32>,
-    /// When set, the holder sleeps this long before each unlock (the CPU idles,
-    /// as between rt-tests `ptsematest`'s wake-ups) instead of yielding for
-    /// [`SETTLE_US`]: the experiment of [`case_after_idle_gap`]. The probe's own
-    /// plan never sets it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    idle_gap_us: Option<u32>,
 }
 
 impl HandoffVariant {
@@ -73,33 +67,8 @@ impl HandoffVariant {
         } else {
             "sleeping"
         };
-        let base = format!("handoff/{kind}/{}", self.relation.name());
-        match self.idle_gap_us {
-            Some(gap) => format!("{base}/idle-gap-{gap}us"),
-            None => base,
-        }
+        format!("handoff/{kind}/{}", self.relation.name())
     }
-}
-
-/// A case of one sleeping waiter woken on its holder's CPU, the holder sleeping
-/// `gap_us` before each unlock so that the CPU idles between wake-ups, as
-/// rt-tests `ptsematest` does (it sleeps its interval, 1 ms by default): the
-/// experiment `corescope crosscheck` runs to show what the idle gap changes. Its
-/// wake-up distribution is `handoff/sleeping/same-cpu/idle-gap-{gap_us}us/wake`.
-pub fn case_after_idle_gap(cpu: u32, samples: usize, gap_us: u32) -> Case {
-    Case::new(
-        format!("handoff on CPU {cpu} after {gap_us} µs idle"),
-        &CaseParams::Handoff {
-            variants: vec![HandoffVariant {
-                spinning: false,
-                relation: Relation::SameCpu,
-                holder: Some(cpu),
-                waiter: Some(cpu),
-                idle_gap_us: Some(gap_us),
-            }],
-            samples,
-        },
-    )
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -183,15 +152,10 @@ fn handoff(
             break;
         }
         // Let the waiter reach lock() and fall asleep (or start spinning); yielding so a
-        // waiter on the same CPU can run, or sleeping so that the CPU idles.
-        match var.idle_gap_us {
-            Some(gap) => std::thread::sleep(std::time::Duration::from_micros(gap.into())),
-            None => {
-                let t = ticks();
-                while ticks().wrapping_sub(t) < settle {
-                    std::thread::yield_now();
-                }
-            }
+        // waiter on the same CPU can run.
+        let t = ticks();
+        while ticks().wrapping_sub(t) < settle {
+            std::thread::yield_now();
         }
         let t0 = ticks();
         sh.m.unlock();
@@ -285,7 +249,6 @@ impl Probe for MutexProbe {
                             relation,
                             holder,
                             waiter,
-                            idle_gap_us: None,
                         });
                     }
                 }
@@ -449,38 +412,4 @@ fn handoff_chunk(
         .or_else(|| ctx.expired().then(|| "budget reached".to_string()))
         .map(|why| format!("{}: {why}", var.name()));
     Ok((unlock.into_iter().zip(wake).collect(), stop))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_idle_gap_experiment_is_its_own_variant() {
-        let case = case_after_idle_gap(3, 100, 1000);
-        let CaseParams::Handoff { variants, samples } = case.typed::<CaseParams>().expect("typed")
-        else {
-            panic!("not a hand-off case");
-        };
-        assert_eq!(samples, 100);
-        assert_eq!(variants.len(), 1);
-        assert_eq!(variants[0].idle_gap_us, Some(1000));
-        assert_eq!((variants[0].holder, variants[0].waiter), (Some(3), Some(3)));
-        assert_eq!(
-            variants[0].name(),
-            "handoff/sleeping/same-cpu/idle-gap-1000us"
-        );
-        // The gap is written into the case's parameters; the probe's own variants,
-        // without it, keep their names.
-        assert!(
-            case.params.to_string().contains("\"idle_gap_us\":1000"),
-            "{}",
-            case.params
-        );
-        let plain = HandoffVariant {
-            idle_gap_us: None,
-            ..variants[0].clone()
-        };
-        assert_eq!(plain.name(), "handoff/sleeping/same-cpu");
-    }
 }
