@@ -165,6 +165,7 @@ fn probe(o: &mut String, p: &ProbeResult) {
         o.push_str("</ul>");
     }
     params(o, p);
+    o.push_str(&super::channel_roadmap::figure(p).unwrap_or_default());
     for g in chart_groups(&p.series) {
         series_figure(o, p, &g);
     }

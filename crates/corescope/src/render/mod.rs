@@ -1,6 +1,7 @@
 //! Renderers: read the model, never measure. Imported only by the commands.
 
 pub mod bars;
+pub mod channel_roadmap;
 pub mod crosscheck;
 pub mod csv;
 pub mod doctor;
