@@ -698,13 +698,17 @@ fn container_rows<const W: usize>(
     Ok(())
 }
 
+/// Stage Two's runs (configuration, affinity on), their groups (indices of
+/// runs compared with each other) and how many leading runs are fixed.
+type GridRuns<'a> = (&'a [(Config, bool)], &'a [Vec<usize>], usize);
+
 /// Runs Stage Two's grid in [`GRID_ROUNDS`] rounds (see [`run_order`]) while
 /// the budget lets it: the fixed runs (the first `first`) once in any case,
 /// again while the whole budget lasts; the grid while the step's `share` does. Returns each run's
 /// runs, by index of `runs`.
 fn grid_rounds(
     step: &mut Step,
-    (runs, groups, first): (&[(Config, bool)], &[Vec<usize>], usize),
+    (runs, groups, first): GridRuns<'_>,
     budget: &Budget,
     share: f64,
     progress: &mut dyn FnMut(&str),
