@@ -10,6 +10,7 @@ pub mod hwloc_xml;
 pub mod pinning;
 pub mod plan;
 pub mod reference;
+pub mod spin_bars;
 pub mod summary;
 pub mod summary_items;
 pub mod svg;
