@@ -38,6 +38,14 @@ pub fn unit_scale(unit: &str, magnitude: f64) -> (f64, String) {
             (1.0, "ns".into())
         }
         "cycles" => si("cycles"),
+        // Seed 001's figures where no PMU counts: labelled with their source.
+        "mips_from_kernel_instruction_count" => {
+            (1.0, "MIPS (from the kernel's instruction count)".into())
+        }
+        "cpi_from_kernel_instruction_count" => {
+            (1.0, "CPI (from the kernel's instruction count)".into())
+        }
+        "percent_of_machine_max_mips" => (1.0, "% of the machine's maximum MIPS".into()),
         // Durations given in larger units: scaled through ns, so a 0.001 ms value
         // reads 1.000 µs and 1500 ms reads 1.500 s.
         "ms" => {

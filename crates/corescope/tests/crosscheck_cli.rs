@@ -179,4 +179,13 @@ fn a_tools_output_becomes_a_ratio_and_its_failure_a_failed_row() {
     let why = mutex["status"]["why"].as_str().unwrap();
     assert!(why.contains("exit 1") && why.contains("CPU #7"), "{why}");
     assert!(mutex.get("ratio").is_none());
+    assert!(
+        mutex["tool"].as_str().unwrap().ends_with("-i 1000"),
+        "{mutex}"
+    );
+    // Its experiment: the tool at corescope's settle time; it fails with the same
+    // recorded tool.
+    let r = row("mutex/wake/same-cpu/tool-at-settle");
+    assert_eq!(r["status"]["state"], "failed", "{r}");
+    assert!(r["tool"].as_str().unwrap().ends_with("-i 50"), "{r}");
 }

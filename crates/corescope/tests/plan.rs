@@ -285,3 +285,46 @@ fn the_quick_plan_of_the_largest_accepted_machine_places_every_case() {
         .collect();
     assert_eq!(packages.len(), 16, "{}", scatter.cpus);
 }
+
+/// pool: the seed's uncapped FFT mode is planned beside the capped one at every
+/// size up to twice the cap's points, and priced with the workers it starts on
+/// demand (and again every call beyond the cap).
+#[test]
+fn the_pool_plan_prices_the_uncapped_fft_and_the_workers_it_starts() {
+    let r = plan_profile(
+        from_synthetic("pack:1 core:2 pu:1").unwrap(),
+        Profile::Quick,
+    );
+    let pool = r.probes.iter().find(|p| p.id == "pool").unwrap();
+    let case = |label: &str| pool.cases.iter().find(|c| c.label == label);
+    let top = pool.params["fft_uncapped_max_log2"].as_u64().unwrap();
+    let cap = pool.params["pool_max_threads"].as_u64().unwrap();
+    assert_eq!(top, (2 * cap).ilog2().min(10) as u64);
+    for log2 in 1..=10 {
+        for exec in ["mutex-uncapped", "lockfree-uncapped"] {
+            let c = case(&format!("fft 2^{log2} {exec}"));
+            assert_eq!(c.is_some(), log2 <= top, "2^{log2} {exec}");
+            if let Some(c) = c {
+                assert!(c.runs >= 1.0 && c.seconds > 0.0, "{c:?}");
+            }
+        }
+    }
+    assert!(pool.params["fft_uncapped_bound"].as_u64().unwrap() >= 1);
+    // At 2^top the uncapped pool asks for more workers than the cap and starts
+    // them in every run (40 µs each on the reference machine), the ones beyond
+    // the cap again every call: dearer than the capped run.
+    let per_run = |label: String| {
+        let c = case(&label).unwrap();
+        c.seconds / c.runs
+    };
+    let (capped, uncapped) = (
+        per_run(format!("fft 2^{top} mutex")),
+        per_run(format!("fft 2^{top} mutex-uncapped")),
+    );
+    let workers = (1u64 << top).min(cap) as f64;
+    assert!(
+        uncapped >= capped + workers * 40e-6 * 0.9,
+        "{capped} {uncapped}"
+    );
+    assert!(pool.seconds > 0.0 && pool.seconds <= pool.budget_s);
+}

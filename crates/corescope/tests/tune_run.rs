@@ -41,8 +41,10 @@ fn a_small_budget_writes_a_config_hspc_reads() {
     let dir = tempfile::tempdir().unwrap();
     let (stdout, out, run_file) = tune(dir.path(), "3", &[]);
     for line in [
-        "stage one: baseline",
+        "stage one: roadmap (seed 004 Figure 1)",
+        "stage one: padding on p3 (loop 1)",
         "stage one: producer stack offset (loop 2)",
+        "stage one: buffer count × buffer size (loop 3)",
         "stage two: fib, 128-byte events",
         "stage two: fib, 24-byte events",
         "best:",
@@ -65,8 +67,19 @@ fn a_small_budget_writes_a_config_hspc_reads() {
         .flat_map(|t| t.rows.iter().filter_map(|r| r.first()?.as_str()))
         .collect();
     for row in [
-        "producer alone",
-        "consumer alone",
+        "baseline producer",
+        "baseline consumer",
+        "p0_add_parallel",
+        "p1_singlealloc",
+        "SMT baseline",
+        "p2_ADD_shareddatastructure",
+        "p3_rmfalsesharing",
+        "p5_ADD_sharedbuffer",
+        "p6_rmfalsesharing",
+        "p7_ADD_sync",
+        "p8_rmfalsesharing",
+        "Container: HashMap",
+        "Container: BTreeMap",
         "Optimal",
         "Achievable",
         "Upper bound",
@@ -90,7 +103,14 @@ fn a_small_budget_writes_a_config_hspc_reads() {
             "no {line} line among {curves:?}"
         );
     }
-    assert!(entry.tables.iter().any(|t| t.name == "stage one: baseline"));
+    assert!(entry
+        .tables
+        .iter()
+        .any(|t| t.name == "stage one: roadmap (seed 004 Figure 1)"));
+    assert!(
+        stdout.contains("work offloaded by p8_rmfalsesharing"),
+        "no work offloaded in:\n{stdout}"
+    );
     assert!(entry
         .tables
         .iter()

@@ -11,6 +11,7 @@ use crate::stats;
 
 pub mod measured_topology;
 pub mod pairs;
+pub mod seed001;
 
 /// The curves `what/<variant>` of a result.
 fn family<'a>(

@@ -15,15 +15,23 @@
 //!
 //! Derived figures (seed 001 §3, Tables 2, 4, 5): MIPS = instructions / wall
 //! seconds / 10⁶; CPI = cycles / instructions; IPC = 1 / CPI; efficiency = IPC ÷
-//! the core's issue width ([`issue_width_here`]). Measuring code never prints.
+//! the core's issue width ([`issue_width_here`]); the seed's own efficiency is the
+//! machine's, [`machine_efficiency`]. Where no PMU counts instructions, MIPS and
+//! CPI come from a kernel's known instruction count ([`mips_from_count`],
+//! [`cpi_from_count`]). Measuring code never prints.
 
 use perf_event::events::{Event, Hardware, Software};
 use perf_event::{Builder, Counter, Group};
 use serde::{Deserialize, Serialize};
 use std::io;
 
+mod from_count;
 mod issue_width;
 mod tables;
+pub use from_count::{
+    busy_cpus, cpi_from_count, machine_max_mips, mips_from_count, CPI_FROM_COUNT, MIPS_FROM_COUNT,
+    PERCENT_OF_MAX_MIPS,
+};
 pub use issue_width::{cpu_signature, issue_width_for, issue_width_here, IssueWidth};
 pub use tables::{case_table, case_tables, hardware_note, record, summary_table, SUMMARY_TABLE};
 
@@ -469,8 +477,7 @@ impl SharedCounters {
 /// (core clock × cores × issue width) / 10⁶. Equal to the team's IPC ÷ width when
 /// every core runs one thread for the whole time.
 pub fn machine_efficiency(mips: f64, core_hz: f64, cores: usize, issue_width: u32) -> Option<f64> {
-    let max_mips = core_hz * cores as f64 * issue_width as f64 / 1e6;
-    (max_mips > 0.0).then(|| mips / max_mips)
+    machine_max_mips(core_hz, cores, issue_width).map(|max| mips / max)
 }
 
 /// Figures derived from a [`CounterReading`] (seed 001 §3).

@@ -105,7 +105,9 @@ pub fn plan_rows(setup: &Setup) -> Vec<RowPlan> {
         }
     }
     if wanted("mutex") {
-        out.push(mutex_row(setup, &cpus));
+        for which in [MutexRow::Probe, MutexRow::ToolAtSettle] {
+            out.push(mutex_row(setup, &cpus, which));
+        }
     }
     if wanted("c2c") {
         for cas in [true, false] {
@@ -505,18 +507,45 @@ fn peak_limit_row(setup: &Setup, cpus: &[u32], level: Level) -> RowPlan {
     measured(row, ours, theirs, command)
 }
 
-fn mutex_row(setup: &Setup, cpus: &[u32]) -> RowPlan {
+/// The mutex row and its two experiments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MutexRow {
+    /// The probe's own figure against the tool at its default interval.
+    Probe,
+    /// The probe's own figure against the tool at corescope's settle time.
+    ToolAtSettle,
+}
+
+/// ptsematest's interval in the [`MutexRow::ToolAtSettle`] experiment: the
+/// probe's settle time, µs.
+pub const PTSEMATEST_SETTLE_INTERVAL_US: u32 = crate::probes::mutex::SETTLE_US as u32;
+
+fn mutex_definition(which: MutexRow) -> &'static str {
+    match which {
+        MutexRow::Probe => "both: the time from just before the holder's unlock until the waiter, blocked in lock, runs with the lock, both threads pinned to one CPU; both are means (ptsematest prints no median); ptsematest reads gettimeofday (1 µs steps), corescope the TSC; between wake-ups ptsematest sleeps 1 ms (the CPU idles), corescope's holder yields for 50 µs (the CPU stays busy)",
+        MutexRow::ToolAtSettle => "the experiment for the row above: ptsematest with a 50 µs interval (-i 50, corescope's settle time) against corescope's own figure; a ratio near 1 here says the gap is the difference (after 1 ms of idle the CPU's caches and predictors have served other work: on a VM, other guests)",
+    }
+}
+
+fn mutex_row(setup: &Setup, cpus: &[u32], which: MutexRow) -> RowPlan {
+    let (id, interval_us) = match which {
+        MutexRow::Probe => ("mutex/wake/same-cpu", PTSEMATEST_INTERVAL_US),
+        MutexRow::ToolAtSettle => (
+            "mutex/wake/same-cpu/tool-at-settle",
+            PTSEMATEST_SETTLE_INTERVAL_US,
+        ),
+    };
     let mut row = new_row(
-        "mutex/wake/same-cpu".into(),
+        id.into(),
         "sleeping mutex waiter's wake-up, both threads on one CPU".into(),
-        "rt-tests ptsematest -t 1".into(),
+        format!("rt-tests ptsematest -t 1 -i {interval_us}"),
         "ns",
-        "both: the time from just before the holder's unlock until the waiter, blocked in lock, runs with the lock, both threads pinned to one CPU; both are means (ptsematest prints no median); ptsematest reads gettimeofday (1 µs steps), corescope the TSC; ptsematest waits 1 ms between wake-ups, corescope 50 µs",
+        mutex_definition(which),
     );
     let Some(&cpu) = cpus.first() else {
         return skipped(row, "no CPU allowed");
     };
-    let case = match OurCase::find(
+    let case = OurCase::find(
         "mutex",
         setup.topo,
         setup.clock,
@@ -524,7 +553,8 @@ fn mutex_row(setup: &Setup, cpus: &[u32]) -> RowPlan {
         None,
         None,
         &[("spinning", json!(false)), ("relation", json!("same-cpu"))],
-    ) {
+    );
+    let case = match case {
         Ok(c) => c,
         Err(e) => return skipped(row, e),
     };
@@ -540,7 +570,7 @@ fn mutex_row(setup: &Setup, cpus: &[u32]) -> RowPlan {
         "-l".into(),
         PTSEMATEST_LOOPS.to_string(),
         "-i".into(),
-        PTSEMATEST_INTERVAL_US.to_string(),
+        interval_us.to_string(),
         "-q".into(),
         "--json=/dev/stdout".into(),
     ];

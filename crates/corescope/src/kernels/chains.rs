@@ -8,6 +8,34 @@ use std::hint::black_box;
 pub const INPUTS: usize = 128;
 /// Dependent operations per input: 2 add, 2 sub, 4 mul.
 pub const OPS_PER_INPUT: u64 = 8;
+
+/// Instructions one pass of [`int_kernel`] or [`fp_kernel`] retires on x86_64: what
+/// MIPS and CPI are computed from where no PMU counts them (the compute probe's
+/// series "from the kernel's instruction count"). Read off `objdump -d` of the
+/// optimised builds (release with LTO and the test profile's opt-level 2, rustc
+/// 1.95; both give the same loop), the same for both kernels:
+/// - inner loop, unrolled by two, per turn: 2 loads of the inputs (`mov` /
+///   `movsd`), 16 operations of the chain (4 `add`/`addsd`, 4 `sub`/`subsd`, 8
+///   `imul`/`mulsd`), the index's `add`, `cmp`, `jne`: 21 instructions, 64 turns
+///   for the 128 inputs: 1344;
+/// - per pass around it: the index's reset (`xor`), the pass counter's `inc`,
+///   `black_box`'s store and reload of the result, `cmp`, `jne`: 6.
+///
+/// 64 × 21 + 6 = 1350 (the call's own prologue, about 20 instructions, is left
+/// out: under 10⁻⁶ of the smallest case). Pinned in
+/// `tests::instructions_per_pass_matches_the_loop` and, where a PMU counts
+/// instructions, against the counted figure in
+/// `tests::counted_instructions_match_the_stated_count`. Debug builds (opt-level 0)
+/// run many more instructions: the figure holds for optimised builds only.
+pub const X86_64_INSTRUCTIONS_PER_PASS: u64 = 1350;
+
+/// [`X86_64_INSTRUCTIONS_PER_PASS`] on x86_64; `None` elsewhere (the generated
+/// code was not read there, so no MIPS is derived from it).
+pub const INSTRUCTIONS_PER_PASS: Option<u64> = if cfg!(target_arch = "x86_64") {
+    Some(X86_64_INSTRUCTIONS_PER_PASS)
+} else {
+    None
+};
 // The kernel. One macro so the integer and floating-point versions do exactly the
 // same calculation (seed 000: "exactly the same for both").
 //
@@ -107,6 +135,56 @@ mod tests {
         // Converges to a fixed point: the result after 10^4 passes is finite and normal.
         let f = fp_kernel(&fp_inputs(3), FP_K, 10_000, 1e6);
         assert!(f.is_normal(), "{f}");
+    }
+
+    #[test]
+    fn instructions_per_pass_matches_the_loop() {
+        // Unrolled by two: 64 turns of 2 loads + 16 chain operations + add, cmp, jne.
+        let turns = INPUTS as u64 / 2;
+        let per_turn = 2 + 2 * OPS_PER_INPUT + 3;
+        // Per pass: index reset, pass counter, black_box store and reload, cmp, jne.
+        let per_pass = 6;
+        assert_eq!(turns * per_turn + per_pass, X86_64_INSTRUCTIONS_PER_PASS);
+        assert_eq!(
+            INSTRUCTIONS_PER_PASS.is_some(),
+            cfg!(target_arch = "x86_64")
+        );
+    }
+
+    /// Where a PMU counts user-mode instructions, a run of each kernel retires the
+    /// stated count per pass (within 0.1 %: the call's prologue and the counter's
+    /// own enable/disable path); without one it says so and checks nothing.
+    #[test]
+    fn counted_instructions_match_the_stated_count() {
+        let Some(per_pass) = INSTRUCTIONS_PER_PASS else {
+            return;
+        };
+        const PASSES: u64 = 20_000;
+        let mut c = crate::counters::Counters::open();
+        if c.status().hardware != crate::counters::Availability::Counted {
+            eprintln!("hardware counters: {}", c.status().hardware);
+            return;
+        }
+        let ints = int_inputs(0);
+        let fps = fp_inputs(0);
+        for kind in ["int", "fp"] {
+            c.start().unwrap();
+            match kind {
+                "int" => {
+                    black_box(int_kernel(&ints, INT_K, black_box(PASSES), 1));
+                }
+                _ => {
+                    black_box(fp_kernel(&fps, FP_K, black_box(PASSES), 1.0));
+                }
+            }
+            let r = c.stop().unwrap();
+            let Some(counted) = r.instructions else {
+                continue;
+            };
+            let stated = (PASSES * per_pass) as f64;
+            let off = (counted as f64 - stated).abs() / stated;
+            assert!(off < 1e-3, "{kind}: counted {counted}, stated {stated}");
+        }
     }
 
     #[test]

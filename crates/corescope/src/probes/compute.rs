@@ -12,11 +12,23 @@
 //! `int: counters per case` and `fp: …` show MIPS, CPI and efficiency where the
 //! machine has a PMU, and task-clock, context switches, migrations and page
 //! faults everywhere (docs/counters.md).
+//!
+//! Seed 001's Table 2 (MIPS, CPI and efficiency as threads fill the machine)
+//! everywhere, PMU or not: the kernel retires a known number of instructions per
+//! pass (`kernels::chains::INSTRUCTIONS_PER_PASS`, read off its generated code),
+//! so every round also gives MIPS = instructions ÷ team time and CPI = cycles of
+//! the busy CPUs (the clock read in the round) ÷ instructions, the series
+//! `int-mips-from-count/<placement>`, `int-cpi-from-count/…`, and the seed's
+//! machine efficiency = MIPS ÷ (core clock × cores × issue width ÷ 10⁶),
+//! `int-machine-efficiency-from-count/…` (percent). The tables `int: seed 001
+//! Table 2 …` take the PMU's counts where they exist and these where not
+//! (`analysis::seed001`, docs/compute.md).
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx, SweepConfigs};
 use crate::analysis;
 use crate::kernels::chains::{
-    fp_inputs, fp_kernel, int_inputs, int_kernel, FP_K, INPUTS, INT_K, OPS_PER_INPUT,
+    fp_inputs, fp_kernel, int_inputs, int_kernel, FP_K, INPUTS, INSTRUCTIONS_PER_PASS, INT_K,
+    OPS_PER_INPUT,
 };
 use crate::model::{Measurement, Point, ProbeResult, Profile};
 use crate::placement::arg as placement_arg;
@@ -53,6 +65,39 @@ struct CaseParams {
     threads: usize,
     /// Passes over the 128 inputs per thread.
     passes: u64,
+    /// Instructions the kernel retires per pass, where known (x86_64).
+    #[serde(default)]
+    instructions_per_pass: Option<u64>,
+    /// Seed 001's maximum MIPS of the machine, where the issue width is known.
+    #[serde(default)]
+    machine_max_mips: Option<f64>,
+}
+
+/// Seed 001's maximum MIPS of the machine this run may use: the all-CPUs core
+/// clock × its cores × the issue width ÷ 10⁶, and how it was found; `None` with
+/// the reason when the issue width is unknown.
+fn machine_max_mips(ctx: &PlanCtx) -> (Option<f64>, String) {
+    let cpus = ctx.cpus();
+    let mut cores: Vec<u32> = ctx.topo.allowed_pus().map(|p| p.core).collect();
+    cores.sort_unstable();
+    cores.dedup();
+    let clock = ctx.clock.per_cycle_hz(cpus);
+    match crate::counters::issue_width_here() {
+        Ok(w) => {
+            let max = crate::counters::machine_max_mips(clock.hz, cores.len(), w.width);
+            let rule = format!(
+                "{:.4} GHz ({}) × {} cores × issue width {} ({}: {}) ÷ 10⁶",
+                clock.hz / 1e9,
+                clock.source,
+                cores.len(),
+                w.width,
+                w.uarch,
+                w.source
+            );
+            (max, rule)
+        }
+        Err(why) => (None, format!("not known: the issue width is {why}")),
+    }
 }
 
 /// Default placements of the probe.
@@ -82,6 +127,7 @@ impl Probe for Compute {
         let counts = ctx.thread_counts(MAX_THREAD_FACTOR);
         let placements = ctx.placements(&PLACEMENTS);
         let mut configs = SweepConfigs::new(&ctx.topo, &placements);
+        let (max_mips, max_mips_rule) = machine_max_mips(ctx);
         let mut cases = Vec::new();
         for kind in [Kind::Int, Kind::Fp] {
             for &threads in &counts {
@@ -103,6 +149,8 @@ impl Probe for Compute {
                         placement: placement_arg(p),
                         threads,
                         passes,
+                        instructions_per_pass: INSTRUCTIONS_PER_PASS,
+                        machine_max_mips: max_mips,
                     };
                     cases.push(
                         Case::new(format!("{} {} ×{threads}", kind.name(), p.name()), &params)
@@ -126,6 +174,20 @@ impl Probe for Compute {
             )
             .param("repetitions", "runner rounds (see rounds_min / rounds_max)")
             .param("per_cycle_clock", crate::clock::PER_CYCLE_ROUND_RULE)
+            .param(
+                "instructions_per_pass",
+                match INSTRUCTIONS_PER_PASS {
+                    Some(n) => serde_json::json!(n),
+                    None => serde_json::json!(format!(
+                        "unknown on {} (generated code not read): no MIPS / CPI from the \
+                         kernel's instruction count",
+                        std::env::consts::ARCH
+                    )),
+                },
+            )
+            .param("instruction_count_rule", INSTRUCTION_COUNT_RULE)
+            .param("machine_max_mips", max_mips)
+            .param("machine_max_mips_rule", max_mips_rule)
             .param("thread_counts", &counts)
             .param(
                 "placements",
@@ -156,7 +218,9 @@ impl Probe for Compute {
         }
         let hz = super::round_clock_hz(ctx, &cpus, c.threads);
         let per_cycle = rates.iter().map(|r| r / c.threads as f64 / hz).collect();
-        Ok(Measurement::points(vec![
+        let busy = crate::counters::busy_cpus(&cpus, ctx.plan.topo.allowed_count());
+        let from_count = from_count(&c, &strategy.name(), &out.team_times_ns(), hz, busy);
+        let mut points = vec![
             Point::samples(
                 format!("{}/{}", c.kind.name(), strategy.name()),
                 "threads",
@@ -171,7 +235,9 @@ impl Probe for Compute {
                 "ops_per_cycle_per_thread",
                 per_cycle,
             ),
-        ]))
+        ];
+        points.extend(from_count);
+        Ok(Measurement::points(points))
     }
 
     fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
@@ -184,5 +250,152 @@ impl Probe for Compute {
             result.findings.extend(found.into_iter().flatten());
         }
         crate::counters::case_tables(result, &["int", "fp"]);
+        seed001_tables(result, cpus);
+    }
+}
+
+/// How MIPS and CPI are found where no PMU counts them, as the plan records it.
+const INSTRUCTION_COUNT_RULE: &str = "from the kernel's instruction count: MIPS = threads × \
+     passes × instructions_per_pass ÷ team time ÷ 10⁶; CPI = core clock read in the round × \
+     busy CPUs × team time ÷ those instructions; machine efficiency = MIPS ÷ machine_max_mips";
+
+/// One round's MIPS, CPI and machine efficiency from the kernel's instruction
+/// count (one sample per team time), as three points; none where the count is
+/// not known.
+fn from_count(c: &CaseParams, place: &str, team_ns: &[f64], hz: f64, busy: usize) -> Vec<Point> {
+    use crate::analysis::seed001::{cpi_series, efficiency_series, mips_series};
+    use crate::counters::{
+        cpi_from_count, mips_from_count, CPI_FROM_COUNT, MIPS_FROM_COUNT, PERCENT_OF_MAX_MIPS,
+    };
+    let Some(per_pass) = c.instructions_per_pass else {
+        return Vec::new();
+    };
+    let instructions = c.threads as f64 * c.passes as f64 * per_pass as f64;
+    let kind = c.kind.name();
+    let x = c.threads as f64;
+    let mips: Vec<f64> = team_ns
+        .iter()
+        .filter_map(|ns| mips_from_count(instructions, ns.max(1.0)))
+        .collect();
+    let cpi: Vec<f64> = team_ns
+        .iter()
+        .filter_map(|ns| cpi_from_count(hz, busy, ns.max(1.0), instructions))
+        .collect();
+    let mut points = Vec::new();
+    if let Some(max) = c.machine_max_mips.filter(|m| *m > 0.0) {
+        let percent = mips.iter().map(|m| 100.0 * m / max).collect();
+        points.push(Point::samples(
+            efficiency_series(kind, place),
+            "threads",
+            x,
+            PERCENT_OF_MAX_MIPS,
+            percent,
+        ));
+    }
+    points.push(Point::samples(
+        mips_series(kind, place),
+        "threads",
+        x,
+        MIPS_FROM_COUNT,
+        mips,
+    ));
+    if !cpi.is_empty() {
+        points.push(Point::samples(
+            cpi_series(kind, place),
+            "threads",
+            x,
+            CPI_FROM_COUNT,
+            cpi,
+        ));
+    }
+    points
+}
+
+/// An estimate as a table cell: `2915 (2900–2930)`, the interval omitted when
+/// there is none.
+fn est_cell(e: &crate::model::Estimate, suffix: &str) -> serde_json::Value {
+    use crate::units::fmt_num;
+    let text = if e.n > 1 && e.lo < e.hi {
+        format!(
+            "{}{suffix} ({}–{})",
+            fmt_num(e.value),
+            fmt_num(e.lo),
+            fmt_num(e.hi)
+        )
+    } else {
+        format!("{}{suffix}", fmt_num(e.value))
+    };
+    text.into()
+}
+
+/// Seed 001's Table 2 per kind of work (`analysis::seed001`): a table of MIPS,
+/// CPI and machine efficiency by threads, each labelled with its source, and the
+/// efficiency with one thread and with the machine's CPUs filled as findings.
+fn seed001_tables(result: &mut ProbeResult, cpus: usize) {
+    use crate::analysis::seed001::{one_and_full, table2};
+    use crate::counters::PERCENT_OF_MAX_MIPS;
+    for kind in ["int", "fp"] {
+        let Some(t) = table2(result, kind) else {
+            continue;
+        };
+        let src = t.source.label();
+        if t.source == crate::analysis::seed001::Source::KernelCount && kind == "int" {
+            result.findings.push(crate::model::Finding::Note {
+                text: format!(
+                    "MIPS and CPI without PMU counts: from the kernel's instruction count \
+                     ({} instructions per pass of 128 inputs, read off its generated code; \
+                     tables `<kind>: seed 001 Table 2`); seed 001's efficiency = MIPS ÷ the \
+                     machine's maximum {}",
+                    INSTRUCTIONS_PER_PASS.unwrap_or_default(),
+                    t.max_mips.map_or_else(
+                        || "(not known: no issue width for this CPU)".to_string(),
+                        |m| format!("{} MIPS", crate::units::fmt_num(m))
+                    )
+                ),
+            });
+        }
+        let rows = t
+            .rows
+            .iter()
+            .map(|r| {
+                vec![
+                    crate::units::fmt_x("threads", r.threads).into(),
+                    est_cell(&r.mips, ""),
+                    r.cpi.map_or(serde_json::Value::Null, |c| est_cell(&c, "")),
+                    r.efficiency
+                        .map_or(serde_json::Value::Null, |e| est_cell(&e, " %")),
+                ]
+            })
+            .collect();
+        result.tables.push(crate::model::Table {
+            name: format!(
+                "{kind}: seed 001 Table 2 ({}; MIPS and CPI {src}; medians over rounds, 95 % intervals)",
+                t.placement
+            ),
+            columns: vec![
+                "threads".into(),
+                "MIPS".into(),
+                "CPI".into(),
+                "efficiency (% of the machine's maximum MIPS)".into(),
+            ],
+            rows,
+        });
+        let Some((one, full)) = one_and_full(&t, cpus) else {
+            continue;
+        };
+        for r in [one, full] {
+            if let Some(e) = r.efficiency {
+                result.findings.push(crate::model::Finding::Value {
+                    what: format!(
+                        "{kind}: seed 001 machine efficiency with {} ({})",
+                        crate::units::threads(r.threads),
+                        t.placement
+                    ),
+                    unit: PERCENT_OF_MAX_MIPS.into(),
+                    value: e,
+                    context: Some(format!("MIPS {src} ÷ the machine's maximum MIPS")),
+                });
+            }
+        }
     }
 }

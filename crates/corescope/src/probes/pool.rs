@@ -92,6 +92,13 @@ pub struct PoolProbe;
 enum Exec {
     Mutex,
     Lockfree,
+    /// The mutex free list without the cap: a new pthread whenever the pool is
+    /// empty (seed 000 §7.1), up to the safety bound.
+    #[serde(rename = "mutex-uncapped")]
+    MutexUncapped,
+    /// The lock-free free list without the cap.
+    #[serde(rename = "lockfree-uncapped")]
+    LockfreeUncapped,
     Rayon,
     Sequential,
 }
@@ -101,6 +108,8 @@ impl Exec {
         match self {
             Exec::Mutex => "mutex",
             Exec::Lockfree => "lockfree",
+            Exec::MutexUncapped => "mutex-uncapped",
+            Exec::LockfreeUncapped => "lockfree-uncapped",
             Exec::Rayon => "rayon",
             Exec::Sequential => "sequential",
         }
@@ -109,10 +118,119 @@ impl Exec {
     /// Name in the cutoff and matmul comparisons (taskpool runs the mutex free list).
     fn runtime(self) -> &'static str {
         match self {
-            Exec::Mutex | Exec::Lockfree => "taskpool",
+            Exec::Mutex | Exec::Lockfree | Exec::MutexUncapped | Exec::LockfreeUncapped => {
+                "taskpool"
+            }
             other => other.name(),
         }
     }
+
+    /// The FFT executors: the two free lists capped, rayon, and the two free lists
+    /// uncapped (the seed's mode), measured interleaved.
+    const FFT: [Exec; 5] = [
+        Exec::Mutex,
+        Exec::Lockfree,
+        Exec::Rayon,
+        Exec::MutexUncapped,
+        Exec::LockfreeUncapped,
+    ];
+}
+
+/// The uncapped mode runs the FFT sizes whose transform asks for at most this many
+/// times the capped pool's workers (about 2^size with a worker per butterfly): there
+/// it already differs from the capped pool, and every call starts the workers beyond
+/// the cap again, so larger sizes would cost the default suite its time bound
+/// (thousands of thread creations per call).
+pub const UNCAPPED_SPAN: usize = 2;
+
+/// The largest FFT size (log2) the uncapped mode runs with a cap of `max_threads`.
+pub fn uncapped_max_log2(max_threads: usize) -> u32 {
+    UNCAPPED_SPAN.saturating_mul(max_threads).max(1).ilog2()
+}
+
+/// How many live workers a taskpool run may have: the capped mode's cap, or the
+/// uncapped mode's safety bound with its reason (the seed's pool starts a thread
+/// whenever it is empty; only idle workers beyond `max_idle` exit, the seed's
+/// "maximum pool size").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// Most live worker threads.
+    pub max_threads: usize,
+    /// Most idle worker threads kept.
+    pub max_idle: usize,
+    /// For the uncapped mode: what bounds it (reaching it stops the size).
+    pub bound_why: Option<String>,
+}
+
+impl Limits {
+    /// The capped mode: `max_threads` live workers, every one kept when idle.
+    pub fn capped(max_threads: usize) -> Self {
+        Self {
+            max_threads,
+            max_idle: max_threads,
+            bound_why: None,
+        }
+    }
+}
+
+/// The uncapped mode's safety bound on live workers: the harness's thread limit
+/// (`capacity`, from [`crate::harness::team::thread_capacity`]: the OS limits and
+/// available memory for stacks), the memory guard's share of the available memory
+/// for every worker's whole stack ([`taskpool::DEFAULT_STACK_SIZE_BYTES`] each, as
+/// if fully touched), and taskpool's own slot limit; the smallest wins, with its
+/// reason. Unknown available memory keeps the capped mode's default.
+pub fn uncapped_bound(
+    (capacity, capacity_why): (usize, &str),
+    available: Option<&crate::memguard::Available>,
+) -> (usize, String) {
+    let stack = taskpool::DEFAULT_STACK_SIZE_BYTES as u64;
+    let memory = match available {
+        Some(a) => (
+            ((a.bytes as f64 * crate::memguard::USABLE_FRACTION) as u64 / stack) as usize,
+            format!(
+                "the memory guard: {:.0} % of {} available ({}) for {} stacks",
+                crate::memguard::USABLE_FRACTION * 100.0,
+                crate::memguard::human(a.bytes),
+                a.source,
+                crate::memguard::human(stack)
+            ),
+        ),
+        None => (
+            taskpool::DEFAULT_MAX_THREADS,
+            "available memory unknown: taskpool's default cap".to_string(),
+        ),
+    };
+    let limits = [
+        memory,
+        (
+            capacity,
+            format!("the harness's thread limit ({capacity_why})"),
+        ),
+        (
+            taskpool::MAX_THREADS_LIMIT,
+            "taskpool's slot limit".to_string(),
+        ),
+    ];
+    let (n, why) = limits
+        .into_iter()
+        .min_by_key(|l| l.0)
+        .unwrap_or((1, String::new()));
+    (n.max(1), why)
+}
+
+/// Why an uncapped run stops: it wanted a worker beyond its safety bound (no idle
+/// worker, the bound reached, or `pthread_create` refused), where the seed's pool
+/// would have started another pthread. `None` for a capped run (its cap is the
+/// mode) or one that stayed within the bound.
+pub fn bound_stop(stats: &taskpool::PoolStats, limits: &Limits) -> Option<String> {
+    let why = limits.bound_why.as_deref()?;
+    (stats.worker_shortfalls > 0 || stats.spawn_failures > 0).then(|| {
+        format!(
+            "stopped at the safety bound: it wanted more than {} live threads ({why}), \
+             where the seed's pool would start another pthread",
+            limits.max_threads
+        )
+    })
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -122,6 +240,10 @@ enum CaseParams {
         log2: u32,
         case_budget_s: f64,
         max_threads: usize,
+        /// Idle workers kept (the uncapped mode keeps the capped mode's cap).
+        max_idle: usize,
+        /// The uncapped mode's bound, why it is what it is.
+        bound: Option<String>,
     },
     /// One FFT size with a sequential cutoff, taskpool (block = CPUs), rayon, or one
     /// thread alone (cutoff ignored).
@@ -199,17 +321,58 @@ fn time_per_call<E: ToString>(mut f: impl FnMut() -> Result<(), E>) -> Result<f6
     }
 }
 
+/// The FFT cases: every size on every executor (the uncapped ones up to
+/// [`uncapped_max_log2`]), a compared group per size.
+fn fft_cases(
+    ctx: &PlanCtx,
+    (max_log2, case_budget_s): (u32, f64),
+    max_threads: usize,
+    (bound, bound_why): (usize, &str),
+) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for log2 in 1..=max_log2 {
+        let group = format!("fft 2^{log2}");
+        let rounds = if log2 == max_log2 {
+            COMPARED_ROUNDS
+        } else {
+            SWEEP_ROUNDS
+        };
+        for exec in Exec::FFT {
+            let uncapped = matches!(exec, Exec::MutexUncapped | Exec::LockfreeUncapped);
+            if uncapped && log2 > uncapped_max_log2(max_threads) {
+                continue;
+            }
+            let params = CaseParams::Fft {
+                exec,
+                log2,
+                case_budget_s,
+                max_threads: if uncapped { bound } else { max_threads },
+                max_idle: max_threads.min(if uncapped { bound } else { max_threads }),
+                bound: uncapped.then(|| bound_why.to_string()),
+            };
+            cases.push(
+                Case::new(format!("fft 2^{log2} {}", exec.name()), &params)
+                    .compared(&group, exec.name(), exec.name())
+                    .with_rounds(rounds_for(ctx.profile, rounds)),
+            );
+        }
+    }
+    cases
+}
+
 /// Every new worker joins `counted` first (its software, and where the PMU allows,
 /// hardware counters; `counters::SharedCounters`).
 fn new_pool(
     free_list: FreeList,
-    max_threads: usize,
+    limits: &Limits,
     counted: &Arc<SharedCounters>,
 ) -> Result<Pool, ProbeError> {
     let c = Arc::clone(counted);
     let hook: taskpool::WorkerStartHook = Arc::new(move || c.join_this_thread(false));
     Pool::with_worker_start(
-        PoolConfig::new(free_list).with_max_threads(max_threads),
+        PoolConfig::new(free_list)
+            .with_max_threads(limits.max_threads)
+            .with_max_idle(limits.max_idle.min(limits.max_threads)),
         hook,
     )
     .map_err(|e| ProbeError::Failed(format!("taskpool: {e}")))
@@ -218,12 +381,14 @@ fn new_pool(
 /// A pool for the executor (none for rayon and one thread).
 fn pool_for(
     exec: Exec,
-    max_threads: usize,
+    limits: &Limits,
     counted: &Arc<SharedCounters>,
 ) -> Result<Option<Pool>, ProbeError> {
     Ok(match exec {
-        Exec::Mutex => Some(new_pool(FreeList::Mutex, max_threads, counted)?),
-        Exec::Lockfree => Some(new_pool(FreeList::LockFree, max_threads, counted)?),
+        Exec::Mutex | Exec::MutexUncapped => Some(new_pool(FreeList::Mutex, limits, counted)?),
+        Exec::Lockfree | Exec::LockfreeUncapped => {
+            Some(new_pool(FreeList::LockFree, limits, counted)?)
+        }
         Exec::Rayon | Exec::Sequential => None,
     })
 }
@@ -243,7 +408,7 @@ fn counted_run<T: Send>(
     let counted = Arc::new(SharedCounters::default());
     let threads = 1 + match exec {
         Exec::Rayon => rayon::current_num_threads(),
-        Exec::Mutex | Exec::Lockfree => max_threads,
+        Exec::Mutex | Exec::Lockfree | Exec::MutexUncapped | Exec::LockfreeUncapped => max_threads,
         Exec::Sequential => 0,
     };
     if let Err(why) = crate::counters::descriptors_allow(threads) {
@@ -297,29 +462,17 @@ impl Probe for PoolProbe {
         let max_levels: u32 = ctx.profile.pick(3, 4, 5);
         let case_budget_s = (ctx.budget_s / 8.0).max(1.0);
         let max_threads = pool_max_threads(ctx.cpus());
+        let (bound, bound_why) = uncapped_bound(
+            crate::harness::team::thread_capacity(),
+            crate::memguard::available().as_ref(),
+        );
         let cutoff_log2 = max_log2.min(12);
-        let mut cases = Vec::new();
-        for log2 in 1..=max_log2 {
-            let group = format!("fft 2^{log2}");
-            let rounds = if log2 == max_log2 {
-                COMPARED_ROUNDS
-            } else {
-                SWEEP_ROUNDS
-            };
-            for exec in [Exec::Mutex, Exec::Lockfree, Exec::Rayon] {
-                let params = CaseParams::Fft {
-                    exec,
-                    log2,
-                    case_budget_s,
-                    max_threads,
-                };
-                cases.push(
-                    Case::new(format!("fft 2^{log2} {}", exec.name()), &params)
-                        .compared(&group, exec.name(), exec.name())
-                        .with_rounds(rounds_for(ctx.profile, rounds)),
-                );
-            }
-        }
+        let mut cases = fft_cases(
+            ctx,
+            (max_log2, case_budget_s),
+            max_threads,
+            (bound, &bound_why),
+        );
         let group = format!("fft 2^{cutoff_log2} with cutoffs");
         let seq = CaseParams::FftCutoff {
             exec: Exec::Sequential,
@@ -376,6 +529,16 @@ impl Probe for PoolProbe {
         .param("rmatmul_max_levels", max_levels)
         .param("case_budget_s", case_budget_s)
         .param("pool_max_threads", max_threads)
+        .param("fft_uncapped_bound", bound)
+        .param("fft_uncapped_max_log2", uncapped_max_log2(max_threads).min(max_log2))
+        .param(
+            "fft_uncapped_bound_rule",
+            format!(
+                "the seed's mode (a new pthread whenever the pool is empty; idle workers beyond \
+                 pool_max_threads exit), bounded by {bound_why}; a size that reaches the bound stops; sizes up to \
+                 {UNCAPPED_SPAN}× pool_max_threads points (the suite's time)"
+            ),
+        )
         .param(
             "pool_max_threads_rule",
             "taskpool's default (256), at least the allowed CPUs, at most what the OS lets this process create",
@@ -403,10 +566,17 @@ impl Probe for PoolProbe {
                 log2,
                 case_budget_s,
                 max_threads,
+                max_idle,
+                bound,
             } => {
                 let (d, below) = (ctx.deadline, fft_time_s(exec, log2.saturating_sub(1)));
+                let limits = Limits {
+                    max_threads,
+                    max_idle,
+                    bound_why: bound,
+                };
                 let r = counted_run((exec, max_threads), ctx, |c| {
-                    run_fft(exec, (log2, below), case_budget_s, (max_threads, d), c)
+                    run_fft(exec, (log2, below), case_budget_s, (&limits, d), c)
                 });
                 r.map(|(m, secs)| {
                     set_fft_time_s(exec, log2, secs);
@@ -441,6 +611,7 @@ impl Probe for PoolProbe {
     fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
         FFT_TIMES_S.with(|l| l.borrow_mut().clear());
         let mut found = fft_findings(result);
+        found.extend(uncapped_findings(result));
         found.extend(cutoff_findings(result));
         found.extend(rmatmul_findings(result, ctx.cpus()));
         found.extend(given_up(result));
@@ -477,13 +648,13 @@ fn given_up(result: &mut ProbeResult) -> Vec<Finding> {
             .collect::<Vec<_>>()),
     );
     let mut out = Vec::new();
-    for exec in ["mutex", "lockfree", "rayon"] {
+    for exec in Exec::FFT.map(Exec::name) {
         if let Some((size, _, how)) = rows.iter().find(|r| r.1 == exec) {
             out.push(Finding::Note {
                 text: format!(
                     "fft/{exec}: sizes up to 2^{} measured; {} at 2^{size} ({how})",
                     size.saturating_sub(1),
-                    if how.contains("deadline") {
+                    if how.contains("deadline") || how.contains("bound") {
                         "stopped"
                     } else {
                         "gave up"
@@ -520,7 +691,7 @@ fn run_fft(
     exec: Exec,
     (log2, below_s): (u32, f64),
     case_budget_s: f64,
-    (max_threads, probe_deadline): (usize, Instant),
+    (limits, probe_deadline): (&Limits, Instant),
     counted: &Arc<SharedCounters>,
 ) -> Result<(Measurement, f64), ProbeError> {
     let mut m = Measurement::default();
@@ -531,12 +702,15 @@ fn run_fft(
                 log2 - 1
             )
         } else {
-            format!("size {} was stopped at its deadline or not run", log2 - 1)
+            format!(
+                "size {} was stopped (at its deadline or its thread bound) or not run",
+                log2 - 1
+            )
         };
         fft_given_up(&mut m, exec, log2, how);
         return Ok((m, f64::INFINITY));
     }
-    let pool = pool_for(exec, max_threads, counted)?;
+    let pool = pool_for(exec, limits, counted)?;
     let inner = executor(exec, pool.as_ref(), 0);
     let case_end = Instant::now() + std::time::Duration::from_secs_f64(case_budget_s);
     let stop = Stop::at(probe_deadline.min(case_end));
@@ -549,6 +723,12 @@ fn run_fft(
     let mut output = vec![Complex::default(); n];
     // One untimed call: wakes the pool's workers and gives the result to check.
     fft(ex, &input, &mut output).map_err(|e| ProbeError::Failed(format!("fft: {e}")))?;
+    // The uncapped mode stops where it would pass its bound (the warm-up call does
+    // the same work as a timed one).
+    if let Some(how) = pool.as_ref().and_then(|p| bound_stop(&p.stats(), limits)) {
+        fft_given_up(&mut m, exec, log2, how);
+        return Ok((m, f64::INFINITY));
+    }
     let mut calls = 0u32;
     let timed = if stop.stopped() {
         None
@@ -597,9 +777,13 @@ fn run_fft(
         "seconds",
         secs,
     ));
-    if let (Exec::Lockfree, Some(p)) = (exec, &pool) {
+    if let Some(how) = pool.as_ref().and_then(|p| bound_stop(&p.stats(), limits)) {
+        fft_given_up(&mut m, exec, log2, how);
+        return Ok((m, f64::INFINITY));
+    }
+    if let (Exec::Lockfree | Exec::LockfreeUncapped, Some(p)) = (exec, &pool) {
         m.points.push(Point::new(
-            "fft-cas-retries/lockfree",
+            format!("fft-cas-retries/{}", exec.name()),
             "size_log2",
             log2 as f64,
             "failed_cas",
@@ -635,7 +819,7 @@ fn run_fft_cutoff(
             cutoff as f64,
         )
     };
-    let pool = pool_for(exec, max_threads, counted)?;
+    let pool = pool_for(exec, &Limits::capped(max_threads), counted)?;
     let inner = executor(exec, pool.as_ref(), cpus);
     let stop = Stop::at(deadline);
     let ex = Executor::Until {
@@ -680,7 +864,7 @@ fn run_rmatmul(
     (max_threads, deadline): (usize, Instant),
     counted: &Arc<SharedCounters>,
 ) -> Result<Measurement, ProbeError> {
-    let pool = pool_for(exec, max_threads, counted)?;
+    let pool = pool_for(exec, &Limits::capped(max_threads), counted)?;
     let inner = executor(exec, pool.as_ref(), 0);
     let stop = Stop::at(deadline);
     let ex = Executor::Until {
@@ -795,6 +979,43 @@ fn fft_findings(result: &ProbeResult) -> Vec<Finding> {
             value: e,
             context: None,
         });
+    }
+    out
+}
+
+/// The seed's uncapped pool against the capped one, per free list, at the largest
+/// size both measured (paired by round: they ran interleaved).
+fn uncapped_findings(result: &ProbeResult) -> Vec<Finding> {
+    let param = |k: &str| result.params.get(k).and_then(|v| v.as_u64());
+    let (cap, bound) = (param("pool_max_threads"), param("fft_uncapped_bound"));
+    let mut out = Vec::new();
+    for (list, words) in [("mutex", "mutex"), ("lockfree", "lock-free")] {
+        let (capped, uncapped) = (format!("fft/{list}"), format!("fft/{list}-uncapped"));
+        let Some(size) = result.series(&uncapped).and_then(|s| {
+            s.x.iter()
+                .copied()
+                .filter(|&x| result.estimate(&capped, x).is_some())
+                .reduce(f64::max)
+        }) else {
+            continue;
+        };
+        let context = match (cap, bound) {
+            (Some(c), Some(b)) => Some(format!(
+                "capped: at most {c} live workers; uncapped: a new pthread whenever the pool is \
+                 empty, up to the safety bound of {b}"
+            )),
+            _ => None,
+        };
+        out.extend(analysis::compare(
+            result,
+            &format!(
+                "fft 2^{size} on the {words} free list, time, the seed's uncapped pool vs capped"
+            ),
+            "s",
+            ("uncapped", &uncapped, size),
+            ("capped", &capped, size),
+            context,
+        ));
     }
     out
 }
@@ -939,7 +1160,8 @@ mod tests {
         let c = Arc::new(SharedCounters::default());
         let far = Instant::now() + std::time::Duration::from_secs(3600);
         // The case budget ends almost at once: the size is abandoned, not overrun.
-        let (m, secs) = run_fft(Exec::Mutex, (12, 0.0), 1e-9, (8, far), &c).unwrap();
+        let (m, secs) =
+            run_fft(Exec::Mutex, (12, 0.0), 1e-9, (&Limits::capped(8), far), &c).unwrap();
         assert!(m.points.is_empty());
         assert!(secs.is_infinite());
         let row = &m.tables[0].rows[0];
@@ -951,20 +1173,28 @@ mod tests {
             "{row:?}"
         );
         // The next size of that executor is not started, nor the one above it.
-        let (m, secs) = run_fft(Exec::Mutex, (13, secs), 10.0, (8, far), &c).unwrap();
+        let (m, secs) =
+            run_fft(Exec::Mutex, (13, secs), 10.0, (&Limits::capped(8), far), &c).unwrap();
         assert!(m.tables[0].rows[0][2]
             .as_str()
             .unwrap()
             .contains("was stopped"));
         assert!(secs.is_infinite());
         // A size below that took over a third of the case budget: given up too.
-        let (m, _) = run_fft(Exec::Mutex, (13, 4.0), 10.0, (8, far), &c).unwrap();
+        let (m, _) = run_fft(Exec::Mutex, (13, 4.0), 10.0, (&Limits::capped(8), far), &c).unwrap();
         assert!(m.tables[0].rows[0][2]
             .as_str()
             .unwrap()
             .contains("size 12 took 4.00 s"));
         // The probe's own deadline: the case gives up, saying how far it got.
-        let e = run_fft(Exec::Rayon, (12, 0.0), 10.0, (8, Instant::now()), &c).unwrap_err();
+        let e = run_fft(
+            Exec::Rayon,
+            (12, 0.0),
+            10.0,
+            (&Limits::capped(8), Instant::now()),
+            &c,
+        )
+        .unwrap_err();
         assert!(
             matches!(&e, ProbeError::GaveUp(m) if m.contains("families")),
             "{e}"
@@ -987,6 +1217,85 @@ mod tests {
         let f = given_up(&mut r);
         assert_eq!(r.params["fft_gave_up"][0]["size_log2"], 14);
         assert!(matches!(&f[..], [Finding::Note { text }] if text.contains("up to 2^13")));
+    }
+
+    #[test]
+    fn the_uncapped_mode_stops_at_a_low_thread_limit_and_says_why() {
+        let plenty = crate::memguard::Available {
+            bytes: 64 << 30,
+            source: "test".into(),
+        };
+        // A synthetic low thread limit binds, with its reason.
+        let (bound, why) = uncapped_bound((3, "RLIMIT_NPROC (ulimit -u)"), Some(&plenty));
+        assert_eq!(bound, 3);
+        assert!(why.contains("thread limit (RLIMIT_NPROC"), "{why}");
+        // The memory guard binds: half of 1 GiB for 1 MiB stacks.
+        let small = crate::memguard::Available {
+            bytes: 1 << 30,
+            source: "test".into(),
+        };
+        let (n, why) = uncapped_bound((100_000, "x"), Some(&small));
+        assert_eq!(n, 512);
+        assert!(why.starts_with("the memory guard"), "{why}");
+        assert_eq!(
+            uncapped_bound((100_000, "x"), None).0,
+            taskpool::DEFAULT_MAX_THREADS
+        );
+        assert_eq!(uncapped_bound((1 << 30, "x"), Some(&plenty)).0, 32_768);
+        // Reaching the bound stops an uncapped size, saying which bound and why.
+        let limits = Limits {
+            max_threads: bound,
+            max_idle: bound,
+            bound_why: Some(why_of(&plenty)),
+        };
+        let mut stats = taskpool::PoolStats::default();
+        assert_eq!(bound_stop(&stats, &limits), None);
+        stats.worker_shortfalls = 2;
+        let how = bound_stop(&stats, &limits).expect("stopped");
+        assert!(
+            how.contains("more than 3 live threads") && how.contains("RLIMIT_NPROC"),
+            "{how}"
+        );
+        // A refused pthread_create stops it too; a capped run's cap never does.
+        let mut refused = taskpool::PoolStats::default();
+        refused.spawn_failures = 1;
+        assert!(bound_stop(&refused, &limits).is_some());
+        assert_eq!(bound_stop(&stats, &Limits::capped(3)), None);
+        // The stop becomes the size's given-up row and the executor's finding.
+        let mut m = Measurement::default();
+        fft_given_up(&mut m, Exec::LockfreeUncapped, 9, how);
+        let mut r = ProbeResult::new("pool", "t", Status::Completed);
+        r.absorb(m);
+        let f = given_up(&mut r);
+        assert!(
+            matches!(&f[..], [Finding::Note { text }]
+                if text.starts_with("fft/lockfree-uncapped: sizes up to 2^8 measured; stopped at 2^9")),
+            "{f:?}"
+        );
+    }
+
+    fn why_of(a: &crate::memguard::Available) -> String {
+        uncapped_bound((3, "RLIMIT_NPROC (ulimit -u)"), Some(a)).1
+    }
+
+    #[test]
+    fn an_uncapped_fft_within_its_bound_is_measured_and_checked() {
+        let c = Arc::new(SharedCounters::default());
+        let far = Instant::now() + std::time::Duration::from_secs(3600);
+        let limits = Limits {
+            max_threads: 4096,
+            max_idle: 2,
+            bound_why: Some("test".into()),
+        };
+        // 2^4 points cannot ask for 4,096 workers at once.
+        let (m, secs) =
+            run_fft(Exec::LockfreeUncapped, (4, 0.0), 60.0, (&limits, far), &c).unwrap();
+        assert!(secs.is_finite() && m.tables.is_empty(), "{:?}", m.tables);
+        let names: Vec<&str> = m.points.iter().map(|p| p.series.as_str()).collect();
+        assert_eq!(
+            names,
+            ["fft/lockfree-uncapped", "fft-cas-retries/lockfree-uncapped"]
+        );
     }
 
     #[test]

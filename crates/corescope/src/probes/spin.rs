@@ -555,6 +555,8 @@ impl Probe for Spin {
                 ))
             })?;
 
+        // The timed spinner (worker 1) as the team's counters saw it.
+        let spinner = SpinnerCount::of_team(ctx.counted.last());
         let handoff_ns = handoff_phase(ctx, &c, kind, &clock)?;
         let read_ns = clock.ticks_to_ns(phases.spin_ticks.load(Ordering::Acquire))
             / phases.reads.load(Ordering::Acquire).max(1) as f64;
@@ -562,30 +564,48 @@ impl Probe for Spin {
             .label
             .clone()
             .unwrap_or_else(|| c.relation.name().to_string());
-        slowdown_measurement(kind, read_ns, handoff_ns, &paired, &rel)
+        slowdown_measurement(kind.name(), (read_ns, handoff_ns), &paired, &rel, &spinner)
     }
 
     fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
-        // One table per placement: merge the one-row tables of the cases.
-        let mut merged: Vec<Table> = Vec::new();
-        for t in result.tables.drain(..) {
-            match merged.iter_mut().find(|m| m.name == t.name) {
-                Some(m) => m.rows.extend(t.rows),
-                None => merged.push(t),
-            }
-        }
-        for t in &merged {
-            result.findings.extend(table_findings(t));
-        }
+        let (tables, findings) = merge_tables(std::mem::take(&mut result.tables));
+        result.tables = tables;
+        result.findings.extend(findings);
         if !ctx.topo.has_smt() {
             result.findings.push(
                 "no SMT here: spinners were measured on another core and on the same CPU \
                  (time-sliced) instead of a sibling strand",
             );
         }
-        // Shown transposed: a column per loop, a row per quantity (narrower).
-        result.tables = merged.iter().map(transpose).collect();
     }
+}
+
+/// The cases' one-row tables merged into one table per placement, and what they
+/// show: per placement the plain loop's and the parked waiter's cost, the cheapest
+/// spinning loop, and every benchmark slowed beyond the noise under every loop.
+/// The spin tables come out transposed (a column per loop, a row per quantity:
+/// narrower), without the per-benchmark outcome columns (the findings carry them);
+/// other tables (the event counters') pass through.
+pub fn merge_tables(tables: Vec<Table>) -> (Vec<Table>, Vec<Finding>) {
+    let mut merged: Vec<Table> = Vec::new();
+    for t in tables {
+        match merged.iter_mut().find(|m| m.name == t.name) {
+            Some(m) => m.rows.extend(t.rows),
+            None => merged.push(t),
+        }
+    }
+    let mut findings = Vec::new();
+    let mut out = Vec::new();
+    for t in merged {
+        let Some(rel) = t.name.strip_prefix("spin/").map(str::to_string) else {
+            out.push(t);
+            continue;
+        };
+        findings.extend(table_findings(&t));
+        findings.extend(slowed_everywhere(&rel, &bench_slowdowns(&t)));
+        out.push(transpose(&without_outcomes(&t)));
+    }
+    (out, findings)
 }
 
 /// One loop's row of a spin table: name, read interval, hand-off, overall slowdown.
@@ -789,31 +809,130 @@ fn handoff_phase(
     Ok(clock.ticks_to_ns(median(&mut lat) as u64))
 }
 
-/// The loop's row (read interval, hand-off, slowdown per benchmark and over all of
-/// them) and its point: the slowdown per paired round at its read interval.
-fn slowdown_measurement(
-    kind: SpinKind,
-    read_ns: f64,
-    handoff_ns: f64,
+/// The timed spinner thread's own cycles and instructions over its spinning (the
+/// team's counters around its kernel: it is off the CPU while parked between
+/// phases), where the machine has a PMU; seed 003's "spin-lock loop shows low CPI".
+#[derive(Debug, Clone, PartialEq)]
+pub enum SpinnerCount {
+    /// Counted by the PMU.
+    Counted {
+        /// Core cycles (user mode).
+        cycles: u64,
+        /// Retired instructions (user mode).
+        instructions: u64,
+    },
+    /// Not counted here (no PMU, counters refused): never a made-up number.
+    Skipped,
+}
+
+/// What the spin table says where the spinner was not counted.
+pub const SPINNER_NOT_COUNTED: &str = "skipped: no counters";
+
+/// Rows of a spin table after the per-benchmark slowdowns: the spinner's own counts.
+pub const SPINNER_COLUMNS: [&str; 3] = ["spinner cycles", "spinner instructions", "spinner CPI"];
+
+impl SpinnerCount {
+    /// The spinner (worker 1) of the slowdown team's counts.
+    pub fn of_team(team: Option<&crate::counters::TeamCount>) -> Self {
+        let reading = team
+            .filter(|t| t.status.hardware == crate::counters::Availability::Counted)
+            .and_then(|t| t.threads.get(1))
+            .and_then(|t| t.reading);
+        match reading.and_then(|r| Some((r.cycles?, r.instructions?))) {
+            Some((cycles, instructions)) if instructions > 0 => SpinnerCount::Counted {
+                cycles,
+                instructions,
+            },
+            _ => SpinnerCount::Skipped,
+        }
+    }
+
+    /// Cycles per instruction, where counted.
+    pub fn cpi(&self) -> Option<f64> {
+        match *self {
+            SpinnerCount::Counted {
+                cycles,
+                instructions,
+            } => Some(cycles as f64 / instructions as f64),
+            SpinnerCount::Skipped => None,
+        }
+    }
+
+    fn cells(&self) -> [serde_json::Value; 3] {
+        match (self, self.cpi()) {
+            (
+                SpinnerCount::Counted {
+                    cycles,
+                    instructions,
+                },
+                Some(cpi),
+            ) => [
+                serde_json::json!(cycles),
+                serde_json::json!(instructions),
+                serde_json::json!((cpi * 1000.0).round() / 1000.0),
+            ],
+            _ => [
+                serde_json::Value::Null,
+                serde_json::Value::Null,
+                serde_json::json!(SPINNER_NOT_COUNTED),
+            ],
+        }
+    }
+}
+
+/// Column of benchmark `b`'s slowdown; its interval's ends and its outcome follow.
+pub fn bench_column(b: &str) -> String {
+    format!("{b} ×")
+}
+/// Column of the lower end of benchmark `b`'s 95 % interval.
+pub fn bench_low_column(b: &str) -> String {
+    format!("{b} low ×")
+}
+/// Column of the upper end of benchmark `b`'s 95 % interval.
+pub fn bench_high_column(b: &str) -> String {
+    format!("{b} high ×")
+}
+/// Column of benchmark `b`'s outcome (read by the findings, then dropped).
+fn bench_outcome_column(b: &str) -> String {
+    format!("{b} outcome")
+}
+
+/// The loop's row (read interval, hand-off, slowdown per benchmark with its
+/// interval, over all of them, the spinner's own counts) and its point: the
+/// slowdown per paired round at its read interval.
+pub fn slowdown_measurement(
+    loop_name: &str,
+    (read_ns, handoff_ns): (f64, f64),
     paired: &[(Vec<f64>, Vec<f64>)],
     rel: &str,
+    spinner: &SpinnerCount,
 ) -> Result<Measurement, ProbeError> {
     let mut m = Measurement::default();
-    // Per benchmark: the slowdown (HL estimate of with ÷ alone); over all of them:
-    // every (with, alone) pair of every benchmark, compared at once.
+    // Per benchmark: the slowdown (HL estimate of with ÷ alone) and its interval;
+    // over all of them: every (with, alone) pair of every benchmark, compared at once.
     let mut row = vec![
-        serde_json::json!(kind.name()),
+        serde_json::json!(loop_name),
         serde_json::json!((read_ns * 10.0).round() / 10.0),
         serde_json::json!(handoff_ns.round()),
     ];
     let round3 = |v: f64| serde_json::json!((v * 1000.0).round() / 1000.0);
     let (mut all_with, mut all_alone) = (Vec::new(), Vec::new());
+    let mut outcomes = Vec::new();
     for (with, alone) in paired {
-        let r = stats::compare_paired(with, alone).map(|c| c.ratio.value);
-        row.push(r.map_or(serde_json::Value::Null, round3));
+        match stats::compare_paired(with, alone) {
+            Some(c) => {
+                row.extend([c.ratio.value, c.ratio.lo, c.ratio.hi].map(round3));
+                outcomes.push(serde_json::json!(outcome_name(c.outcome)));
+            }
+            None => {
+                row.extend([(); 3].map(|_| serde_json::Value::Null));
+                outcomes.push(serde_json::Value::Null);
+            }
+        }
         all_with.extend(with);
         all_alone.extend(alone);
     }
+    row.extend(outcomes);
     let all = stats::compare_paired(&all_with, &all_alone)
         .ok_or_else(|| ProbeError::Failed("no benchmark time was measured".into()))?;
     row.extend([
@@ -822,13 +941,23 @@ fn slowdown_measurement(
         round3(all.ratio.hi),
         serde_json::json!(outcome_name(all.outcome)),
     ]);
+    row.extend(spinner.cells());
     let mut columns = vec![
         "loop".to_string(),
         "read_interval_ns".into(),
         "handoff_ns".into(),
     ];
-    columns.extend(BENCHES.iter().map(|b| format!("{b} ×")));
+    for b in BENCHES.iter().take(paired.len()) {
+        columns.extend([bench_column(b), bench_low_column(b), bench_high_column(b)]);
+    }
+    columns.extend(
+        BENCHES
+            .iter()
+            .take(paired.len())
+            .map(|b| bench_outcome_column(b)),
+    );
     columns.extend(SUMMARY_COLUMNS.iter().map(|c| c.to_string()));
+    columns.extend(SPINNER_COLUMNS.iter().map(|c| c.to_string()));
     m.tables.push(Table {
         name: format!("spin/{rel}"),
         columns,
@@ -848,6 +977,127 @@ fn slowdown_measurement(
     Ok(m)
 }
 
+/// One benchmark's slowdown under one loop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchSlowdown {
+    /// The spin loop (`plain`, `futex`).
+    pub loop_name: String,
+    /// The benchmark (`hash`).
+    pub bench: String,
+    /// With ÷ alone, its interval.
+    pub ratio: Estimate,
+    /// The comparison's outcome.
+    pub outcome: Outcome,
+}
+
+/// The per-benchmark slowdowns of a merged (row per loop) spin table.
+fn bench_slowdowns(t: &Table) -> Vec<BenchSlowdown> {
+    let col = |name: &str| t.columns.iter().position(|c| c == name);
+    let mut out = Vec::new();
+    for r in &t.rows {
+        let Some(loop_name) = r.first().and_then(|v| v.as_str()) else {
+            continue;
+        };
+        for b in BENCHES {
+            let cell = |c: Option<usize>| c.and_then(|c| r.get(c));
+            let num = |name: String| cell(col(&name)).and_then(|v| v.as_f64());
+            let (Some(value), Some(lo), Some(hi)) = (
+                num(bench_column(b)),
+                num(bench_low_column(b)),
+                num(bench_high_column(b)),
+            ) else {
+                continue;
+            };
+            let outcome = match cell(col(&bench_outcome_column(b))).and_then(|v| v.as_str()) {
+                Some("different") => Outcome::Different,
+                Some("equivalent") => Outcome::Equivalent,
+                _ => Outcome::Inconclusive,
+            };
+            out.push(BenchSlowdown {
+                loop_name: loop_name.to_string(),
+                bench: b.to_string(),
+                ratio: Estimate {
+                    value,
+                    lo,
+                    hi,
+                    n: 0,
+                },
+                outcome,
+            });
+        }
+    }
+    out
+}
+
+/// The loop whose waiter does not run while it waits: a benchmark slowed under it
+/// too is not slowed by spinning.
+pub const PARKED_LOOP: &str = "futex";
+
+/// Benchmarks slowed beyond the noise under every loop measured on placement `rel`,
+/// the parked waiter's included (its interval wholly above 1 + the minimum effect,
+/// with the full 95 % coverage: the outcome `different`): one finding each, with the
+/// smallest of those slowdowns. A parked waiter runs nothing while the benchmark
+/// does, so such a slowdown comes from something else that differs between the
+/// with and alone runs, and the per-loop differences above it are what spinning adds.
+pub fn slowed_everywhere(rel: &str, rows: &[BenchSlowdown]) -> Vec<Finding> {
+    let band = 1.0 + stats::MIN_EFFECT;
+    let mut out = Vec::new();
+    for b in BENCHES {
+        let of_b: Vec<&BenchSlowdown> = rows.iter().filter(|r| r.bench == b).collect();
+        let parked = of_b.iter().any(|r| r.loop_name == PARKED_LOOP);
+        let slowed = |r: &&BenchSlowdown| r.outcome == Outcome::Different && r.ratio.lo >= band;
+        if of_b.len() < 2 || !parked || !of_b.iter().all(slowed) {
+            continue;
+        }
+        let Some(least) = of_b
+            .iter()
+            .min_by(|x, y| x.ratio.value.total_cmp(&y.ratio.value))
+        else {
+            continue;
+        };
+        let most = of_b
+            .iter()
+            .map(|r| r.ratio.value)
+            .fold(f64::NEG_INFINITY, f64::max);
+        out.push(Finding::Slowdown {
+            what: format!("{b}, spinner {rel}"),
+            cause: format!(
+                "every one of the {} wait loops, the parked {PARKED_LOOP} waiter included (least: {})",
+                of_b.len(),
+                least.loop_name
+            ),
+            ratio: least.ratio,
+            outcome: Outcome::Different,
+            context: Some(format!(
+                "{:.2}–{:.2}× across the loops; a parked waiter runs nothing, so this much \
+                 is not the spinning's cost but something else the with and alone runs differ in",
+                least.ratio.value, most
+            )),
+        });
+    }
+    out
+}
+
+/// The table without its per-benchmark outcome columns.
+fn without_outcomes(t: &Table) -> Table {
+    let keep: Vec<usize> = (0..t.columns.len())
+        .filter(|&c| !t.columns[c].ends_with(" outcome"))
+        .collect();
+    Table {
+        name: t.name.clone(),
+        columns: keep.iter().map(|&c| t.columns[c].clone()).collect(),
+        rows: t
+            .rows
+            .iter()
+            .map(|r| {
+                keep.iter()
+                    .map(|&c| r.get(c).cloned().unwrap_or_default())
+                    .collect()
+            })
+            .collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -865,6 +1115,133 @@ mod tests {
     }
 
     use super::*;
+
+    /// A slowdown whose outcome follows its interval (the analysis' rule).
+    fn slow(loop_name: &str, bench: &str, (value, lo, hi): (f64, f64, f64)) -> BenchSlowdown {
+        BenchSlowdown {
+            loop_name: loop_name.into(),
+            bench: bench.into(),
+            ratio: Estimate {
+                value,
+                lo,
+                hi,
+                n: 11,
+            },
+            outcome: if lo >= 1.0 + stats::MIN_EFFECT {
+                Outcome::Different
+            } else {
+                Outcome::Inconclusive
+            },
+        }
+    }
+
+    #[test]
+    fn a_benchmark_slowed_under_every_loop_the_parked_one_included_is_a_finding() {
+        let mut rows = Vec::new();
+        for (l, k) in [("plain", 2.7), ("pause", 2.1), ("futex", 1.6)] {
+            // hash: slowed beyond the noise everywhere, the parked waiter included.
+            rows.push(slow(l, "hash", (k, k - 0.2, k + 0.2)));
+            // add: slowed by the spinning loops only; the parked waiter's interval holds 1.
+            let a = if l == "futex" {
+                (1.0, 0.97, 1.04)
+            } else {
+                (1.5, 1.4, 1.6)
+            };
+            rows.push(slow(l, "add", a));
+            // mul: everywhere above 1, but one interval reaches into the ±3 % band.
+            rows.push(slow(
+                l,
+                "mul",
+                if l == "pause" {
+                    (1.05, 1.02, 1.08)
+                } else {
+                    (1.5, 1.4, 1.6)
+                },
+            ));
+        }
+        let f = slowed_everywhere("other-core", &rows);
+        assert_eq!(f.len(), 1, "{f:?}");
+        let Finding::Slowdown {
+            what,
+            cause,
+            ratio,
+            outcome,
+            context,
+        } = &f[0]
+        else {
+            panic!("{f:?}");
+        };
+        assert_eq!(what, "hash, spinner other-core");
+        assert!(
+            cause.contains("3 wait loops") && cause.contains("least: futex"),
+            "{cause}"
+        );
+        assert_eq!((ratio.value, *outcome), (1.6, Outcome::Different));
+        assert!(context.as_deref().unwrap().starts_with("1.60–2.70×"));
+        // Without the parked loop measured, nothing is claimed.
+        let spinning: Vec<BenchSlowdown> = rows
+            .into_iter()
+            .filter(|r| r.loop_name != PARKED_LOOP)
+            .collect();
+        assert!(slowed_everywhere("other-core", &spinning).is_empty());
+    }
+
+    #[test]
+    fn merged_tables_keep_per_benchmark_intervals_and_drop_their_outcomes() {
+        let paired: Paired = (0..BENCHES.len())
+            .map(|i| {
+                let alone: Vec<f64> = (0..11).map(|r| 1000.0 + (i + 3 * r) as f64).collect();
+                // hash (the last) is twice as long with any waiter, the others equal.
+                let k = if i + 1 == BENCHES.len() { 2.0 } else { 1.0 };
+                let with = alone
+                    .iter()
+                    .enumerate()
+                    .map(|(r, a)| a * k + (r % 4) as f64)
+                    .collect();
+                (with, alone)
+            })
+            .collect();
+        let mut tables = Vec::new();
+        for name in ["plain", "futex"] {
+            let counted = SpinnerCount::Counted {
+                cycles: 3000,
+                instructions: 1000,
+            };
+            let sc = if name == "plain" {
+                counted
+            } else {
+                SpinnerCount::Skipped
+            };
+            let m = slowdown_measurement(name, (5.0, 50.0), &paired, "other-core", &sc).unwrap();
+            tables.extend(m.tables);
+        }
+        let (tables, findings) = merge_tables(tables);
+        assert_eq!(tables.len(), 1);
+        let t = &tables[0];
+        assert_eq!(t.columns, ["", "plain", "futex"]);
+        let row = |label: &str| {
+            t.rows
+                .iter()
+                .find(|r| r[0] == label)
+                .unwrap_or_else(|| panic!("{label}"))
+        };
+        assert!(row("hash low ×")[1].as_f64().unwrap() > 1.9);
+        assert!(!t
+            .rows
+            .iter()
+            .any(|r| r[0].as_str().unwrap().ends_with(" outcome")));
+        assert_eq!(row("spinner CPI")[1], serde_json::json!(3.0));
+        assert_eq!(
+            row("spinner CPI")[2],
+            serde_json::json!(SPINNER_NOT_COUNTED)
+        );
+        assert_eq!(row("spinner cycles")[2], serde_json::Value::Null);
+        let everywhere: Vec<&Finding> = findings
+            .iter()
+            .filter(|f| matches!(f, Finding::Slowdown { what, .. } if what.starts_with("hash")))
+            .collect();
+        assert_eq!(everywhere.len(), 1, "{findings:?}");
+    }
 
     #[test]
     fn k_spinners_fill_every_other_cpu() {

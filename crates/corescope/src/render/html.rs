@@ -165,6 +165,8 @@ fn probe(o: &mut String, p: &ProbeResult) {
         o.push_str("</ul>");
     }
     params(o, p);
+    o.push_str(&super::channel_roadmap::figure(p).unwrap_or_default());
+    o.push_str(&super::spin_bars::figures(p));
     for g in chart_groups(&p.series) {
         series_figure(o, p, &g);
     }
@@ -202,7 +204,15 @@ fn probe(o: &mut String, p: &ProbeResult) {
         );
     }
     for t in &p.tables {
+        // A table drawn as bars above keeps its numbers, collapsed.
+        let drawn = super::spin_bars::is_drawn(t);
+        if drawn {
+            o.push_str("<details><summary>the numbers behind the bars</summary>");
+        }
         free_table(o, t);
+        if drawn {
+            o.push_str("</details>");
+        }
     }
     if !p.warnings.is_empty() {
         o.push_str("<details class='warn'><summary>");

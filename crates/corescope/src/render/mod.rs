@@ -1,5 +1,7 @@
 //! Renderers: read the model, never measure. Imported only by the commands.
 
+pub mod bars;
+pub mod channel_roadmap;
 pub mod crosscheck;
 pub mod csv;
 pub mod doctor;
@@ -8,6 +10,7 @@ pub mod hwloc_xml;
 pub mod pinning;
 pub mod plan;
 pub mod reference;
+pub mod spin_bars;
 pub mod summary;
 pub mod summary_items;
 pub mod svg;

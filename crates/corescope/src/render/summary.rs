@@ -530,6 +530,48 @@ mod tests {
         );
     }
 
+    /// Seed 001's Table 2 from one thread to the CPUs filled, with its source.
+    #[test]
+    fn seed_001_figures_name_their_source() {
+        use crate::analysis::seed001::{cpi_series, efficiency_series, mips_series};
+        let mut run = fixture();
+        let cpus = run.topology.allowed_count() as f64;
+        let mut p = ProbeResult::new("compute", "t", Status::Completed);
+        p.params.insert("machine_max_mips".into(), 38400.0.into());
+        for t in [1.0, cpus] {
+            let mips = 1597.5 * t;
+            for (name, unit, v) in [
+                (
+                    mips_series("int", "unbound"),
+                    crate::counters::MIPS_FROM_COUNT,
+                    mips,
+                ),
+                (
+                    cpi_series("int", "unbound"),
+                    crate::counters::CPI_FROM_COUNT,
+                    0.75,
+                ),
+                (
+                    efficiency_series("int", "unbound"),
+                    crate::counters::PERCENT_OF_MAX_MIPS,
+                    100.0 * mips / 38400.0,
+                ),
+            ] {
+                p.push_point(Point::samples(name, "threads", t, unit, vec![v; 3]));
+            }
+        }
+        run.probes = vec![p];
+        let text = flat(&check(&run, 200).join("\n"));
+        if cpus > 1.0 {
+            assert!(
+                text.contains("int seed 001 (unbound): 1598 → ")
+                    && text.contains("efficiency 4.160 % → ")
+                    && text.contains("(from the kernel's instruction count)"),
+                "{text}"
+            );
+        }
+    }
+
     #[test]
     fn saturation_is_said_in_words() {
         let mut run = fixture();

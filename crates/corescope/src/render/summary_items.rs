@@ -48,7 +48,11 @@ pub fn probe_items(p: &ProbeResult, run: &RunFile) -> Vec<String> {
 /// The items of the probes the summary knows by name (empty for the others).
 fn special_items(p: &ProbeResult, run: &RunFile) -> Vec<String> {
     match p.id.as_str() {
-        "compute" => families(p, &["int", "fp"]),
+        "compute" => {
+            let mut items = families(p, &["int", "fp"]);
+            items.extend(seed001_items(p, run.topology.allowed_count()));
+            items
+        }
         "memory" => memory_items(p, run),
         "peak" => peak_items(p),
         "threads" => dist_items(
@@ -215,6 +219,43 @@ fn families(p: &ProbeResult, names: &[&str]) -> Vec<String> {
         for (placements, text) in &groups {
             items.push(format!("{name} {text} ({})", placements_words(placements)));
         }
+    }
+    items
+}
+
+/// Seed 001's Table 2 in one item per kind, from one thread to the machine's CPUs
+/// filled, with the source of MIPS and CPI: `int seed 001 (unbound): 3120 → 6200
+/// MIPS, CPI 1.130 → 1.140, efficiency 8.7 % → 17 % of the machine's maximum, 1 →
+/// 2 threads (from the kernel's instruction count)`.
+fn seed001_items(p: &ProbeResult, cpus: usize) -> Vec<String> {
+    use crate::analysis::seed001::{one_and_full, table2};
+    let mut items = Vec::new();
+    for kind in ["int", "fp"] {
+        let Some(t) = table2(p, kind) else { continue };
+        let Some((one, full)) = one_and_full(&t, cpus) else {
+            continue;
+        };
+        let fig = |e: &Estimate| format!("{}{}", fmt_num(e.value), plus_minus(e));
+        let mut parts = vec![format!("{} → {} MIPS", fig(&one.mips), fig(&full.mips))];
+        if let (Some(a), Some(b)) = (one.cpi, full.cpi) {
+            parts.push(format!("CPI {} → {}", fig(&a), fig(&b)));
+        }
+        if let (Some(a), Some(b)) = (one.efficiency, full.efficiency) {
+            let pct = |e: &Estimate| format!("{} %{}", fmt_num(e.value), plus_minus(e));
+            parts.push(format!(
+                "efficiency {} → {} of the machine's maximum",
+                pct(&a),
+                pct(&b)
+            ));
+        }
+        items.push(format!(
+            "{kind} seed 001 ({}): {}, {} → {} ({})",
+            t.placement,
+            parts.join(", "),
+            fmt_num_int(one.threads),
+            threads(full.threads),
+            t.source.label()
+        ));
     }
     items
 }

@@ -127,7 +127,7 @@ impl Axis {
     }
     /// Position of `v` on the axis, 0 at `lo` and 1 at `hi`; always finite
     /// (computed in halves so that spans near `f64::MAX` do not overflow).
-    fn t(&self, v: f64) -> f64 {
+    pub(crate) fn t(&self, v: f64) -> f64 {
         let t = if self.log {
             (v.max(self.lo).ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
         } else {
@@ -220,7 +220,7 @@ fn nice_step(raw: f64) -> f64 {
 
 /// Tick labels of an axis: numbers in one scaled unit, and the axis title
 /// with that unit (`threads`, `bytes` keep their own per-tick formatting).
-fn tick_labels(name: &str, axis: &Axis) -> (Vec<(f64, String)>, String) {
+pub(crate) fn tick_labels(name: &str, axis: &Axis) -> (Vec<(f64, String)>, String) {
     let ticks = axis.ticks();
     match name {
         "bytes" => (

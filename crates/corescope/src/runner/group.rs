@@ -149,9 +149,9 @@ impl GroupRun<'_, '_> {
         let (mut done, mut ran_out) = (0, false);
         for round in 0..attempts {
             let runs = self.one_round(round, rounds, &measured, watch, &mut steadiness)?;
-            if steadiness.keep(runs.trips_ns) {
+            if let Some(kept) = steadiness.keep(runs.runs, runs.trips_ns) {
                 let first = done == 0 && self.epoch == 0;
-                self.keep(runs.runs, first, &aliases, &mut touched);
+                self.keep(kept, first, &aliases, &mut touched);
                 done += 1;
                 let target = rounds.target_rel_half_width;
                 if done >= rounds.max.max(1)
@@ -159,8 +159,6 @@ impl GroupRun<'_, '_> {
                 {
                     break;
                 }
-            } else {
-                steadiness.dropped.push(runs.runs);
             }
             let out_of_time = Instant::now() >= self.ctx.deadline;
             if out_of_time || (done >= rounds.min && started.elapsed() >= allowance) {
@@ -178,13 +176,10 @@ impl GroupRun<'_, '_> {
             rounds.min
         };
         if done < want {
-            let mut dropped = std::mem::take(&mut steadiness.dropped);
-            dropped.truncate(want - done);
-            for runs in dropped {
+            for runs in steadiness.keep_anyway(want - done) {
                 let first = done == 0 && self.epoch == 0;
                 self.keep(runs, first, &aliases, &mut touched);
                 done += 1;
-                steadiness.kept_anyway += 1;
             }
         }
         let what = self.group_name();

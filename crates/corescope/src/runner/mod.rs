@@ -518,6 +518,11 @@ mod tests {
             text.contains(&format!("{} of the {n} rounds were kept anyway", n - 1)),
             "{text}"
         );
+        // The state the figures belong to takes in the moved rounds kept.
+        assert_eq!(
+            r.params["steady_round_trip_ns"]["int ×2"],
+            serde_json::json!([60.0, 330.0])
+        );
     }
 
     #[test]
@@ -532,5 +537,10 @@ mod tests {
             crate::probes::MAX_ROUNDS
         );
         assert!(format!("{:?}", r.warnings).contains("kept anyway"));
+        // No round held still, yet the figures name the (mixed) state they come from.
+        assert_eq!(
+            r.params["steady_round_trip_ns"]["int ×2"],
+            serde_json::json!([60.0, 330.0])
+        );
     }
 }

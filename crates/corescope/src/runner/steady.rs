@@ -9,15 +9,17 @@ use crate::model::{ProbeResult, Warning};
 pub(super) struct Steadiness<R> {
     /// The last reading (it opens the next round).
     pub(super) last_ns: Option<f64>,
-    /// Dropped rounds, kept aside in case no round is steady.
-    pub(super) dropped: Vec<R>,
+    /// Dropped rounds, kept aside in case no round is steady, each with the
+    /// (lowest, highest) round trip read around it.
+    dropped: Vec<(R, (f64, f64))>,
     /// Rounds during which the pair moved.
     pub(super) moved: usize,
     /// Rounds kept although they moved (too few held still).
     pub(super) kept_anyway: usize,
     /// The widest (lowest, highest) span of a dropped round (`None` before any).
     pub(super) widest: Option<(f64, f64)>,
-    /// The lowest and highest reading of the kept rounds (`None` before any).
+    /// The lowest and highest reading of the kept rounds, those kept anyway
+    /// included (`None` before any).
     pub(super) kept_span_ns: Option<(f64, f64)>,
 }
 
@@ -35,24 +37,46 @@ impl<R> Default for Steadiness<R> {
 }
 
 impl<R> Steadiness<R> {
-    /// Whether a round with these readings is kept; a dropped one widens the record.
-    pub(super) fn keep(&mut self, trips_ns: Vec<f64>) -> bool {
+    /// Whether a round with these readings is kept; a dropped one is set aside
+    /// (`round`) and widens the record.
+    pub(super) fn keep(&mut self, round: R, trips_ns: Vec<f64>) -> Option<R> {
         match crate::drift::moved_within(&trips_ns) {
             None => {
                 for &t in &trips_ns {
-                    let (lo, hi) = self.kept_span_ns.unwrap_or((t, t));
-                    self.kept_span_ns = Some((lo.min(t), hi.max(t)));
+                    self.widen_kept(t, t);
                 }
-                true
+                Some(round)
             }
             Some((lo, hi)) => {
                 self.moved += 1;
                 if self.widest.is_none_or(|(wlo, whi)| hi / lo > whi / wlo) {
                     self.widest = Some((lo, hi));
                 }
-                false
+                self.dropped.push((round, (lo, hi)));
+                None
             }
         }
+    }
+
+    /// Up to `n` dropped rounds, kept after all (too few held still): the kept
+    /// span then takes in their round trips, so the state it names is the mixed
+    /// one their figures belong to.
+    pub(super) fn keep_anyway(&mut self, n: usize) -> Vec<R> {
+        let mut dropped = std::mem::take(&mut self.dropped);
+        dropped.truncate(n);
+        self.kept_anyway += dropped.len();
+        dropped
+            .into_iter()
+            .map(|(round, (lo, hi))| {
+                self.widen_kept(lo, hi);
+                round
+            })
+            .collect()
+    }
+
+    fn widen_kept(&mut self, lo_ns: f64, hi_ns: f64) {
+        let (lo, hi) = self.kept_span_ns.unwrap_or((lo_ns, hi_ns));
+        self.kept_span_ns = Some((lo.min(lo_ns), hi.max(hi_ns)));
     }
 }
 

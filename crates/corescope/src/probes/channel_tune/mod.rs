@@ -4,15 +4,16 @@
 //!
 //! Stage One (an ideal producer and consumer: the producer writes N-byte events as
 //! fast as it can, the consumer folds them into a checksum):
-//! 1. baseline: producer alone, consumer alone (no channel, a 1 KiB local buffer);
-//! 2. `p0`: both baselines at once on the pinned pair, sharing nothing;
-//! 3. loop 1 of Figure 2: padding between buffers, 1 … 256 bytes (hspc keeps the
-//!    hand-off words on their own lines always, so this is `p6`'s buffer padding);
-//! 4. loop 2 of Figure 2 (`p4_adjuststack`): the producer's stack shifted by 0,
+//! 1. the roadmap of Figure 1 (see [`roadmap`]): baseline producer and consumer,
+//!    `p0`, `p1`, the SMT baseline (where there is SMT), `p2`, `p3`, `p5`, `p6`,
+//!    `p7`, `p8`, interleaved in rounds, each a median with its 95 % interval;
+//! 2. loop 1 of Figure 2: `p3` with each padding, 8 … 256 bytes; the choice is
+//!    the channel's padding between buffers from then on;
+//! 3. loop 2 of Figure 2 (`p4_adjuststack`): the producer's stack shifted by 0,
 //!    32 … 1024 bytes relative to the consumer's ([`hspc::stack::with_stack_offset`]);
-//! 5. buffer sizes 256 B … 1.5 MB (Figure 2's list) with 3 buffers, then
-//!    2, 4 and 5 buffers for the fastest [`KEEP_SIZES`] sizes;
-//! 6. every wait strategy, and the ring mode, on the fastest layout.
+//! 4. loop 3 of Figure 2: 2 … 5 buffers × sizes 256 B … 1.5 MB (the 4 × 25 grid),
+//!    spread over the grid in time, what the budget leaves out named;
+//! 5. every wait strategy, and the ring mode, on the fastest layout.
 //!
 //! Stage Two (a real workload): the producer computes a recursive Fibonacci number
 //! with some interpreter-like work per call ([`WORK_STEPS`]), emitting an enter and
@@ -28,6 +29,8 @@
 //! Stage Two compares the profile with the single-thread one).
 
 mod result;
+mod roadmap;
+pub use roadmap::ROADMAP_TITLE;
 mod settle;
 mod stage_one;
 mod stage_two;
@@ -55,8 +58,6 @@ pub const STAGE_ONE_BUFFER_BYTES: [usize; 25] = [
 pub const PADDINGS: [usize; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 /// Numbers of buffers of Figure 2.
 pub const BUFFER_COUNTS: [usize; 4] = [2, 3, 4, 5];
-/// Buffer sizes carried from the 3-buffer sweep into the buffer-count sweep.
-pub const KEEP_SIZES: usize = 4;
 /// Event sizes Stage One can move; other sizes round up to the next one.
 pub const EVENT_SIZES: [usize; 12] = [1, 2, 4, 8, 16, 24, 32, 64, 128, 256, 512, 1024];
 /// Stage Two's event sizes, in the seed's order (128 B, then shrunk to 24 B).
@@ -73,10 +74,11 @@ pub const DEFAULT_BUDGET_S: f64 = 60.0;
 /// Default event size of Stage One, in bytes (the seed's shrunk profiling event).
 pub const DEFAULT_EVENT_BYTES: usize = 24;
 /// Shares of the budget (from the start) at which each step stops starting
-/// configurations: padding, stack offset, buffer size, buffer count, wait strategy
-/// (Stage One), then 128-byte and 24-byte Stage Two. Every step measures at least
-/// its first configuration while the whole budget lasts.
-const STEP_ENDS: [f64; 7] = [0.10, 0.16, 0.29, 0.37, 0.45, 0.70, 0.95];
+/// configurations: roadmap, padding (loop 1), stack offset (loop 2), the buffer
+/// grid (loop 3), wait strategy (Stage One), then 128-byte and 24-byte Stage
+/// Two. Every step measures at least its first configuration while the whole
+/// budget lasts.
+const STEP_ENDS: [f64; 7] = [0.08, 0.13, 0.18, 0.37, 0.45, 0.70, 0.95];
 
 /// Where step `i`'s sweep stops starting configurations: 70 % of the way to its
 /// end in [`STEP_ENDS`]; the rest settles the step's choice (see [`settle`]).
@@ -164,6 +166,13 @@ pub struct Row {
     /// (`CLOCK_THREAD_CPUTIME_ID`) from the start gate to their end, as a share of
     /// the run's wall time (seed 004 §4: the producer ~100 %, the consumer ~41 %).
     pub cpu_share: Option<[f64; 2]>,
+    /// Seconds per event of the further runs of the step's own rounds (the
+    /// roadmap's, Stage Two's grid), interleaved with the other rows' and apart
+    /// from `repeats` (which `settle` pairs by its own rounds).
+    pub samples: Vec<f64>,
+    /// Why the row was not measured (the SMT baseline without SMT): its numbers
+    /// are left empty, never invented.
+    pub skipped: Option<String>,
 }
 
 /// CPU time of the calling thread so far, in seconds; `None` where the OS does not
@@ -261,23 +270,39 @@ impl Row {
             switches: None,
             repeats: Vec::new(),
             cpu_share: None,
+            samples: Vec::new(),
+            skipped: None,
         }
+    }
+
+    /// A row of per-event samples in the order run (the first is the row's run).
+    pub fn sampled(label: impl Into<String>, events: u64, per_event_s: &[f64]) -> Self {
+        let first = per_event_s.first().copied().unwrap_or(f64::NAN);
+        Self {
+            samples: per_event_s.iter().skip(1).copied().collect(),
+            ..Row::once(label, None, events, first * events as f64)
+        }
+    }
+
+    /// The median time per event with its 95 % interval and the number of runs.
+    pub fn estimate(&self) -> crate::stats::Estimate {
+        crate::stats::estimate(&self.per_event_runs())
     }
 
     /// Seconds per event: of the run, or the median over it and its repeats.
     pub fn per_event(&self) -> f64 {
         let first = self.secs / self.events.max(1) as f64;
-        if self.repeats.is_empty() {
+        if self.repeats.is_empty() && self.samples.is_empty() {
             return first;
         }
-        let mut all = self.repeats.clone();
-        all.push(first);
-        crate::stats::median(&all)
+        crate::stats::median(&self.per_event_runs())
     }
 
-    /// Seconds per event of every run of this configuration, the first one last.
+    /// Seconds per event of every run of this configuration: the rounds'
+    /// samples, the settling repeats, the first one last.
     pub fn per_event_runs(&self) -> Vec<f64> {
-        let mut all = self.repeats.clone();
+        let mut all = self.samples.clone();
+        all.extend(&self.repeats);
         all.push(self.secs / self.events.max(1) as f64);
         all
     }
@@ -562,22 +587,23 @@ fn stage_one_sized(
     event_bytes: usize,
     run_s: f64,
     pair: Pair<'_>,
+    smt: Result<Pair<'_>, String>,
     budget: &Budget,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Vec<Step>, Config), String> {
     match event_bytes {
-        1 => stage_one::<1>(run_s, pair, budget, progress),
-        2 => stage_one::<2>(run_s, pair, budget, progress),
-        4 => stage_one::<4>(run_s, pair, budget, progress),
-        8 => stage_one::<8>(run_s, pair, budget, progress),
-        16 => stage_one::<16>(run_s, pair, budget, progress),
-        24 => stage_one::<24>(run_s, pair, budget, progress),
-        32 => stage_one::<32>(run_s, pair, budget, progress),
-        64 => stage_one::<64>(run_s, pair, budget, progress),
-        128 => stage_one::<128>(run_s, pair, budget, progress),
-        256 => stage_one::<256>(run_s, pair, budget, progress),
-        512 => stage_one::<512>(run_s, pair, budget, progress),
-        _ => stage_one::<1024>(run_s, pair, budget, progress),
+        1 => stage_one::<1>(run_s, pair, smt, budget, progress),
+        2 => stage_one::<2>(run_s, pair, smt, budget, progress),
+        4 => stage_one::<4>(run_s, pair, smt, budget, progress),
+        8 => stage_one::<8>(run_s, pair, smt, budget, progress),
+        16 => stage_one::<16>(run_s, pair, smt, budget, progress),
+        24 => stage_one::<24>(run_s, pair, smt, budget, progress),
+        32 => stage_one::<32>(run_s, pair, smt, budget, progress),
+        64 => stage_one::<64>(run_s, pair, smt, budget, progress),
+        128 => stage_one::<128>(run_s, pair, smt, budget, progress),
+        256 => stage_one::<256>(run_s, pair, smt, budget, progress),
+        512 => stage_one::<512>(run_s, pair, smt, budget, progress),
+        _ => stage_one::<1024>(run_s, pair, smt, budget, progress),
     }
 }
 
@@ -615,7 +641,8 @@ pub fn tune_channel(
             opts.event_bytes
         ));
     }
-    let (mut steps, one_best) = stage_one_sized(event_bytes, run_s, pair, &budget, progress)?;
+    let smt = roadmap::smt_pair(topo).map(|cpus| Pair { cpus, ..pair });
+    let (mut steps, one_best) = stage_one_sized(event_bytes, run_s, pair, smt, &budget, progress)?;
     // Stage Two: 128-byte events get the first half of what is left, 24-byte the rest.
     let against = &opts.against;
     let (s128, b128) = stage_two::<16>(run_s, one_best, against, pair, &budget, 5, progress)?;

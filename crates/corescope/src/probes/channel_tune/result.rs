@@ -61,6 +61,10 @@ fn step_table(s: &Step) -> Table {
         .iter()
         .enumerate()
         .map(|(i, row)| {
+            if let Some(why) = &row.skipped {
+                return skipped_cells(row, why, with_affinity, s.show_switches, with_cpu);
+            }
+            let est = row.estimate();
             let mut cells = vec![
                 json!(row.label),
                 json!(row.secs),
@@ -72,8 +76,10 @@ fn step_table(s: &Step) -> Table {
                 json!(row.cut),
                 json!(best.is_some_and(|b| std::ptr::eq(b, row))),
                 json!(super::settle::standing(s, i)),
-                json!(1 + row.repeats.len()),
+                json!(est.n),
                 json!(row.per_event() * 1e9),
+                json!(est.lo * 1e9),
+                json!(est.hi * 1e9),
             ];
             if with_affinity {
                 cells.push(json!(row.pinned.map(affinity_name)));
@@ -99,6 +105,8 @@ fn step_table(s: &Step) -> Table {
         "vs_choice",
         "runs",
         "ns_per_event",
+        "ns_per_event_lo",
+        "ns_per_event_hi",
     ]
     .map(String::from)
     .to_vec();
@@ -120,6 +128,21 @@ fn step_table(s: &Step) -> Table {
         columns,
         rows,
     }
+}
+
+/// The cells of a row that was not measured: its label with the reason, every
+/// number empty (never a made-up one).
+fn skipped_cells(
+    row: &Row,
+    why: &str,
+    with_affinity: bool,
+    switches: bool,
+    cpu: bool,
+) -> Vec<Value> {
+    let n = 12 + usize::from(with_affinity) + 4 * usize::from(switches) + 2 * usize::from(cpu);
+    let mut cells = vec![Value::Null; n];
+    cells[0] = json!(format!("{} ({why})", row.label));
+    cells
 }
 
 /// The CPU the best row's producer and consumer used, as seed 004 reports it.
@@ -156,7 +179,8 @@ fn switch_cells(row: &Row) -> Vec<Value> {
 /// affinity: pinned when the pair has CPUs) and its three limit lines drawn across
 /// the measured sizes, as in seed 004's Figures 3–8.
 fn step_points(s: &Step, pinned_pair: bool) -> Vec<Point> {
-    let per_event_ns = |r: &Row| r.per_event() * 1e9;
+    let per_event_ns =
+        |r: &Row| -> Vec<f64> { r.per_event_runs().iter().map(|s| s * 1e9).collect() };
     let measured = |r: &&Row| r.events > 0 && r.config.is_some();
     if s.title.starts_with(STAGE_TWO) {
         let what = s.title.trim_start_matches("stage two: ");
@@ -176,7 +200,7 @@ fn step_points(s: &Step, pinned_pair: bool) -> Vec<Point> {
             .iter()
             .filter_map(|r| {
                 let c = r.config?;
-                Some(Point::new(
+                Some(Point::samples(
                     format!("{what}/{}", c.wait),
                     "bytes",
                     c.buffer_bytes as f64,
@@ -188,7 +212,7 @@ fn step_points(s: &Step, pinned_pair: bool) -> Vec<Point> {
         for line in s.rows.iter().filter(|r| r.config.is_none() && r.events > 0) {
             let name = line.label.split(':').next().unwrap_or(&line.label);
             for &x in &sizes {
-                points.push(Point::new(
+                points.push(Point::samples(
                     format!("{what}/{name}"),
                     "bytes",
                     x,
@@ -207,7 +231,7 @@ fn step_points(s: &Step, pinned_pair: bool) -> Vec<Point> {
         .filter(measured)
         .filter_map(|r| {
             let c = r.config?;
-            Some(Point::new(
+            Some(Point::samples(
                 format!("stage one: buffer size/{} buffers", c.buffers),
                 "bytes",
                 c.buffer_bytes as f64,

@@ -1,6 +1,7 @@
 //! Stage One of seed 004: an ideal producer and consumer, the layout loops of its
 //! Figure 2 (padding, stack offset, buffer sizes and counts), then the wait strategies.
 
+use super::roadmap::{baselines, offloaded_note, roadmap_step, Road, Roadmap, HAND_PAD_BYTES};
 use super::*;
 use hspc::stack::{with_stack_offset, STACK_OFFSETS};
 use std::hint::black_box;
@@ -29,60 +30,6 @@ impl<const N: usize> Ev<N> {
         let k = N.min(8);
         self.0[..k] == seq.to_le_bytes()[..k]
     }
-}
-
-/// Stage One's baseline producer: `m` events into a 1 KiB local buffer.
-fn baseline_producer<const N: usize>(m: u64) -> f64 {
-    let mut buf = vec![Ev::<N>::new(0); (1024 / N).max(1)];
-    let t = Instant::now();
-    let mut i = 0;
-    for k in 0..m {
-        buf[i] = Ev::new(k);
-        i += 1;
-        if i == buf.len() {
-            i = 0;
-            black_box(&mut buf);
-        }
-    }
-    black_box(&buf);
-    t.elapsed().as_secs_f64()
-}
-
-/// Stage One's baseline consumer: `m` events read from a 1 KiB local buffer.
-fn baseline_consumer<const N: usize>(m: u64) -> f64 {
-    let buf: Vec<Ev<N>> = (0..(1024 / N).max(1) as u64).map(Ev::new).collect();
-    let t = Instant::now();
-    let mut sum = 0u64;
-    let mut i = 0;
-    for _ in 0..m {
-        sum = sum.wrapping_mul(31).wrapping_add(black_box(&buf[i]).word());
-        i += 1;
-        if i == buf.len() {
-            i = 0;
-        }
-    }
-    black_box(sum);
-    t.elapsed().as_secs_f64()
-}
-
-/// Both baselines at once on the pair (`p0_add_parallel`): the later end.
-fn baseline_parallel<const N: usize>(m: u64, cpus: Pair<'_>) -> f64 {
-    let gate = Barrier::new(2);
-    std::thread::scope(|s| {
-        let p = s.spawn(|| {
-            cpus.pin_producer();
-            gate.wait();
-            baseline_producer::<N>(m)
-        });
-        let c = s.spawn(|| {
-            cpus.pin_consumer();
-            gate.wait();
-            baseline_consumer::<N>(m)
-        });
-        let a = p.join().unwrap_or(f64::NAN);
-        let b = c.join().unwrap_or(f64::NAN);
-        a.max(b)
-    })
 }
 
 /// Stage One channel run: `m` events through a channel made with `config`,
@@ -166,17 +113,20 @@ fn events_for<const N: usize>(config: &Config, m: u64) -> u64 {
         .unwrap_or(0);
     m.max(4 * cap)
 }
+/// One run of a configuration: what it measured and the events it was asked
+/// to move.
+type RunOf<'r> = dyn FnMut(&Config) -> Result<(Run, u64), String> + 'r;
+
 /// Runs `configs` while the budget share lasts, the first one first and the
 /// rest spread over the grid (see [`spread_order`]); rows go into `step` in the
 /// grid's order.
-fn sweep<const N: usize>(
+fn sweep(
     step: &mut Step,
     configs: &[Config],
-    m: u64,
-    cpus: Pair<'_>,
     budget: &Budget,
     share: f64,
     progress: &mut dyn FnMut(&str),
+    run_of: &mut RunOf<'_>,
 ) -> Result<(), String> {
     let mut rows: Vec<(usize, Row)> = Vec::new();
     for (i, k) in spread_order(configs.len()).into_iter().enumerate() {
@@ -188,8 +138,7 @@ fn sweep<const N: usize>(
             break;
         }
         let c = &configs[k];
-        let events = events_for::<N>(c, m);
-        let run = channel_run::<N>(*c, events, cpus, budget.run_cut())?;
+        let (run, events) = run_of(c)?;
         let (secs, moved) = (run.secs, run.moved);
         progress(&format!(
             "{}: {} ({}/{}) {:.1} ms",
@@ -213,45 +162,6 @@ fn sweep<const N: usize>(
     Ok(())
 }
 
-/// Stage One's baseline step: producer alone, consumer alone (each the better of
-/// two runs of `m` events) and both at once sharing nothing (`p0`); its reference
-/// is the slower one's time per event.
-fn baseline_step<const N: usize>(m: u64, cpus: Pair<'_>, progress: &mut dyn FnMut(&str)) -> Step {
-    let mut base = Step::new("stage one: baseline");
-    let mut alone = |label: &str, f: fn(u64) -> f64, cpu: Option<u32>| {
-        let secs = std::thread::scope(|s| {
-            s.spawn(|| {
-                cpus.pin_to(cpu);
-                f(m).min(f(m))
-            })
-            .join()
-            .unwrap_or(f64::NAN)
-        });
-        base.rows.push(Row::once(label, None, m, secs));
-        secs
-    };
-    let p = alone("producer alone", baseline_producer::<N>, cpus.cpus.0);
-    let c = alone("consumer alone", baseline_consumer::<N>, cpus.cpus.1);
-    let baseline = p.max(c);
-    // Every row compares its time per event with the baseline's.
-    let per_event_base = baseline / m as f64;
-    base.reference_s = Some(per_event_base);
-    base.notes.push(format!(
-        "baseline = the slower of the two ({}): {:.2} ns per event",
-        if c > p { "consumer" } else { "producer" },
-        baseline / m as f64 * 1e9
-    ));
-    let par = baseline_parallel::<N>(m, cpus).min(baseline_parallel::<N>(m, cpus));
-    base.rows
-        .push(Row::once("p0: both at once, sharing nothing", None, m, par));
-    progress(&format!(
-        "stage one: baseline {:.1} ms, p0 {:.1} ms",
-        baseline * 1e3,
-        par * 1e3
-    ));
-    base
-}
-
 /// What every sweep of Stage One shares: the events per run, the pair, the budget.
 struct Sweeper<'a, 'p> {
     m: u64,
@@ -261,9 +171,7 @@ struct Sweeper<'a, 'p> {
 }
 
 impl Sweeper<'_, '_> {
-    /// Step `i`: runs `incumbent` (what the steps before chose), then the other
-    /// `configs`, until the budget reaches [`sweep_end`]`(i)`, then settles the
-    /// choice among the fastest few and the incumbent by [`STEP_ENDS`]`[i]`.
+    /// Step `i` on hspc channels (see [`Sweeper::step_by`]).
     fn step<const N: usize>(
         &mut self,
         title: impl Into<String>,
@@ -271,24 +179,45 @@ impl Sweeper<'_, '_> {
         configs: &[Config],
         i: usize,
     ) -> Result<Step, String> {
-        let mut step = Step::new(title);
         let (m, cpus, budget) = (self.m, self.cpus, self.budget);
+        self.step_by(title, incumbent, configs, i, &mut |c| {
+            let events = events_for::<N>(c, m);
+            Ok((
+                channel_run::<N>(*c, events, cpus, budget.run_cut())?,
+                events,
+            ))
+        })
+    }
+
+    /// Step `i`: runs `incumbent` (what the steps before chose), then the other
+    /// `configs`, each through `run_of`, until the budget reaches
+    /// [`sweep_end`]`(i)`, then settles the choice among the fastest few and the
+    /// incumbent by [`STEP_ENDS`]`[i]`.
+    fn step_by(
+        &mut self,
+        title: impl Into<String>,
+        incumbent: Config,
+        configs: &[Config],
+        i: usize,
+        run_of: &mut RunOf<'_>,
+    ) -> Result<Step, String> {
+        let mut step = Step::new(title);
+        let budget = self.budget;
         let ordered: Vec<Config> = std::iter::once(incumbent)
             .chain(configs.iter().copied().filter(|c| *c != incumbent))
             .collect();
-        sweep::<N>(
+        sweep(
             &mut step,
             &ordered,
-            m,
-            cpus,
             budget,
             sweep_end(i),
             self.progress,
+            run_of,
         )?;
         let kept = step.row_of(&incumbent, None);
         settle(&mut step, kept, &[], budget, STEP_ENDS[i], &mut |row| {
             let c = row.config.ok_or("settling a row without a configuration")?;
-            let run = channel_run::<N>(c, events_for::<N>(&c, m), cpus, budget.run_cut())?;
+            let (run, _) = run_of(&c)?;
             Ok(run.secs / run.moved.max(1) as f64)
         })?;
         Ok(step)
@@ -300,13 +229,71 @@ fn chosen(step: &Step) -> Option<Config> {
     step.best().and_then(|r| r.config)
 }
 
+/// Loop 1 of seed 004 Figure 2: `p3_rmfalsesharing` of the roadmap with each
+/// padding of [`PADDINGS`] (those below a word lay `p3` out as 8 bytes do and
+/// are not run); the padding chosen goes into the channel's configuration.
+fn padding_step(
+    sw: &mut Sweeper<'_, '_>,
+    road: &Roadmap<'_>,
+    start: Config,
+) -> Result<Step, String> {
+    let configs: Vec<Config> = PADDINGS
+        .iter()
+        .filter(|&&p| p >= 8)
+        .map(|&p| start.with_padding(p))
+        .collect();
+    let incumbent = start.with_padding(HAND_PAD_BYTES);
+    let mut step = sw.step_by(
+        "stage one: padding on p3 (loop 1)",
+        incumbent,
+        &configs,
+        1,
+        &mut |c| {
+            let r = Roadmap {
+                pad_bytes: c.padding_bytes,
+                ..*road
+            };
+            let per_event = r.run(Road::P3)?;
+            let run = Run {
+                secs: per_event * r.m as f64,
+                moved: r.m,
+                switches: None,
+            };
+            Ok((run, r.m))
+        },
+    )?;
+    for row in &mut step.rows {
+        if let Some(c) = row.config {
+            row.label = format!("p3, padding {} B", c.padding_bytes);
+        }
+    }
+    step.notes.push(format!(
+        "p3_rmfalsesharing with each padding between the indices and the buffers, {} \
+         events a run; 1, 2 and 4 B are not run: the indices are 8-byte words, so they lay \
+         p3 out as 8 B does; the padding chosen is the channel's padding between buffers \
+         from here on",
+        road.m
+    ));
+    Ok(step)
+}
+
 /// Stage One for N-byte events; returns its steps and its fastest configuration.
 pub(super) fn stage_one<const N: usize>(
     run_s: f64,
     cpus: Pair<'_>,
+    smt: Result<Pair<'_>, String>,
     budget: &Budget,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Vec<Step>, Config), String> {
+    let base = roadmap_step(N, cpus, smt.clone(), budget, STEP_ENDS[0], progress)?;
+    let road = Roadmap {
+        m: base.rows.first().map_or(1 << 14, |r| r.events),
+        event_words: N.div_ceil(8),
+        pad_bytes: HAND_PAD_BYTES,
+        pair: cpus,
+        smt: smt.ok(),
+        run_limit_s: budget.run_limit_s,
+    };
     // Calibrate the run length on a channel run of the starting configuration
     // (channel runs take several times as long per event as the producer alone,
     // and a run several times `run_s` starves the later steps of their budget).
@@ -315,7 +302,6 @@ pub(super) fn stage_one<const N: usize>(
     let probe = channel_run::<N>(start, probe_m, cpus, budget.run_cut())?;
     let per_event = probe.secs.max(1e-6) / probe.moved.max(1) as f64;
     let m = ((run_s / per_event) as u64).clamp(1 << 12, 1 << 26);
-    let base = baseline_step::<N>(m, cpus, progress);
     let per_event_base = base.reference_s.unwrap_or(f64::NAN);
     let mut sw = Sweeper {
         m,
@@ -327,20 +313,14 @@ pub(super) fn stage_one<const N: usize>(
     // Each step starts from what the steps before chose (seed 004 builds each
     // step on the one before) and leaves it only for a configuration faster
     // beyond the noise (see `settle`).
-    let configs = PADDINGS.map(|p| start.with_padding(p));
-    let pad = sw.step::<N>(
-        "stage one: padding between buffers (loop 1)",
-        start,
-        &configs,
-        0,
-    )?;
+    let pad = padding_step(&mut sw, &road, start)?;
     let padded = chosen(&pad).unwrap_or(start);
     let configs = STACK_OFFSETS.map(|b| padded.with_stack_offset(b));
     let mut stack = sw.step::<N>(
         "stage one: producer stack offset (loop 2)",
         padded,
         &configs,
-        1,
+        2,
     )?;
     stack.notes.push(
         "stack +N B: the producer's loop runs N bytes lower on its stack than the \
@@ -348,62 +328,71 @@ pub(super) fn stage_one<const N: usize>(
             .into(),
     );
     let stacked = chosen(&stack).unwrap_or(padded);
-    let [sizes, counts] = size_steps::<N>(&mut sw, stacked)?;
-    let layout = chosen(&counts).unwrap_or(stacked);
-    let waits = wait_step::<N>(&mut sw, layout)?;
+    let grid = grid_step::<N>(&mut sw, stacked)?;
+    let layout = chosen(&grid).unwrap_or(stacked);
+    let mut waits = wait_step::<N>(&mut sw, layout)?;
     let best = chosen(&waits).unwrap_or(layout);
-    let tuned = [stack, sizes, counts, waits];
-    let mut steps = vec![base, pad];
-    steps.extend(tuned);
+    if let (Some(row), (Some(tp), Some(tc))) = (waits.best(), baselines(&base)) {
+        let note = offloaded_note("Stage One's choice", row.per_event(), tp, tc);
+        waits.notes.push(note);
+    }
+    let mut steps = vec![base, pad, stack, grid, waits];
     for s in &mut steps[1..] {
         s.reference_s = Some(per_event_base);
     }
     Ok((steps, best))
 }
 
-/// Buffer sizes with 3 buffers, starting from `stacked` (the padding and stack
-/// offset chosen, 3 × 4096 B), then the other buffer counts for the fastest
-/// [`KEEP_SIZES`] sizes, starting from the size step's choice.
-fn size_steps<const N: usize>(
-    sw: &mut Sweeper<'_, '_>,
-    stacked: Config,
-) -> Result<[Step; 2], String> {
-    let laid_out = |buffers: usize, buffer_bytes: usize| Config {
-        buffers,
-        buffer_bytes,
-        ..stacked
-    };
-    let configs: Vec<Config> = STAGE_ONE_BUFFER_BYTES
-        .iter()
-        .filter(|&&b| b >= N)
-        .map(|&b| laid_out(3, b))
-        .collect();
-    let sizes = sw.step::<N>("stage one: buffer size, 3 buffers", stacked, &configs, 2)?;
-    let sized = chosen(&sizes).unwrap_or(stacked);
-    let mut ranked: Vec<(f64, usize)> = sizes
-        .rows
-        .iter()
-        .filter_map(|r| r.config.map(|c| (r.per_event(), c.buffer_bytes)))
-        .filter(|&(_, b)| b != sized.buffer_bytes)
-        .collect();
-    ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let configs: Vec<Config> = std::iter::once(sized.buffer_bytes)
-        .chain(ranked.iter().map(|&(_, b)| b))
-        .take(KEEP_SIZES)
-        .flat_map(|b| {
-            BUFFER_COUNTS
-                .iter()
-                .filter(|&&n| n != 3)
-                .map(move |&n| laid_out(n, b))
-        })
-        .collect();
-    let counts = sw.step::<N>(
-        format!("stage one: buffers × the {KEEP_SIZES} fastest sizes"),
-        sized,
+/// Loop 3 of seed 004 Figure 2: every number of buffers of [`BUFFER_COUNTS`]
+/// × every size of [`STAGE_ONE_BUFFER_BYTES`] (at least one event), from
+/// `stacked` (the padding and stack offset chosen, 3 × 4096 B), spread over
+/// the grid in time; what the budget leaves out is named.
+fn grid_step<const N: usize>(sw: &mut Sweeper<'_, '_>, stacked: Config) -> Result<Step, String> {
+    let configs = loop_three_grid(stacked, N);
+    let mut step = sw.step::<N>(
+        "stage one: buffer count × buffer size (loop 3)",
+        stacked,
         &configs,
         3,
     )?;
-    Ok([sizes, counts])
+    let measured = step.rows.len();
+    let whole = STAGE_ONE_BUFFER_BYTES.len() * BUFFER_COUNTS.len();
+    let mut note = format!(
+        "seed 004's grid: {} buffer counts × {} sizes; {} of them hold a {N}-byte event; \
+         measured {measured}",
+        BUFFER_COUNTS.len(),
+        STAGE_ONE_BUFFER_BYTES.len(),
+        configs.len()
+    );
+    if measured < configs.len() {
+        note.push_str(
+            " (the budget's share ended: the runs are spread over the whole grid, so what \
+             was left out is scattered, not one corner)",
+        );
+    }
+    if configs.len() < whole {
+        note.push_str(&format!(
+            "; sizes below {N} B cannot hold one event and are not run"
+        ));
+    }
+    step.notes.push(note);
+    Ok(step)
+}
+
+/// The configurations of loop 3 (see [`grid_step`]), sizes in the seed's order,
+/// each size with every count.
+pub(super) fn loop_three_grid(stacked: Config, event_bytes: usize) -> Vec<Config> {
+    STAGE_ONE_BUFFER_BYTES
+        .iter()
+        .filter(|&&b| b >= event_bytes)
+        .flat_map(|&b| {
+            BUFFER_COUNTS.iter().map(move |&n| Config {
+                buffers: n,
+                buffer_bytes: b,
+                ..stacked
+            })
+        })
+        .collect()
 }
 
 /// Every wait strategy, and the ring mode, on the fastest layout.

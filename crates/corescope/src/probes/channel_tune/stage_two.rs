@@ -4,7 +4,7 @@
 
 use super::*;
 use hspc::stack::with_stack_offset;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
 use std::sync::Barrier;
 
@@ -61,11 +61,63 @@ impl<const W: usize> Sink for WriteOnly<W> {
     }
 }
 
+/// Where the consumer keeps its calls per (function, depth): a hash table
+/// (std `HashMap`, the seed's thread-neutral `HardHashT`'s kind) or an ordered
+/// tree (std `BTreeMap`, the kind of the STL `map` the seed replaced).
+#[derive(Debug, Clone)]
+enum Calls {
+    Hash(HashMap<(u64, u64), u64>),
+    Tree(BTreeMap<(u64, u64), u64>),
+}
+
+impl Default for Calls {
+    fn default() -> Self {
+        Calls::Hash(HashMap::new())
+    }
+}
+
+impl Calls {
+    #[inline]
+    fn add(&mut self, key: (u64, u64)) {
+        match self {
+            Calls::Hash(m) => *m.entry(key).or_default() += 1,
+            Calls::Tree(m) => *m.entry(key).or_default() += 1,
+        }
+    }
+
+    /// The counts in key order, whichever map holds them.
+    fn sorted(&self) -> BTreeMap<(u64, u64), u64> {
+        match self {
+            Calls::Hash(m) => m.iter().map(|(k, v)| (*k, *v)).collect(),
+            Calls::Tree(m) => m.clone(),
+        }
+    }
+
+    #[cfg(test)]
+    fn total(&self) -> u64 {
+        self.sorted().values().sum()
+    }
+}
+
+/// The same counts are the same profile, whichever map holds them.
+impl PartialEq for Calls {
+    fn eq(&self, other: &Self) -> bool {
+        self.sorted() == other.sorted()
+    }
+}
+
+/// The map the consumer's profile uses (seed 004 §4.1's container step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum MapKind {
+    Hash,
+    Tree,
+}
+
 /// The profile the consumer computes.
 #[derive(Default, Debug, PartialEq)]
 struct ProfileData {
     /// Calls per (function, depth).
-    calls: HashMap<(u64, u64), u64>,
+    calls: Calls,
     /// Arguments of the open calls.
     stack: Vec<u64>,
     /// Returns that did not match the open call, and events out of sequence.
@@ -75,6 +127,17 @@ struct ProfileData {
 }
 
 impl ProfileData {
+    /// An empty profile keeping its calls in `map`.
+    fn in_map(map: MapKind) -> Self {
+        Self {
+            calls: match map {
+                MapKind::Hash => Calls::Hash(HashMap::new()),
+                MapKind::Tree => Calls::Tree(BTreeMap::new()),
+            },
+            ..Self::default()
+        }
+    }
+
     #[inline]
     fn record<const W: usize>(&mut self, e: &Prof<W>) {
         if e.0[2] != self.events {
@@ -85,7 +148,7 @@ impl ProfileData {
         let func = (e.0[0] >> 8) & 0xff_ffff;
         let depth = e.0[0] >> 32;
         if kind == ENTER {
-            *self.calls.entry((func, depth)).or_default() += 1;
+            self.calls.add((func, depth));
             self.stack.push(e.0[1]);
         } else if self.stack.pop() != Some(e.0[1]) {
             self.bad += 1;
@@ -131,97 +194,6 @@ impl<const W: usize> Sink for ToChannel<W> {
     }
 }
 
-/// Events into std `Vec` batches handed over a bounded `std::sync::mpsc` channel,
-/// the emptied vectors coming back for reuse (seed 004's container-library question:
-/// the standard containers doing hspc's job, heap and all).
-struct ToVecs<const W: usize> {
-    batch: Vec<Prof<W>>,
-    cap: usize,
-    tx: Option<std::sync::mpsc::SyncSender<Vec<Prof<W>>>>,
-    spare: std::sync::mpsc::Receiver<Vec<Prof<W>>>,
-    seq: u64,
-}
-impl<const W: usize> ToVecs<W> {
-    fn hand_over(&mut self) {
-        let fresh = self
-            .spare
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(self.cap));
-        let full = std::mem::replace(&mut self.batch, fresh);
-        // A dropped consumer shows up as a profile that does not match.
-        if let Some(tx) = &self.tx {
-            if tx.send(full).is_err() {
-                self.tx = None;
-            }
-        }
-    }
-}
-impl<const W: usize> Sink for ToVecs<W> {
-    #[inline(always)]
-    fn event(&mut self, kind: u64, func: u64, depth: u64, arg: u64) {
-        self.batch.push(Prof::new(kind, func, depth, arg, self.seq));
-        self.seq += 1;
-        if self.batch.len() == self.cap {
-            self.hand_over();
-        }
-    }
-}
-
-/// Fibonacci through [`ToVecs`] batches of `batch` events, `in_flight` batches at
-/// most, on the pair; the time from the start gate to the consumer's last event,
-/// the profile checked against `reference`.
-fn fib_vec_batches<const W: usize>(
-    n: u64,
-    (batch, in_flight): (usize, usize),
-    cpus: Pair<'_>,
-    reference: &ProfileData,
-) -> Result<f64, String> {
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Prof<W>>>(in_flight.max(1));
-    let (back, spare) = std::sync::mpsc::sync_channel::<Vec<Prof<W>>>(in_flight.max(1) + 1);
-    let gate = Barrier::new(2);
-    let cap = batch.max(1);
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            cpus.pin_producer();
-            let mut sink = ToVecs::<W> {
-                batch: Vec::with_capacity(cap),
-                cap,
-                tx: Some(tx),
-                spare,
-                seq: 0,
-            };
-            gate.wait();
-            black_box(fib(n, 0, &mut sink));
-            if !sink.batch.is_empty() {
-                sink.hand_over();
-            }
-        });
-        let c = s.spawn(|| {
-            cpus.pin_consumer();
-            let mut p = ProfileData::default();
-            gate.wait();
-            let t = Instant::now();
-            for mut v in rx {
-                for e in &v {
-                    p.record(e);
-                }
-                v.clear();
-                // Full: the producer has enough spares; this one is dropped.
-                let _ = back.try_send(v);
-            }
-            (t.elapsed().as_secs_f64(), p)
-        });
-        let (secs, p) = c.join().map_err(|_| "the consumer panicked".to_string())?;
-        if &p != reference {
-            return Err(format!(
-                "std Vec batches: the consumer's profile differs from the single-thread one ({} of {} events, {} bad)",
-                p.events, reference.events, p.bad
-            ));
-        }
-        Ok(secs)
-    })
-}
-
 /// Interpreter-like work of one call.
 #[inline(always)]
 fn work(n: u64) -> u64 {
@@ -257,6 +229,7 @@ fn time<R>(f: impl FnOnce() -> R) -> (f64, R) {
 /// the time from the start gate to the consumer's last event, checked against
 /// `reference`.
 /// One Stage Two channel run.
+#[derive(Debug)]
 struct FibRun {
     /// From the start gate to the consumer's last event.
     secs: f64,
@@ -272,7 +245,7 @@ fn fib_channel<const W: usize>(
     config: Config,
     n: u64,
     cpus: Pair<'_>,
-    reference: &ProfileData,
+    (reference, map): (&ProfileData, MapKind),
     cut: Instant,
 ) -> Result<FibRun, String> {
     let (tx, mut rx) = hspc::channel::<Prof<W>>(config).map_err(|e| e.to_string())?;
@@ -298,7 +271,7 @@ fn fib_channel<const W: usize>(
         });
         let c = s.spawn(|| {
             let mut counter = cpus.pin_counted(cpus.cpus.1);
-            let mut p = ProfileData::default();
+            let mut p = ProfileData::in_map(map);
             gate.wait();
             counter.start();
             let (t, cpu) = (Instant::now(), thread_cpu_s());
@@ -391,71 +364,98 @@ fn affinity_note(step: &Step) -> Option<String> {
     ))
 }
 
-/// The step's choice against the std-container line, per event (one run of the
-/// container line: a ratio, not a verdict).
-fn container_note(step: &Step, vec_per_event_s: f64) -> Option<String> {
-    let best = step.best()?;
-    let ratio = vec_per_event_s / best.per_event();
-    ratio.is_finite().then(|| {
-        format!(
-            "container library: std Vec batches over std::sync::mpsc take {ratio:.2}× the time per event of {} (one run of the container line)",
-            best.label
-        )
+/// The container step in words: the tree-map profile against the hash-map
+/// one, paired by round (`None` when either did not run).
+fn container_note(hash: &Row, tree: &Row) -> Option<String> {
+    let c = crate::stats::compare_paired(&tree.per_event_runs(), &hash.per_event_runs())?;
+    Some(format!(
+        "container (seed 004 §4.1, the consumer's map): a BTreeMap profile takes {:.2}× \
+         (95 % interval {:.2}–{:.2}, {} rounds paired) the time per event of a HashMap one, \
+         on the same channel; the seed's swap of STL map for a hash table gave 20 %",
+        c.ratio.value,
+        c.ratio.lo,
+        c.ratio.hi,
+        hash.per_event_runs().len()
+    ))
+}
+
+/// Seed 004's three limit lines: each a label and its seconds, one per round.
+type LimitLines = [(&'static str, Vec<f64>); 3];
+
+/// Rounds of Stage Two's limit lines and of its container step (6: the fewest
+/// that give a 95 % interval of the median).
+pub const LINE_ROUNDS: usize = 6;
+/// Rounds of each row of Stage Two's grid (the grid is as large as the budget
+/// lets it be at this many runs a row; see [`grid_share`]).
+pub const GRID_ROUNDS: usize = 3;
+
+/// One run of limit line `k` (0 Optimal, 1 Achievable, 2 Upper bound) on the
+/// producer's CPU: its seconds, and for the Upper bound the profile it built.
+fn line_run<const W: usize>(
+    k: usize,
+    n: u64,
+    layout: Config,
+    cpus: Pair<'_>,
+) -> (f64, Option<ProfileData>) {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            cpus.pin_producer();
+            match k {
+                0 => (time(|| black_box(fib(n, 0, &mut Nothing))).0, None),
+                1 => {
+                    let mut sink = WriteOnly::<W> {
+                        buf: vec![Prof::new(0, 0, 0, 0, 0); (layout.buffer_bytes / (W * 8)).max(1)],
+                        i: 0,
+                        seq: 0,
+                    };
+                    (time(|| fib(n, 0, &mut sink)).0, None)
+                }
+                _ => {
+                    let mut sink = Inline::<W> {
+                        profile: ProfileData::default(),
+                        seq: 0,
+                    };
+                    let secs = time(|| fib(n, 0, &mut sink)).0;
+                    (secs, Some(sink.profile))
+                }
+            }
+        })
+        .join()
+        .unwrap_or((f64::NAN, None))
     })
 }
 
-/// Seed 004's three limit lines, each a label and its seconds.
-type LimitLines = [(&'static str, f64); 3];
-
-/// Seed 004's three limit lines for `fib(n)` with `W`-word events, each the better
-/// of two runs on the producer's CPU (the first also warms caches and clocks):
-/// Optimal (no profiling), Achievable (events into a buffer of the layout's size
-/// nobody reads), Upper bound (one thread computes and profiles). Returns them with
-/// the single-thread profile every channel run is checked against.
+/// Seed 004's three limit lines for `fib(n)` with `W`-word events on the
+/// producer's CPU, [`LINE_ROUNDS`] rounds, each round every line once in a
+/// rotated order: Optimal (no profiling), Achievable (events into a buffer of
+/// the layout's size nobody reads), Upper bound (one thread computes and
+/// profiles). Returns them with the single-thread profile every channel run is
+/// checked against (every Upper-bound run must build the same one).
 fn limit_lines<const W: usize>(
     n: u64,
     layout: Config,
     cpus: Pair<'_>,
 ) -> Result<(LimitLines, ProfileData), String> {
-    let on_producer = |f: &mut (dyn FnMut() -> f64 + Send)| -> f64 {
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                cpus.pin_producer();
-                f()
-            })
-            .join()
-            .unwrap_or(f64::NAN)
-        })
-    };
-    let optimal = on_producer(&mut || {
-        let a = time(|| black_box(fib(n, 0, &mut Nothing))).0;
-        a.min(time(|| black_box(fib(n, 0, &mut Nothing))).0)
-    });
-    let achievable = on_producer(&mut || {
-        let mut sink = WriteOnly::<W> {
-            buf: vec![Prof::new(0, 0, 0, 0, 0); (layout.buffer_bytes / (W * 8)).max(1)],
-            i: 0,
-            seq: 0,
-        };
-        let a = time(|| fib(n, 0, &mut sink)).0;
-        a.min(time(|| fib(n, 0, &mut sink)).0)
-    });
-    let mut reference = ProfileData::default();
-    let upper = on_producer(&mut || {
-        let mut sink = Inline::<W> {
-            profile: ProfileData::default(),
-            seq: 0,
-        };
-        let a = time(|| fib(n, 0, &mut sink)).0;
-        sink.profile = ProfileData::default();
-        sink.seq = 0;
-        let b = time(|| fib(n, 0, &mut sink)).0;
-        reference = std::mem::take(&mut sink.profile);
-        a.min(b)
-    });
-    if reference.bad != 0 || !reference.stack.is_empty() {
+    let mut secs: [Vec<f64>; 3] = Default::default();
+    let mut reference: Option<ProfileData> = None;
+    for round in 0..LINE_ROUNDS {
+        for k in super::roadmap::round_order(3, round) {
+            let (t, profile) = line_run::<W>(k, n, layout, cpus);
+            secs[k].push(t);
+            match (profile, &reference) {
+                (Some(p), Some(r)) if &p != r => {
+                    return Err("the single-thread profile changed between runs".into())
+                }
+                (Some(p), None) => reference = Some(p),
+                _ => {}
+            }
+        }
+    }
+    let reference = reference.unwrap_or_default();
+    if reference.bad != 0 || !reference.stack.is_empty() || reference.events == 0 {
         return Err("the single-thread profile is inconsistent".into());
     }
+    let [optimal, achievable, upper] = secs;
     let lines = [
         ("Optimal: fib, no profiling", optimal),
         ("Achievable: events into a buffer nobody reads", achievable),
@@ -541,12 +541,11 @@ fn grid_runs(
     (runs, first)
 }
 
-/// The order of Stage Two's `runs` (indices): the first `fixed` (the incumbent
-/// and the raced configurations) in turn, then the grid's configurations spread
-/// over it (see [`spread_order`]), a configuration's runs (affinity on, off)
-/// together, on first and off first in turn from one configuration to the next
-/// (so neither affinity always runs after the other, in the cache state it left).
-fn run_order(runs: &[(Config, bool)], fixed: usize) -> Vec<usize> {
+/// Stage Two's `runs` (indices) in groups: the first `fixed` (the incumbent and
+/// the raced configurations) one a group, then the grid's configurations (a
+/// configuration's runs, affinity on and off, one group) in the order they run,
+/// spread over the grid (see [`spread_order`]).
+fn run_groups(runs: &[(Config, bool)], fixed: usize) -> Vec<Vec<usize>> {
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (i, run) in runs.iter().enumerate() {
         match groups.last_mut() {
@@ -555,70 +554,227 @@ fn run_order(runs: &[(Config, bool)], fixed: usize) -> Vec<usize> {
         }
     }
     let fixed = fixed.min(groups.len());
-    let grid = spread_order(groups.len() - fixed)
+    let spread = spread_order(groups.len() - fixed)
         .into_iter()
-        .enumerate()
-        .flat_map(|(position, g)| {
-            let mut pair = groups[g + fixed].clone();
-            if position % 2 == 1 {
-                pair.reverse();
-            }
-            pair
-        });
+        .map(|g| g + fixed);
     (0..fixed)
-        .flat_map(|g| groups[g].clone())
-        .chain(grid)
+        .chain(spread)
+        .map(|g| groups[g].clone())
         .collect()
 }
 
+/// How many of `groups` (see [`run_groups`]) fit `affordable_runs` runs at
+/// `rounds` runs each: the first `fixed` always, then whole groups in order.
+fn groups_affordable(
+    groups: &[Vec<usize>],
+    fixed: usize,
+    rounds: usize,
+    affordable_runs: f64,
+) -> usize {
+    let mut runs = 0usize;
+    let mut kept = 0;
+    for (i, g) in groups.iter().enumerate() {
+        runs += g.len() * rounds;
+        if i >= fixed && runs as f64 > affordable_runs {
+            break;
+        }
+        kept = i + 1;
+    }
+    kept
+}
+
+/// Round `round` of Stage Two's grid over `groups`: the fixed ones first, then
+/// the grid's groups rotated by the round; within a configuration, affinity on
+/// first and off first in turn from one configuration to the next and from one
+/// round to the next (so neither affinity always runs after the other, in the
+/// cache state it left).
+fn run_order(groups: &[Vec<usize>], fixed: usize, round: usize) -> Vec<usize> {
+    let fixed = fixed.min(groups.len());
+    let grid = &groups[fixed..];
+    let turn = if grid.is_empty() {
+        0
+    } else {
+        round * grid.len().div_ceil(GRID_ROUNDS.max(1)) % grid.len()
+    };
+    let fixed_runs = groups[..fixed].iter().flatten().copied();
+    let grid_runs = (0..grid.len()).flat_map(move |position| {
+        let mut pair = grid[(position + turn) % grid.len()].clone();
+        if (position + round) % 2 == 1 {
+            pair.reverse();
+        }
+        pair
+    });
+    fixed_runs.chain(grid_runs).collect()
+}
+
 /// Stage Two's reference rows for `W`-word events: Optimal, Achievable and Upper
-/// bound (the step's reference is Achievable), and the container line. Returns
-/// the Fibonacci argument (chosen so that the unprofiled run takes about
-/// `run_s`), the single-thread profile every channel run is checked against, and
-/// the container line's time.
+/// bound, [`LINE_ROUNDS`] runs each (the step's reference is Achievable's
+/// median). Returns the Fibonacci argument (chosen so that the unprofiled run
+/// takes about `run_s` ÷ [`GRID_ROUNDS`], so that the grid's rounds cost what one
+/// run a row did) and the single-thread profile every channel run is checked
+/// against.
 fn reference_rows<const W: usize>(
     step: &mut Step,
     run_s: f64,
     layout: Config,
     cpus: Pair<'_>,
     progress: &mut dyn FnMut(&str),
-) -> Result<(u64, ProfileData, f64), String> {
+) -> Result<(u64, ProfileData), String> {
     let bytes = W * 8;
-    // Choose n so that the unprofiled run takes about `run_s`.
     let n0 = 18u64;
     let (t0, _) = time(|| fib(n0, 0, &mut Nothing));
-    let grow = (run_s / t0.max(1e-7)).ln() / 1.618f64.ln();
+    let target_s = run_s / GRID_ROUNDS as f64;
+    let grow = (target_s / t0.max(1e-7)).ln() / 1.618f64.ln();
     let n = (n0 as f64 + grow).round().clamp(10.0, 34.0) as u64;
     let (lines, reference) = limit_lines::<W>(n, layout, cpus)?;
     let events = reference.events;
-    for (label, secs) in lines {
+    let per_event =
+        |secs: &[f64]| -> Vec<f64> { secs.iter().map(|s| s / events.max(1) as f64).collect() };
+    for (label, secs) in &lines {
         step.rows.push(Row {
             pinned: Some(cpus.cpus.0.is_some()),
-            ..Row::once(label, None, events, secs)
+            ..Row::sampled(*label, events, &per_event(secs))
         });
     }
-    // The container-library line: the layout's batches in std containers.
-    let batch = (layout.buffer_bytes / bytes).max(1);
-    let in_flight = layout.buffers.max(2);
-    let vec_secs = fib_vec_batches::<W>(n, (batch, in_flight), cpus, &reference)?;
-    let label = format!(
-        "Container: std Vec batches of {batch} events over std::sync::mpsc, {in_flight} in flight"
-    );
-    step.rows.push(Row {
-        pinned: Some(cpus.cpus.0.is_some()),
-        ..Row::once(label, None, events, vec_secs)
-    });
-    step.reference_s = Some(lines[1].1 / events.max(1) as f64);
+    let median_ms = |k: usize| crate::stats::median(&lines[k].1) * 1e3;
+    step.reference_s = Some(crate::stats::median(&per_event(&lines[1].1)));
     step.notes.push(format!(
-        "fib({n}): {events} events; {WORK_STEPS} multiply-adds of work per call"
+        "fib({n}): {events} events; {WORK_STEPS} multiply-adds of work per call; the limit \
+         lines {LINE_ROUNDS} runs each, interleaved"
     ));
     progress(&format!(
         "stage two {bytes} B: optimal {:.1} ms, achievable {:.1} ms, upper bound {:.1} ms",
-        lines[0].1 * 1e3,
-        lines[1].1 * 1e3,
-        lines[2].1 * 1e3
+        median_ms(0),
+        median_ms(1),
+        median_ms(2)
     ));
-    Ok((n, reference, vec_secs))
+    Ok((n, reference))
+}
+
+/// Seed 004 §4.1's container step on `config`: the consumer's profile in a
+/// `HashMap` and in a `BTreeMap`, [`LINE_ROUNDS`] rounds, the order alternating;
+/// the two rows and a note comparing them.
+fn container_rows<const W: usize>(
+    step: &mut Step,
+    (config, pair): (Config, Pair<'_>),
+    n: u64,
+    reference: &ProfileData,
+    budget: &Budget,
+) -> Result<(), String> {
+    let mut per_event: [Vec<f64>; 2] = Default::default();
+    let mut events = 0;
+    for round in 0..LINE_ROUNDS {
+        for k in [round % 2, 1 - round % 2] {
+            let map = [MapKind::Hash, MapKind::Tree][k];
+            let run = fib_channel::<W>(config, n, pair, (reference, map), budget.run_cut())?;
+            events = run.moved;
+            per_event[k].push(run.secs / run.moved.max(1) as f64);
+        }
+    }
+    let [hash, tree] = per_event.map(|s| (s, events));
+    let desc = describe(&config);
+    let pinned = Some(pair.cpus.0.is_some());
+    let hash = Row {
+        pinned,
+        ..Row::sampled(
+            format!("Container: HashMap profile, {desc}"),
+            hash.1,
+            &hash.0,
+        )
+    };
+    let tree = Row {
+        pinned,
+        ..Row::sampled(
+            format!("Container: BTreeMap profile (std::map's kind), {desc}"),
+            tree.1,
+            &tree.0,
+        )
+    };
+    if let Some(note) = container_note(&hash, &tree) {
+        step.notes.push(note);
+    }
+    step.rows.push(hash);
+    step.rows.push(tree);
+    Ok(())
+}
+
+/// Stage Two's runs (configuration, affinity on), their groups (indices of
+/// runs compared with each other) and how many leading runs are fixed.
+type GridRuns<'a> = (&'a [(Config, bool)], &'a [Vec<usize>], usize);
+
+/// Runs Stage Two's grid in [`GRID_ROUNDS`] rounds (see [`run_order`]) while
+/// the budget lets it: the fixed runs (the first `first`) once in any case,
+/// again while the whole budget lasts; the grid while the step's `share` does. Returns each run's
+/// runs, by index of `runs`.
+fn grid_rounds(
+    step: &mut Step,
+    (runs, groups, first): GridRuns<'_>,
+    budget: &Budget,
+    share: f64,
+    progress: &mut dyn FnMut(&str),
+    run: &mut dyn FnMut(Config, bool) -> Result<FibRun, String>,
+) -> Result<Vec<Vec<FibRun>>, String> {
+    let mut samples: Vec<Vec<FibRun>> = (0..runs.len()).map(|_| Vec::new()).collect();
+    for round in 0..GRID_ROUNDS {
+        for (i, k) in run_order(groups, first, round).into_iter().enumerate() {
+            let (c, pinned) = runs[k];
+            // The first round's fixed runs always run: the step's choice needs them.
+            let out = k >= first || (round > 0 && !budget.left_until(1.0));
+            if !budget.left_until(share) && out {
+                step.notes.push(format!(
+                    "budget: round {} of {GRID_ROUNDS} stopped after {i} runs",
+                    round + 1
+                ));
+                return Ok(samples);
+            }
+            let r = run(c, pinned)?;
+            progress(&format!(
+                "{}: {}, affinity {} (round {}) {:.1} ms",
+                step.title,
+                describe(&c),
+                affinity_name(pinned),
+                round + 1,
+                r.secs * 1e3
+            ));
+            samples[k].push(r);
+        }
+    }
+    Ok(samples)
+}
+
+/// The grid's rows from its rounds' `samples` (a row per run measured, its first
+/// run the row's, the others its samples), and a note saying how much of the
+/// grid (`grid`: configurations in all, kept) ran.
+fn grid_rows(
+    step: &mut Step,
+    runs: &[(Config, bool)],
+    samples: &[Vec<FibRun>],
+    (all, kept): (usize, usize),
+    both_affinities: bool,
+) {
+    step.notes.push(format!(
+        "grid: {kept} of {all} configurations × affinity {}, {GRID_ROUNDS} rounds, every \
+         round each run once, affinity on and off next to each other in alternate order \
+         (from one configuration and one round to the next); the rest left out for the \
+         budget, spread over the grid",
+        if both_affinities { "on, off" } else { "off" }
+    ));
+    for (k, runs_k) in samples.iter().enumerate() {
+        let Some(head) = runs_k.first() else {
+            continue;
+        };
+        let (c, pinned) = runs[k];
+        step.rows.push(Row {
+            cut: runs_k.iter().any(|r| r.cut),
+            pinned: Some(pinned),
+            cpu_share: head.cpu_share,
+            samples: runs_k[1..]
+                .iter()
+                .map(|r| r.secs / r.moved.max(1) as f64)
+                .collect(),
+            ..Row::once(describe(&c), Some(c), head.moved, head.secs)
+        });
+    }
 }
 
 /// Stage Two for `W`-word events; returns the step and its fastest configuration
@@ -635,10 +791,10 @@ pub(super) fn stage_two<const W: usize>(
     let share = sweep_end(step_index);
     let bytes = W * 8;
     let mut step = Step::new(format!("stage two: fib, {bytes}-byte events"));
-    let (n, reference, vec_secs) = reference_rows::<W>(&mut step, run_s, layout, cpus, progress)?;
-    let events = reference.events;
+    let run_s = run_s.max(1e-3);
+    let (n, reference) = reference_rows::<W>(&mut step, run_s, layout, cpus, progress)?;
     let configs = stage_two_configs(layout, bytes);
-    // Each configuration pinned (affinity on), then unpinned (off), next to each
+    // Each configuration pinned (affinity on) and unpinned (off), next to each
     // other so that a budget cut leaves pairs; with no pair to pin to, only off.
     let affinities: &[bool] = if cpus.cpus.0.is_some() || cpus.cpus.1.is_some() {
         &[true, false]
@@ -654,53 +810,48 @@ pub(super) fn stage_two<const W: usize>(
         },
         affinities[0],
     );
+    let pair_of = |pinned: bool| if pinned { cpus } else { cpus.unpinned() };
+    container_rows::<W>(
+        &mut step,
+        (incumbent.0, pair_of(incumbent.1)),
+        n,
+        &reference,
+        budget,
+    )?;
     // Configurations a user asked to race run right after the incumbent, as
     // they are (pinned when they name an affinity), if they carry these events.
     let raced = raced_runs::<W>(against, cpus, &mut step.notes);
     let (runs, first) = grid_runs(incumbent, &raced, &configs, affinities);
-    let order = run_order(&runs, first);
-    let mut rows: Vec<(usize, Row)> = Vec::new();
-    for (i, &k) in order.iter().enumerate() {
-        let (c, pinned) = runs[k];
-        // The incumbent and the raced configurations run while the whole budget
-        // lasts; the grid while the step's share does.
-        if !budget.left_until(share) && (i >= first || !budget.left_until(1.0)) {
-            step.notes.push(format!(
-                "budget: measured {i} of {} runs ({} configurations × affinity {}, spread over the grid)",
-                runs.len(),
-                configs.len(),
-                if affinities.len() == 2 {
-                    "on, off"
-                } else {
-                    "off"
-                }
-            ));
-            break;
-        }
-        let pair = if pinned { cpus } else { cpus.unpinned() };
-        let run = fib_channel::<W>(c, n, pair, &reference, budget.run_cut())?;
-        let (secs, moved, cut) = (run.secs, run.moved, run.cut);
-        progress(&format!(
-            "{}: {}, affinity {} ({}/{}) {:.1} ms",
-            step.title,
-            describe(&c),
-            affinity_name(pinned),
-            i + 1,
-            runs.len(),
-            secs * 1e3
-        ));
-        rows.push((
-            k,
-            Row {
-                cut,
-                pinned: Some(pinned),
-                cpu_share: run.cpu_share,
-                ..Row::once(describe(&c), Some(c), moved, secs)
-            },
-        ));
-    }
-    rows.sort_by_key(|&(k, _)| k);
-    step.rows.extend(rows.into_iter().map(|(_, r)| r));
+    let groups = run_groups(&runs, first);
+    // As many of the grid's configurations as GRID_ROUNDS runs each fit in the
+    // step's share, at about the Upper bound's time a run.
+    let run_est_s = step
+        .rows
+        .get(2)
+        .map_or(run_s, |r| r.per_event() * r.events as f64);
+    let affordable = budget.left_s_until(share) / run_est_s.max(1e-6);
+    let kept = groups_affordable(&groups, first, GRID_ROUNDS, affordable);
+    let samples = grid_rounds(
+        &mut step,
+        (&runs, &groups[..kept], first),
+        budget,
+        share,
+        progress,
+        &mut |c, pinned| {
+            fib_channel::<W>(
+                c,
+                n,
+                pair_of(pinned),
+                (&reference, MapKind::Hash),
+                budget.run_cut(),
+            )
+        },
+    )?;
+    let grid = (
+        groups.len().saturating_sub(first),
+        kept.saturating_sub(first),
+    );
+    grid_rows(&mut step, &runs, &samples, grid, affinities.len() == 2);
     let kept = step.row_of(&incumbent.0, Some(incumbent.1));
     let forced: Vec<usize> = raced
         .iter()
@@ -726,14 +877,11 @@ pub(super) fn stage_two<const W: usize>(
             } else {
                 cpus.unpinned()
             };
-            let run = fib_channel::<W>(c, n, pair, &reference, budget.run_cut())?;
+            let run = fib_channel::<W>(c, n, pair, (&reference, MapKind::Hash), budget.run_cut())?;
             Ok(run.secs / run.moved.max(1) as f64)
         },
     )?;
     if let Some(note) = affinity_note(&step) {
-        step.notes.push(note);
-    }
-    if let Some(note) = container_note(&step, vec_secs / events.max(1) as f64) {
         step.notes.push(note);
     }
     let best = step.best().and_then(|r| r.config.zip(r.pinned));
@@ -755,12 +903,18 @@ mod tests {
         assert_eq!(fib(12, 0, &mut inline), 144);
         let reference = inline.profile;
         assert_eq!(reference.events, 2 * 465);
-        assert_eq!(reference.calls.values().sum::<u64>(), 465);
+        assert_eq!(reference.calls.total(), 465);
         for w in [WaitStrategy::SpinThenPark, WaitStrategy::Condvar] {
             let c = Config::n_buffer(3, 1024).with_wait(w);
             let far = Instant::now() + std::time::Duration::from_secs(30);
-            let run = fib_channel::<3>(c, 12, Pair::new((None, None), &REFUSED), &reference, far)
-                .unwrap();
+            let run = fib_channel::<3>(
+                c,
+                12,
+                Pair::new((None, None), &REFUSED),
+                (&reference, MapKind::Hash),
+                far,
+            )
+            .unwrap();
             assert_eq!((run.moved, run.cut), (reference.events, false));
             // Both threads used some CPU, and no more than the wall time allows
             // (with a little slack for the clocks' steps).
@@ -770,7 +924,7 @@ mod tests {
                 c,
                 20,
                 Pair::new((None, None), &REFUSED),
-                &ProfileData::default(),
+                (&ProfileData::default(), MapKind::Hash),
                 Instant::now(),
             )
             .unwrap();
@@ -779,25 +933,25 @@ mod tests {
     }
 
     #[test]
-    fn std_vec_batches_carry_the_same_profile_and_a_wrong_one_fails() {
+    fn a_tree_map_profile_equals_the_hash_map_one() {
         let mut inline = Inline::<3> {
             profile: ProfileData::default(),
             seq: 0,
         };
-        fib(14, 0, &mut inline);
+        fib(12, 0, &mut inline);
         let reference = inline.profile;
+        let c = Config::n_buffer(3, 1024);
+        let far = Instant::now() + std::time::Duration::from_secs(30);
         let pair = Pair::new((None, None), &REFUSED);
-        // Batches that divide the events evenly, that do not, and one event each.
-        for batch in [2, 7, 1000, 1] {
-            let secs = fib_vec_batches::<3>(14, (batch, 3), pair, &reference).unwrap();
-            assert!(secs > 0.0);
-        }
-        let wrong = fib_vec_batches::<3>(13, (64, 2), pair, &reference).unwrap_err();
-        assert!(wrong.contains("differs"), "{wrong}");
+        let run = fib_channel::<3>(c, 12, pair, (&reference, MapKind::Tree), far).unwrap();
+        assert_eq!((run.moved, run.cut), (reference.events, false));
+        // A different computation is still caught through the tree.
+        let wrong = fib_channel::<3>(c, 11, pair, (&reference, MapKind::Tree), far);
+        assert!(wrong.unwrap_err().contains("differs"));
     }
 
     #[test]
-    fn stage_two_runs_the_incumbent_and_raced_first_then_the_grid_spread_in_pairs() {
+    fn stage_two_repeats_every_row_each_round_with_affinity_orders_alternating() {
         let c = |b: usize| Config::n_buffer(3, b);
         // The incumbent (pinned), one raced configuration, then 4 configurations
         // × affinity on, off.
@@ -810,40 +964,57 @@ mod tests {
         );
         assert_eq!(first, 2, "the raced twin of the incumbent runs once");
         assert_eq!(runs.len(), 2 + 4 * 2 - 1);
-        let order = run_order(&runs, first);
-        assert_eq!(&order[..2], &[0, 1]);
-        let mut seen = order.clone();
-        seen.sort_unstable();
-        assert_eq!(seen, (0..runs.len()).collect::<Vec<_>>(), "each run once");
-        // A configuration's two runs stay next to each other, on first and off
-        // first in turn.
-        // (The grid's pinned 4096 is the incumbent, run once: that configuration
-        // has its unpinned run alone.)
-        let mut groups: Vec<Vec<usize>> = Vec::new();
-        for &k in &order[2..] {
-            match groups.last_mut() {
-                Some(g) if runs[g[0]].0 == runs[k].0 => g.push(k),
-                _ => groups.push(vec![k]),
+        let groups = run_groups(&runs, first);
+        assert_eq!(&groups[..2], &[vec![0], vec![1]]);
+        let mut on_first: HashMap<usize, [usize; 2]> = HashMap::new();
+        let rounds = 2 * GRID_ROUNDS;
+        for round in 0..rounds {
+            let order = run_order(&groups, first, round);
+            assert_eq!(&order[..2], &[0, 1], "round {round}");
+            let mut seen = order.clone();
+            seen.sort_unstable();
+            assert_eq!(
+                seen,
+                (0..runs.len()).collect::<Vec<_>>(),
+                "each run once a round"
+            );
+            // A configuration's two runs stay next to each other.
+            for w in order[2..].windows(2) {
+                if runs[w[0]].0 == runs[w[1]].0 {
+                    let key = runs[w[0]].0.buffer_bytes;
+                    on_first.entry(key).or_default()[usize::from(!runs[w[0]].1)] += 1;
+                }
             }
         }
-        assert_eq!(groups.len(), 4, "{groups:?}");
-        for (position, g) in groups.iter().enumerate() {
-            if g.len() == 2 {
-                assert_ne!(runs[g[0]].1, runs[g[1]].1);
-                assert_eq!(runs[g[0]].1, position % 2 == 0, "{position}: {g:?}");
-            }
+        // (The grid's pinned 4096 is the incumbent: that configuration has its
+        // unpinned run alone.) Each of the others ran on first and off first
+        // equally often (±1) over the rounds.
+        assert_eq!(on_first.len(), 3, "{on_first:?}");
+        for (b, [on, off]) in &on_first {
+            assert_eq!(on + off, rounds, "{b}");
+            assert!(
+                on.abs_diff(*off) <= 1,
+                "{b}: on first {on}, off first {off}"
+            );
         }
-        let first_grid = runs[order[2]].0.buffer_bytes;
-        let second_grid = order[2..]
-            .iter()
-            .map(|&k| runs[k].0.buffer_bytes)
-            .find(|&b| b != first_grid)
-            .unwrap();
+        let order = run_order(&groups, first, 0);
+        let sizes: Vec<usize> = order[2..].iter().map(|&k| runs[k].0.buffer_bytes).collect();
         assert_ne!(
-            (first_grid, second_grid),
-            (1024, 4096),
+            &sizes[..3],
+            &[1024, 1024, 4096],
             "spread, not in grid order"
         );
+    }
+
+    #[test]
+    fn the_grid_keeps_the_groups_the_budget_affords_at_its_rounds() {
+        let groups = [vec![0], vec![1], vec![2, 3], vec![4, 5], vec![6]];
+        // Fixed ones always, even with no budget.
+        assert_eq!(groups_affordable(&groups, 2, 3, 0.0), 2);
+        // 3 rounds: fixed 6 runs, then 6 for each pair.
+        assert_eq!(groups_affordable(&groups, 2, 3, 12.0), 3);
+        assert_eq!(groups_affordable(&groups, 2, 3, 17.9), 3);
+        assert_eq!(groups_affordable(&groups, 2, 3, 1e9), 5);
     }
 
     #[test]
