@@ -167,7 +167,16 @@ fn more_cpus_never_plan_fewer_compute_cases_than_the_thinned_rule() {
 fn big_machines_say_what_the_default_profile_scales_down() {
     let r = plan(from_synthetic("pack:8 numa:2 core:32 pu:4").unwrap());
     for id in [
-        "compute", "peak", "memory", "atomics", "workload", "numa", "sharing",
+        "compute",
+        "peak",
+        "memory",
+        "atomics",
+        "workload",
+        "numa",
+        "sharing",
+        "loaded-latency",
+        "loaded-coherence",
+        "clock-curve",
     ] {
         let p = r.probes.iter().find(|p| p.id == id).unwrap();
         assert!(
@@ -327,4 +336,87 @@ fn the_pool_plan_prices_the_uncapped_fft_and_the_workers_it_starts() {
         "{capped} {uncapped}"
     );
     assert!(pool.seconds > 0.0 && pool.seconds <= pool.budget_s);
+}
+
+/// The probes under load (issue 39) on a 2,048-strand machine: each thins itself
+/// (loaded-latency one node, a three-step ladder, read/write traffic at saturation;
+/// loaded-coherence the other-core and other-package pairs, loaded by their own
+/// nodes; clock-curve the vector widths at one thread and the CPU count) and says
+/// what it left out; a 64-CPU machine keeps the whole ladder and every pair.
+#[test]
+fn the_loaded_probes_thin_on_a_2048_strand_machine_and_say_what_they_leave_out() {
+    let planned = |spec: &str, id: &str| {
+        let ctx = plan_ctx(
+            from_synthetic(spec).unwrap(),
+            Profile::Default,
+            corescope::cli::default_budget_s(Profile::Default),
+        );
+        let probe = registry().into_iter().find(|p| p.id() == id).unwrap();
+        probe.plan(&ctx).unwrap()
+    };
+    let big = "pack:8 numa:2 core:32 pu:4";
+    for id in ["loaded-latency", "loaded-coherence", "clock-curve"] {
+        let plan = planned(big, id);
+        assert!(!plan.cases.is_empty(), "{id}");
+        assert!(
+            plan.params
+                .get("scaled_down")
+                .is_some_and(|v| v.is_string()),
+            "{id}: no scaled_down"
+        );
+        assert!(
+            plan.skipped.iter().any(|s| s.contains("not measured")),
+            "{id}: {:?}",
+            plan.skipped
+        );
+    }
+    // loaded-latency: idle (two page kinds), three read steps, read/write at 0.
+    let lat = planned(big, "loaded-latency");
+    let labels: Vec<&str> = lat.cases.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(labels.len(), 6, "{labels:?}");
+    assert!(labels.iter().all(|l| l.contains("-node0 ")), "{labels:?}");
+    assert!(
+        labels.contains(&"latency-node0 read-write step 3"),
+        "{labels:?}"
+    );
+    assert_eq!(
+        lat.skipped.iter().filter(|s| s.contains("on node")).count(),
+        15,
+        "every node but the first listed"
+    );
+    // loaded-coherence: two pairs, each loaded by at most its two nodes' CPUs.
+    let coh = planned(big, "loaded-coherence");
+    let pairs = coh.params["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 2);
+    for p in pairs {
+        assert!(
+            p["injectors"].as_array().unwrap().len() <= 2 * 128 - 2,
+            "{p}"
+        );
+    }
+    // clock-curve: the scalar chain sweeps, every other width at 1 and 2,048 only.
+    let clock = planned(big, "clock-curve");
+    for c in &clock.cases {
+        let threads = c.params["threads"].as_u64().unwrap();
+        assert!(
+            c.label.starts_with("scalar") || threads == 1 || threads == 2048,
+            "{}",
+            c.label
+        );
+    }
+    // A 64-CPU machine (thinned, not coarse): the whole ladder, every pair.
+    let mid = "pack:2 numa:2 core:8 pu:2";
+    let lat = planned(mid, "loaded-latency");
+    assert!(
+        lat.skipped.iter().all(|s| !s.contains("ladder")),
+        "{:?}",
+        lat.skipped
+    );
+    assert_eq!(
+        planned(mid, "loaded-coherence").params["pairs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
 }

@@ -177,11 +177,17 @@ impl Probe for ClockCurve {
         let cpus = ctx.cpus();
         let threads = counts(&ctx.thread_counts(1), cpus);
         let duration_ns: u64 = ctx.profile.pick(5_000_000, 20_000_000, 100_000_000);
+        let coarse = super::loaded_latency::coarse(ctx);
         let mut cases = Vec::new();
+        let mut left_out: Vec<(Isa, usize)> = Vec::new();
         for &t in &threads {
             let (_, config) = super::placement_config(&ctx.topo, &Strategy::Scatter, t)?;
             let group = format!("clock with {}", crate::units::threads(t as f64));
             for &isa in &isas {
+                if !swept(isa, &isas, coarse) && !ctx.side_count(t) {
+                    left_out.push((isa, t));
+                    continue;
+                }
                 cases.push(
                     Case::new(
                         format!("{} ×{t}", isa.name()),
@@ -206,8 +212,16 @@ impl Probe for ClockCurve {
             .param("fma", "vfmadd231pd reg, reg, reg on one xmm/ymm/zmm register, 100 per loop turn (inline asm); latency inferred at one thread as scalar clock / FMA rate, rounded")
             .param("latency_tolerance", LATENCY_TOLERANCE)
             .param("preempted", "a thread's figure is dropped when it ran less than 95 % of its wall time")
-            .scaled_down(ctx.thinned_note(""))
-            .skipping(skipped))
+            .scaled_down(ctx.thinned_note(&if coarse {
+                format!(
+                    "; above {} CPUs every vector width at one thread and the CPU count only",
+                    super::POWERS_OF_FOUR_ABOVE_CPUS
+                )
+            } else {
+                "; the narrower vector widths at one thread and the CPU count only".to_string()
+            }))
+            .skipping(skipped)
+            .skipping(not_measured(&left_out)))
     }
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
@@ -259,6 +273,35 @@ impl Probe for ClockCurve {
         result.series.extend(series);
         result.findings.extend(findings);
     }
+}
+
+/// Whether `isa` sweeps every thread count of a thinned plan: the scalar chain
+/// (the clock itself) and, except on a coarse plan, the widest vector width
+/// measured (as `peak`'s widest unit); the others run at one thread and the CPU
+/// count only ([`PlanCtx::side_count`]).
+pub fn swept(isa: Isa, isas: &[Isa], coarse: bool) -> bool {
+    isa == Isa::Scalar || (!coarse && isas.last() == Some(&isa))
+}
+
+/// The (width, thread count) cells a thinned plan leaves out, one
+/// "name: not measured" line per width.
+fn not_measured(left_out: &[(Isa, usize)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for isa in Isa::ALL {
+        let counts: Vec<String> = left_out
+            .iter()
+            .filter(|(i, _)| *i == isa)
+            .map(|(_, t)| t.to_string())
+            .collect();
+        if !counts.is_empty() {
+            out.push(format!(
+                "clock-curve {} at {} threads: not measured on a thinned plan (one thread and the CPU count stand for the curve)",
+                isa.name(),
+                counts.join(", ")
+            ));
+        }
+    }
+    out
 }
 
 /// What one thread's chain gave: dependent operations, ticks, and its CPU time.

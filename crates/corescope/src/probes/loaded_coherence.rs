@@ -106,6 +106,59 @@ pub fn pair_plans(topo: &crate::topology::Topology) -> (Vec<PairPlan>, Vec<Strin
     (out, skipped)
 }
 
+/// Relations a coarse plan (`loaded_latency::coarse`: more than 256 CPUs on a
+/// thinned plan) measures: the SMT sibling's line stays in the core's own caches,
+/// the least touched by memory traffic.
+pub const COARSE_RELATIONS: [Relation; 2] = [Relation::OtherCore, Relation::OtherPackage];
+
+/// The CPUs near `cpu`: those of its NUMA node, or of its package where the
+/// topology knows no node (pure).
+fn domain_of(topo: &crate::topology::Topology, cpu: u32) -> (Option<u32>, u32) {
+    let pu = topo.pu(cpu);
+    (
+        pu.and_then(|p| p.numa_node),
+        pu.map_or(u32::MAX, |p| p.package),
+    )
+}
+
+/// Thin the pairs for a coarse plan: the SMT sibling pair left out, and each
+/// pair's injectors only the other CPUs of the pair's own NUMA nodes (packages
+/// where the topology has no nodes): the traffic on the memory and caches the
+/// pair's line lives near, not the whole machine's. Returns what it left out as
+/// "name: not measured" lines (pure).
+pub fn thin_pairs(topo: &crate::topology::Topology, pairs: &mut Vec<PairPlan>) -> Vec<String> {
+    let mut notes = Vec::new();
+    pairs.retain(|p| {
+        let keep = COARSE_RELATIONS.contains(&p.relation);
+        if !keep {
+            notes.push(format!(
+                "loaded-coherence {} {}↔{}: not measured on a coarse plan (more than {} CPUs: the other-core and other-package pairs stand for it)",
+                p.relation.name(),
+                p.a,
+                p.b,
+                super::POWERS_OF_FOUR_ABOVE_CPUS
+            ));
+        }
+        keep
+    });
+    for p in pairs.iter_mut() {
+        let near = [domain_of(topo, p.a), domain_of(topo, p.b)];
+        let all = p.injectors.len();
+        p.injectors.retain(|&c| near.contains(&domain_of(topo, c)));
+        if p.injectors.len() < all {
+            notes.push(format!(
+                "loaded-coherence {} {}↔{}: traffic from {} CPUs outside the pair's NUMA nodes (packages) not measured on a coarse plan ({} injectors near the pair)",
+                p.relation.name(),
+                p.a,
+                p.b,
+                all - p.injectors.len(),
+                p.injectors.len()
+            ));
+        }
+    }
+    notes
+}
+
 #[derive(Debug, Clone, Serialize)]
 struct CaseParams {
     pair: PairPlan,
@@ -132,7 +185,11 @@ impl Probe for LoadedCoherence {
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
-        let (pairs, skipped) = pair_plans(&ctx.topo);
+        let (mut pairs, mut skipped) = pair_plans(&ctx.topo);
+        let coarse = super::loaded_latency::coarse(ctx);
+        if coarse {
+            skipped.extend(thin_pairs(&ctx.topo, &mut pairs));
+        }
         if pairs.is_empty() {
             return Err(ProbeError::Skipped(format!(
                 "no pair of CPUs to measure ({})",
@@ -198,11 +255,21 @@ impl Probe for LoadedCoherence {
             }
         }
         let mut plan = Plan::new(cases)
+            .scaled_down(coarse.then(|| {
+                format!(
+                    "above {} CPUs: the other-core and other-package pairs only, each loaded by the other CPUs of its own NUMA nodes (packages)",
+                    super::POWERS_OF_FOUR_ABOVE_CPUS
+                )
+            }))
             .param("pairs", &pairs)
             .param("delays_turns", &delays)
             .param(
                 "traffic",
-                "loaded-latency's read injectors on every allowed CPU but the pair's",
+                if coarse {
+                    "loaded-latency's read injectors on every allowed CPU of the pair's NUMA nodes (packages) but the pair's"
+                } else {
+                    "loaded-latency's read injectors on every allowed CPU but the pair's"
+                },
             )
             .param("round_trips", round_trips)
             .param("wakeups_per_run", wakeups)

@@ -183,23 +183,47 @@ pub fn node_teams(topo: &crate::topology::Topology) -> (Vec<NodeTeam>, Vec<Strin
 }
 
 /// Node teams a thinned plan measures: the first and the last node (the ends
-/// of the firmware's numbering, often the two packages).
+/// of the firmware's numbering, often the two packages); a coarse plan
+/// ([`coarse`]) the first only.
 pub const THINNED_NODE_TEAMS: usize = 2;
 
-/// On a thinned plan, keep the first and the last node team; the others, as
-/// "name: not measured on a thinned plan" lines, are returned.
-fn thin_teams(teams: &mut Vec<NodeTeam>, thinned: bool) -> Vec<String> {
-    if !thinned || teams.len() <= THINNED_NODE_TEAMS {
+/// Whether the plan is coarse: thinned ([`PlanCtx::thinned`]) on a machine of
+/// more than [`super::POWERS_OF_FOUR_ABOVE_CPUS`] CPUs, where the thread ladders
+/// step by four. The loaded probes thin further there, so that the default suite
+/// of a 2,048-strand machine keeps within its ten minutes (`tests/plan.rs`).
+pub fn coarse(ctx: &PlanCtx) -> bool {
+    ctx.thinned() && ctx.cpus() > super::POWERS_OF_FOUR_ABOVE_CPUS
+}
+
+/// The ladder of a coarse plan: light traffic, heavy traffic, none (the quick
+/// ladder); read/write traffic at its last step (saturation) only.
+pub const COARSE_LADDER: [u32; 3] = [1000, 100, 0];
+
+/// Chase steps per run on a coarse plan (half the default's: about 40 ms from
+/// DRAM, still thousands of times the chase's warm-up noise).
+pub const COARSE_CHASE_STEPS: u64 = 1 << 17;
+
+/// On a thinned plan, keep the first and the last node team (the first only on a
+/// coarse plan); the others, as "name: not measured on a thinned plan" lines, are
+/// returned.
+fn thin_teams(teams: &mut Vec<NodeTeam>, thinned: bool, coarse: bool) -> Vec<String> {
+    let keep_n = if coarse { 1 } else { THINNED_NODE_TEAMS };
+    if !thinned || teams.len() <= keep_n {
         return Vec::new();
     }
     let last = teams.len() - 1;
+    let stand_in = if coarse {
+        "the first node stands for the rest on a machine of this size"
+    } else {
+        "the first and last nodes stand for the rest"
+    };
     let mut dropped = Vec::new();
     let mut k = 0;
     teams.retain(|t| {
-        let keep = k == 0 || k == last;
+        let keep = k == 0 || (k == last && !coarse);
         if !keep {
             dropped.push(format!(
-                "loaded-latency on node {}: not measured on a thinned plan (the first and last nodes stand for the rest)",
+                "loaded-latency on node {}: not measured on a thinned plan ({stand_in})",
                 t.node.map_or("?".to_string(), |n| n.to_string())
             ));
         }
@@ -207,6 +231,33 @@ fn thin_teams(teams: &mut Vec<NodeTeam>, thinned: bool) -> Vec<String> {
         keep
     });
     dropped
+}
+
+/// The ladder's delays a plan measures under each kind of traffic, and what a
+/// coarse plan leaves out, as "name: not measured" lines.
+pub fn ladders(profile: Profile, coarse: bool) -> (Vec<u32>, Vec<u32>, Vec<String>) {
+    if !coarse {
+        let all = ladder(profile);
+        return (all.clone(), all, Vec::new());
+    }
+    let full = ladder(profile);
+    let read = COARSE_LADDER.to_vec();
+    let left: Vec<String> = full
+        .iter()
+        .filter(|d| !read.contains(d))
+        .map(u32::to_string)
+        .collect();
+    let mut notes = vec![format!(
+        "loaded-latency at delays {} turns: not measured on a coarse plan (more than {} CPUs: the ladder is {})",
+        left.join(", "),
+        super::POWERS_OF_FOUR_ABOVE_CPUS,
+        read.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+    )];
+    notes.push(format!(
+        "loaded-latency read-write traffic at delays {} turns: not measured on a coarse plan (at saturation, delay 0, only)",
+        read.iter().filter(|&&d| d > 0).map(u32::to_string).collect::<Vec<_>>().join(", ")
+    ));
+    (read, vec![0], notes)
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -262,8 +313,10 @@ struct Sizes {
 /// chase), then every step of the ladder under each kind of traffic. They form one
 /// group, measured in rounds of every case in rotated order (drift hits every step
 /// alike) that keep the team's blocks between runs; each case its own configuration.
-fn team_cases(team: &NodeTeam, sizes: &Sizes, delays: &[u32]) -> Vec<Case> {
-    let cases_n = (2 + Traffic::ALL.len() * delays.len()) as u64;
+/// `delays` are the read traffic's; the read/write traffic's `rw_delays` (some of
+/// them) take the step of the same delay, so both curves pair by step.
+fn team_cases(team: &NodeTeam, sizes: &Sizes, delays: &[u32], rw_delays: &[u32]) -> Vec<Case> {
+    let cases_n = (2 + delays.len() + rw_delays.len()) as u64;
     let runs = (STEP_ROUNDS.min + usize::from(STEP_ROUNDS.warmup)) as u64 * cases_n;
     // Blocks made once per epoch of the group: two chase buffers and the injectors'.
     // A chase buffer costs [`CHASE_BUILD_TOUCHES`] first touches (its shuffle).
@@ -292,11 +345,16 @@ fn team_cases(team: &NodeTeam, sizes: &Sizes, delays: &[u32]) -> Vec<Case> {
         },
     ];
     for traffic in Traffic::ALL {
-        for (k, &delay) in delays.iter().enumerate() {
+        let these = match traffic {
+            Traffic::Read => delays,
+            Traffic::ReadWrite => rw_delays,
+        };
+        for (k, &delay) in these.iter().enumerate() {
+            let step = delays.iter().position(|&d| d == delay).unwrap_or(k);
             params.push(CaseParams {
                 traffic: Some(traffic),
                 delay_iters: delay,
-                load_step: k + 1,
+                load_step: step + 1,
                 team_threads: 1 + team.injectors.len(),
                 ..base.clone()
             });
@@ -316,6 +374,32 @@ fn team_cases(team: &NodeTeam, sizes: &Sizes, delays: &[u32]) -> Vec<Case> {
                 .with_rounds(STEP_ROUNDS)
         })
         .collect()
+}
+
+/// What a thinned plan leaves out, appended to [`PlanCtx::thinned_note`].
+fn scaled_down_words(kept: usize, dropped: usize, coarse: bool) -> String {
+    let nodes = match (dropped > 0, coarse) {
+        (false, _) => String::new(),
+        (true, true) => format!(
+            "; the first of {} NUMA nodes stands for the rest",
+            kept + dropped
+        ),
+        (true, false) => format!(
+            "; the first and last of {} NUMA nodes stand for the rest",
+            kept + dropped
+        ),
+    };
+    let ladder = if coarse {
+        format!(
+            "; above {} CPUs the ladder is {:?} turns, read/write traffic at saturation only, {} chase steps per run",
+            super::POWERS_OF_FOUR_ABOVE_CPUS,
+            COARSE_LADDER,
+            COARSE_CHASE_STEPS
+        )
+    } else {
+        String::new()
+    };
+    nodes + &ladder
 }
 
 /// Latency the plan assumes per chase step when it prices a run: DRAM under load
@@ -338,7 +422,8 @@ impl Probe for LoadedLatency {
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         let (mut teams, mut skipped) = node_teams(&ctx.topo);
-        let thinned = thin_teams(&mut teams, ctx.thinned());
+        let coarse = coarse(ctx);
+        let thinned = thin_teams(&mut teams, ctx.thinned(), coarse);
         skipped.extend(thinned.iter().cloned());
         if teams.is_empty() {
             return Err(ProbeError::Skipped(
@@ -389,8 +474,13 @@ impl Probe for LoadedLatency {
             .map(u64::from)
             .unwrap_or(DEFAULT_LINE_BYTES as u64)
             .max(8);
-        let steps: u64 = ctx.profile.pick(1 << 15, 1 << 18, 1 << 20);
-        let delays = ladder(ctx.profile);
+        let steps: u64 = if coarse {
+            COARSE_CHASE_STEPS
+        } else {
+            ctx.profile.pick(1 << 15, 1 << 18, 1 << 20)
+        };
+        let (delays, rw_delays, left_out) = ladders(ctx.profile, coarse);
+        skipped.extend(left_out);
         let sizes = Sizes {
             chase_bytes: chase.per_thread,
             injector_bytes: inj.per_thread,
@@ -399,19 +489,17 @@ impl Probe for LoadedLatency {
         };
         let cases: Vec<Case> = teams
             .iter()
-            .flat_map(|t| team_cases(t, &sizes, &delays))
+            .flat_map(|t| team_cases(t, &sizes, &delays, &rw_delays))
             .collect();
         let mut plan = Plan::new(cases)
-            .scaled_down(ctx.thinned_note(&if thinned.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; the first and last of {} NUMA nodes stand for the rest",
-                    thinned.len() + teams.len()
-                )
-            }))
+            .scaled_down(ctx.thinned_note(&scaled_down_words(
+                teams.len(),
+                thinned.len(),
+                coarse,
+            )))
             .param("teams", &teams)
             .param("delays_turns", &delays)
+            .param("read_write_delays_turns", &rw_delays)
             .param("delay_unit", "turns of a dec/jnz loop (about one core cycle each) between two cache lines")
             .param("chase_bytes", chase.per_thread)
             .param("chase_pages", "MADV_HUGEPAGE (idle-default-pages: no advice, as the memory probe's chase)")
