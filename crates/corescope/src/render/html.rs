@@ -167,6 +167,7 @@ fn probe(o: &mut String, p: &ProbeResult) {
     params(o, p);
     o.push_str(&super::channel_roadmap::figure(p).unwrap_or_default());
     o.push_str(&super::spin_bars::figures(p));
+    o.push_str(&super::loaded_curve::figures(p));
     for g in chart_groups(&p.series) {
         series_figure(o, p, &g);
     }
@@ -205,7 +206,9 @@ fn probe(o: &mut String, p: &ProbeResult) {
     }
     for t in &p.tables {
         // A table drawn as bars above keeps its numbers, collapsed.
-        let drawn = super::spin_bars::is_drawn(t);
+        let drawn = super::spin_bars::is_drawn(t)
+            || (super::loaded_curve::PROBES.contains(&p.id.as_str())
+                && super::loaded_curve::is_drawn(t));
         if drawn {
             o.push_str("<details><summary>the numbers behind the bars</summary>");
         }

@@ -7,6 +7,7 @@ pub mod csv;
 pub mod doctor;
 pub mod html;
 pub mod hwloc_xml;
+pub mod loaded_curve;
 pub mod pinning;
 pub mod plan;
 pub mod reference;
