@@ -199,8 +199,8 @@ pub fn coarse(ctx: &PlanCtx) -> bool {
 /// ladder); read/write traffic at its last step (saturation) only.
 pub const COARSE_LADDER: [u32; 3] = [1000, 100, 0];
 
-/// Chase steps per run on a coarse plan (half the default's: about 40 ms from
-/// DRAM, still thousands of times the chase's warm-up noise).
+/// Chase steps per run on a coarse plan: half the default's, about 33 ms at the
+/// 250 ns a step the plan assumes ([`PLANNED_STEP_NS`]).
 pub const COARSE_CHASE_STEPS: u64 = 1 << 17;
 
 /// On a thinned plan, keep the first and the last node team (the first only on a
