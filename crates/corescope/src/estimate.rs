@@ -447,3 +447,67 @@ pub fn check(run: &crate::model::RunFile, cal: &Calibration) -> Vec<CheckRow> {
     }
     rows
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Measurement;
+    use crate::probes::cost::Cost;
+    use crate::probes::RunCtx;
+
+    /// A probe that exists only here: its cases say how much work they are, and it
+    /// prices them itself (`priced`) or states nothing.
+    struct Sketch {
+        priced: bool,
+    }
+
+    #[derive(serde::Serialize, Clone)]
+    struct Work {
+        units: u32,
+    }
+
+    impl Probe for Sketch {
+        fn id(&self) -> &'static str {
+            "sketch"
+        }
+        fn title(&self) -> &'static str {
+            "a test probe"
+        }
+        fn plan(&self, _ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+            Ok(Plan::new(vec![
+                Case::new("small", &Work { units: 1 }),
+                Case::new("large", &Work { units: 3 }),
+            ]))
+        }
+        fn run(&self, _case: &Case, _ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+            Err(ProbeError::Skipped("never run here".into()))
+        }
+        fn run_cost_s(&self, cost: &Cost) -> Option<f64> {
+            self.priced.then(|| cost.num("units").map(|u| u * 2.0))?
+        }
+    }
+
+    fn priced(probe: &dyn Probe) -> ProbeEstimate {
+        let topo = crate::topology::from_synthetic("core:2 pu:1").expect("topology");
+        let ctx = plan_ctx(topo, Profile::Default, 300.0);
+        estimate_probe(probe, &ctx, &Calibration::reference())
+    }
+
+    #[test]
+    fn a_probe_in_one_file_is_priced_by_its_own_cost() {
+        let est = priced(&Sketch { priced: true });
+        assert!(est.modelled);
+        assert_eq!(est.cases.len(), 2);
+        // One run each (Rounds::ONCE, no warm-up), at 2 s per unit of work.
+        assert_eq!(est.cases[0].seconds, 2.0);
+        assert_eq!(est.cases[1].seconds, 6.0);
+        assert!(est.seconds >= 8.0, "{}", est.seconds);
+    }
+
+    #[test]
+    fn a_probe_that_states_no_cost_is_priced_at_the_fallback_and_flagged() {
+        let est = priced(&Sketch { priced: false });
+        assert!(!est.modelled);
+        assert!(est.cases.iter().all(|c| c.seconds == UNKNOWN_RUN_S));
+    }
+}
