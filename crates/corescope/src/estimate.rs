@@ -26,91 +26,16 @@ use std::time::Instant;
 /// peak 22.4, atomics, workload, false-sharing, pool and matmul their maximum.
 pub const EXTRA_ROUND_SHARE: f64 = 0.8;
 
-/// Per-probe cost factors: seconds of one run = work units × `op_ns` × factor (see
-/// [`case_run_s`]). Fitted once on the 2-CPU reference machine (`final1.json`, with
-/// its calibration [`Calibration::REFERENCE`]); on other machines the calibrated
-/// `op_ns`, `byte_ns`, `spawn_ns` and `round_trip_ns` carry the machine's speed.
-mod factor {
-    /// peak: FP instructions per thread per repetition are independent chains of wide
-    /// instructions: a fraction of a dependent integer op each.
-    pub const PEAK_PER_INSTRUCTION: f64 = 0.116;
-    /// memory working-set reads run from cache: faster per byte than DRAM streams.
-    pub const WS_READ_PER_BYTE: f64 = 0.5;
-    /// memory working-set latency: a dependent load per step, from L1 to DRAM, on
-    /// average this many dependent integer ops.
-    pub const WS_LATENCY_PER_STEP: f64 = 25.0;
-    /// false-sharing: one increment of a contended line, in dependent integer ops.
-    pub const FALSE_SHARING_PER_INCREMENT: f64 = 3.3;
-    /// matmul: seconds per n³ (every loop order and library averaged), in ops.
-    pub const MATMUL_PER_N3: f64 = 7.4;
-    /// pool: an FFT of 2^k points as 2^k · k tiny tasks, in ops per task.
-    pub const POOL_FFT_PER_TASK: f64 = 800.0;
-    /// pool: recursive matmul, per n³, in ops.
-    pub const POOL_RMATMUL_PER_N3: f64 = 1.0;
-}
-
-/// Seconds per case run of probes whose cases do not grow with the machine (their
-/// sample counts are fixed per profile): quick and default measured in the reference
-/// runs (`quick.json`, `final1.json`: elapsed ÷ cases), full scaled from default by
-/// its sample counts (10^5 vs 5,000 samples: 20×; channel 8× events, 11 vs 5
-/// repetitions; spin 1,000 vs 200 hand-offs, 31 vs 11 repetitions; syscall 5×
-/// batches). Priced on other machines by their `op_ns`.
-const FIXED_RUN_S: [(&str, [f64; 3]); 7] = [
-    ("threads", [0.07, 1.0, 20.0]),
-    ("mutex", [1.25, 0.9, 18.0]),
-    ("condvar", [0.12, 2.1, 42.0]),
-    ("timers", [0.26, 0.24, 0.24]),
-    ("syscall", [0.23, 0.9, 4.5]),
-    // Per run since the implementations race in rounds (one transfer per batch):
-    // the old per-case figures ÷ their repetitions (3, 5, 11); not refitted yet.
-    ("channel", [0.007, 0.06, 0.4]),
-    ("spin", [0.16, 0.55, 7.7]),
-];
-
 /// What the model assumes for a probe it has no formula for, per case run.
 pub const UNKNOWN_RUN_S: f64 = 1.0;
-
-/// Memory streams one NUMA node sustains before its bandwidth saturates: the
-/// aggregate of `threads` streams is min(threads, CPUs, this × nodes) single streams.
-/// (A DDR4/DDR5 socket saturates at about 4–8 streaming cores; STREAM results.)
-pub const STREAMS_PER_NODE: usize = 6;
 
 /// Seconds of `corescope run` outside the probes: clock calibration (100 ms default)
 /// and the core-clock measurement, the header save.
 pub const STARTUP_S: f64 = 1.0;
 
-/// This machine's speed, measured in well under 2 s.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Calibration {
-    /// ns per dependent integer op of compute's kernel (1 thread).
-    pub op_ns: f64,
-    /// ns per byte to first-touch and then read a fresh 32 MiB block (1 thread).
-    pub byte_ns: f64,
-    /// ns to create, pin and join one thread.
-    pub spawn_ns: f64,
-    /// ns of a cache-line round trip between the first two allowed CPUs.
-    pub round_trip_ns: f64,
-    /// Seconds the calibration took.
-    pub calibration_s: f64,
-    /// Where the numbers come from (`measured here`, `reference`).
-    pub source: String,
-}
+pub use crate::probes::cost::Calibration;
 
 impl Calibration {
-    /// The 2-CPU machine (AMD EPYC VM, 2.6 GHz) the factors were fitted on,
-    /// measured with [`Calibration::measure`] on 2026-11-23. Tests use it so their
-    /// estimates do not depend on the machine they run on.
-    pub fn reference() -> Self {
-        Self {
-            op_ns: 0.60,
-            byte_ns: 0.46,
-            spawn_ns: 40_000.0,
-            round_trip_ns: 200.0,
-            calibration_s: 0.0,
-            source: "reference (2-CPU VM of 2026-11-23)".into(),
-        }
-    }
-
     /// Measure this machine: compute's integer chain (5 × ~3 ms, fastest kept), a
     /// 32 MiB first touch and read, 3 × 16 thread creations, one round trip check.
     pub fn measure(topo: &Topology) -> Self {
@@ -292,11 +217,11 @@ pub fn estimate_probe(probe: &dyn Probe, ctx: &PlanCtx, cal: &Calibration) -> Pr
         }
     };
     est.params = plan.params.clone().into_iter().collect();
-    let cost = |c: &Case| case_run_s(probe.id(), c, &plan, ctx, cal);
+    let cost = |c: &Case| case_run_s(probe, c, &plan, ctx, cal);
     est.modelled = plan
         .cases
         .first()
-        .is_none_or(|c| case_run_s(probe.id(), c, &plan, ctx, cal).is_some());
+        .is_none_or(|c| case_run_s(probe, c, &plan, ctx, cal).is_some());
     let per_run: Vec<f64> = plan
         .cases
         .iter()
@@ -385,237 +310,27 @@ fn simulate(
     (runs, elapsed.min(budget_s), capped)
 }
 
-/// A case's parameters without the enum tag serde puts around variants
-/// (`{"Bandwidth": {...}}` → `{...}`).
-fn flat(v: &Value) -> &Value {
-    match v.as_object() {
-        Some(m) if m.len() == 1 => match m.values().next() {
-            Some(inner) if inner.is_object() => inner,
-            _ => v,
-        },
-        _ => v,
-    }
-}
-
 fn num(v: &Value, key: &str) -> Option<f64> {
     v.get(key).and_then(Value::as_f64)
 }
 
-/// Seconds of one run of `case`, or `None` for a probe the model does not know.
+/// Seconds of one run of `case` as its probe prices it ([`Probe::run_cost_s`]),
+/// or `None` for a probe that states no cost.
 pub fn case_run_s(
-    id: &str,
+    probe: &dyn Probe,
     case: &Case,
     plan: &Plan,
     ctx: &PlanCtx,
     cal: &Calibration,
 ) -> Option<f64> {
-    let p = flat(&case.params);
-    let cpus = ctx.cpus().max(1) as f64;
-    let threads = num(p, "threads").unwrap_or(1.0).max(1.0);
-    let waves = (threads / cpus).ceil().max(1.0);
-    let spawn = threads * cal.spawn_ns * 1e-9;
-    let op = cal.op_ns * 1e-9;
-    let plan_num = |k: &str| plan.params.get(k).and_then(Value::as_f64);
-    if let Some((_, s)) = FIXED_RUN_S.iter().find(|(k, _)| *k == id) {
-        let scale = cal.op_ns / Calibration::reference().op_ns;
-        let base = ctx.profile.pick(s[0], s[1], s[2]) * scale;
-        return Some(
-            base + if id == "spin" {
-                spin_extra(p, cal)
-            } else {
-                0.0
-            },
-        );
-    }
-    Some(match id {
-        // The kernel, then the round's clock (`clock::core_hz_now`: a second team of
-        // up to one thread per CPU, its repetitions of the add chain).
-        "compute" => num(p, "passes")? * 1024.0 * op * waves + spawn + round_clock_s(p, ctx, spawn),
-        "peak" => {
-            plan_num("fp_instructions_per_thread_per_rep")?
-                * factor::PEAK_PER_INSTRUCTION
-                * op
-                * waves
-                + spawn
-                + round_clock_s(p, ctx, spawn)
-        }
-        "memory" => memory_run_s(p, ctx, cal)?,
-        "workload" | "atomics" => num(p, "duration_ns")? * 1e-9 + spawn,
-        "c2c" => {
-            num(p, "round_trips")? * 3.0 * cal.round_trip_ns * 1e-9
-                + 2.0 * 3.0 * cal.spawn_ns * 1e-9
-        }
-        "sharing" => {
-            num(p, "passes")? * 1024.0 * op * 6.0 * 3.0
-                + 18.0 * cal.spawn_ns * 1e-9
-                + sharing_throughput_s(p, cal)
-        }
-        "false-sharing" => {
-            num(p, "portions")?
-                * num(p, "increments")?
-                * factor::FALSE_SHARING_PER_INCREMENT
-                * op
-                * waves
-                + spawn
-        }
-        "matmul" => num(p, "n")?.powi(3) * factor::MATMUL_PER_N3 * op,
-        "pool" => pool_run_s(p, ctx, cal)?,
-        // The tuner runs for its own budget.
-        "channel-tune" => num(p, "budget_s")?,
-        "numa" => numa_run_s(p, cal)?,
-        // The loaded probes plan their run's duration and the bytes it first touches.
-        "loaded-latency" | "loaded-coherence" | "clock-curve" => loaded_run_s(p, cal)?,
-        _ => return None,
+    probe.run_cost_s(&crate::probes::cost::Cost {
+        params: crate::probes::cost::Cost::flat(&case.params),
+        plan_params: &plan.params,
+        topo: &ctx.topo,
+        cpus: ctx.cpus().max(1),
+        profile: ctx.profile,
+        cal,
     })
-}
-
-/// One run of a loaded probe's case: the duration its plan gives it, the share of
-/// its blocks' first touch (`setup_bytes_per_run`) and its team's creation.
-fn loaded_run_s(p: &Value, cal: &Calibration) -> Option<f64> {
-    let threads = num(p, "team_threads").unwrap_or(2.0).max(1.0);
-    Some(
-        num(p, "duration_ns")? * 1e-9
-            + num(p, "setup_bytes_per_run").unwrap_or(0.0) * cal.byte_ns * 1e-9
-            + threads * cal.spawn_ns * 1e-9,
-    )
-}
-
-/// The round's clock after the kernel (`probes::round_clock_hz`): a second team
-/// (`spawn_s`, as the kernel's) and its repetitions of the add chain; nothing for
-/// teams above `clock::ROUND_CLOCK_MAX_CPUS`, which keep the header clock.
-fn round_clock_s(p: &Value, ctx: &PlanCtx, spawn_s: f64) -> f64 {
-    let team = num(p, "threads").unwrap_or(1.0).min(ctx.cpus() as f64);
-    if team > crate::clock::ROUND_CLOCK_MAX_CPUS as f64 {
-        return 0.0;
-    }
-    crate::clock::ROUND_CLOCK_REPS as f64 * crate::clock::ROUND_CLOCK_REP.as_secs_f64() + spawn_s
-}
-
-/// numa: a latency cell chases `steps` dependent loads (about 100 ns each from
-/// memory) after writing its buffer; a read cell streams `bytes` per thread, the
-/// node's bandwidth saturating at 6 streams as in `memory`.
-/// Seconds of sharing's throughput kernels on one pair: per kernel a calibration
-/// run (about 1 ms on a 3 GHz core) and `throughput_rounds` × (alone + together)
-/// runs of `throughput_run_ns`, each spawning its threads (1 + 2). Plans without
-/// them (older files) cost nothing here.
-fn sharing_throughput_s(p: &Value, cal: &Calibration) -> f64 {
-    const CALIBRATION_RUN_S: f64 = 1e-3;
-    let kernels = p
-        .get("throughput_kernels")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len) as f64;
-    let rounds = num(p, "throughput_rounds").unwrap_or(0.0);
-    let run_s = num(p, "throughput_run_ns").unwrap_or(0.0) * 1e-9;
-    let spawn_s = cal.spawn_ns * 1e-9;
-    kernels * (CALIBRATION_RUN_S + spawn_s + rounds * (2.0 * run_s + 3.0 * spawn_s))
-}
-
-fn numa_run_s(p: &Value, cal: &Calibration) -> Option<f64> {
-    const DRAM_LOAD_NS: f64 = 100.0;
-    let bytes = num(p, "bytes")?;
-    let steps = num(p, "steps").unwrap_or(0.0);
-    let threads = p.get("cpus").and_then(Value::as_array).map_or(1, Vec::len) as f64;
-    Some(if steps > 0.0 {
-        steps * DRAM_LOAD_NS * 1e-9 + bytes * cal.byte_ns * 1e-9
-    } else {
-        bytes * threads * cal.byte_ns * 1e-9 / threads.clamp(1.0, 6.0)
-            + threads * cal.spawn_ns * 1e-9
-    })
-}
-
-/// spin: the all-others case starts a spinner on every other CPU.
-fn spin_extra(p: &Value, cal: &Calibration) -> f64 {
-    let extra = p.get("extra").and_then(Value::as_array).map_or(0, Vec::len) as f64;
-    let reps = num(p, "reps").unwrap_or(1.0);
-    extra * reps * cal.spawn_ns * 1e-9
-}
-
-/// Streams over a block its first touch costs: the kernel zeroes each page on the
-/// fault, then the owner writes it.
-const FIRST_TOUCH_STREAMS: f64 = 2.0;
-
-fn memory_run_s(p: &Value, ctx: &PlanCtx, cal: &Calibration) -> Option<f64> {
-    let cpus = ctx.cpus().max(1) as f64;
-    // Memory controllers: one per NUMA node, or per package where no node is known.
-    let nodes = ctx.topo.numa_nodes.max(ctx.topo.packages).max(1) as f64;
-    let op = cal.op_ns * 1e-9;
-    let reps = crate::probes::memory::WS_READ_REPS as f64;
-    if let Some(block) = num(p, "block_bytes") {
-        let threads = num(p, "threads").unwrap_or(1.0).max(1.0);
-        let streams = threads.min(cpus).min(STREAMS_PER_NODE as f64 * nodes);
-        // The calibrated cost covers the first touch and one pass; each further pass
-        // of the kernel streams the block once more. The first touch streams it twice
-        // (the kernel zeroes each page, then its owner fills it).
-        let passes = crate::probes::memory::BANDWIDTH_PASSES as f64;
-        let streams_of_block = (FIRST_TOUCH_STREAMS + passes) / (FIRST_TOUCH_STREAMS + 1.0);
-        return Some(
-            streams_of_block * block * threads * cal.byte_ns * 1e-9 / streams
-                + threads * cal.spawn_ns * 1e-9,
-        );
-    }
-    if let Some(steps) = num(p, "steps") {
-        return Some(steps * factor::WS_LATENCY_PER_STEP * op);
-    }
-    let ws = num(p, "ws_bytes")?;
-    let passes = num(p, "passes").unwrap_or(1.0);
-    Some(ws * passes * reps * cal.byte_ns * factor::WS_READ_PER_BYTE * 1e-9)
-}
-
-/// Workers a pool run starts: taskpool starts its pthreads on demand in every run
-/// (a new pool per run, its workers counted from their start hook), as many as
-/// its families ask for at once up to its cap (a worker per butterfly: about the
-/// points of the FFT; `block` = CPUs with a cutoff; 8^k leaf products); rayon
-/// builds a counted pool of one thread per CPU; one thread alone starts none.
-fn pool_workers(p: &Value, exec: &str, cpus: f64) -> f64 {
-    let demand = if let Some(levels) = num(p, "levels") {
-        8f64.powf(levels)
-    } else if p.get("cutoff").is_some() {
-        cpus
-    } else {
-        2f64.powf(num(p, "log2").unwrap_or(1.0))
-    };
-    match exec {
-        "sequential" => 0.0,
-        "rayon" => cpus,
-        _ => demand.min(num(p, "max_threads").unwrap_or(demand)),
-    }
-}
-
-fn pool_run_s(p: &Value, ctx: &PlanCtx, cal: &Calibration) -> Option<f64> {
-    let op = cal.op_ns * 1e-9;
-    let cpus = ctx.cpus().max(1) as f64;
-    let exec = p.get("exec").and_then(Value::as_str).unwrap_or("");
-    // The uncapped mode: the workers it starts on demand. The capped runs keep the
-    // model fitted on the reference runs (a worker per CPU): pricing their on-demand
-    // workers the same way would be more honest, but puts the default suite of a
-    // 2048-strand machine over its ten minutes (pool would then need to scale down
-    // there first; see docs/pool.md).
-    let workers = if exec.ends_with("-uncapped") {
-        pool_workers(p, exec, cpus)
-    } else {
-        cpus.min(256.0)
-    };
-    let spawn_s = cal.spawn_ns * 1e-9;
-    let start = workers * spawn_s;
-    let floor = crate::probes::pool::MIN_SAMPLE_S;
-    if let Some(order) = num(p, "order") {
-        return Some(
-            // The timed product and its untimed warm-up on a quarter of the order.
-            (order.powi(3) * (1.0 + 1.0 / 64.0) * factor::POOL_RMATMUL_PER_N3 * op / cpus)
-                .max(floor)
-                + start,
-        );
-    }
-    let log2 = num(p, "log2")?;
-    let tasks = 2f64.powf(log2) * log2;
-    let threads = if exec == "sequential" { 1.0 } else { cpus };
-    // The uncapped mode keeps only `max_idle` idle workers: the others exit after
-    // every call and start again in the next.
-    let churn = (workers - num(p, "max_idle").unwrap_or(workers)).max(0.0) * spawn_s;
-    let call = tasks * factor::POOL_FFT_PER_TASK * op / threads + churn;
-    // The untimed warm-up call, then calls until the sample lasts `floor`.
-    let warm_up = if p.get("cutoff").is_some() { 0.0 } else { call };
-    Some(warm_up + call.max(floor) + start)
 }
 
 /// The placements of one probe's cases as their parameters write them
@@ -630,7 +345,7 @@ fn describe(
     runs: f64,
     seconds: f64,
 ) -> CaseEstimate {
-    let p = flat(&c.params);
+    let p = crate::probes::cost::Cost::flat(&c.params);
     let threads = num(p, "threads").map(|t| t as usize);
     let pair = |a: &str, b: &str| Some(format!("{},{}", num(p, a)? as u32, num(p, b)? as u32));
     let cpus = match (p.get("placement").and_then(Value::as_str), threads) {
@@ -731,4 +446,68 @@ pub fn check(run: &crate::model::RunFile, cal: &Calibration) -> Vec<CheckRow> {
         });
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Measurement;
+    use crate::probes::cost::Cost;
+    use crate::probes::RunCtx;
+
+    /// A probe that exists only here: its cases say how much work they are, and it
+    /// prices them itself (`priced`) or states nothing.
+    struct Sketch {
+        priced: bool,
+    }
+
+    #[derive(serde::Serialize, Clone)]
+    struct Work {
+        units: u32,
+    }
+
+    impl Probe for Sketch {
+        fn id(&self) -> &'static str {
+            "sketch"
+        }
+        fn title(&self) -> &'static str {
+            "a test probe"
+        }
+        fn plan(&self, _ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+            Ok(Plan::new(vec![
+                Case::new("small", &Work { units: 1 }),
+                Case::new("large", &Work { units: 3 }),
+            ]))
+        }
+        fn run(&self, _case: &Case, _ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+            Err(ProbeError::Skipped("never run here".into()))
+        }
+        fn run_cost_s(&self, cost: &Cost) -> Option<f64> {
+            self.priced.then(|| cost.num("units").map(|u| u * 2.0))?
+        }
+    }
+
+    fn priced(probe: &dyn Probe) -> ProbeEstimate {
+        let topo = crate::topology::from_synthetic("core:2 pu:1").expect("topology");
+        let ctx = plan_ctx(topo, Profile::Default, 300.0);
+        estimate_probe(probe, &ctx, &Calibration::reference())
+    }
+
+    #[test]
+    fn a_probe_in_one_file_is_priced_by_its_own_cost() {
+        let est = priced(&Sketch { priced: true });
+        assert!(est.modelled);
+        assert_eq!(est.cases.len(), 2);
+        // One run each (Rounds::ONCE, no warm-up), at 2 s per unit of work.
+        assert_eq!(est.cases[0].seconds, 2.0);
+        assert_eq!(est.cases[1].seconds, 6.0);
+        assert!(est.seconds >= 8.0, "{}", est.seconds);
+    }
+
+    #[test]
+    fn a_probe_that_states_no_cost_is_priced_at_the_fallback_and_flagged() {
+        let est = priced(&Sketch { priced: false });
+        assert!(!est.modelled);
+        assert!(est.cases.iter().all(|c| c.seconds == UNKNOWN_RUN_S));
+    }
 }

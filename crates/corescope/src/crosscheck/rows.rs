@@ -18,8 +18,8 @@ use std::time::Duration;
 /// Passes of corescope's bandwidth case per round (each a fresh block, one timed
 /// pass): the round's value is their median.
 pub const MEMORY_PASSES_PER_ROUND: usize = 5;
-/// Timed passes of the sustained-copy experiment (about 0.2 s at 128 MiB per thread
-/// and 30 GB/s; likwid-bench times about 1 s).
+/// Timed passes of the sustained read and copy experiments (about 0.2–0.4 s at
+/// 128 MiB per thread and 15–30 GB/s; likwid-bench times about 1 s).
 pub const SUSTAINED_PASSES: usize = 50;
 /// likwid-bench's working set for the peak kernels: in L1 on every core known, so
 /// its one load per FMA never waits on memory (`peakflops_*` at a large size is a
@@ -88,14 +88,17 @@ pub fn plan_rows(setup: &Setup) -> Vec<RowPlan> {
                 out.push(memory_row(setup, &cpus, kernel, threads, None));
             }
         }
-        for threads in [1usize, 2] {
-            out.push(memory_row(
-                setup,
-                &cpus,
-                Kernel::Copy,
-                threads,
-                Some(SUSTAINED_PASSES),
-            ));
+        // The experiments: the same kernels timed over many passes back to back.
+        for kernel in [Kernel::Read, Kernel::Copy] {
+            for threads in [1usize, 2] {
+                out.push(memory_row(
+                    setup,
+                    &cpus,
+                    kernel,
+                    threads,
+                    Some(SUSTAINED_PASSES),
+                ));
+            }
         }
     }
     if wanted("peak") {

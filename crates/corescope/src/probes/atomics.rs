@@ -163,6 +163,11 @@ pub fn total(s: &Shared, method: Method) -> u64 {
 }
 
 impl Probe for Atomics {
+    /// Its duration and its team's creation.
+    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(c.num("duration_ns")? * 1e-9 + c.spawn_s(c.threads()))
+    }
+
     fn id(&self) -> &'static str {
         "atomics"
     }

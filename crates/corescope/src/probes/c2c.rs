@@ -165,6 +165,12 @@ fn bounce(l: &Lines, me: usize, n: u64, pause: bool) -> Option<(u64, u64)> {
 }
 
 impl Probe for C2c {
+    /// Its round trips (three cache-line transfers each, at the calibrated round
+    /// trip) and the pair's creation, twice over three threads.
+    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(c.num("round_trips")? * 3.0 * c.cal.round_trip_ns * 1e-9 + c.spawn_s(2.0 * 3.0))
+    }
+
     fn id(&self) -> &'static str {
         "c2c"
     }

@@ -1012,6 +1012,16 @@ fn steady(case: Case, cpus: PairCpus) -> Case {
 const SPSC_PEERS: [Impl; 3] = [Impl::Rtrb, Impl::Ringbuf, Impl::Heapless];
 
 impl Probe for ChannelProbe {
+    /// A fixed time per run for each profile (its samples do not grow with the
+    /// machine), measured on the reference runs (`quick.json`, `final1.json`:
+    /// elapsed ÷ cases); full scaled from default by its sample counts.
+    /// Per run since the implementations race in rounds (one transfer per
+    /// batch): the old per-case figures ÷ their repetitions (3, 5, 11); not
+    /// refitted yet.
+    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(c.per_profile([0.007, 0.06, 0.4]))
+    }
+
     fn id(&self) -> &'static str {
         "channel"
     }

@@ -154,6 +154,11 @@ struct CaseParams {
 }
 
 impl Probe for ClockCurve {
+    /// As `loaded-latency`'s runs ([`super::loaded_latency::loaded_run_cost_s`]).
+    fn run_cost_s(&self, c: &super::cost::Cost) -> Option<f64> {
+        super::loaded_latency::loaded_run_cost_s(c)
+    }
+
     fn id(&self) -> &'static str {
         "clock-curve"
     }

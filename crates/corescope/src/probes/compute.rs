@@ -109,6 +109,16 @@ pub const PLACEMENTS: [Strategy; 4] = [
 ];
 
 impl Probe for Compute {
+    /// The kernel (`passes` × 1,024 dependent ops per thread, in waves over the
+    /// CPUs), the team's creation, then the round's clock.
+    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(
+            c.num("passes")? * 1024.0 * c.op_s() * c.waves()
+                + c.spawn_s(c.threads())
+                + c.round_clock_s(),
+        )
+    }
+
     fn id(&self) -> &'static str {
         "compute"
     }

@@ -155,6 +155,13 @@ fn run_pair(
 }
 
 impl Probe for Condvar {
+    /// A fixed time per run for each profile (its samples do not grow with the
+    /// machine), measured on the reference runs (`quick.json`, `final1.json`:
+    /// elapsed ÷ cases); full scaled from default by its sample counts.
+    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(c.per_profile([0.12, 2.1, 42.0]))
+    }
+
     fn id(&self) -> &'static str {
         "condvar"
     }

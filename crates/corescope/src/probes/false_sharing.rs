@@ -91,7 +91,25 @@ pub fn work(c: &AtomicU16, barrier: &Barrier, portions: usize, increments: u64) 
     spans
 }
 
+/// The model's price of one increment of a contended line (`corescope plan`), in
+/// dependent integer ops. Fitted on the reference runs (`final1.json`).
+const COST_OPS_PER_INCREMENT: f64 = 3.3;
+
 impl Probe for FalseSharing {
+    /// Its increments of a contended line (each about
+    /// [`COST_OPS_PER_INCREMENT`] dependent integer ops) in waves over the CPUs,
+    /// and its team's creation.
+    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(
+            c.num("portions")?
+                * c.num("increments")?
+                * COST_OPS_PER_INCREMENT
+                * c.op_s()
+                * c.waves()
+                + c.spawn_s(c.threads()),
+        )
+    }
+
     fn id(&self) -> &'static str {
         "false-sharing"
     }

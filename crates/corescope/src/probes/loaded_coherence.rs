@@ -176,6 +176,11 @@ struct CaseParams {
 }
 
 impl Probe for LoadedCoherence {
+    /// As `loaded-latency`'s runs ([`super::loaded_latency::loaded_run_cost_s`]).
+    fn run_cost_s(&self, c: &super::cost::Cost) -> Option<f64> {
+        super::loaded_latency::loaded_run_cost_s(c)
+    }
+
     fn id(&self) -> &'static str {
         "loaded-coherence"
     }

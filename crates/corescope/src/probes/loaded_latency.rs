@@ -402,6 +402,18 @@ fn scaled_down_words(kept: usize, dropped: usize, coarse: bool) -> String {
     nodes + &ladder
 }
 
+/// One run of a loaded probe's case for `corescope plan` (the three probes under
+/// load price their runs alike): the duration its plan gives it, its share of its
+/// group's first touches (`setup_bytes_per_run`) and its team's creation
+/// (`team_threads`).
+pub fn loaded_run_cost_s(c: &super::cost::Cost) -> Option<f64> {
+    Some(
+        c.num("duration_ns")? * 1e-9
+            + c.bytes_s(c.num("setup_bytes_per_run").unwrap_or(0.0))
+            + c.spawn_s(c.num("team_threads").unwrap_or(2.0).max(1.0)),
+    )
+}
+
 /// Latency the plan assumes per chase step when it prices a run: DRAM under load
 /// (240–260 ns idle on the 2-vCPU KVM guest this was written on).
 const PLANNED_STEP_NS: u64 = 250;
@@ -412,6 +424,11 @@ const PLANNED_STEP_NS: u64 = 250;
 const CHASE_BUILD_TOUCHES: u64 = 8;
 
 impl Probe for LoadedLatency {
+    /// Its chase's duration, its blocks' first touch, its team ([`loaded_run_cost_s`]).
+    fn run_cost_s(&self, c: &super::cost::Cost) -> Option<f64> {
+        loaded_run_cost_s(c)
+    }
+
     fn id(&self) -> &'static str {
         "loaded-latency"
     }

@@ -133,7 +133,18 @@ fn inputs(n: usize) -> (Vec<f64>, Vec<f64>) {
     (a, b)
 }
 
+/// The model's price of a multiply-add (`corescope plan`), in dependent integer
+/// ops, every loop order and the library averaged. Fitted on the reference runs
+/// (`final1.json`).
+const COST_OPS_PER_N3: f64 = 7.4;
+
 impl Probe for Matmul {
+    /// n³ multiply-adds, [`COST_OPS_PER_N3`] dependent integer ops each (every loop
+    /// order and the library averaged).
+    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(c.num("n")?.powi(3) * COST_OPS_PER_N3 * c.op_s())
+    }
+
     fn id(&self) -> &'static str {
         "matmul"
     }

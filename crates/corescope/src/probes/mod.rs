@@ -21,6 +21,7 @@ pub mod channel_tune;
 pub mod clock_curve;
 pub mod compute;
 pub mod condvar;
+pub mod cost;
 pub mod false_sharing;
 pub mod loaded_coherence;
 pub mod loaded_latency;
@@ -218,6 +219,13 @@ pub trait Probe: Send + Sync {
     /// Derive findings (and warnings) from the merged result, with the plan it was
     /// measured by (its typed facts: [`Plan::facts`]). Default: none.
     fn finish(&self, _result: &mut ProbeResult, _plan: &Plan, _ctx: &PlanCtx) {}
+    /// Seconds one run of a case takes on this machine (`corescope plan`'s model,
+    /// `estimate.rs`): its parameters and the machine's measured speed, read
+    /// through [`cost::Cost`]. `None` (the default): the model does not know the
+    /// probe and prices a run at `estimate::UNKNOWN_RUN_S`, and `plan` says so.
+    fn run_cost_s(&self, _cost: &cost::Cost) -> Option<f64> {
+        None
+    }
 }
 
 /// A probe's plan: its cases, the probe-level parameters recorded in the run file,

@@ -212,6 +212,13 @@ fn uncontended(imp: Impl, samples: usize) -> Vec<u64> {
 }
 
 impl Probe for MutexProbe {
+    /// A fixed time per run for each profile (its samples do not grow with the
+    /// machine), measured on the reference runs (`quick.json`, `final1.json`:
+    /// elapsed ÷ cases); full scaled from default by its sample counts.
+    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(c.per_profile([1.25, 0.9, 18.0]))
+    }
+
     fn id(&self) -> &'static str {
         "mutex"
     }

@@ -191,7 +191,25 @@ fn cell_case(p: &CaseParams) -> Case {
     )
 }
 
+/// The model's price of a dependent load from memory (`corescope plan`), ns.
+const COST_DRAM_LOAD_NS: f64 = 100.0;
+
 impl Probe for Numa {
+    /// A latency cell chases `steps` dependent loads (about
+    /// [`COST_DRAM_LOAD_NS`] each) after writing its buffer; a read cell streams
+    /// `bytes` per thread, the node's bandwidth saturating at 6 streams as in
+    /// `memory`, and starts its team.
+    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+        let bytes = c.num("bytes")?;
+        let steps = c.num("steps").unwrap_or(0.0);
+        let threads = c.len_of("cpus").max(1) as f64;
+        Some(if steps > 0.0 {
+            steps * COST_DRAM_LOAD_NS * 1e-9 + c.bytes_s(bytes)
+        } else {
+            c.bytes_s(bytes * threads) / threads.clamp(1.0, 6.0) + c.spawn_s(threads)
+        })
+    }
+
     fn id(&self) -> &'static str {
         "numa"
     }

@@ -440,7 +440,26 @@ struct CaseParams {
     iters: u64,
 }
 
+/// The model's price of one FP instruction per thread (`corescope plan`): the
+/// chains are independent and wide, a fraction of a dependent integer op each.
+/// Fitted on the reference runs (`final1.json`).
+const PEAK_COST_PER_INSTRUCTION: f64 = 0.116;
+
 impl Probe for Peak {
+    /// The FP instructions per thread (a fraction of a dependent integer op each:
+    /// [`PEAK_COST_PER_INSTRUCTION`]) in waves over the CPUs, the team's creation,
+    /// then the round's clock.
+    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(
+            c.plan_num("fp_instructions_per_thread_per_rep")?
+                * PEAK_COST_PER_INSTRUCTION
+                * c.op_s()
+                * c.waves()
+                + c.spawn_s(c.threads())
+                + c.round_clock_s(),
+        )
+    }
+
     fn id(&self) -> &'static str {
         "peak"
     }

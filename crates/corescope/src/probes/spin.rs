@@ -425,6 +425,18 @@ fn median(v: &mut [u64]) -> f64 {
 }
 
 impl Probe for Spin {
+    /// A fixed time per run for each profile (its samples do not grow with the
+    /// machine), measured on the reference runs (`quick.json`, `final1.json`:
+    /// elapsed ÷ cases); full scaled from default by its sample counts.
+    /// The all-others case also starts a spinner on every other CPU, in every
+    /// repetition.
+    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(
+            c.per_profile([0.16, 0.55, 7.7])
+                + c.spawn_s(c.len_of("extra") as f64 * c.num("reps").unwrap_or(1.0)),
+        )
+    }
+
     fn id(&self) -> &'static str {
         "spin"
     }

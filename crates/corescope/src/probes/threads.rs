@@ -178,6 +178,13 @@ fn sample(c: &Variant, samples: usize, limit_ticks: u64, deadline: std::time::In
 }
 
 impl Probe for Threads {
+    /// A fixed time per run for each profile (its samples do not grow with the
+    /// machine), measured on the reference runs (`quick.json`, `final1.json`:
+    /// elapsed ÷ cases); full scaled from default by its sample counts.
+    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(c.per_profile([0.07, 1.0, 20.0]))
+    }
+
     fn id(&self) -> &'static str {
         "threads"
     }

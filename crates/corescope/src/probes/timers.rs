@@ -223,6 +223,13 @@ fn monotonic_across(read: fn() -> u64, cpus: &[u32]) -> Option<bool> {
 }
 
 impl Probe for Timers {
+    /// A fixed time per run for each profile (its samples do not grow with the
+    /// machine), measured on the reference runs (`quick.json`, `final1.json`:
+    /// elapsed ÷ cases); full scaled from default by its sample counts.
+    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(c.per_profile([0.26, 0.24, 0.24]))
+    }
+
     fn id(&self) -> &'static str {
         "timers"
     }

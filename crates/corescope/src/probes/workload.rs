@@ -198,6 +198,11 @@ fn tmp_dir() -> CString {
 }
 
 impl Probe for Workload {
+    /// Its duration and its team's creation.
+    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(c.num("duration_ns")? * 1e-9 + c.spawn_s(c.threads()))
+    }
+
     fn id(&self) -> &'static str {
         "workload"
     }

@@ -755,6 +755,11 @@ struct CaseParams {
 }
 
 impl Probe for ChannelTune {
+    /// The tuner runs for its own budget.
+    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+        c.num("budget_s")
+    }
+
     fn id(&self) -> &'static str {
         ID
     }

@@ -45,6 +45,7 @@ use std::hint::black_box;
 use std::sync::Mutex;
 
 mod arrays;
+pub mod cost;
 mod kernel;
 
 use arrays::Lease;
@@ -307,6 +308,11 @@ pub fn team_block_bytes(requested: u64, llc_bytes: u64, llcs: usize, threads: us
 pub const STREAM_CACHE_FACTOR: u64 = 4;
 
 impl Probe for Memory {
+    /// [`cost::run_s`], with the probe's passes and repetitions.
+    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+        cost::run_s(c, BANDWIDTH_PASSES, WS_READ_REPS)
+    }
+
     fn id(&self) -> &'static str {
         "memory"
     }
