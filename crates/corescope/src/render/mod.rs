@@ -13,6 +13,7 @@ pub mod plan;
 pub mod reference;
 pub mod spin_bars;
 pub mod summary;
+pub mod summary_headline;
 pub mod summary_items;
 pub mod svg;
 pub mod terminal;

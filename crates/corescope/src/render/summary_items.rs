@@ -97,7 +97,7 @@ pub fn plain_counts(text: &str) -> String {
 }
 
 /// A finding in a few words, or `None` when the summary shows it otherwise.
-fn short_finding(f: &Finding, covered: bool, probe: &str) -> Option<String> {
+pub fn short_finding(f: &Finding, covered: bool, probe: &str) -> Option<String> {
     match f {
         Finding::Scaling {
             what,
@@ -163,7 +163,8 @@ fn already(saturation: f64, peak_at: f64) -> String {
     }
 }
 
-fn fmt_num_int(x: f64) -> String {
+/// `2` for a whole number, else as `fmt_num`.
+pub fn fmt_num_int(x: f64) -> String {
     if x.fract() == 0.0 {
         format!("{x:.0}")
     } else {
@@ -324,51 +325,51 @@ fn load_latency(s: &crate::model::Series, run: &RunFile) -> Option<String> {
     (!parts.is_empty()).then(|| format!("load latency {}", parts.join(", ")))
 }
 
-/// The highest f64 and f32 rates: `highest f64 rate: avx2-f64 40.00 GFLOP/s with
-/// 2 threads, one thread 16.0 FLOP per cycle`.
+/// Every ISA level's highest rate, fastest first: `avx512-fma-f64 114.9 GFLOP/s
+/// with 2 threads, one thread 15.67 FLOP per cycle` (the headline names the
+/// highest per precision).
 fn peak_items(p: &ProbeResult) -> Vec<String> {
-    let mut items = Vec::new();
-    for prec in ["f64", "f32"] {
-        let best = p
-            .findings
-            .iter()
-            .filter_map(|f| match f {
-                Finding::Scaling {
-                    what,
-                    unit,
-                    peak,
-                    peak_threads,
-                    ..
-                } if what.ends_with(prec) => Some((what, unit, peak, peak_threads)),
-                _ => None,
-            })
-            .max_by(|a, b| a.2.value.total_cmp(&b.2.value));
-        if let Some((what, unit, peak, t)) = best {
-            let per_cycle = p.findings.iter().find_map(|f| match f {
-                Finding::Value {
-                    what: w,
-                    unit: u,
-                    value,
-                    ..
-                } if w.starts_with(&format!("{what}:")) && u == "flops_per_cycle" => Some(format!(
-                    "{} FLOP per cycle{}",
-                    fmt_num(value.value),
-                    plus_minus(value)
-                )),
-                _ => None,
-            });
-            let mut s = format!(
-                "highest {prec} rate: {what} {} with {}",
-                est(unit, peak),
-                threads(*t)
-            );
-            if let Some(c) = per_cycle {
-                s.push_str(&format!(", one thread {c}"));
+    let mut levels: Vec<(f64, String)> = p
+        .findings
+        .iter()
+        .filter_map(|f| match f {
+            Finding::Scaling {
+                what,
+                unit,
+                peak,
+                peak_threads,
+                ..
+            } => {
+                let per_cycle = p.findings.iter().find_map(|f| match f {
+                    Finding::Value {
+                        what: w,
+                        unit: u,
+                        value,
+                        ..
+                    } if w.starts_with(&format!("{what}:")) && u == "flops_per_cycle" => {
+                        Some(format!(
+                            ", one thread {} FLOP per cycle{}",
+                            fmt_num(value.value),
+                            plus_minus(value)
+                        ))
+                    }
+                    _ => None,
+                });
+                Some((
+                    peak.value,
+                    format!(
+                        "{what} {} with {}{}",
+                        est(unit, peak),
+                        threads(*peak_threads),
+                        per_cycle.unwrap_or_default()
+                    ),
+                ))
             }
-            items.push(s);
-        }
-    }
-    items
+            _ => None,
+        })
+        .collect();
+    levels.sort_by(|a, b| b.0.total_cmp(&a.0));
+    levels.into_iter().map(|(_, s)| s).collect()
 }
 
 /// One item per `<where>` of the `prefix<where>/<part>` distributions: `child on
@@ -554,6 +555,15 @@ fn spin_items(p: &ProbeResult) -> Vec<String> {
             _ => None,
         })
         .collect();
+    items.extend(spin_slowdowns(p));
+    items
+}
+
+/// What each spinner did to the active thread (`spinner on other-core, a plain
+/// spin loop: 1.01× ±5%, no effect shown`), worded from each slowdown's verdict;
+/// seed 003's interference first: the relation that shares the most, the one
+/// sharing a CPU (the scheduler's time slicing) last.
+pub fn spin_slowdowns(p: &ProbeResult) -> Vec<String> {
     let mut slowdowns: Vec<(usize, String)> = Vec::new();
     for f in &p.findings {
         if let Finding::Slowdown {
@@ -579,11 +589,8 @@ fn spin_items(p: &ProbeResult) -> Vec<String> {
             ));
         }
     }
-    // Seed 003's interference first: the relation that shares the most, the one
-    // sharing a CPU (the scheduler's time slicing) last.
     slowdowns.sort_by_key(|(rank, _)| *rank);
-    items.extend(slowdowns.into_iter().map(|(_, item)| item));
-    items
+    slowdowns.into_iter().map(|(_, item)| item).collect()
 }
 
 /// Order of the spinner's placements in the summary: a shared core first.

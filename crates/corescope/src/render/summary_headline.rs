@@ -1,0 +1,609 @@
+//! Each probe's headline for the summary: its key result with its interval in one
+//! short line of labelled words (`f64 114.9 GFLOP/s (avx512-fma, 2 threads)`).
+//! A probe gets several wordings, richest first; the layout (`summary.rs`) shows
+//! the first that fits its line. Pure: typed findings, series, distributions and
+//! tables in, phrases out. Every number is formatted as the rest of the summary
+//! formats it (`est`, `fmt_value`, the short verdict words of `words`), and every
+//! ratio is worded from its finding's own verdict.
+
+use super::summary_items::{drop_parens, est, plain_counts, short_finding, spin_slowdowns};
+use super::terminal::plus_minus;
+use super::words;
+use crate::model::{Estimate, Finding, ProbeResult, Table};
+use crate::units::{fmt_num, fmt_value, threads, unit_scale};
+
+/// The probe's headline wordings, richest first (empty when the probe has no
+/// typed result to lead with: the layout then leads with its first item).
+pub fn headlines(p: &ProbeResult) -> Vec<String> {
+    let mut heads = match p.id.as_str() {
+        "compute" => scaling_heads(p, &["int", "fp"]),
+        "memory" => scaling_heads(p, &["read", "write", "copy", "triad"]),
+        "peak" => peak_heads(p),
+        "threads" => dist_heads(p, "create/joinable/", "start", "a new thread runs after"),
+        "condvar" => dist_heads(p, "signal/", "wake", "a signalled waiter wakes after"),
+        "mutex" => mutex_heads(p),
+        "c2c" => c2c_heads(p),
+        "sharing" => sharing_heads(p),
+        "spin" => spin_heads(p),
+        "channel" => channel_heads(p),
+        "channel-tune" => tune_heads(p),
+        "pool" => comparison_heads(p, |a, b| {
+            a.starts_with("taskpool") && b.starts_with("rayon")
+                || a.starts_with("rayon") && b.starts_with("taskpool")
+        }),
+        "matmul" => {
+            let mut h = comparison_heads(p, |a, _| a.starts_with("library"));
+            h.extend(comparison_heads(p, |a, _| !a.starts_with("library")));
+            h
+        }
+        _ => Vec::new(),
+    };
+    heads.retain(|h| !h.is_empty());
+    heads.dedup();
+    heads
+}
+
+/// `prefix` + the first n parts joined with `, ` + `suffix`, for n from all the
+/// parts down to one: the same statement with fewer figures.
+fn shrinking(prefix: &str, parts: &[String], suffix: &str) -> Vec<String> {
+    (1..=parts.len())
+        .rev()
+        .map(|n| format!("{prefix}{}{suffix}", parts[..n].join(", ")))
+        .collect()
+}
+
+/// `4.356–5.408 ns`: the lowest to the highest of some values in one scale, or the
+/// value with its interval when there is one value.
+fn span(unit: &str, values: &[&Estimate]) -> Option<String> {
+    let lo = values.iter().map(|e| e.value).fold(f64::INFINITY, f64::min);
+    let hi = values
+        .iter()
+        .map(|e| e.value)
+        .fold(f64::NEG_INFINITY, f64::max);
+    match values {
+        [] => None,
+        [one] => Some(est(unit, one)),
+        _ if lo == hi => Some(fmt_value(unit, lo)),
+        _ => {
+            let (f, label) = unit_scale(unit, hi);
+            Some(format!("{}–{} {label}", fmt_num(lo / f), fmt_num(hi / f)))
+        }
+    }
+}
+
+/// `peak int 3.560 Gops/s, fp 2.404 Gops/s with 6 threads, 95 % of it already at
+/// 2`: the scaling findings of the families named, in that order.
+fn scaling_heads(p: &ProbeResult, families: &[&str]) -> Vec<String> {
+    let found: Vec<(&str, &str, &Estimate, f64, f64)> = families
+        .iter()
+        .filter_map(|fam| {
+            p.findings.iter().find_map(|f| match f {
+                Finding::Scaling {
+                    what,
+                    unit,
+                    peak,
+                    peak_threads,
+                    saturation_threads,
+                    ..
+                } if what == fam => Some((
+                    what.as_str(),
+                    unit.as_str(),
+                    peak,
+                    *peak_threads,
+                    *saturation_threads,
+                )),
+                _ => None,
+            })
+        })
+        .collect();
+    let Some(first) = found.first() else {
+        return Vec::new();
+    };
+    let same_threads = found.iter().all(|f| f.3 == first.3);
+    let same_saturation = found.iter().all(|f| f.4 == first.4);
+    if !same_threads {
+        let parts: Vec<String> = found
+            .iter()
+            .map(|(w, u, e, t, _)| format!("{w} {} with {}", est(u, e), threads(*t)))
+            .collect();
+        return shrinking("peak ", &parts, "");
+    }
+    let parts: Vec<String> = found
+        .iter()
+        .map(|(w, u, e, _, _)| format!("{w} {}", est(u, e)))
+        .collect();
+    let with = format!(" with {}", threads(first.3));
+    let mut heads = Vec::new();
+    if same_saturation && first.4 < first.3 {
+        let already = format!(
+            "{with}, 95 % of it already at {}",
+            super::summary_items::fmt_num_int(first.4)
+        );
+        heads.extend(shrinking("peak ", &parts, &already));
+    }
+    heads.extend(shrinking("peak ", &parts, &with));
+    // Longest first, so the layout takes the most figures that fit.
+    heads.sort_by_key(|h| std::cmp::Reverse(h.chars().count()));
+    heads
+}
+
+/// The highest f64 and f32 rates with the ISA level and thread count that reach
+/// them, and one thread's FLOP per cycle at that level.
+fn peak_heads(p: &ProbeResult) -> Vec<String> {
+    // (short, rich) per precision.
+    let mut per_prec: Vec<(String, String)> = Vec::new();
+    for prec in ["f64", "f32"] {
+        let best = p
+            .findings
+            .iter()
+            .filter_map(|f| match f {
+                Finding::Scaling {
+                    what,
+                    unit,
+                    peak,
+                    peak_threads,
+                    ..
+                } if what.ends_with(prec) => Some((what, unit, peak, *peak_threads)),
+                _ => None,
+            })
+            .max_by(|a, b| a.2.value.total_cmp(&b.2.value));
+        let Some((what, unit, peak, t)) = best else {
+            continue;
+        };
+        let isa = what
+            .strip_suffix(prec)
+            .map(|s| s.trim_end_matches('-'))
+            .filter(|s| !s.is_empty())
+            .unwrap_or(what);
+        let short = format!("{prec} {} ({isa}, {})", est(unit, peak), threads(t));
+        let per_cycle = p.findings.iter().find_map(|f| match f {
+            Finding::Value {
+                what: w,
+                unit: u,
+                value,
+                ..
+            } if w.starts_with(&format!("{what}:")) && u == "flops_per_cycle" => Some(format!(
+                "{} FLOP per cycle{}",
+                fmt_num(value.value),
+                plus_minus(value)
+            )),
+            _ => None,
+        });
+        let rich = match per_cycle {
+            Some(c) => format!("{short}, one thread {c}"),
+            None => short.clone(),
+        };
+        per_prec.push((short, rich));
+    }
+    match per_prec.as_slice() {
+        [] => Vec::new(),
+        [(short, rich)] => vec![rich.clone(), short.clone()],
+        [(s64, r64), (s32, r32), ..] => vec![
+            format!("{r64}; {r32}"),
+            format!("{r64}; {s32}"),
+            format!("{s64}, {s32}"),
+            r64.clone(),
+            s64.clone(),
+        ],
+    }
+}
+
+/// `a new thread runs after 11.83 µs on same-cpu, 35.43 µs on other-core`: the
+/// median of the `prefix<where>/<part>` distributions, one figure per where.
+fn dist_heads(p: &ProbeResult, prefix: &str, part: &str, lead: &str) -> Vec<String> {
+    let parts: Vec<String> = p
+        .distributions
+        .iter()
+        .filter_map(|d| {
+            let w = d
+                .name
+                .strip_prefix(prefix)?
+                .strip_suffix(&format!("/{part}"))?;
+            let v = est(&d.unit, &d.summary.median());
+            Some(if w == "unpinned" {
+                format!("{v} unpinned")
+            } else {
+                format!("{v} on {w}")
+            })
+        })
+        .collect();
+    shrinking(&format!("{lead} "), &parts, "")
+}
+
+/// Uncontended lock+unlock over the implementations, then the hand-over to a
+/// sleeping and to a spinning waiter on another core (or wherever measured).
+fn mutex_heads(p: &ProbeResult) -> Vec<String> {
+    let dist = |name: &str| {
+        p.distributions
+            .iter()
+            .find(|d| d.name == name)
+            .map(|d| (d.unit.clone(), d.summary.median()))
+    };
+    let unc: Vec<(String, Estimate)> = p
+        .distributions
+        .iter()
+        .filter(|d| d.name.starts_with("uncontended/"))
+        .map(|d| (d.unit.clone(), d.summary.median()))
+        .collect();
+    let unit = unc.first().map(|u| u.0.clone()).unwrap_or_default();
+    let Some(range) = span(&unit, &unc.iter().map(|u| &u.1).collect::<Vec<_>>()) else {
+        return Vec::new();
+    };
+    let lock = format!("lock+unlock {range} uncontended");
+    let wheres = ["other-core", "unpinned", "same-cpu"];
+    let sleeping = wheres
+        .iter()
+        .find_map(|w| dist(&format!("handoff/sleeping/{w}/wake")).map(|(u, e)| (*w, est(&u, &e))));
+    let mut heads = Vec::new();
+    if let Some((w, s)) = sleeping {
+        if let Some((u, e)) = dist(&format!("handoff/spinning/{w}/wake")) {
+            let sp = est(&u, &e);
+            heads.push(format!(
+                "{lock}; waking a waiter on {w}: sleeping {s}, spinning {sp}"
+            ));
+            heads.push(format!(
+                "lock+unlock {range}; waking a waiter on {w}: sleeping {s}, spinning {sp}"
+            ));
+        }
+        heads.push(format!("{lock}; waking a sleeping waiter on {w} {s}"));
+    }
+    heads.push(lock);
+    heads
+}
+
+/// `compare-and-swap hand-over 102.6 ns (range 98.40–106.9 ns), a write seen by a
+/// read 209.3 ns; 1 pair of CPUs (same cache)`: c2c's classes of pairs with the
+/// range of their pairs (the figure's `n` counts pairs, not repetitions).
+fn c2c_heads(p: &ProbeResult) -> Vec<String> {
+    let classes = |name: &str| -> Vec<(String, String, String)> {
+        p.findings
+            .iter()
+            .filter_map(|f| match f {
+                Finding::Value {
+                    what, unit, value, ..
+                } => {
+                    let (n, pairs) = what.split_once(": ")?;
+                    (n == name).then(|| {
+                        let (f, label) = unit_scale(unit, value.hi);
+                        (
+                            fmt_value(unit, value.value),
+                            format!(
+                                "{}–{} {label}",
+                                fmt_num(value.lo / f),
+                                fmt_num(value.hi / f)
+                            ),
+                            plain_counts(&format!(" {pairs}")).trim().to_string(),
+                        )
+                    })
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let cas = classes("c2c/cas");
+    let rw = classes("c2c/rw");
+    let mut heads = Vec::new();
+    match (cas.as_slice(), rw.as_slice()) {
+        ([(v, r, pairs)], [(v2, r2, _)]) => {
+            heads.push(format!(
+                "compare-and-swap hand-over {v} (range {r}), a write seen by a read {v2} \
+                 (range {r2}); {pairs}"
+            ));
+            heads.push(format!(
+                "compare-and-swap hand-over {v} (range {r}), a write seen by a read {v2}; {pairs}"
+            ));
+            heads.push(format!(
+                "compare-and-swap hand-over {v} (range {r}); {pairs}"
+            ));
+            heads.push(format!("compare-and-swap hand-over {v} (range {r})"));
+        }
+        ([(v, r, pairs)], _) => {
+            heads.push(format!(
+                "compare-and-swap hand-over {v} (range {r}); {pairs}"
+            ));
+            heads.push(format!("compare-and-swap hand-over {v} (range {r})"));
+        }
+        (many, _) if !many.is_empty() => {
+            let parts: Vec<String> = many
+                .iter()
+                .map(|(v, r, pairs)| format!("{v} (range {r}) for {pairs}"))
+                .collect();
+            heads.extend(shrinking("compare-and-swap hand-over ", &parts, ""));
+        }
+        _ => {}
+    }
+    heads
+}
+
+/// Whether CPUs share a core, by the throughput kernels, next to the topology.
+fn sharing_heads(p: &ProbeResult) -> Vec<String> {
+    let pairs: Vec<_> = p
+        .findings
+        .iter()
+        .filter_map(|f| match f {
+            Finding::CoreSharing {
+                a,
+                b,
+                shared,
+                kernel,
+                ratio,
+                topology_same_core,
+                ..
+            } => Some((*a, *b, *shared, kernel, ratio, *topology_same_core)),
+            _ => None,
+        })
+        .collect();
+    let says = |shared: Option<bool>| match shared {
+        Some(true) => "share a core",
+        Some(false) => "run on separate cores",
+        None => "are not told apart as one core or two",
+    };
+    match pairs.as_slice() {
+        [] => Vec::new(),
+        [(a, b, shared, kernel, ratio, same)] => {
+            let topo = if *same { "one core" } else { "separate cores" };
+            let x = words::ratio_short(ratio);
+            vec![
+                format!(
+                    "CPUs {a} and {b} {} ({kernel} throughput {x} together); topology: {topo}",
+                    says(*shared)
+                ),
+                format!("CPUs {a} and {b} {} ({kernel} {x} together)", says(*shared)),
+                format!("CPUs {a} and {b} {}", says(*shared)),
+            ]
+        }
+        many => {
+            let count = |v: Option<bool>| many.iter().filter(|p| p.2 == v).count();
+            let disagree = many
+                .iter()
+                .filter(|p| p.2.is_some_and(|s| s != p.5))
+                .count();
+            let head = format!(
+                "{} pairs of CPUs: {} share a core, {} separate, {} not told apart",
+                many.len(),
+                count(Some(true)),
+                count(Some(false)),
+                count(None)
+            );
+            vec![
+                format!("{head}; {disagree} disagree with the topology"),
+                head,
+            ]
+        }
+    }
+}
+
+/// `8 B events in batches of 256 (other-core)` for `8B events ×256, other-core`.
+fn channel_group(what: &str) -> String {
+    let (main, place) = what.split_once(", ").unwrap_or((what, ""));
+    let worded = match main.split_once(" events ×") {
+        Some((size, "1")) => format!("{} events one at a time", size.replace('B', " B")),
+        Some((size, batch)) => format!("{} events in batches of {batch}", size.replace('B', " B")),
+        None => main.to_string(),
+    };
+    if place.is_empty() {
+        worded
+    } else {
+        format!("{worded} ({place})")
+    }
+}
+
+/// Batch size and event bytes of a channel comparison (`8B events ×256`).
+fn channel_key(what: &str) -> (u64, u64) {
+    let main = what.split(", ").next().unwrap_or(what);
+    let (size, batch) = main.split_once(" events ×").unwrap_or((main, "0"));
+    let num = |s: &str| {
+        s.trim_end_matches('B')
+            .trim()
+            .parse::<u64>()
+            .unwrap_or(u64::MAX)
+    };
+    (num(size), num(batch))
+}
+
+/// hspc against its strongest rival (the smallest ratio) at the smallest events in
+/// the largest batches, worded from the finding's verdict; then the other groups.
+fn channel_heads(p: &ProbeResult) -> Vec<String> {
+    let mut groups: Vec<(&str, &Finding, f64)> = Vec::new();
+    for f in &p.findings {
+        if let Finding::Comparison { what, a, ratio, .. } = f {
+            if a != "hspc" {
+                continue;
+            }
+            match groups.iter_mut().find(|g| g.0 == what) {
+                Some(g) if g.2 <= ratio.value => {}
+                Some(g) => *g = (what, f, ratio.value),
+                None => groups.push((what, f, ratio.value)),
+            }
+        }
+    }
+    // Smallest events first, the largest batch first among them.
+    groups.sort_by_key(|g| {
+        let (size, batch) = channel_key(g.0);
+        (size, std::cmp::Reverse(batch))
+    });
+    let mut heads = Vec::new();
+    for (what, f, _) in &groups {
+        if let Finding::Comparison {
+            unit,
+            a,
+            b,
+            ratio,
+            outcome,
+            ..
+        } = f
+        {
+            let said = words::comparison_short(a, b, unit, ratio, *outcome);
+            let main = what.split(", ").next().unwrap_or(what);
+            heads.push(format!("{}: {said}", channel_group(what)));
+            heads.push(format!("{}: {said}", channel_group(main)));
+            heads.push(format!("{}: {said}", channel_group_short(main)));
+        }
+    }
+    heads
+}
+
+/// `batches of 256 × 8 B` for `8B events ×256` (the fewest words).
+fn channel_group_short(main: &str) -> String {
+    match main.split_once(" events ×") {
+        Some((size, "1")) => format!("{} one at a time", size.replace('B', " B")),
+        Some((size, batch)) => format!("batches of {batch} × {}", size.replace('B', " B")),
+        None => main.to_string(),
+    }
+}
+
+/// The first of [`spin_slowdowns`] (a shared core first), and the same in fewer
+/// words: `a plain spin loop on other-core: 1.01× ±5%, no effect shown`.
+fn spin_heads(p: &ProbeResult) -> Vec<String> {
+    let mut heads: Vec<String> = spin_slowdowns(p).into_iter().take(1).collect();
+    if let Some(first) = heads.first() {
+        let short = first
+            .strip_prefix("spinner on ")
+            .and_then(|r| r.split_once(", "))
+            .and_then(|(place, rest)| {
+                let (cause, said) = rest.split_once(": ")?;
+                Some(format!("{cause} on {place}: {said}"))
+            });
+        heads.extend(short);
+    }
+    heads
+}
+
+/// The comparisons whose sides `keep` accepts, each in its short form, all of them
+/// joined first, then fewer.
+fn comparison_heads(p: &ProbeResult, keep: impl Fn(&str, &str) -> bool) -> Vec<String> {
+    let parts: Vec<String> = p
+        .findings
+        .iter()
+        .filter(|f| matches!(f, Finding::Comparison { a, b, .. } if keep(a, b)))
+        .filter_map(|f| short_finding(f, false, &p.id))
+        .collect();
+    let mut heads: Vec<String> = (1..=parts.len())
+        .rev()
+        .map(|n| parts[..n].join("; "))
+        .collect();
+    // Each one alone too, so a short later one can stand when the first is long,
+    // and each without its sides' asides (`taskpool (mutex free list)`); an
+    // equivalence keeps its `(within ±3 %)`.
+    heads.extend(parts.iter().skip(1).cloned());
+    heads.extend(
+        parts
+            .iter()
+            .filter(|p| !p.contains('≈'))
+            .map(|p| drop_parens(p))
+            .filter(|p| !parts.contains(p)),
+    );
+    heads
+}
+
+/// A cell of a free table by column name.
+fn cell<'t>(
+    t: &'t Table,
+    row: &'t [serde_json::Value],
+    col: &str,
+) -> Option<&'t serde_json::Value> {
+    let i = t.columns.iter().position(|c| c == col)?;
+    row.get(i)
+}
+
+/// The time per event of a tuner table's row, with its interval and runs.
+fn row_time(t: &Table, row: &[serde_json::Value]) -> Option<Estimate> {
+    let get = |c: &str| cell(t, row, c).and_then(serde_json::Value::as_f64);
+    Some(Estimate {
+        value: get("ns_per_event")?,
+        lo: get("ns_per_event_lo")?,
+        hi: get("ns_per_event_hi")?,
+        n: get("runs").map_or(0, |r| r as usize),
+    })
+}
+
+/// The row a tuner table marks as its choice (`best`).
+fn chosen(t: &Table) -> Option<&[serde_json::Value]> {
+    t.rows
+        .iter()
+        .find(|r| cell(t, r, "best").and_then(serde_json::Value::as_bool) == Some(true))
+        .map(Vec::as_slice)
+}
+
+/// The tuner's pick and what it gained: `pick 4 × 1500000 B, pad 128 B,
+/// spin_then_park: 2.398 ns ±27% per event, from 7.123 ns ±9%` (Stage One's first
+/// and last choice on the same events), else the pick alone.
+fn tune_heads(p: &ProbeResult) -> Vec<String> {
+    let label = |t: &Table, row: &[serde_json::Value]| {
+        cell(t, row, "run")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+    };
+    let stage_one: Vec<&Table> = p
+        .tables
+        .iter()
+        .filter(|t| t.name.starts_with("stage one") && !t.name.contains("roadmap"))
+        .filter(|t| chosen(t).is_some())
+        .collect();
+    let event_bytes = p
+        .params
+        .get("event_bytes")
+        .and_then(serde_json::Value::as_f64)
+        .map(|b| format!("{b:.0}-byte events"));
+    let stage_two = p
+        .tables
+        .iter()
+        .filter(|t| t.name.starts_with("stage two") && chosen(t).is_some())
+        .find(|t| {
+            event_bytes
+                .as_ref()
+                .is_none_or(|e| t.name.contains(e.as_str()))
+        });
+    let pick = stage_two
+        .and_then(|t| label(t, chosen(t)?))
+        .or_else(|| stage_one.last().and_then(|t| label(t, chosen(t)?)));
+    let Some(pick) = pick else {
+        // Older files: the `best:` note up to its reasons.
+        return p
+            .findings
+            .iter()
+            .filter_map(|f| match f {
+                Finding::Note { text } if text.starts_with("best: ") => Some(format!(
+                    "pick {}",
+                    text["best: ".len()..]
+                        .split(" (")
+                        .next()
+                        .unwrap_or_default()
+                )),
+                _ => None,
+            })
+            .collect();
+    };
+    let mut heads = Vec::new();
+    let last = stage_one
+        .last()
+        .and_then(|t| Some((t, chosen(t)?)))
+        .filter(|(t, row)| label(t, row).as_deref() == Some(pick.as_str()));
+    if let Some((t, row)) = last {
+        let events = |t: &Table, row: &[serde_json::Value]| cell(t, row, "events").cloned();
+        let end = row_time(t, row);
+        let start = stage_one
+            .iter()
+            .filter_map(|s| Some((*s, chosen(s)?)))
+            .find(|(s, r)| events(s, r) == events(t, row))
+            .filter(|(s, r)| label(s, r).as_deref() != Some(pick.as_str()))
+            .and_then(|(s, r)| row_time(s, r));
+        if let Some(end) = end {
+            if let Some(start) = start {
+                heads.push(format!(
+                    "pick {pick}: {} per event, from {} at the start",
+                    est("ns", &end),
+                    est("ns", &start)
+                ));
+                heads.push(format!(
+                    "pick {pick}: {} per event, from {}",
+                    est("ns", &end),
+                    est("ns", &start)
+                ));
+            }
+            heads.push(format!("pick {pick}: {} per event", est("ns", &end)));
+        }
+    }
+    heads.push(format!("pick {pick}"));
+    heads
+}
