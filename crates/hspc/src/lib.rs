@@ -102,3 +102,8 @@ pub use config::{
     Affinity, Config, ConfigError, Geometry, Mode, WaitStrategy, DEFAULT_BUFFERS,
     DEFAULT_BUFFER_BYTES,
 };
+
+/// The README's examples, run as doc tests (`cargo test --doc -p hspc`).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
