@@ -31,6 +31,9 @@
 //! before its `Release` store is visible when the loop returns.
 
 mod backoff;
+// Under loom the eventcount models the futex with loom's lock and condition
+// variable (src/signal.rs), so nothing calls these there.
+#[cfg_attr(loom, allow(dead_code))]
 pub(crate) mod futex;
 #[cfg(feature = "unstable-spin-loops")]
 mod loops;
