@@ -661,12 +661,12 @@ fn read_against(file: &std::path::Path) -> Result<tune::Against> {
     let geometry = config
         .geometry_for(tune::DEFAULT_EVENT_BYTES, 8)
         .map_err(|e| anyhow!("--against {}: {e}", file.display()))?;
-    if geometry.total_bytes > MAX_AGAINST_CHANNEL_BYTES {
+    if geometry.total_bytes() > MAX_AGAINST_CHANNEL_BYTES {
         bail!(
             "--against {}: the channel would take {} bytes, more than the {} a raced \
              configuration may take",
             file.display(),
-            geometry.total_bytes,
+            geometry.total_bytes(),
             MAX_AGAINST_CHANNEL_BYTES
         );
     }

@@ -98,6 +98,14 @@ struct FreeBuffers {
 /// fn is_sync<S: Sync>() {}
 /// is_sync::<hspc::Producer<u64>>();
 /// ```
+///
+/// ```
+/// let (mut tx, mut rx) = hspc::channel::<u64>(hspc::Config::default())?;
+/// tx.push(1).unwrap();
+/// tx.flush(); // n-buffer mode hands over whole buffers, or on flush
+/// assert_eq!(rx.try_pop(), Ok(1));
+/// # Ok::<(), hspc::ConfigError>(())
+/// ```
 pub struct Producer<T> {
     shared: Arc<Shared<T>>,
     /// Next position to write. Invariant: `pos - head_seen <= capacity`.
@@ -155,6 +163,14 @@ pub struct Producer<T> {
 /// ```compile_fail
 /// fn is_sync<S: Sync>() {}
 /// is_sync::<hspc::Consumer<u64>>();
+/// ```
+///
+/// ```
+/// let (mut tx, rx) = hspc::channel::<u64>(hspc::Config::default())?;
+/// tx.push_slice(&[1, 2, 3]).unwrap();
+/// drop(tx); // hands over what is left, then ends the stream
+/// assert_eq!(rx.collect::<Vec<_>>(), [1, 2, 3]); // a consumer is an iterator
+/// # Ok::<(), hspc::ConfigError>(())
 /// ```
 pub struct Consumer<T> {
     shared: Arc<Shared<T>>,
@@ -451,6 +467,17 @@ fn window(slots_per_buffer: usize, off: usize, from: usize, to: usize) -> [(usiz
 }
 
 /// [`Producer::try_push`] failed; the event is given back.
+///
+/// ```
+/// use hspc::TryPushError;
+/// let (mut tx, rx) = hspc::channel::<u64>(hspc::Config::ring(16))?; // 2 slots
+/// tx.try_push(1).unwrap();
+/// tx.try_push(2).unwrap();
+/// assert!(matches!(tx.try_push(3), Err(TryPushError::Full(3))));
+/// drop(rx);
+/// assert!(matches!(tx.try_push(3), Err(TryPushError::Disconnected(3))));
+/// # Ok::<(), hspc::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum TryPushError<T> {
     /// No free slot now.
@@ -462,6 +489,14 @@ pub enum TryPushError<T> {
 }
 
 /// [`Producer::push`] failed; the event is given back.
+///
+/// ```
+/// let (mut tx, rx) = hspc::channel::<u64>(hspc::Config::ring(8))?; // 1 slot
+/// drop(rx);
+/// tx.push(1).unwrap(); // a free slot: accepted (and lost)
+/// assert!(matches!(tx.push(2), Err(hspc::PushError::Disconnected(2))));
+/// # Ok::<(), hspc::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum PushError<T> {
     /// The channel was full and the consumer is gone.
@@ -470,6 +505,15 @@ pub enum PushError<T> {
 }
 
 /// [`Consumer::try_pop`] found no event.
+///
+/// ```
+/// use hspc::TryPopError;
+/// let (tx, mut rx) = hspc::channel::<u64>(hspc::Config::ring(64))?;
+/// assert_eq!(rx.try_pop(), Err(TryPopError::Empty));
+/// drop(tx);
+/// assert_eq!(rx.try_pop(), Err(TryPopError::Disconnected));
+/// # Ok::<(), hspc::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TryPopError {
     /// No event now.
@@ -481,6 +525,15 @@ pub enum TryPopError {
 }
 
 /// [`Consumer::pop`] found the end of the stream.
+///
+/// ```
+/// let (mut tx, mut rx) = hspc::channel::<u64>(hspc::Config::ring(64))?;
+/// tx.push(5).unwrap();
+/// drop(tx);
+/// assert_eq!(rx.pop(), Ok(5)); // everything pushed arrives first
+/// assert_eq!(rx.pop(), Err(hspc::PopError::Disconnected));
+/// # Ok::<(), hspc::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PopError {
     /// The producer is gone and every event was received.
@@ -489,6 +542,14 @@ pub enum PopError {
 }
 
 /// A blocking slice transfer stopped because the other half was dropped.
+///
+/// ```
+/// let (mut tx, rx) = hspc::channel::<u64>(hspc::Config::ring(16))?; // 2 slots
+/// drop(rx);
+/// let err = tx.push_slice(&[1, 2, 3]).unwrap_err();
+/// assert_eq!(err.transferred, 2);
+/// # Ok::<(), hspc::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("the other half of the channel was dropped after {transferred} events of the slice")]
 pub struct SliceError {
@@ -513,6 +574,13 @@ impl<T> fmt::Debug for PushError<T> {
 
 impl<T> TryPushError<T> {
     /// The event that was not sent.
+    ///
+    /// ```
+    /// let (mut tx, _rx) = hspc::channel::<u64>(hspc::Config::ring(8))?; // 1 slot
+    /// tx.try_push(1).unwrap();
+    /// assert_eq!(tx.try_push(2).unwrap_err().into_inner(), 2);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn into_inner(self) -> T {
         match self {
             TryPushError::Full(v) | TryPushError::Disconnected(v) => v,
@@ -522,6 +590,14 @@ impl<T> TryPushError<T> {
 
 impl<T> PushError<T> {
     /// The event that was not sent.
+    ///
+    /// ```
+    /// let (mut tx, rx) = hspc::channel::<u64>(hspc::Config::ring(8))?; // 1 slot
+    /// drop(rx);
+    /// tx.push(1).unwrap();
+    /// assert_eq!(tx.push(2).unwrap_err().into_inner(), 2);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn into_inner(self) -> T {
         match self {
             PushError::Disconnected(v) => v,
@@ -531,6 +607,13 @@ impl<T> PushError<T> {
 
 impl<T: Copy> Producer<T> {
     /// Sends `value` if a slot is free now.
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// assert!(tx.try_push(1).is_ok());
+    /// assert_eq!(rx.try_pop(), Ok(1));
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     #[inline]
     pub fn try_push(&mut self, value: T) -> Result<(), TryPushError<T>> {
         if self.pos == self.limit && !self.refresh_space() {
@@ -545,6 +628,17 @@ impl<T: Copy> Producer<T> {
     /// Fails only if the channel is full and the consumer was dropped (while
     /// free slots remain, events sent after the consumer is gone are
     /// accepted and lost; see [`is_abandoned`](Producer::is_abandoned)).
+    ///
+    /// ```
+    /// let (mut tx, rx) = hspc::channel::<u64>(hspc::Config::n_buffer(2, 64))?;
+    /// let consumer = std::thread::spawn(move || rx.sum::<u64>());
+    /// for i in 1..=100 {
+    ///     tx.push(i).unwrap(); // waits while both buffers are full
+    /// }
+    /// drop(tx);
+    /// assert_eq!(consumer.join().unwrap(), 5050);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     #[inline]
     pub fn push(&mut self, value: T) -> Result<(), PushError<T>> {
         if self.pos == self.limit && !self.wait_for_space() {
@@ -593,6 +687,13 @@ impl<T: Copy> Producer<T> {
     /// moved the consumer's cache line once per run, which on two distant
     /// CPUs cost more than the events it gained (docs/channel.md, "The
     /// ring's slice path").
+    ///
+    /// ```
+    /// let (mut tx, _rx) = hspc::channel::<u64>(hspc::Config::ring(32))?; // 4 slots
+    /// assert_eq!(tx.try_push_slice(&[1, 2, 3, 4, 5, 6]), 4);
+    /// assert_eq!(tx.try_push_slice(&[5, 6]), 0); // full
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn try_push_slice(&mut self, src: &[T]) -> usize {
         if self.limit.wrapping_sub(self.pos) < src.len() {
             self.refresh_space();
@@ -608,6 +709,21 @@ impl<T: Copy> Producer<T> {
     /// Sends every event of `src`, waiting for space as needed; copies are
     /// whole runs of slots (`memcpy`), with one publication per run in ring
     /// mode and per buffer in n-buffer mode.
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u64>(hspc::Config::n_buffer(2, 64))?;
+    /// let events: Vec<u64> = (0..1000).collect();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(move || tx.push_slice(&events).unwrap());
+    ///     let mut buf = [0u64; 100];
+    ///     let mut got = Vec::new();
+    ///     while let Ok(n) = rx.pop_slice(&mut buf) {
+    ///         got.extend_from_slice(&buf[..n]);
+    ///     }
+    ///     assert_eq!(got, (0..1000).collect::<Vec<u64>>());
+    /// });
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn push_slice(&mut self, src: &[T]) -> Result<(), SliceError> {
         let mut done = 0;
         while done < src.len() {
@@ -622,6 +738,15 @@ impl<T: Copy> Producer<T> {
     /// Free slots to write in place, at most `max`, contiguous: the rest of
     /// the current buffer (or up to the ring's end) that the consumer has
     /// released. Empty if the channel is full. Does not wait.
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// let chunk = tx.write_chunk(3);
+    /// assert_eq!(chunk.len(), 3);
+    /// assert_eq!(chunk.copy_from(&[7, 8, 9]), 3);
+    /// assert_eq!(rx.len(), 3);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     #[cfg(not(loom))]
     pub fn write_chunk(&mut self, max: usize) -> WriteChunk<'_, T> {
         if self.pos == self.limit {
@@ -649,6 +774,15 @@ impl<T: Copy> Producer<T> {
     /// partially filled buffer); the producer goes on filling the rest of
     /// that buffer. A no-op in ring mode, where every push is published.
     /// Never waits.
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u64>(hspc::Config::n_buffer(2, 64))?;
+    /// tx.push(1).unwrap();
+    /// assert!(rx.try_pop().is_err()); // still in the producer's buffer
+    /// tx.flush();
+    /// assert_eq!(rx.try_pop(), Ok(1));
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn flush(&mut self) {
         if !self.geometry.publish_each && self.published != self.pos {
             self.publish();
@@ -656,22 +790,52 @@ impl<T: Copy> Producer<T> {
     }
 
     /// True if the consumer was dropped: further events would be lost.
+    ///
+    /// ```
+    /// let (tx, rx) = hspc::channel::<u64>(hspc::Config::default())?;
+    /// assert!(!tx.is_abandoned());
+    /// drop(rx);
+    /// assert!(tx.is_abandoned());
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn is_abandoned(&self) -> bool {
         self.consumer_gone()
     }
 
     /// Events the channel holds when full.
+    ///
+    /// ```
+    /// let (tx, _rx) = hspc::channel::<u64>(hspc::Config::n_buffer(3, 4096))?;
+    /// assert_eq!(tx.capacity(), 3 * 4096 / 8);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn capacity(&self) -> usize {
         self.geometry.capacity
     }
 
     /// Free slots as of now (the consumer may free more at any time).
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// tx.push(1).unwrap();
+    /// assert_eq!(tx.free_slots(), 15);
+    /// rx.pop().unwrap();
+    /// assert_eq!(tx.free_slots(), 16);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn free_slots(&self) -> usize {
         let head = self.shared.head.load(Ordering::Acquire);
         self.limit_for(head).wrapping_sub(self.pos)
     }
 
     /// The configuration the channel was made with.
+    ///
+    /// ```
+    /// let config = hspc::Config::ring(64);
+    /// let (tx, _rx) = hspc::channel::<u64>(config)?;
+    /// assert_eq!(tx.config(), &config);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn config(&self) -> &Config {
         &self.config
     }
@@ -907,6 +1071,14 @@ impl<T> Drop for Producer<T> {
 
 impl<T: Copy> Consumer<T> {
     /// Receives an event if one has been handed over.
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// assert_eq!(rx.try_pop(), Err(hspc::TryPopError::Empty));
+    /// tx.push(3).unwrap();
+    /// assert_eq!(rx.try_pop(), Ok(3));
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     #[inline]
     pub fn try_pop(&mut self) -> Result<T, TryPopError> {
         if self.pos == self.avail && !self.refresh_data() {
@@ -917,6 +1089,15 @@ impl<T: Copy> Consumer<T> {
 
     /// Receives an event, waiting for one with the configured strategy;
     /// fails only at the end of the stream (producer dropped, all received).
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u64>(hspc::Config::ring(64))?;
+    /// let producer = std::thread::spawn(move || tx.push(42).unwrap());
+    /// assert_eq!(rx.pop(), Ok(42)); // waits for it
+    /// producer.join().unwrap();
+    /// assert_eq!(rx.pop(), Err(hspc::PopError::Disconnected));
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     #[inline]
     pub fn pop(&mut self) -> Result<T, PopError> {
         if self.pos == self.avail && !self.wait_for_data() {
@@ -959,6 +1140,16 @@ impl<T: Copy> Consumer<T> {
     /// Like [`Producer::try_push_slice`], it looks at the producer's
     /// position at most once per call, and only when the events it already
     /// knows of are fewer than `dst.len()`.
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// tx.push_slice(&[1, 2, 3]).unwrap();
+    /// let mut buf = [0; 8];
+    /// assert_eq!(rx.try_pop_slice(&mut buf), Ok(3));
+    /// assert_eq!(buf[..3], [1, 2, 3]);
+    /// assert_eq!(rx.try_pop_slice(&mut buf), Err(hspc::TryPopError::Empty));
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn try_pop_slice(&mut self, dst: &mut [T]) -> Result<usize, TryPopError> {
         if dst.is_empty() {
             return Ok(0);
@@ -972,6 +1163,17 @@ impl<T: Copy> Consumer<T> {
     /// Receives at least one event (waiting for it), then as many more as
     /// are handed over, up to `dst.len()`; returns how many. Fails only at
     /// the end of the stream.
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// tx.push_slice(&[1, 2, 3]).unwrap();
+    /// drop(tx);
+    /// let mut buf = [0; 2];
+    /// assert_eq!(rx.pop_slice(&mut buf), Ok(2));
+    /// assert_eq!(rx.pop_slice(&mut buf), Ok(1));
+    /// assert_eq!(rx.pop_slice(&mut buf), Err(hspc::PopError::Disconnected));
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn pop_slice(&mut self, dst: &mut [T]) -> Result<usize, PopError> {
         if dst.is_empty() {
             return Ok(0);
@@ -987,6 +1189,16 @@ impl<T: Copy> Consumer<T> {
 
     /// Events handed over and not yet read, at most `max`, contiguous, to
     /// read in place. Does not wait.
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// tx.push_slice(&[1, 2, 3]).unwrap();
+    /// let chunk = rx.read_chunk(8).unwrap();
+    /// assert_eq!(chunk.as_slice(), [1, 2, 3]);
+    /// chunk.commit_all();
+    /// assert!(rx.is_empty());
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     #[cfg(not(loom))]
     pub fn read_chunk(&mut self, max: usize) -> Result<ReadChunk<'_, T>, TryPopError> {
         if self.pos == self.avail && !self.refresh_data() {
@@ -1006,11 +1218,27 @@ impl<T: Copy> Consumer<T> {
     }
 
     /// True if the producer was dropped (events may remain to be read).
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u64>(hspc::Config::ring(64))?;
+    /// tx.push(1).unwrap();
+    /// drop(tx);
+    /// assert!(rx.is_abandoned());
+    /// assert_eq!(rx.pop(), Ok(1)); // events may remain
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn is_abandoned(&self) -> bool {
         self.shared.closed.producer.load(Ordering::Acquire)
     }
 
     /// Events handed over and not yet read, as of now.
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// tx.push_slice(&[1, 2]).unwrap();
+    /// assert_eq!(rx.len(), 2);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.shared
             .tail
@@ -1019,16 +1247,36 @@ impl<T: Copy> Consumer<T> {
     }
 
     /// True if no event is handed over and unread now.
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// assert!(rx.is_empty());
+    /// tx.push(1).unwrap();
+    /// assert!(!rx.is_empty());
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Events the channel holds when full.
+    ///
+    /// ```
+    /// let (_tx, rx) = hspc::channel::<u64>(hspc::Config::ring(4096))?;
+    /// assert_eq!(rx.capacity(), 512);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn capacity(&self) -> usize {
         self.geometry.capacity
     }
 
     /// The configuration the channel was made with.
+    ///
+    /// ```
+    /// let (_tx, rx) = hspc::channel::<u64>(hspc::Config::default())?;
+    /// assert_eq!(rx.config(), &hspc::Config::default());
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn config(&self) -> &Config {
         &self.config
     }
@@ -1258,6 +1506,18 @@ impl<T> fmt::Debug for Consumer<T> {
 }
 
 /// Free slots to fill in place: see [`Producer::write_chunk`].
+///
+/// ```
+/// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+/// let mut chunk = tx.write_chunk(2);
+/// for (i, slot) in chunk.as_mut_uninit().iter_mut().enumerate() {
+///     slot.write(10 * i as u32);
+/// }
+/// // SAFETY: both slots of the chunk were written just above.
+/// unsafe { chunk.commit(2) };
+/// assert_eq!((rx.try_pop(), rx.try_pop()), (Ok(0), Ok(10)));
+/// # Ok::<(), hspc::ConfigError>(())
+/// ```
 #[cfg(not(loom))]
 pub struct WriteChunk<'a, T: Copy> {
     slots: &'a mut [MaybeUninit<T>],
@@ -1267,22 +1527,52 @@ pub struct WriteChunk<'a, T: Copy> {
 #[cfg(not(loom))]
 impl<T: Copy> WriteChunk<'_, T> {
     /// Number of slots in the chunk.
+    ///
+    /// ```
+    /// let (mut tx, _rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// assert_eq!(tx.write_chunk(100).len(), 16);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.slots.len()
     }
 
     /// True if the chunk has no slot (the channel was full).
+    ///
+    /// ```
+    /// let (mut tx, _rx) = hspc::channel::<u32>(hspc::Config::ring(8))?; // 2 slots
+    /// tx.push_slice(&[1, 2]).unwrap();
+    /// assert!(tx.write_chunk(4).is_empty()); // full
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
 
     /// The slots, to initialise from the front.
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// let mut chunk = tx.write_chunk(1);
+    /// chunk.as_mut_uninit()[0].write(5);
+    /// // SAFETY: the chunk's one slot was written just above.
+    /// unsafe { chunk.commit(1) };
+    /// assert_eq!(rx.try_pop(), Ok(5));
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn as_mut_uninit(&mut self) -> &mut [MaybeUninit<T>] {
         self.slots
     }
 
     /// Copies a prefix of `src` into the chunk and hands it over; returns
     /// how many events were copied.
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// assert_eq!(tx.write_chunk(2).copy_from(&[1, 2, 3]), 2); // the chunk has 2 slots
+    /// assert_eq!(rx.len(), 2);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn copy_from(self, src: &[T]) -> usize {
         let n = src.len().min(self.slots.len());
         for (slot, v) in self.slots.iter_mut().zip(&src[..n]) {
@@ -1298,6 +1588,16 @@ impl<T: Copy> WriteChunk<'_, T> {
     /// # Safety
     /// The first `n` slots (`n <= len()`) must have been initialised
     /// through [`as_mut_uninit`](WriteChunk::as_mut_uninit).
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// let mut chunk = tx.write_chunk(4);
+    /// chunk.as_mut_uninit()[0].write(1);
+    /// // SAFETY: only the first slot was written, and only it is handed over.
+    /// unsafe { chunk.commit(1) };
+    /// assert_eq!(rx.len(), 1);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub unsafe fn commit(self, n: usize) {
         assert!(n <= self.slots.len(), "commit beyond the chunk");
         if n > 0 {
@@ -1307,6 +1607,16 @@ impl<T: Copy> WriteChunk<'_, T> {
 }
 
 /// Events to read in place: see [`Consumer::read_chunk`].
+///
+/// ```
+/// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+/// tx.push_slice(&[1, 2, 3]).unwrap();
+/// let chunk = rx.read_chunk(8).unwrap();
+/// let sum: u32 = chunk.as_slice().iter().sum();
+/// chunk.commit(2); // the third stays
+/// assert_eq!((sum, rx.try_pop()), (6, Ok(3)));
+/// # Ok::<(), hspc::ConfigError>(())
+/// ```
 #[cfg(not(loom))]
 pub struct ReadChunk<'a, T: Copy> {
     events: &'a [T],
@@ -1316,22 +1626,51 @@ pub struct ReadChunk<'a, T: Copy> {
 #[cfg(not(loom))]
 impl<T: Copy> ReadChunk<'_, T> {
     /// The events.
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// tx.push_slice(&[4, 5]).unwrap();
+    /// assert_eq!(rx.read_chunk(1).unwrap().as_slice(), [4]);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn as_slice(&self) -> &[T] {
         self.events
     }
 
     /// Number of events in the chunk.
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// tx.push_slice(&[4, 5, 6]).unwrap();
+    /// assert_eq!(rx.read_chunk(2).unwrap().len(), 2);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.events.len()
     }
 
     /// True if the chunk is empty (only when `max` was 0).
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// tx.push(4).unwrap();
+    /// assert!(rx.read_chunk(0).unwrap().is_empty());
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()
     }
 
     /// Marks the first `n` events (`n <= len()`) as read, releasing their
     /// slots; the others stay for the next read.
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// tx.push_slice(&[1, 2]).unwrap();
+    /// rx.read_chunk(2).unwrap().commit(1);
+    /// assert_eq!(rx.try_pop(), Ok(2));
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn commit(self, n: usize) {
         assert!(n <= self.events.len(), "commit beyond the chunk");
         if n > 0 {
@@ -1340,6 +1679,14 @@ impl<T: Copy> ReadChunk<'_, T> {
     }
 
     /// Marks every event of the chunk as read.
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?; // 16 slots
+    /// tx.push_slice(&[1, 2]).unwrap();
+    /// rx.read_chunk(2).unwrap().commit_all();
+    /// assert!(rx.is_empty());
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn commit_all(self) {
         let n = self.events.len();
         self.commit(n);

@@ -5,6 +5,15 @@ use core::fmt;
 use crate::pad::CACHE_LINE;
 
 /// How the producer hands events to the consumer.
+///
+/// # Examples
+///
+/// ```
+/// use hspc::{Config, Mode};
+/// assert_eq!(Config::n_buffer(3, 4096).mode, Mode::NBuffer);
+/// assert_eq!(Config::ring(4096).mode, Mode::Ring);
+/// assert_eq!(Mode::NBuffer.to_string(), "n_buffer");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
@@ -28,6 +37,21 @@ pub enum Mode {
 }
 
 /// How a blocked producer or consumer waits (seed 004 §4.2).
+///
+/// The spinning ones ([`Spinlock`](Self::Spinlock),
+/// [`SpinBackoff`](Self::SpinBackoff), [`SpinPause`](Self::SpinPause)) give
+/// the lowest latency and burn a CPU while waiting; the others sleep, and
+/// every publication then pays a fence (or, for [`Mutex`](Self::Mutex), a
+/// lock), so prefer [`Mode::NBuffer`] with them.
+///
+/// # Examples
+///
+/// ```
+/// use hspc::{Config, WaitStrategy};
+/// let config = Config::default().with_wait(WaitStrategy::SpinPause);
+/// assert!(config.wait.spins());
+/// assert_eq!(Config::default().wait, WaitStrategy::SpinThenPark);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
@@ -55,6 +79,12 @@ pub enum WaitStrategy {
 
 impl WaitStrategy {
     /// Every strategy, in a stable order.
+    ///
+    /// ```
+    /// let names: Vec<&str> = hspc::WaitStrategy::ALL.iter().map(|w| w.name()).collect();
+    /// assert_eq!(names[0], "condvar");
+    /// assert_eq!(names.len(), 6);
+    /// ```
     pub const ALL: [WaitStrategy; 6] = [
         WaitStrategy::Condvar,
         WaitStrategy::Mutex,
@@ -66,6 +96,12 @@ impl WaitStrategy {
 
     /// The stable name (as in serialized configs): "condvar", "mutex",
     /// "spinlock", "spin_backoff", "spin_pause", "spin_then_park".
+    ///
+    /// ```
+    /// use hspc::WaitStrategy;
+    /// assert_eq!(WaitStrategy::SpinThenPark.name(), "spin_then_park");
+    /// assert_eq!(WaitStrategy::SpinPause.to_string(), "spin_pause");
+    /// ```
     pub const fn name(self) -> &'static str {
         match self {
             WaitStrategy::Condvar => "condvar",
@@ -78,6 +114,12 @@ impl WaitStrategy {
     }
 
     /// True if a waiter never leaves the CPU (and never makes a system call).
+    ///
+    /// ```
+    /// use hspc::WaitStrategy;
+    /// assert!(WaitStrategy::Spinlock.spins());
+    /// assert!(!WaitStrategy::SpinThenPark.spins());
+    /// ```
     pub const fn spins(self) -> bool {
         matches!(
             self,
@@ -129,7 +171,7 @@ pub struct Config {
     /// Bytes of padding before, between and after the buffers, so that the
     /// edge of one buffer does not share a cache line with the next (seed
     /// 004 `p6_rmfalsesharing`). The hand-off words are always on their own
-    /// [`CACHE_LINE`]-aligned lines whatever this says.
+    /// cache-line-aligned lines whatever this says.
     pub padding_bytes: usize,
     /// How a side that cannot proceed waits.
     pub wait: WaitStrategy,
@@ -147,7 +189,19 @@ pub struct Config {
     pub affinity: Option<Affinity>,
 }
 
-/// The CPUs a producer and a consumer ran on (OS CPU numbers).
+/// The CPUs a producer and a consumer ran on (OS CPU numbers): where a
+/// tuned [`Config`] was measured at its best. The channel starts no threads
+/// and pins none; the caller pins its two threads there.
+///
+/// # Examples
+///
+/// ```
+/// let config = hspc::Config {
+///     affinity: Some(hspc::Affinity { producer_cpu: 0, consumer_cpu: 2 }),
+///     ..hspc::Config::default()
+/// };
+/// assert_eq!(config.affinity.map(|a| a.consumer_cpu), Some(2));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
@@ -161,14 +215,24 @@ pub struct Affinity {
 /// Default buffer size: 4 KiB, the seed's spinlock sweet spot (§4.2, "2048
 /// and 4096 bytes gave acceptable performance with much better latency")
 /// and one page.
+///
+/// ```
+/// assert_eq!(hspc::Config::default().buffer_bytes, hspc::DEFAULT_BUFFER_BYTES);
+/// ```
 pub const DEFAULT_BUFFER_BYTES: usize = 4096;
 
 /// Default number of buffers: triple buffering, as the seed's Stage One.
+///
+/// ```
+/// assert_eq!(hspc::Config::default().buffers, hspc::DEFAULT_BUFFERS);
+/// ```
 pub const DEFAULT_BUFFERS: usize = 3;
 
 impl Default for Config {
-    /// Triple buffering of 4 KiB buffers, [`CACHE_LINE`] padding, spin then
-    /// park: fast while both sides are busy, no CPU burnt when idle.
+    /// Triple buffering of 4 KiB buffers, padding of the target's
+    /// false-sharing distance (the alignment of crossbeam-utils'
+    /// `CachePadded`: 128 bytes on x86_64 and aarch64), spin then park: fast
+    /// while both sides are busy, no CPU burnt when idle.
     fn default() -> Self {
         Self {
             mode: Mode::NBuffer,
@@ -183,7 +247,15 @@ impl Default for Config {
 }
 
 impl Config {
-    /// n-buffering with `buffers` buffers of `buffer_bytes` each.
+    /// n-buffering with `buffers` buffers of `buffer_bytes` each; the other
+    /// fields as in [`Config::default`].
+    ///
+    /// ```
+    /// let config = hspc::Config::n_buffer(4, 1024);
+    /// assert_eq!((config.buffers, config.buffer_bytes), (4, 1024));
+    /// assert_eq!(config.validate::<u64>()?.capacity(), 4 * 128);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn n_buffer(buffers: usize, buffer_bytes: usize) -> Self {
         Self {
             mode: Mode::NBuffer,
@@ -193,7 +265,15 @@ impl Config {
         }
     }
 
-    /// A ring of `ring_bytes` bytes with per-event hand-off.
+    /// A ring of `ring_bytes` bytes with per-event hand-off; the other
+    /// fields as in [`Config::default`].
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = hspc::channel::<u32>(hspc::Config::ring(64))?;
+    /// tx.push(7).unwrap(); // visible at once, no flush needed
+    /// assert_eq!(rx.try_pop(), Ok(7));
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn ring(ring_bytes: usize) -> Self {
         Self {
             mode: Mode::Ring,
@@ -204,11 +284,23 @@ impl Config {
     }
 
     /// The same configuration with another wait strategy.
+    ///
+    /// ```
+    /// use hspc::{Config, WaitStrategy};
+    /// let config = Config::ring(4096).with_wait(WaitStrategy::Condvar);
+    /// assert_eq!(config.wait, WaitStrategy::Condvar);
+    /// ```
     pub fn with_wait(self, wait: WaitStrategy) -> Self {
         Self { wait, ..self }
     }
 
-    /// The same configuration with another padding.
+    /// The same configuration with another padding (see
+    /// [`Config::padding_bytes`]).
+    ///
+    /// ```
+    /// let config = hspc::Config::n_buffer(2, 4096).with_padding(0);
+    /// assert_eq!(config.padding_bytes, 0);
+    /// ```
     pub fn with_padding(self, padding_bytes: usize) -> Self {
         Self {
             padding_bytes,
@@ -216,7 +308,13 @@ impl Config {
         }
     }
 
-    /// The same configuration with another producer stack offset.
+    /// The same configuration with another producer stack offset (see
+    /// [`Config::stack_offset_bytes`]).
+    ///
+    /// ```
+    /// let config = hspc::Config::default().with_stack_offset(256);
+    /// assert_eq!(config.stack_offset_bytes, 256);
+    /// ```
     pub fn with_stack_offset(self, stack_offset_bytes: usize) -> Self {
         Self {
             stack_offset_bytes,
@@ -225,13 +323,42 @@ impl Config {
     }
 
     /// Checks this configuration for events of type `T`, and returns the
-    /// geometry it gives.
+    /// geometry it gives: [`channel`](crate::channel) fails with the same
+    /// error.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] saying what to change.
+    ///
+    /// ```
+    /// use hspc::{Config, ConfigError};
+    /// assert_eq!(Config::n_buffer(2, 64).validate::<u64>()?.capacity(), 16);
+    /// assert!(matches!(
+    ///     Config::n_buffer(2, 4).validate::<u64>(),
+    ///     Err(ConfigError::BufferTooSmall { .. })
+    /// ));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn validate<T>(&self) -> Result<Geometry, ConfigError> {
         self.geometry_for(core::mem::size_of::<T>(), core::mem::align_of::<T>())
     }
 
     /// Checks this configuration for events of `item_bytes` bytes and
-    /// alignment `item_align`, and returns the geometry it gives.
+    /// alignment `item_align`, and returns the geometry it gives:
+    /// [`validate`](Config::validate) without a type at hand. `item_align`
+    /// must be a power of two, as every Rust alignment is (another value
+    /// gives a meaningless geometry, or a panic in a debug build).
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] saying what to change.
+    ///
+    /// ```
+    /// let config = hspc::Config::ring(4096);
+    /// assert_eq!(config.geometry_for(24, 8)?, config.validate::<[u64; 3]>()?);
+    /// assert!(config.geometry_for(0, 1).is_err());
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
     pub fn geometry_for(
         &self,
         item_bytes: usize,
@@ -297,32 +424,101 @@ fn round_up(x: usize, to: usize) -> Option<usize> {
     Some(x.checked_add(to - 1)? & !(to - 1))
 }
 
-/// The memory layout a [`Config`] gives for one event type.
+/// The memory layout a [`Config`] gives for one event type: what
+/// [`Config::validate`] and [`Config::geometry_for`] return.
 ///
-/// Invariants (checked by [`Config::geometry_for`]): `buffers ≥ 1`,
-/// `slots_per_buffer ≥ 1`, `capacity = buffers × slots_per_buffer` (for the
-/// n-buffer mode) and `total_bytes ≤ isize::MAX / 2`.
+/// Invariants: `buffers() ≥ 1`, `slots_per_buffer() ≥ 1`, `capacity() =
+/// buffers() × slots_per_buffer()` and `total_bytes() ≤ isize::MAX / 2`.
+/// The rest of the layout (padding, strides, alignment) is the channel's own.
+///
+/// # Examples
+///
+/// ```
+/// let g = hspc::Config::n_buffer(3, 4096).validate::<u64>()?;
+/// assert_eq!((g.buffers(), g.slots_per_buffer(), g.capacity()), (3, 512, 1536));
+/// assert!(g.total_bytes() >= 3 * 4096);
+/// # Ok::<(), hspc::ConfigError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Geometry {
     /// Physical buffers (1 for a ring).
-    pub buffers: usize,
+    pub(crate) buffers: usize,
     /// Events per physical buffer.
-    pub slots_per_buffer: usize,
+    pub(crate) slots_per_buffer: usize,
     /// Events the channel holds when full.
-    pub capacity: usize,
+    pub(crate) capacity: usize,
     /// Bytes before the first buffer.
-    pub lead_bytes: usize,
+    pub(crate) lead_bytes: usize,
     /// Bytes from the start of one buffer to the start of the next.
-    pub stride_bytes: usize,
+    pub(crate) stride_bytes: usize,
     /// Bytes of the whole allocation.
-    pub total_bytes: usize,
+    pub(crate) total_bytes: usize,
     /// Alignment of the allocation.
-    pub align: usize,
+    pub(crate) align: usize,
     /// True if every event is handed over as it is pushed (ring mode).
-    pub publish_each: bool,
+    pub(crate) publish_each: bool,
 }
 
-/// A [`Config`] that cannot make a channel.
+impl Geometry {
+    /// Physical buffers: the configuration's `buffers` in n-buffer mode, 1
+    /// for a ring.
+    ///
+    /// ```
+    /// let ring = hspc::Config { buffers: 4, ..hspc::Config::ring(256) };
+    /// assert_eq!(ring.validate::<u64>()?.buffers(), 1);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
+    pub fn buffers(&self) -> usize {
+        self.buffers
+    }
+
+    /// Events per physical buffer (for a ring: the whole ring).
+    ///
+    /// ```
+    /// let g = hspc::Config::n_buffer(2, 100).validate::<[u8; 24]>()?;
+    /// assert_eq!(g.slots_per_buffer(), 4); // 100 bytes hold four 24-byte events
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
+    pub fn slots_per_buffer(&self) -> usize {
+        self.slots_per_buffer
+    }
+
+    /// Events the channel holds when full, as
+    /// [`Producer::capacity`](crate::Producer::capacity) will say.
+    ///
+    /// ```
+    /// let config = hspc::Config::ring(1024);
+    /// let capacity = config.validate::<u32>()?.capacity();
+    /// let (tx, _rx) = hspc::channel::<u32>(config)?;
+    /// assert_eq!((capacity, tx.capacity()), (256, 256));
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Bytes of the channel's one allocation (buffers and padding; the
+    /// hand-off words are allocated apart).
+    ///
+    /// ```
+    /// let g = hspc::Config::n_buffer(3, 4096).with_padding(0).validate::<u64>()?;
+    /// assert_eq!(g.total_bytes(), 3 * 4096);
+    /// # Ok::<(), hspc::ConfigError>(())
+    /// ```
+    pub fn total_bytes(&self) -> usize {
+        self.total_bytes
+    }
+}
+
+/// A [`Config`] that cannot make a channel. The message says what to change.
+///
+/// # Examples
+///
+/// ```
+/// let err = hspc::channel::<u64>(hspc::Config::n_buffer(1, 4096)).unwrap_err();
+/// assert!(matches!(err, hspc::ConfigError::TooFewBuffers { min: 2, .. }));
+/// assert!(err.to_string().contains("at least 2"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     /// Fewer buffers than the mode needs.
@@ -356,4 +552,36 @@ pub enum ConfigError {
     /// The event type has no size (nothing to transfer).
     #[error("zero-sized event types are not supported; send a unit count instead")]
     ZeroSizedEvent,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Config;
+
+    /// 20 bytes, align 4: not a power of two, to exercise the rounding.
+    #[allow(dead_code)]
+    struct Odd([u32; 5]);
+
+    #[test]
+    fn geometry_honours_padding_and_alignment() {
+        let g = Config::n_buffer(3, 100)
+            .with_padding(10)
+            .validate::<Odd>()
+            .unwrap();
+        assert_eq!(g.buffers, 3);
+        assert_eq!(g.slots_per_buffer, 5);
+        assert_eq!(g.capacity, 15);
+        assert_eq!(g.lead_bytes, 12); // 10 rounded up to Odd's alignment (4)
+        assert_eq!(g.stride_bytes, 112); // 5 × 20 + 10, rounded up to 4
+        assert_eq!(g.total_bytes, 12 + 3 * 112);
+        assert!(!g.publish_each);
+        let g = Config {
+            buffers: 2,
+            ..Config::ring(64)
+        }
+        .validate::<u64>()
+        .unwrap();
+        assert_eq!((g.buffers, g.slots_per_buffer, g.capacity), (1, 16, 16));
+        assert!(g.publish_each);
+    }
 }

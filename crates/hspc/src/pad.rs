@@ -10,7 +10,7 @@
 //! maintained answer to a solved problem, with the line size of each target
 //! and its source in its documentation.
 
-pub use crossbeam_utils::CachePadded;
+pub(crate) use crossbeam_utils::CachePadded;
 
 /// Bytes that keep two hot words from interfering through the cache: the
 /// alignment of [`CachePadded`].
@@ -27,12 +27,18 @@ pub use crossbeam_utils::CachePadded;
 /// - crossbeam-utils `CachePadded` (per-target sources);
 /// - <https://github.com/torvalds/linux/blob/v6.1/arch/arm64/include/asm/cache.h>
 ///   (`L1_CACHE_SHIFT` 6, with 128-byte `ARCH_DMA_MINALIGN`).
-///
-/// ```
-/// use hspc::pad::{CachePadded, CACHE_LINE};
-/// let x = CachePadded::new(7u64);
-/// assert_eq!(*x, 7);
-/// assert_eq!(core::mem::align_of_val(&x), CACHE_LINE);
-/// assert_eq!(core::mem::size_of_val(&x) % CACHE_LINE, 0);
-/// ```
-pub const CACHE_LINE: usize = core::mem::align_of::<CachePadded<u8>>();
+pub(crate) const CACHE_LINE: usize = core::mem::align_of::<CachePadded<u8>>();
+
+#[cfg(test)]
+mod tests {
+    use super::{CachePadded, CACHE_LINE};
+
+    #[test]
+    fn a_padded_value_fills_whole_lines() {
+        let x = CachePadded::new(7u64);
+        assert_eq!(*x, 7);
+        assert_eq!(core::mem::align_of_val(&x), CACHE_LINE);
+        assert_eq!(core::mem::size_of_val(&x) % CACHE_LINE, 0);
+        assert!(CACHE_LINE.is_power_of_two());
+    }
+}

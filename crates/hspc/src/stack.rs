@@ -12,10 +12,22 @@ use std::hint::black_box;
 
 /// The shifts [`with_stack_offset`] applies, in bytes: 0 and seed 004 Figure 2
 /// loop 2's powers of two.
+///
+/// ```
+/// assert!(hspc::stack::STACK_OFFSETS.contains(&256));
+/// assert_eq!(hspc::stack::STACK_OFFSETS[0], 0);
+/// ```
 pub const STACK_OFFSETS: [usize; 7] = [0, 32, 64, 128, 256, 512, 1024];
 
 /// The shift [`with_stack_offset`] applies for `bytes`: the smallest of
 /// [`STACK_OFFSETS`] that is at least `bytes`, at most 1024.
+///
+/// ```
+/// use hspc::stack::applied_stack_offset;
+/// assert_eq!(applied_stack_offset(0), 0);
+/// assert_eq!(applied_stack_offset(100), 128);
+/// assert_eq!(applied_stack_offset(1 << 20), 1024);
+/// ```
 pub fn applied_stack_offset(bytes: usize) -> usize {
     STACK_OFFSETS
         .iter()

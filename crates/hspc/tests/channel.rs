@@ -471,26 +471,28 @@ fn config_validation() {
 }
 
 #[test]
-fn geometry_honours_padding_and_alignment() {
+fn geometry_reports_buffers_slots_and_capacity() {
     let g = Config::n_buffer(3, 100)
         .with_padding(10)
         .validate::<Odd>()
         .unwrap();
-    assert_eq!(g.buffers, 3);
-    assert_eq!(g.slots_per_buffer, 5);
-    assert_eq!(g.capacity, 15);
-    assert_eq!(g.lead_bytes, 12); // 10 rounded up to Odd's alignment (4)
-    assert_eq!(g.stride_bytes, 112); // 5 × 20 + 10, rounded up to 4
-    assert_eq!(g.total_bytes, 12 + 3 * 112);
-    assert!(!g.publish_each);
+    assert_eq!(
+        (g.buffers(), g.slots_per_buffer(), g.capacity()),
+        (3, 5, 15)
+    );
+    // 10 bytes of padding before the buffers and after each, every step
+    // rounded up to Odd's alignment (4): 12 + 3 × (5 × 20 + 10 → 112).
+    assert_eq!(g.total_bytes(), 12 + 3 * 112);
     let g = Config {
         buffers: 2,
         ..Config::ring(64)
     }
     .validate::<u64>()
     .unwrap();
-    assert_eq!((g.buffers, g.slots_per_buffer, g.capacity), (1, 16, 16));
-    assert!(g.publish_each);
+    assert_eq!(
+        (g.buffers(), g.slots_per_buffer(), g.capacity()),
+        (1, 16, 16)
+    );
 }
 
 #[test]

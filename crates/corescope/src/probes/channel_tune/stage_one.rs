@@ -109,7 +109,7 @@ fn channel_run<const N: usize>(
 fn events_for<const N: usize>(config: &Config, m: u64) -> u64 {
     let cap = config
         .geometry_for(N, 1)
-        .map(|g| g.capacity as u64)
+        .map(|g| g.capacity() as u64)
         .unwrap_or(0);
     m.max(4 * cap)
 }
