@@ -523,7 +523,15 @@ pub fn boost_curves(series: &[Series]) -> (Vec<Series>, Vec<Finding>) {
             curve.y.push(e.value);
             curve.y_lo.push(e.lo);
             curve.y_hi.push(e.hi);
-            curve.n.push(e.n);
+            // Every repetition behind the point, scaled as its estimate is: a value
+            // carries its count and the samples it comes from.
+            let samples: Vec<f64> = chain
+                .samples
+                .get(i)
+                .map(|v| v.iter().map(|x| x * l as f64).collect())
+                .unwrap_or_default();
+            curve.n.push(if samples.is_empty() { 0 } else { e.n });
+            curve.samples.push(samples);
         }
         let ends = [
             curve.estimate(0),
@@ -566,6 +574,7 @@ mod tests {
             s.y_lo.push(y * 0.99);
             s.y_hi.push(y * 1.01);
             s.n.push(6);
+            s.samples.push(vec![y * 0.99, y, y, y, y, y * 1.01]);
         }
         s
     }
@@ -614,6 +623,10 @@ mod tests {
         assert_eq!(fma.y, vec![3.6e9, 3.2e9]);
         assert_eq!(fma.y_lo[1], 0.8e9 * 0.99 * 4.0);
         assert_eq!(fma.y_name, "hz");
+        // The samples come along, scaled, so every value carries what it is from.
+        assert_eq!(fma.n, vec![6, 6]);
+        assert_eq!(fma.samples[0].len(), 6);
+        assert_eq!(fma.samples[0][1], 0.9e9 * 4.0);
         assert!(findings.iter().any(|f| matches!(f, Finding::Note { text }
             if text.starts_with("clock-curve fma512: no clock curve"))));
         let values = findings
