@@ -16,12 +16,14 @@ chrome=(chromium --headless --no-sandbox --disable-gpu --hide-scrollbars)
 # (two identical runs, so overlaid curves are exercised), and the page's
 # scroll width read by a probe script appended to a copy of each page (the
 # pages themselves carry no test code).
-probe="<script>addEventListener('load',function(){var d=document.documentElement,p=document.createElement('pre');p.id='overflow-probe';p.textContent=d.scrollWidth+' '+innerWidth;document.body.appendChild(p);});</script>"
+# The probe also counts table cells holding only a number (with its unit or
+# interval) that the browser laid out on more than one line: a broken number.
+probe="<script>addEventListener('load',function(){var d=document.documentElement,p=document.createElement('pre'),bad=0;document.querySelectorAll('td').forEach(function(td){var t=td.textContent.trim();if(!/^[-+]?[0-9][0-9.,]*( ?[^ 0-9]{1,8})?( ?±[0-9.]+ ?%)?$/.test(t))return;var r=document.createRange();r.selectNodeContents(td);var tops={};Array.prototype.forEach.call(r.getClientRects(),function(c){tops[Math.round(c.top)]=1;});if(Object.keys(tops).length>1)bad++;});p.id='overflow-probe';p.textContent=d.scrollWidth+' '+innerWidth+' '+bad;document.body.appendChild(p);});</script>"
 for page in run cmp; do
     { cat "$dir/$page.html"; echo "$probe"; } >"$dir/$page-probe.html"
     for w in 1400 800; do
         "${chrome[@]}" --window-size=$w,2000 --dump-dom "file://$dir/$page-probe.html" \
-            2>/dev/null | grep -o '<pre id="overflow-probe">[0-9]* [0-9]*' >"$dir/$page-$w.width"
+            2>/dev/null | grep -o '<pre id="overflow-probe">[0-9]* [0-9]* [0-9]*' >"$dir/$page-$w.width"
         "${chrome[@]}" --window-size=$w,3000 --screenshot="$dir/$page-$w.png" "file://$dir/$page.html" 2>/dev/null
     done
 done
@@ -50,6 +52,13 @@ for p in run["probes"]:
     if p.get("tables"):
         assert body.count("<table") >= len(p["tables"]), f"{p['id']}: tables missing"
 assert '<section id="machine">' in dom
+# Issue 42: the page answers first: the answers section comes before everything
+# else, with a row linking to every probe's section.
+answers = dom.find('<section id="answers">')
+assert 0 <= answers < dom.find('<section id="machine">'), "the page does not open with its answers"
+first = dom[answers:dom.find("</section>", answers)]
+for i in ids:
+    assert f'href="#{i}"' in first, f"answers: no row for {i}"
 im = Image.open(f"{d}/shot.png").convert("L")
 lo, hi = im.getextrema()
 colours = len(set(Image.open(f"{d}/shot.png").convert("RGB").resize((275, 600)).getdata()))
@@ -69,9 +78,10 @@ for p in run["probes"]:
 for page in ("run", "cmp"):
     for w in (1400, 800):
         text = open(f"{d}/{page}-{w}.width").read().split(">")[-1].split()
-        assert len(text) == 2, f"{page} at {w} px: the width probe did not run"
-        scroll, inner = map(int, text)
+        assert len(text) == 3, f"{page} at {w} px: the width probe did not run"
+        scroll, inner, broken = map(int, text)
         assert scroll <= inner, f"{page} at {w} px overflows: {scroll} px wide in {inner} px"
+        assert broken == 0, f"{page} at {w} px: {broken} table cells break a number over lines"
         shot = Image.open(f"{d}/{page}-{w}.png").convert("RGB")
         assert shot.size[0] == w, shot.size
         n = len(set(shot.resize((w // 5, 600)).getdata()))

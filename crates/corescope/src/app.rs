@@ -458,10 +458,12 @@ fn report(a: ReportArgs) -> Result<()> {
     } else if a.summary {
         out_text(&crate::render::summary::render(&run, terminal::width()))?;
     } else if !wrote {
-        // The answers first (the one-screen summary), then every table.
+        // The answers first (the one-screen summary), the warnings by cause, then
+        // every table.
         out_text(&format!(
-            "{}\n{}",
+            "{}\n{}\n{}",
             crate::render::summary::render(&run, terminal::width()),
+            crate::render::warning_overview::render(&run, terminal::width()),
             terminal::render_run(&run)
         ))?;
     }

@@ -10,7 +10,7 @@
 
 use crate::affinity;
 use crate::clock::now_ns;
-use crate::model::{DriftCheck, Estimate, Warning};
+use crate::model::{DriftCheck, Estimate, NoiseCause, Warning};
 use crate::stats;
 use crate::topology::host;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -141,6 +141,7 @@ pub fn noise_between(before: &DriftCheck, after: &DriftCheck) -> Vec<Warning> {
                     "the reference kernel took {:+.0} % longer after than before",
                     change * 100.0
                 ),
+                cause: NoiseCause::Drift,
             });
         }
     }
@@ -150,6 +151,7 @@ pub fn noise_between(before: &DriftCheck, after: &DriftCheck) -> Vec<Warning> {
             if steal > STEAL_NOISY {
                 out.push(Warning::Noisy {
                     detail: format!("the hypervisor stole {:.0} % of CPU time", steal * 100.0),
+                    cause: NoiseCause::Steal,
                 });
             }
         }
@@ -171,6 +173,7 @@ pub fn round_trip_moved(before: Option<f64>, after: Option<f64>, during: &str) -
             "the round trip between the first two CPUs went from {a:.0} to {b:.0} ns during \
              {during} (on a VM: the vCPUs moved between host cores)"
         ),
+        cause: NoiseCause::RoundTrip,
     })
 }
 
@@ -221,7 +224,7 @@ mod tests {
         let text: Vec<String> = w
             .iter()
             .map(|w| match w {
-                Warning::Noisy { detail } => detail.clone(),
+                Warning::Noisy { detail, .. } => detail.clone(),
                 _ => String::new(),
             })
             .collect();

@@ -108,10 +108,11 @@ pub const OTHERS_NOISY: f64 = 0.10;
 /// Groups named in a warning (the rest are counted).
 const NAMED: usize = 3;
 
-/// One warning for a probe's groups: during which of them the watched round trip
-/// changed state, the hypervisor stole more than `drift::STEAL_NOISY`, or other
-/// programs used more than [`OTHERS_NOISY`] of the CPUs; nothing when none did.
-pub fn warnings(states: &[GroupState]) -> Option<crate::model::Warning> {
+/// A probe's groups' warnings, one per cause: during which of them the watched
+/// round trip changed state, the hypervisor stole more than `drift::STEAL_NOISY`,
+/// or other programs used more than [`OTHERS_NOISY`] of the CPUs; none when none did.
+pub fn warnings(states: &[GroupState]) -> Vec<crate::model::Warning> {
+    use crate::model::NoiseCause;
     let name = |s: &GroupState| format!("{} (epoch {})", s.group, s.epoch + 1);
     let list = |hits: &[&GroupState]| {
         let mut names: Vec<String> = hits.iter().take(NAMED).map(|s| name(s)).collect();
@@ -138,11 +139,15 @@ pub fn warnings(states: &[GroupState]) -> Option<crate::model::Warning> {
                 list(&kept)
             ),
         };
-        parts.push(format!(
-            "the round trip between the first two CPUs changed state during {} of {} group \
-             measurements ({lo:.0}–{hi:.0} ns; on a VM the vCPUs moved between host cores); {outcome}",
-            moved.len(),
-            states.len(),
+        parts.push((
+            NoiseCause::RoundTrip,
+            format!(
+                "the round trip between the first two CPUs changed state during {} of {} group \
+                 measurements ({lo:.0}–{hi:.0} ns; on a VM the vCPUs moved between host cores); \
+                 {outcome}",
+                moved.len(),
+                states.len(),
+            ),
         ));
     }
     let over = |get: fn(&GroupState) -> Option<f64>, limit: f64| -> (Vec<&GroupState>, f64) {
@@ -155,23 +160,30 @@ pub fn warnings(states: &[GroupState]) -> Option<crate::model::Warning> {
     };
     let (stolen, top) = over(|s| s.steal_fraction, crate::drift::STEAL_NOISY);
     if !stolen.is_empty() {
-        parts.push(format!(
-            "the hypervisor stole up to {:.0} % of CPU time during {}",
-            top * 100.0,
-            list(&stolen)
+        parts.push((
+            NoiseCause::Steal,
+            format!(
+                "the hypervisor stole up to {:.0} % of CPU time during {}",
+                top * 100.0,
+                list(&stolen)
+            ),
         ));
     }
     let (busy, top) = over(|s| s.others_cpu_fraction, OTHERS_NOISY);
     if !busy.is_empty() {
-        parts.push(format!(
-            "other programs used up to {:.0} % of the CPUs during {}",
-            top * 100.0,
-            list(&busy)
+        parts.push((
+            NoiseCause::Load,
+            format!(
+                "other programs used up to {:.0} % of the CPUs during {}",
+                top * 100.0,
+                list(&busy)
+            ),
         ));
     }
-    (!parts.is_empty()).then(|| crate::model::Warning::Noisy {
-        detail: parts.join("; "),
-    })
+    parts
+        .into_iter()
+        .map(|(cause, detail)| crate::model::Warning::Noisy { detail, cause })
+        .collect()
 }
 
 /// The aggregate `cpu` line of `/proc/stat`; `None` without the steal field.
@@ -226,6 +238,7 @@ fn clk_tck() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{NoiseCause, Warning};
 
     const STAT_A: &str = "cpu  100 0 50 1000 10 5 5 20 0 0\ncpu0 1 2 3 4 5 6 7 8\n";
     const STAT_B: &str = "cpu  300 0 90 1400 10 5 5 40 0 0\ncpu0 1 2 3 4 5 6 7 8\n";
@@ -298,16 +311,42 @@ mod tests {
         }
     }
 
+    /// The warnings' details joined with `; `.
+    fn details(ws: &[Warning]) -> String {
+        let d: Vec<&str> = ws
+            .iter()
+            .filter_map(|w| match w {
+                Warning::Noisy { detail, .. } => Some(detail.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(!d.is_empty(), "a warning expected");
+        d.join("; ")
+    }
+
     #[test]
-    fn one_warning_names_what_changed() {
+    fn one_warning_per_cause_names_what_changed() {
         let calm = state("a", (100.0, 110.0), 0.0, 0.01);
-        assert_eq!(warnings(&[calm.clone(), calm.clone()]), None);
+        assert_eq!(
+            warnings(&[calm.clone(), calm.clone()]),
+            Vec::<Warning>::new()
+        );
         let moved = state("b", (100.0, 371.0), 0.0, 0.01);
         let busy = state("c", (100.0, 100.0), 0.08, 0.4);
-        let Some(crate::model::Warning::Noisy { detail }) = warnings(&[calm, moved.clone(), busy])
-        else {
-            panic!("a warning expected");
-        };
+        let ws = warnings(&[calm, moved.clone(), busy]);
+        let causes: Vec<NoiseCause> = ws
+            .iter()
+            .filter_map(|w| match w {
+                Warning::Noisy { cause, .. } => Some(*cause),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            causes,
+            [NoiseCause::RoundTrip, NoiseCause::Steal, NoiseCause::Load],
+            "one warning per cause"
+        );
+        let detail = details(&ws);
         assert!(
             detail.contains("during 1 of 3 group measurements (100–371 ns;"),
             "{detail}"
@@ -321,18 +360,14 @@ mod tests {
             "{detail}"
         );
         let many: Vec<GroupState> = (0..5).map(|_| moved.clone()).collect();
-        let Some(crate::model::Warning::Noisy { detail }) = warnings(&many) else {
-            panic!("a warning expected");
-        };
+        let detail = details(&warnings(&many));
         assert!(detail.ends_with("2 more"), "{detail}");
         // A group measured again is counted; the one kept with the change is named.
         let again = GroupState {
             measured_again: true,
             ..state("d", (100.0, 371.0), 0.0, 0.01)
         };
-        let Some(crate::model::Warning::Noisy { detail }) = warnings(&[again, moved]) else {
-            panic!("a warning expected");
-        };
+        let detail = details(&warnings(&[again, moved]));
         assert!(
             detail.contains("during 2 of 2 group measurements")
                 && detail.contains("1 measured again; kept with the change")

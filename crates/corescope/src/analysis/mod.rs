@@ -12,6 +12,7 @@ use crate::stats;
 pub mod measured_topology;
 pub mod pairs;
 pub mod seed001;
+pub mod warning_groups;
 
 /// The curves `what/<variant>` of a result.
 fn family<'a>(

@@ -3,7 +3,7 @@
 //! the median with its mode range, relations compared through their intervals.
 
 use crate::clock::Clock;
-use crate::model::{Distribution, Estimate, Finding, Measurement};
+use crate::model::{Distribution, Estimate, Finding, Measurement, Warning};
 use crate::placement::pairs::Relation;
 use crate::stats;
 
@@ -36,40 +36,21 @@ pub fn paired(
 pub const MAX_STEP_FRACTION: f64 = 0.01;
 
 /// Warn when the timer's quantisation (± one step) is more than
-/// [`MAX_STEP_FRACTION`] of the median sample, saying by how much the median is
-/// uncertain and what to do; a median below one step is only an upper bound.
-pub fn resolution_warning(d: &Distribution, clock: &Clock) -> Option<String> {
+/// [`MAX_STEP_FRACTION`] of the median sample (`render::words` says by how much
+/// the median is uncertain, and what to do when it is below one step).
+pub fn resolution_warning(d: &Distribution, clock: &Clock) -> Option<Warning> {
     step_warning(&d.name, d.summary.count, d.summary.p50, clock.info.step_ns)
 }
 
 /// [`resolution_warning`] from the figures (pure, for tests).
-fn step_warning(name: &str, count: usize, p50_ns: f64, step_ns: f64) -> Option<String> {
-    let ns = |v: f64| crate::units::fmt_value("ns", v);
+fn step_warning(name: &str, count: usize, p50_ns: f64, step_ns: f64) -> Option<Warning> {
     if count == 0 || step_ns.is_nan() || step_ns <= 0.0 || !p50_ns.is_finite() {
         return None;
     }
-    if p50_ns < step_ns {
-        return Some(format!(
-            "{name}: median {} is below one step of the timer ({}): read it as an upper \
-             bound (under {}); time several operations per sample to measure it",
-            ns(p50_ns),
-            ns(step_ns),
-            ns(step_ns)
-        ));
-    }
-    let fraction = step_ns / p50_ns;
-    let pct = format!("{:.1}", fraction * 100.0);
-    (fraction > MAX_STEP_FRACTION).then(|| {
-        format!(
-            "{name}: median {} is {:.0} steps of the timer ({} each), so it is known to ± one \
-             step (±{} %); differences below ±{} % between such medians are the timer's \
-             resolution, not the machine",
-            ns(p50_ns),
-            (p50_ns / step_ns).floor(),
-            ns(step_ns),
-            pct,
-            pct,
-        )
+    (step_ns / p50_ns > MAX_STEP_FRACTION).then(|| Warning::TimerStep {
+        series: name.to_string(),
+        median_ns: p50_ns,
+        step_ns,
     })
 }
 
@@ -198,20 +179,28 @@ mod tests {
     }
 
     #[test]
-    fn the_timer_step_warning_states_the_quantisation_error() {
-        // 150 ns is 15 steps of a 9.8 ns timer: ± one step is ±6.5 %, not "an upper bound".
-        let w = step_warning("wake", 100, 150.0, 9.8).unwrap();
-        assert!(w.contains("15 steps"), "{w}");
-        assert!(w.contains("±6.5 %"), "{w}");
-        assert!(!w.contains("upper bound"), "{w}");
+    fn the_timer_step_warning_is_raised_past_one_percent() {
+        let steps = |p50: f64| match step_warning("wake", 100, p50, 9.8) {
+            Some(Warning::TimerStep {
+                series,
+                median_ns,
+                step_ns,
+            }) => {
+                assert_eq!((series.as_str(), median_ns, step_ns), ("wake", p50, 9.8));
+                true
+            }
+            Some(w) => panic!("{w:?}"),
+            None => false,
+        };
+        // 150 ns is 15 steps of a 9.8 ns timer: ± one step is ±6.5 %.
+        assert!(steps(150.0));
         // 1.5 µs is 153 steps: ± one step is 0.65 %, under 1 %: no warning.
-        assert_eq!(step_warning("wake", 100, 1500.0, 9.8), None);
+        assert!(!steps(1500.0));
         // Exactly 100 steps is ±1 %: still no warning; 99 steps warns.
-        assert_eq!(step_warning("wake", 100, 980.0, 9.8), None);
-        assert!(step_warning("wake", 100, 970.0, 9.8).is_some());
-        // Below one step the median is only an upper bound.
-        let w = step_warning("wake", 100, 5.0, 9.8).unwrap();
-        assert!(w.contains("upper bound"), "{w}");
+        assert!(!steps(980.0));
+        assert!(steps(970.0));
+        // Below one step (an upper bound only) too.
+        assert!(steps(5.0));
         assert_eq!(step_warning("wake", 0, 5.0, 9.8), None);
         assert_eq!(step_warning("wake", 100, 5.0, 0.0), None);
     }

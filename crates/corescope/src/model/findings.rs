@@ -167,6 +167,18 @@ pub enum Warning {
     Noisy {
         /// What changed, in numbers (`reference kernel 12 % slower after`).
         detail: String,
+        /// Which change it was (older run files: [`NoiseCause::Unknown`]).
+        #[serde(default)]
+        cause: NoiseCause,
+    },
+    /// A median only a few timer steps long: known to ± one step.
+    TimerStep {
+        /// The distribution.
+        series: String,
+        /// Its median, in ns.
+        median_ns: f64,
+        /// The timer's step, in ns.
+        step_ns: f64,
     },
     /// Threads pinned to one CPU were moved to another while their kernel ran
     /// (the `cpu-migrations` software counter): the figure mixes CPUs.
@@ -183,6 +195,28 @@ pub enum Warning {
         /// The sentence.
         text: String,
     },
+}
+
+/// What changed in the machine while a figure was measured.
+#[derive(
+    Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseCause {
+    /// The round trip between two CPUs changed state (on a VM: vCPUs moved between
+    /// host cores).
+    RoundTrip,
+    /// Points differed between the two epochs of the run beyond their intervals.
+    Epochs,
+    /// The reference kernel's time drifted between the checks around a probe.
+    Drift,
+    /// The hypervisor stole CPU time.
+    Steal,
+    /// Other programs used the CPUs.
+    Load,
+    /// Not recorded (run files from before the cause was).
+    #[default]
+    Unknown,
 }
 
 impl From<String> for Warning {

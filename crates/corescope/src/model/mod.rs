@@ -20,7 +20,7 @@ pub use crate::stats::{Distribution, Estimate, Histogram, ModeRange, Summary};
 pub use counts::{CaseCounters, ProbeCounters, RoundCount};
 pub use crosscheck::{Agreement, CrossCheck, CrossRow, RowStatus};
 pub use doctor::{Check, CheckId, Checks, TuneWrite, Verdict};
-pub use findings::{Finding, Outcome, Warning};
+pub use findings::{Finding, NoiseCause, Outcome, Warning};
 pub use notes::Notes;
 pub use state::{round_trip_span, GroupState};
 

@@ -1,6 +1,7 @@
 //! The self-contained HTML report: one file, inline CSS and SVG, one small
 //! script (legend toggles), no network.
-//! Sections: the machine (summary, topology table, clock, environment), then every
+//! Sections: the answers (`html_answers`: each probe's headline and the warnings
+//! by cause), the machine (summary, topology table, clock, environment), then every
 //! probe by shape — findings first, then charts and tables, warnings last. Every
 //! string from the run file is escaped.
 
@@ -18,10 +19,10 @@ pub const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;max-width:1200
 h1{font-size:1.6em;overflow-wrap:anywhere}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}\
 table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ddd;padding:2px 8px;text-align:right}\
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}\
-.scroll{max-width:100%;overflow-x:auto}td{overflow-wrap:anywhere}tr.best td{background:#e7f6ec;font-weight:600}\
+.scroll{max-width:100%;overflow-x:auto}td{white-space:nowrap}tr.best td{background:#e7f6ec;font-weight:600}\
 .badge{font-size:.75em;padding:2px 8px;border-radius:8px;color:#fff;vertical-align:middle}\
 .completed{background:#2a7}.gave_up{background:#d80}.skipped{background:#888}.failed{background:#c33}.interrupted{background:#a3a}\
-.warn{color:#a50}.findings li{margin:.2em 0}figure{margin:1em 0}figcaption{font-size:.9em;color:#555}\
+.warn{color:#a50}.more{color:#555;font-size:.92em}table.answers td,table.answers th{text-align:left;white-space:normal;overflow-wrap:normal}table.answers td:first-child{white-space:nowrap}.answers details{display:inline}.answers summary{display:inline;color:#555;font-size:.92em}.findings li{margin:.2em 0}figure{margin:1em 0}figcaption{font-size:.9em;color:#555}\
 svg{max-width:100%;height:auto;font-family:system-ui,sans-serif;display:block}details{margin:.5em 0}\
 .side{display:flex;flex-wrap:wrap;gap:1em}.side figure{flex:1 1 480px;min-width:0}code{overflow-wrap:anywhere}\
 @page{margin:12mm}@media print{body{max-width:none;margin:0;font-size:11px}h2{page-break-before:always}figure,tr{break-inside:avoid}nav{display:none}.scroll{overflow:visible}}";
@@ -37,6 +38,7 @@ pub fn render_run(run: &RunFile) -> String {
         esc(&title)
     );
     let _ = write!(o, "<h1>{}</h1>", esc(&title));
+    o.push_str(&super::html_answers::section(run));
     machine(&mut o, run);
     o.push_str("<nav><p>Probes: ");
     for p in &run.probes {

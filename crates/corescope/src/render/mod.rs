@@ -6,6 +6,7 @@ pub mod crosscheck;
 pub mod csv;
 pub mod doctor;
 pub mod html;
+pub mod html_answers;
 pub mod hwloc_xml;
 pub mod loaded_curve;
 pub mod pinning;
@@ -18,6 +19,7 @@ pub mod summary_items;
 pub mod svg;
 pub mod terminal;
 pub mod topo;
+pub mod warning_overview;
 pub mod words;
 
 pub use crate::units::{fmt_num, fmt_ratio, fmt_value, fmt_x, unit_scale};

@@ -8,7 +8,8 @@
 use super::summary_headline::headlines;
 use super::summary_items::probe_items;
 use super::terminal::wrap;
-use crate::model::{RunFile, Warning};
+use super::warning_overview;
+use crate::model::RunFile;
 
 /// Most lines the summary aims for (one screen); more only when the probes alone
 /// need more than one line each.
@@ -158,6 +159,54 @@ pub fn render(run: &RunFile, width: usize) -> String {
     summary(run, width).into_iter().map(|l| l + "\n").collect()
 }
 
+/// One probe's answer for a page that lays the summary out itself: its richest
+/// headline (or why it did not complete) and the items after it.
+pub struct ProbeAnswer {
+    /// The probe's id.
+    pub id: String,
+    /// The headline, richest wording.
+    pub head: Option<String>,
+    /// The items after it.
+    pub items: Vec<String>,
+}
+
+/// The summary's parts, unwrapped: the machine line, the machine's state during
+/// the run, and every probe's answer (the HTML report's first screen).
+pub struct Answers {
+    /// `AMD EPYC (x86_64, KVM) · … · measured core clock 4.21 GHz · …`.
+    pub machine: String,
+    /// The CPUs' round trip, load and steal during the run, when recorded.
+    pub state: Option<String>,
+    /// One answer a probe, in run order.
+    pub probes: Vec<ProbeAnswer>,
+}
+
+/// The [`Answers`] of a run (already prepared for display).
+pub fn answers(run: &RunFile) -> Answers {
+    let probes = run
+        .probes
+        .iter()
+        .map(|p| {
+            let t = probe_text(p, run);
+            let mut heads = t.heads.into_iter();
+            let head = match (p.status, &p.reason) {
+                (crate::model::Status::Completed, _) | (_, None) => heads.next(),
+                (st, Some(why)) => Some(format!("{}: {why}", st.name().replace('_', " "))),
+            };
+            ProbeAnswer {
+                id: p.id.clone(),
+                head,
+                items: t.items,
+            }
+        })
+        .collect();
+    Answers {
+        machine: machine_line(run),
+        state: state_line(run),
+        probes,
+    }
+}
+
 /// `AMD EPYC (x86_64, KVM) · 1 package × 2 cores … · measured core clock 4.21 GHz
 /// · default run of 2026-11-23`
 fn machine_line(run: &RunFile) -> String {
@@ -294,43 +343,16 @@ fn pack(id: &str, items: &[String], width: usize) -> Vec<String> {
 }
 
 /// The warnings as blocks of wrapped lines: the count (or `no warnings`), the
-/// machine's state when recorded, then each warning (noisy machine, intervals
-/// still wide, then other notes), `! probe: text`.
+/// machine's state when recorded, then one sentence a cause
+/// (`analysis::warning_groups`, worded by `warning_overview`), `! sentence`.
 fn warning_blocks(run: &RunFile, width: usize) -> Vec<Vec<String>> {
-    let mut noisy = Vec::new();
-    let mut wide = Vec::new();
-    let mut notes = Vec::new();
-    for p in &run.probes {
-        for w in &p.warnings {
-            let text = format!("{}: {}", p.id, super::words::warning(w));
-            match w {
-                // A migration during a pinned run is the machine moving threads.
-                Warning::Noisy { .. } | Warning::Migrated { .. } => noisy.push(text),
-                Warning::WideInterval { .. } => wide.push(text),
-                Warning::Note { .. } => notes.push(text),
-            }
-        }
-    }
-    let total = noisy.len() + wide.len() + notes.len();
-    let count = if total == 0 {
-        "no warnings".to_string()
-    } else {
-        format!(
-            "warnings: {total} ({} noisy machine, {} wide intervals, {} other; all in \
-             `corescope report`)",
-            noisy.len(),
-            wide.len(),
-            notes.len()
-        )
-    };
-    let mut blocks = vec![wrap("", &count, HANG, width)];
+    let groups = crate::analysis::warning_groups::groups(run);
+    let mut blocks = vec![wrap("", &warning_overview::heading(&groups), HANG, width)];
     blocks.extend(state_line(run).map(|l| wrap("", &l, HANG, width)));
     blocks.extend(
-        noisy
+        groups
             .iter()
-            .chain(&wide)
-            .chain(&notes)
-            .map(|t| wrap("! ", t, HANG, width)),
+            .map(|g| wrap("! ", &warning_overview::group_line(g), HANG, width)),
     );
     blocks
 }
@@ -415,7 +437,9 @@ fn state_line(run: &RunFile) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Estimate, Finding, Outcome, Point, ProbeResult, RunFile, Status, Warning};
+    use crate::model::{
+        Estimate, Finding, NoiseCause, Outcome, Point, ProbeResult, RunFile, Status, Warning,
+    };
 
     fn fixture() -> RunFile {
         serde_json::from_str(include_str!("../../tests/fixtures/quick.json")).unwrap()
@@ -481,11 +505,31 @@ mod tests {
             for p in &base {
                 let mut q = p.clone();
                 q.id = format!("{}-{k}", p.id);
-                for i in 0..5 {
+                for (i, cause) in [
+                    NoiseCause::RoundTrip,
+                    NoiseCause::Load,
+                    NoiseCause::Drift,
+                    NoiseCause::Unknown,
+                    NoiseCause::Epochs,
+                ]
+                .into_iter()
+                .enumerate()
+                {
                     q.warnings.push(Warning::Noisy {
                         detail: format!("load {i} {}", "x".repeat(200)),
+                        cause,
                     });
                 }
+                q.warnings.push(Warning::Migrated {
+                    case: format!("{} ×2", "y".repeat(80)),
+                    migrations: 3,
+                    rounds: 9,
+                });
+                q.warnings.push(Warning::TimerStep {
+                    series: "z".repeat(90),
+                    median_ns: 10.0,
+                    step_ns: 0.4,
+                });
                 run.probes.push(q);
             }
         }
@@ -967,6 +1011,7 @@ mod tests {
             }
             p.warnings.push(Warning::Noisy {
                 detail: format!("load {}", "x".repeat(60)),
+                cause: NoiseCause::Load,
             });
         }
         run

@@ -442,7 +442,12 @@ pub fn warning(w: &Warning) -> String {
             s.push_str("; the machine may be busy");
             s
         }
-        Warning::Noisy { detail } => format!("the machine was noisy: {detail}"),
+        Warning::Noisy { detail, .. } => format!("the machine was noisy: {detail}"),
+        Warning::TimerStep {
+            series,
+            median_ns,
+            step_ns,
+        } => timer_step(series, *median_ns, *step_ns),
         Warning::Migrated {
             case,
             migrations,
@@ -453,6 +458,30 @@ pub fn warning(w: &Warning) -> String {
         ),
         Warning::Note { text } => text.clone(),
     }
+}
+
+/// A median a few timer steps long: known to ± one step (quantisation); below one
+/// step, only an upper bound.
+fn timer_step(series: &str, median_ns: f64, step_ns: f64) -> String {
+    let ns = |v: f64| fmt_value("ns", v);
+    if median_ns < step_ns {
+        return format!(
+            "{series}: median {} is below one step of the timer ({}): read it as an upper \
+             bound (under {}); time several operations per sample to measure it",
+            ns(median_ns),
+            ns(step_ns),
+            ns(step_ns)
+        );
+    }
+    let pct = format!("{:.1}", step_ns / median_ns * 100.0);
+    format!(
+        "{series}: median {} is {:.0} steps of the timer ({} each), so it is known to ± one \
+         step (±{pct} %); differences below ±{pct} % between such medians are the timer's \
+         resolution, not the machine",
+        ns(median_ns),
+        (median_ns / step_ns).floor(),
+        ns(step_ns),
+    )
 }
 
 impl std::fmt::Display for Finding {
@@ -478,6 +507,24 @@ mod tests {
             hi,
             n: 8,
         }
+    }
+
+    #[test]
+    fn the_timer_step_warning_states_the_quantisation_error() {
+        let w = |median_ns: f64| {
+            warning(&Warning::TimerStep {
+                series: "wake".into(),
+                median_ns,
+                step_ns: 9.8,
+            })
+        };
+        // 150 ns is 15 steps of a 9.8 ns timer: ± one step is ±6.5 %, not "an upper bound".
+        let t = w(150.0);
+        assert!(t.contains("15 steps") && t.contains("±6.5 %"), "{t}");
+        assert!(!t.contains("upper bound"), "{t}");
+        // Below one step the median is only an upper bound.
+        let t = w(5.0);
+        assert!(t.contains("upper bound"), "{t}");
     }
 
     #[test]

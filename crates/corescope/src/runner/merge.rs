@@ -174,6 +174,7 @@ pub(super) fn state_dependent_warning(result: &mut ProbeResult) {
             if count == 1 { "" } else { "s" },
             found.join(", ")
         ),
+        cause: crate::model::NoiseCause::Epochs,
     });
 }
 

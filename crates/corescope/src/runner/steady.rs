@@ -134,5 +134,8 @@ pub(super) fn report<R>(
     } else {
         format!("{what}: {moved}; they were dropped and {kept} steady rounds kept")
     };
-    result.warnings.push_unique(Warning::Noisy { detail });
+    result.warnings.push_unique(Warning::Noisy {
+        detail,
+        cause: crate::model::NoiseCause::RoundTrip,
+    });
 }

@@ -779,21 +779,6 @@ pub fn sustained_bytes_per_s(
     Ok(bytes / (timed.iter().sum::<u64>().max(1) as f64 * 1e-9))
 }
 
-/// A warning when the best-of-3 repetitions of a working-set case varied widely.
-fn spread_warning(m: &mut Measurement, series: &str, threads: usize, times: &[f64]) {
-    let cv = crate::stats::cv(times);
-    if times.len() > 1 && cv > SPREAD_WARN_CV {
-        m.warnings.push(format!(
-            "{series}: repetitions at {threads} threads varied by {:.0} % (CV); the machine may be busy",
-            cv * 100.0
-        ));
-    }
-}
-
-/// Working-set repetitions whose times vary by more than this coefficient of
-/// variation get a warning.
-pub const SPREAD_WARN_CV: f64 = 0.10;
-
 /// The rounds of a working-set point: enough for a 95 % interval, without the
 /// runner's untimed warm-up (a read's first repetition and a chase's walk in its
 /// setup already bring the block into the caches it fits in).
@@ -839,21 +824,13 @@ fn run_ws_read(
         .last()
         .ok_or_else(|| ProbeError::Failed("no repetition ran".into()))?;
     let bytes = threads as f64 * (words * 8) as f64 * passes as f64;
-    let series = format!("ws-read/{label}");
-    let mut m = Measurement::points(vec![Point::new(
-        series.as_str(),
+    Ok(Measurement::points(vec![Point::new(
+        format!("ws-read/{label}").as_str(),
         "bytes",
         ws_bytes as f64,
         "bytes_per_s",
         bytes / (warm.team_ns().max(1) as f64 * 1e-9),
-    )]);
-    spread_warning(
-        &mut m,
-        &format!("{series} at {}", memguard::human(ws_bytes)),
-        threads,
-        &out.team_times_ns(),
-    );
-    Ok(m)
+    )]))
 }
 
 fn run_ws_latency(ctx: &mut RunCtx, ws_bytes: u64, steps: u64) -> Result<Measurement, ProbeError> {
