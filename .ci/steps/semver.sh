@@ -6,9 +6,8 @@
 # hspc-v0.1.0), and fails on a breaking change the version does not announce.
 #
 # Before the first release there is nothing to compare with: the step prints
-# one line saying so and passes, in well under a second. The
-# `unstable-spin-loops` feature (corescope's spin-probe instruments) is outside
-# the guarantees, so only the default features are checked.
+# one line saying so and passes, in well under a second. Only the default
+# features are checked.
 #
 # This step does not install cargo-semver-checks: `cargo install
 # cargo-semver-checks --locked` (0.51.0, about 310 crates) was still compiling

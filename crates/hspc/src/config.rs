@@ -148,6 +148,10 @@ impl fmt::Display for Mode {
 /// Sizes are in bytes so that one tuned configuration fits any event type;
 /// the capacity in events is `buffer_bytes / size_of::<T>()` per buffer.
 ///
+/// Build one from [`Config::default`], [`Config::n_buffer`] or
+/// [`Config::ring`] and the `with_*` methods: the struct is
+/// `#[non_exhaustive]`, so a release may add a field without breaking code.
+///
 /// # Examples
 ///
 /// ```
@@ -158,6 +162,7 @@ impl fmt::Display for Mode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
+#[non_exhaustive]
 pub struct Config {
     /// n-buffering or per-event ring.
     pub mode: Mode,
@@ -196,10 +201,8 @@ pub struct Config {
 /// # Examples
 ///
 /// ```
-/// let config = hspc::Config {
-///     affinity: Some(hspc::Affinity { producer_cpu: 0, consumer_cpu: 2 }),
-///     ..hspc::Config::default()
-/// };
+/// let pinned = hspc::Affinity { producer_cpu: 0, consumer_cpu: 2 };
+/// let config = hspc::Config::default().with_affinity(Some(pinned));
 /// assert_eq!(config.affinity.map(|a| a.consumer_cpu), Some(2));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -320,6 +323,56 @@ impl Config {
             stack_offset_bytes,
             ..self
         }
+    }
+
+    /// The same configuration with another mode (see [`Config::mode`]).
+    ///
+    /// ```
+    /// use hspc::{Config, Mode};
+    /// let config = Config::n_buffer(2, 4096).with_mode(Mode::Ring);
+    /// assert_eq!(config.mode, Mode::Ring);
+    /// ```
+    pub fn with_mode(self, mode: Mode) -> Self {
+        Self { mode, ..self }
+    }
+
+    /// The same configuration with another number of buffers (see
+    /// [`Config::buffers`]).
+    ///
+    /// ```
+    /// let config = hspc::Config::n_buffer(2, 4096).with_buffers(4);
+    /// assert_eq!((config.buffers, config.buffer_bytes), (4, 4096));
+    /// ```
+    pub fn with_buffers(self, buffers: usize) -> Self {
+        Self { buffers, ..self }
+    }
+
+    /// The same configuration with another buffer size (see
+    /// [`Config::buffer_bytes`]).
+    ///
+    /// ```
+    /// let config = hspc::Config::n_buffer(2, 4096).with_buffer_bytes(1024);
+    /// assert_eq!((config.buffers, config.buffer_bytes), (2, 1024));
+    /// ```
+    pub fn with_buffer_bytes(self, buffer_bytes: usize) -> Self {
+        Self {
+            buffer_bytes,
+            ..self
+        }
+    }
+
+    /// The same configuration with another affinity (see
+    /// [`Config::affinity`]).
+    ///
+    /// ```
+    /// use hspc::{Affinity, Config};
+    /// let pinned = Affinity { producer_cpu: 0, consumer_cpu: 2 };
+    /// let config = Config::default().with_affinity(Some(pinned));
+    /// assert_eq!(config.affinity, Some(pinned));
+    /// assert_eq!(config.with_affinity(None).affinity, None);
+    /// ```
+    pub fn with_affinity(self, affinity: Option<Affinity>) -> Self {
+        Self { affinity, ..self }
     }
 
     /// Checks this configuration for events of type `T`, and returns the
@@ -464,7 +517,7 @@ impl Geometry {
     /// for a ring.
     ///
     /// ```
-    /// let ring = hspc::Config { buffers: 4, ..hspc::Config::ring(256) };
+    /// let ring = hspc::Config::ring(256).with_buffers(4);
     /// assert_eq!(ring.validate::<u64>()?.buffers(), 1);
     /// # Ok::<(), hspc::ConfigError>(())
     /// ```

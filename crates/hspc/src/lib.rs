@@ -31,9 +31,6 @@
 //!   wait loops, with its limits [`wait::SPIN_LIMIT`] and
 //!   [`wait::YIELD_LIMIT`].
 //!
-//! The feature `unstable-spin-loops` adds corescope's spin-loop instruments
-//! to [`wait`]; it is outside the crate's semver guarantees (see the module).
-//!
 //! # Guarantees
 //!
 //! - One producer and one consumer: [`Producer`] and [`Consumer`] are `Send`

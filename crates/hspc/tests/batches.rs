@@ -111,11 +111,12 @@ fn any_config() -> impl Strategy<Value = Config> {
         (1usize..=32).prop_map(|events| events * 8),
         proptest::sample::select(WaitStrategy::ALL.to_vec()),
     )
-        .prop_map(|(ring, buffers, buffer_bytes, wait)| Config {
-            mode: if ring { Mode::Ring } else { Mode::NBuffer },
-            buffers: if ring { buffers } else { buffers + 1 },
-            buffer_bytes,
-            ..Config::default().with_wait(wait)
+        .prop_map(|(ring, buffers, buffer_bytes, wait)| {
+            Config::default()
+                .with_wait(wait)
+                .with_mode(if ring { Mode::Ring } else { Mode::NBuffer })
+                .with_buffers(if ring { buffers } else { buffers + 1 })
+                .with_buffer_bytes(buffer_bytes)
         })
 }
 

@@ -188,17 +188,16 @@ fn any_config(min_bytes: usize) -> impl Strategy<Value = Config> {
         prop_oneof![Just(0usize), Just(128), 0usize..300],
         any_wait(),
     )
-        .prop_map(
-            |(ring, buffers, buffer_bytes, padding_bytes, wait)| Config {
-                mode: if ring { Mode::Ring } else { Mode::NBuffer },
-                buffers: if ring { buffers } else { buffers + 1 },
-                buffer_bytes,
-                padding_bytes,
-                wait,
-                stack_offset_bytes: 0,
-                affinity: None,
-            },
-        )
+        .prop_map(|(ring, buffers, buffer_bytes, padding_bytes, wait)| {
+            Config::default()
+                .with_mode(if ring { Mode::Ring } else { Mode::NBuffer })
+                .with_buffers(if ring { buffers } else { buffers + 1 })
+                .with_buffer_bytes(buffer_bytes)
+                .with_padding(padding_bytes)
+                .with_wait(wait)
+                .with_stack_offset(0)
+                .with_affinity(None)
+        })
 }
 
 proptest! {
@@ -435,11 +434,7 @@ fn config_validation() {
         })
     );
     assert!(matches!(
-        Config {
-            buffers: 0,
-            ..Config::ring(64)
-        }
-        .validate::<u64>(),
+        Config::ring(64).with_buffers(0).validate::<u64>(),
         Err(ConfigError::TooFewBuffers { min: 1, .. })
     ));
     assert_eq!(
@@ -483,12 +478,7 @@ fn geometry_reports_buffers_slots_and_capacity() {
     // 10 bytes of padding before the buffers and after each, every step
     // rounded up to Odd's alignment (4): 12 + 3 × (5 × 20 + 10 → 112).
     assert_eq!(g.total_bytes(), 12 + 3 * 112);
-    let g = Config {
-        buffers: 2,
-        ..Config::ring(64)
-    }
-    .validate::<u64>()
-    .unwrap();
+    let g = Config::ring(64).with_buffers(2).validate::<u64>().unwrap();
     assert_eq!(
         (g.buffers(), g.slots_per_buffer(), g.capacity()),
         (1, 16, 16)

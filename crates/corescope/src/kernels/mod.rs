@@ -8,11 +8,15 @@
 //! - `stream`: read / write / copy / triad over a block (memory, numa, workload);
 //! - `chase`: the dependent pointer chase (memory, numa, spin);
 //! - `ports`: throughput-bound L1 loads and integer ALU chains (sharing);
-//! - `buffer`: the page-aligned blocks they run over, with or without huge pages.
+//! - `buffer`: the page-aligned blocks they run over, with or without huge pages;
+//! - `spin_loops`: seed 003's wait loops with read counting (spin), on a lock
+//!   word that `futex` parks on.
 
 pub mod buffer;
 pub mod chains;
 pub mod chase;
 pub mod clock_chain;
+mod futex;
 pub mod ports;
+pub mod spin_loops;
 pub mod stream;

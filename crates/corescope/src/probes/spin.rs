@@ -1,5 +1,5 @@
 //! `spin`: what a spinning thread costs its neighbour, and which wait loop is cheapest
-//! (seed 003; the loops are `hspc::wait`, shared with the channel).
+//! (seed 003; the loops are `kernels::spin_loops`).
 //!
 //! One *active* thread, pinned to the first allowed CPU, runs a benchmark while one
 //! *spinner* waits on a lock word that is never released during the measurement.
@@ -17,10 +17,10 @@
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::{ticks, Clock};
 use crate::harness::pair;
+use crate::kernels::spin_loops::{ChaseBuffer, LockWord, SpinKind, Spinner, Woken};
 use crate::model::{Estimate, Finding, Measurement, Outcome, Point, ProbeResult, Table};
 use crate::placement::pairs::{self, Relation};
 use crate::stats;
-use hspc::wait::{ChaseBuffer, LockWord, SpinKind, Spinner, Woken};
 use serde::Serialize;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -531,10 +531,12 @@ impl Probe for Spin {
 
     fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         let c: CaseParams = case.typed()?;
-        let kind: SpinKind = c
-            .kind
-            .parse()
-            .map_err(|e: hspc::wait::UnknownSpinKind| ProbeError::Failed(e.to_string()))?;
+        let kind: SpinKind =
+            c.kind
+                .parse()
+                .map_err(|e: crate::kernels::spin_loops::UnknownSpinKind| {
+                    ProbeError::Failed(e.to_string())
+                })?;
         let clock = ctx.plan.clock.clone();
         let deadline = ctx.deadline;
 

@@ -380,10 +380,7 @@ impl Against {
     /// the file names).
     fn as_run(&self) -> (Config, bool) {
         (
-            Config {
-                affinity: None,
-                ..self.config
-            },
+            self.config.with_affinity(None),
             self.config.affinity.is_some(),
         )
     }
@@ -705,16 +702,13 @@ pub fn tune_channel(
         best_why.push_str(&format!("; {r}"));
     }
     // The affinity it was measured with goes into the configuration.
-    let best = Config {
-        affinity: match (best_pinned, cpus) {
-            (true, (Some(producer_cpu), Some(consumer_cpu))) => Some(hspc::Affinity {
-                producer_cpu,
-                consumer_cpu,
-            }),
-            _ => None,
-        },
-        ..best
-    };
+    let best = best.with_affinity(match (best_pinned, cpus) {
+        (true, (Some(producer_cpu), Some(consumer_cpu))) => Some(hspc::Affinity {
+            producer_cpu,
+            consumer_cpu,
+        }),
+        _ => None,
+    });
     Ok(Report {
         placement,
         cpus,
@@ -869,16 +863,14 @@ mod tests {
 
     #[test]
     fn the_config_file_round_trips() {
-        let c = Config {
-            affinity: Some(hspc::Affinity {
+        let c = Config::n_buffer(4, 2500)
+            .with_padding(32)
+            .with_wait(WaitStrategy::SpinBackoff)
+            .with_stack_offset(512)
+            .with_affinity(Some(hspc::Affinity {
                 producer_cpu: 0,
                 consumer_cpu: 3,
-            }),
-            ..Config::n_buffer(4, 2500)
-                .with_padding(32)
-                .with_wait(WaitStrategy::SpinBackoff)
-                .with_stack_offset(512)
-        };
+            }));
         let back: Config = serde_json::from_str(&config_json(&c)).unwrap();
         assert_eq!(back, c);
     }

@@ -386,11 +386,9 @@ pub(super) fn loop_three_grid(stacked: Config, event_bytes: usize) -> Vec<Config
         .iter()
         .filter(|&&b| b >= event_bytes)
         .flat_map(|&b| {
-            BUFFER_COUNTS.iter().map(move |&n| Config {
-                buffers: n,
-                buffer_bytes: b,
-                ..stacked
-            })
+            BUFFER_COUNTS
+                .iter()
+                .map(move |&n| stacked.with_buffers(n).with_buffer_bytes(b))
         })
         .collect()
 }
@@ -403,11 +401,11 @@ fn wait_step<const N: usize>(sw: &mut Sweeper<'_, '_>, layout: Config) -> Result
         .collect();
     // The ring publishes every event; with a sleeping strategy each publication
     // pays a fence, so it is measured with the spinning one.
-    configs.push(Config {
-        mode: Mode::Ring,
-        wait: WaitStrategy::SpinPause,
-        ..layout
-    });
+    configs.push(
+        layout
+            .with_mode(Mode::Ring)
+            .with_wait(WaitStrategy::SpinPause),
+    );
     let mut waits = sw.step::<N>("stage one: wait strategy", layout, &configs, 4)?;
     waits.show_switches = true;
     waits.notes.push(

@@ -476,12 +476,12 @@ fn stage_two_configs(layout: Config, event_bytes: usize) -> Vec<Config> {
     sizes
         .iter()
         .flat_map(|&b| {
-            WaitStrategy::ALL.iter().map(move |&w| Config {
-                mode: Mode::NBuffer,
-                buffers: layout.buffers.max(2),
-                buffer_bytes: b,
-                wait: w,
-                ..layout
+            WaitStrategy::ALL.iter().map(move |&w| {
+                layout
+                    .with_mode(Mode::NBuffer)
+                    .with_buffers(layout.buffers.max(2))
+                    .with_buffer_bytes(b)
+                    .with_wait(w)
             })
         })
         .collect()
@@ -803,11 +803,9 @@ pub(super) fn stage_two<const W: usize>(
     };
     // The incumbent, what Stage One chose (pinned where it could be), runs first.
     let incumbent = (
-        Config {
-            mode: Mode::NBuffer,
-            buffers: layout.buffers.max(2),
-            ..layout
-        },
+        layout
+            .with_mode(Mode::NBuffer)
+            .with_buffers(layout.buffers.max(2)),
         affinities[0],
     );
     let pair_of = |pinned: bool| if pinned { cpus } else { cpus.unpinned() };

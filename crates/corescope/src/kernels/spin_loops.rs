@@ -1,18 +1,37 @@
 //! The spin-loop variants of seed 003 ("Overhead of the spin-lock loop"),
-//! with read counting: the instruments of corescope's `spin` probe. Built
-//! only with the `unstable-spin-loops` feature; see the [module
-//! documentation](super).
+//! with read counting: the instruments of the `spin` probe.
+//!
+//! One function per loop (`spin_plain`, `spin_pause`, `spin_fpdiv`,
+//! `spin_intdiv`, `spin_cas`, `spin_cachemiss`, `spin_yield`, `park_futex`),
+//! each waiting on a 32-bit *lock word* until it no longer holds the `locked`
+//! value and counting how many times it read the word, so that
+//! *responsiveness* (time between two reads of the lock word) is
+//! `elapsed / reads`; [`SpinKind`] names them, [`spin`] dispatches, and
+//! [`LockWord`], [`Spinner`], [`ChaseBuffer`], [`Woken`], [`SpinReport`],
+//! [`MissingChaseBuffer`] and [`UnknownSpinKind`] go with them. (They were
+//! hspc's `wait` module behind its `unstable-spin-loops` feature; only this
+//! probe used them, so they live here, and hspc's public API is its channel,
+//! its configuration and its backoff.)
+//!
+//! The lock word is 32 bits because the futex variant needs a 32-bit word.
+//! There is no separate stop flag to poll (it would add a load to every
+//! loop): stopping a spinner is a change of the lock word, as
+//! [`LockWord::stop`] does. Every loop reads the word with a `Relaxed` load
+//! and ends with an `Acquire` fence, so whatever the releasing thread wrote
+//! before its `Release` store is visible when the loop returns.
 
 use core::fmt;
 use core::hint::black_box;
 use core::str::FromStr;
+use std::sync::atomic::{fence, AtomicU32, Ordering};
+
+use crossbeam_utils::CachePadded;
 
 use super::futex;
-use crate::pad::{CachePadded, CACHE_LINE};
-use crate::sync::{
-    self,
-    atomic::{fence, AtomicU32, Ordering},
-};
+
+/// Bytes of a cache line as the padding type counts them: the alignment of
+/// crossbeam-utils' `CachePadded` (128 on x86_64 and aarch64).
+const CACHE_LINE: usize = core::mem::align_of::<CachePadded<u8>>();
 
 /// One of the wait loops of seed 003 (plus `sched_yield` and futex).
 ///
@@ -20,13 +39,12 @@ use crate::sync::{
 /// appear in run files.
 ///
 /// ```
-/// use hspc::wait::SpinKind;
+/// use corescope::kernels::spin_loops::SpinKind;
 /// assert_eq!("pause".parse::<SpinKind>(), Ok(SpinKind::Pause));
 /// assert_eq!(SpinKind::Futex.to_string(), "futex");
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SpinKind {
     /// Load and test, nothing else (the Linux 2.6 spin-lock loop of seed 003).
     Plain,
@@ -51,7 +69,7 @@ impl SpinKind {
     /// Every variant, in a stable order.
     ///
     /// ```
-    /// assert_eq!(hspc::wait::SpinKind::ALL.len(), 8);
+    /// assert_eq!(corescope::kernels::spin_loops::SpinKind::ALL.len(), 8);
     /// ```
     pub const ALL: [SpinKind; 8] = [
         SpinKind::Plain,
@@ -68,7 +86,7 @@ impl SpinKind {
     /// "cachemiss", "yield", "futex".
     ///
     /// ```
-    /// assert_eq!(hspc::wait::SpinKind::CacheMiss.name(), "cachemiss");
+    /// assert_eq!(corescope::kernels::spin_loops::SpinKind::CacheMiss.name(), "cachemiss");
     /// ```
     pub const fn name(self) -> &'static str {
         match self {
@@ -86,7 +104,7 @@ impl SpinKind {
     /// True for the variant that leaves the CPU while waiting (futex).
     ///
     /// ```
-    /// use hspc::wait::SpinKind;
+    /// use corescope::kernels::spin_loops::SpinKind;
     /// assert!(SpinKind::Futex.blocks() && !SpinKind::Yield.blocks());
     /// ```
     pub const fn blocks(self) -> bool {
@@ -96,7 +114,7 @@ impl SpinKind {
     /// True for the variant that needs a [`ChaseBuffer`].
     ///
     /// ```
-    /// use hspc::wait::SpinKind;
+    /// use corescope::kernels::spin_loops::SpinKind;
     /// assert!(SpinKind::CacheMiss.needs_chase_buffer() && !SpinKind::Plain.needs_chase_buffer());
     /// ```
     pub const fn needs_chase_buffer(self) -> bool {
@@ -113,7 +131,7 @@ impl fmt::Display for SpinKind {
 /// A name that is not one of [`SpinKind::ALL`]'s.
 ///
 /// ```
-/// let err = "spin".parse::<hspc::wait::SpinKind>().unwrap_err();
+/// let err = "spin".parse::<corescope::kernels::spin_loops::SpinKind>().unwrap_err();
 /// assert_eq!(err.name, "spin");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -138,7 +156,7 @@ impl FromStr for SpinKind {
 /// ```
 /// use std::sync::atomic::AtomicU32;
 /// let word = AtomicU32::new(0);
-/// let report = hspc::wait::spin_plain(&word, 1); // not locked: returns at once
+/// let report = corescope::kernels::spin_loops::spin_plain(&word, 1); // not locked: returns at once
 /// assert_eq!((report.value, report.reads), (0, 1));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,7 +178,7 @@ fn done(value: u32, reads: u64) -> SpinReport {
 /// ```
 /// use std::sync::atomic::AtomicU32;
 /// let word = AtomicU32::new(0);
-/// let report = hspc::wait::spin_plain(&word, 1); // not locked: returns at once
+/// let report = corescope::kernels::spin_loops::spin_plain(&word, 1); // not locked: returns at once
 /// assert_eq!((report.value, report.reads), (0, 1));
 /// ```
 pub fn spin_plain(word: &AtomicU32, locked: u32) -> SpinReport {
@@ -171,7 +189,6 @@ pub fn spin_plain(word: &AtomicU32, locked: u32) -> SpinReport {
         if v != locked {
             return done(v, reads);
         }
-        sync::preempt_point();
     }
 }
 
@@ -180,7 +197,7 @@ pub fn spin_plain(word: &AtomicU32, locked: u32) -> SpinReport {
 /// ```
 /// use std::sync::atomic::AtomicU32;
 /// let word = AtomicU32::new(0);
-/// let report = hspc::wait::spin_pause(&word, 1); // not locked: returns at once
+/// let report = corescope::kernels::spin_loops::spin_pause(&word, 1); // not locked: returns at once
 /// assert_eq!((report.value, report.reads), (0, 1));
 /// ```
 pub fn spin_pause(word: &AtomicU32, locked: u32) -> SpinReport {
@@ -191,7 +208,7 @@ pub fn spin_pause(word: &AtomicU32, locked: u32) -> SpinReport {
         if v != locked {
             return done(v, reads);
         }
-        sync::spin_hint();
+        core::hint::spin_loop();
     }
 }
 
@@ -209,7 +226,7 @@ const FP_ADDEND: f64 = 1.0;
 /// ```
 /// use std::sync::atomic::AtomicU32;
 /// let word = AtomicU32::new(0);
-/// let report = hspc::wait::spin_fpdiv(&word, 1); // not locked: returns at once
+/// let report = corescope::kernels::spin_loops::spin_fpdiv(&word, 1); // not locked: returns at once
 /// assert_eq!((report.value, report.reads), (0, 1));
 /// ```
 pub fn spin_fpdiv(word: &AtomicU32, locked: u32) -> SpinReport {
@@ -225,7 +242,6 @@ pub fn spin_fpdiv(word: &AtomicU32, locked: u32) -> SpinReport {
             return done(v, reads);
         }
         x = x / d + c;
-        sync::preempt_point();
     }
 }
 
@@ -241,7 +257,7 @@ const INT_ADDEND: u64 = 1 << 62;
 /// ```
 /// use std::sync::atomic::AtomicU32;
 /// let word = AtomicU32::new(0);
-/// let report = hspc::wait::spin_intdiv(&word, 1); // not locked: returns at once
+/// let report = corescope::kernels::spin_loops::spin_intdiv(&word, 1); // not locked: returns at once
 /// assert_eq!((report.value, report.reads), (0, 1));
 /// ```
 pub fn spin_intdiv(word: &AtomicU32, locked: u32) -> SpinReport {
@@ -257,7 +273,6 @@ pub fn spin_intdiv(word: &AtomicU32, locked: u32) -> SpinReport {
             return done(v, reads);
         }
         x = x / d + c;
-        sync::preempt_point();
     }
 }
 
@@ -267,7 +282,7 @@ pub fn spin_intdiv(word: &AtomicU32, locked: u32) -> SpinReport {
 /// ```
 /// use std::sync::atomic::AtomicU32;
 /// let word = AtomicU32::new(0);
-/// let report = hspc::wait::spin_cas(&word, 1); // not locked: returns at once
+/// let report = corescope::kernels::spin_loops::spin_cas(&word, 1); // not locked: returns at once
 /// assert_eq!((report.value, report.reads), (0, 1));
 /// ```
 pub fn spin_cas(word: &AtomicU32, locked: u32) -> SpinReport {
@@ -278,7 +293,6 @@ pub fn spin_cas(word: &AtomicU32, locked: u32) -> SpinReport {
         if let Err(v) = r {
             return done(v, reads);
         }
-        sync::preempt_point();
     }
 }
 
@@ -288,9 +302,9 @@ pub fn spin_cas(word: &AtomicU32, locked: u32) -> SpinReport {
 ///
 /// ```
 /// use std::sync::atomic::AtomicU32;
-/// let mut chase = hspc::wait::ChaseBuffer::new(1 << 16, 1);
+/// let mut chase = corescope::kernels::spin_loops::ChaseBuffer::new(1 << 16, 1);
 /// let word = AtomicU32::new(0);
-/// let report = hspc::wait::spin_cachemiss(&word, 1, &mut chase);
+/// let report = corescope::kernels::spin_loops::spin_cachemiss(&word, 1, &mut chase);
 /// assert_eq!((report.value, report.reads), (0, 1));
 /// ```
 pub fn spin_cachemiss(word: &AtomicU32, locked: u32, chase: &mut ChaseBuffer) -> SpinReport {
@@ -308,7 +322,6 @@ pub fn spin_cachemiss(word: &AtomicU32, locked: u32, chase: &mut ChaseBuffer) ->
         // (checked in `ChaseBuffer::new`); the bounds check is one
         // predictable compare.
         at = next[at];
-        sync::preempt_point();
     }
 }
 
@@ -318,7 +331,7 @@ pub fn spin_cachemiss(word: &AtomicU32, locked: u32, chase: &mut ChaseBuffer) ->
 /// ```
 /// use std::sync::atomic::AtomicU32;
 /// let word = AtomicU32::new(0);
-/// let report = hspc::wait::spin_yield(&word, 1); // not locked: returns at once
+/// let report = corescope::kernels::spin_loops::spin_yield(&word, 1); // not locked: returns at once
 /// assert_eq!((report.value, report.reads), (0, 1));
 /// ```
 pub fn spin_yield(word: &AtomicU32, locked: u32) -> SpinReport {
@@ -329,7 +342,7 @@ pub fn spin_yield(word: &AtomicU32, locked: u32) -> SpinReport {
         if v != locked {
             return done(v, reads);
         }
-        sync::yield_now();
+        std::thread::yield_now();
     }
 }
 
@@ -341,7 +354,7 @@ pub fn spin_yield(word: &AtomicU32, locked: u32) -> SpinReport {
 /// ```
 /// use std::sync::atomic::AtomicU32;
 /// let word = AtomicU32::new(0);
-/// let report = hspc::wait::park_futex(&word, 1); // not locked: returns at once
+/// let report = corescope::kernels::spin_loops::park_futex(&word, 1); // not locked: returns at once
 /// assert_eq!((report.value, report.reads), (0, 1));
 /// ```
 pub fn park_futex(word: &AtomicU32, locked: u32) -> SpinReport {
@@ -360,7 +373,7 @@ pub fn park_futex(word: &AtomicU32, locked: u32) -> SpinReport {
 ///
 /// ```
 /// use std::sync::atomic::AtomicU32;
-/// use hspc::wait::{spin, MissingChaseBuffer, SpinKind};
+/// use corescope::kernels::spin_loops::{spin, MissingChaseBuffer, SpinKind};
 /// let word = AtomicU32::new(0);
 /// assert_eq!(spin(SpinKind::CacheMiss, &word, 1, None), Err(MissingChaseBuffer));
 /// ```
@@ -374,10 +387,10 @@ pub struct MissingChaseBuffer;
 ///
 /// ```
 /// use std::sync::atomic::AtomicU32;
-/// use hspc::wait::{spin, SpinKind};
+/// use corescope::kernels::spin_loops::{spin, SpinKind};
 /// let word = AtomicU32::new(0);
 /// for kind in SpinKind::ALL {
-///     let mut chase = hspc::wait::ChaseBuffer::new(4096, 1);
+///     let mut chase = corescope::kernels::spin_loops::ChaseBuffer::new(4096, 1);
 ///     let report = spin(kind, &word, 1, Some(&mut chase)).unwrap();
 ///     assert_eq!(report.value, 0);
 /// }
@@ -408,7 +421,7 @@ pub fn spin(
 /// prefetchers cannot follow it; the seed makes the order reproducible.
 ///
 /// ```
-/// let chase = hspc::wait::ChaseBuffer::new(1 << 20, 7);
+/// let chase = corescope::kernels::spin_loops::ChaseBuffer::new(1 << 20, 7);
 /// assert_eq!(chase.bytes(), 1 << 20);
 /// ```
 #[derive(Clone, Debug)]
@@ -427,7 +440,7 @@ impl ChaseBuffer {
     /// visiting the lines in an order drawn from `seed`.
     ///
     /// ```
-    /// let chase = hspc::wait::ChaseBuffer::new(0, 7);
+    /// let chase = corescope::kernels::spin_loops::ChaseBuffer::new(0, 7);
     /// assert_eq!(chase.lines(), 2); // at least two lines
     /// ```
     pub fn new(bytes: usize, seed: u64) -> Self {
@@ -452,7 +465,7 @@ impl ChaseBuffer {
     /// Bytes covered by the chase.
     ///
     /// ```
-    /// assert_eq!(hspc::wait::ChaseBuffer::new(4096, 1).bytes(), 4096);
+    /// assert_eq!(corescope::kernels::spin_loops::ChaseBuffer::new(4096, 1).bytes(), 4096);
     /// ```
     pub fn bytes(&self) -> usize {
         self.next.len() * core::mem::size_of::<usize>()
@@ -461,7 +474,7 @@ impl ChaseBuffer {
     /// Cache lines on the cycle.
     ///
     /// ```
-    /// let chase = hspc::wait::ChaseBuffer::new(4096, 1);
+    /// let chase = corescope::kernels::spin_loops::ChaseBuffer::new(4096, 1);
     /// assert!(chase.lines() >= 2 && 4096 % chase.lines() == 0);
     /// ```
     pub fn lines(&self) -> usize {
@@ -480,7 +493,7 @@ fn splitmix64(state: &mut u64) -> u64 {
 /// Why a wait on a [`LockWord`] ended.
 ///
 /// ```
-/// use hspc::wait::{LockWord, SpinKind, Spinner, Woken};
+/// use corescope::kernels::spin_loops::{LockWord, SpinKind, Spinner, Woken};
 /// let lock = LockWord::new();
 /// lock.stop();
 /// assert_eq!(Spinner::new(SpinKind::Plain).wait(&lock).0, Woken::Stopped);
@@ -499,7 +512,7 @@ pub enum Woken {
 /// # Examples
 ///
 /// ```
-/// use hspc::wait::{LockWord, SpinKind, Spinner, Woken};
+/// use corescope::kernels::spin_loops::{LockWord, SpinKind, Spinner, Woken};
 /// let lock = LockWord::new();
 /// let mut spinner = Spinner::new(SpinKind::Pause);
 /// std::thread::scope(|s| {
@@ -520,33 +533,33 @@ impl LockWord {
     ///
     /// ```
     /// use std::sync::atomic::Ordering;
-    /// let lock = hspc::wait::LockWord::new();
-    /// assert_eq!(lock.word().load(Ordering::Relaxed), hspc::wait::LockWord::LOCKED);
+    /// let lock = corescope::kernels::spin_loops::LockWord::new();
+    /// assert_eq!(lock.word().load(Ordering::Relaxed), corescope::kernels::spin_loops::LockWord::LOCKED);
     /// ```
     pub const LOCKED: u32 = 1;
     /// The value of a released word.
     ///
     /// ```
     /// use std::sync::atomic::Ordering;
-    /// let lock = hspc::wait::LockWord::new();
+    /// let lock = corescope::kernels::spin_loops::LockWord::new();
     /// lock.release();
-    /// assert_eq!(lock.word().load(Ordering::Relaxed), hspc::wait::LockWord::RELEASED);
+    /// assert_eq!(lock.word().load(Ordering::Relaxed), corescope::kernels::spin_loops::LockWord::RELEASED);
     /// ```
     pub const RELEASED: u32 = 0;
     /// The value that tells waiters to stop.
     ///
     /// ```
     /// use std::sync::atomic::Ordering;
-    /// let lock = hspc::wait::LockWord::new();
+    /// let lock = corescope::kernels::spin_loops::LockWord::new();
     /// lock.stop();
-    /// assert_eq!(lock.word().load(Ordering::Relaxed), hspc::wait::LockWord::STOPPED);
+    /// assert_eq!(lock.word().load(Ordering::Relaxed), corescope::kernels::spin_loops::LockWord::STOPPED);
     /// ```
     pub const STOPPED: u32 = 2;
 
     /// A locked word.
     ///
     /// ```
-    /// assert!(hspc::wait::LockWord::new().is_locked());
+    /// assert!(corescope::kernels::spin_loops::LockWord::new().is_locked());
     /// ```
     pub fn new() -> Self {
         Self {
@@ -557,7 +570,7 @@ impl LockWord {
     /// The raw word, for the free functions of this module.
     ///
     /// ```
-    /// use hspc::wait::{spin_plain, LockWord};
+    /// use corescope::kernels::spin_loops::{spin_plain, LockWord};
     /// let lock = LockWord::new();
     /// lock.release();
     /// assert_eq!(spin_plain(lock.word(), LockWord::LOCKED).value, LockWord::RELEASED);
@@ -569,7 +582,7 @@ impl LockWord {
     /// Locks the word again (for the next hand-off).
     ///
     /// ```
-    /// let lock = hspc::wait::LockWord::new();
+    /// let lock = corescope::kernels::spin_loops::LockWord::new();
     /// lock.release();
     /// lock.lock();
     /// assert!(lock.is_locked());
@@ -581,7 +594,7 @@ impl LockWord {
     /// Releases the word (a `Release` store) and wakes futex waiters.
     ///
     /// ```
-    /// let lock = hspc::wait::LockWord::new();
+    /// let lock = corescope::kernels::spin_loops::LockWord::new();
     /// lock.release();
     /// assert!(!lock.is_locked());
     /// ```
@@ -593,7 +606,7 @@ impl LockWord {
     /// Tells every waiter to stop, and wakes futex waiters.
     ///
     /// ```
-    /// let lock = hspc::wait::LockWord::new();
+    /// let lock = corescope::kernels::spin_loops::LockWord::new();
     /// lock.stop();
     /// assert!(!lock.is_locked());
     /// ```
@@ -605,7 +618,7 @@ impl LockWord {
     /// True while the word is locked.
     ///
     /// ```
-    /// let lock = hspc::wait::LockWord::new();
+    /// let lock = corescope::kernels::spin_loops::LockWord::new();
     /// assert!(lock.is_locked());
     /// ```
     pub fn is_locked(&self) -> bool {
@@ -622,7 +635,7 @@ impl Default for LockWord {
 /// A wait loop of one [`SpinKind`], with the state it needs.
 ///
 /// ```
-/// use hspc::wait::{LockWord, SpinKind, Spinner, Woken};
+/// use corescope::kernels::spin_loops::{LockWord, SpinKind, Spinner, Woken};
 /// let lock = LockWord::new();
 /// lock.release();
 /// let (woken, report) = Spinner::new(SpinKind::IntDiv).wait(&lock);
@@ -640,7 +653,7 @@ impl Spinner {
     /// [`Spinner::with_chase`] to size it beyond the last-level cache.
     ///
     /// ```
-    /// use hspc::wait::{SpinKind, Spinner};
+    /// use corescope::kernels::spin_loops::{SpinKind, Spinner};
     /// assert_eq!(Spinner::new(SpinKind::Cas).kind(), SpinKind::Cas);
     /// ```
     pub fn new(kind: SpinKind) -> Self {
@@ -656,7 +669,7 @@ impl Spinner {
     /// [`SpinKind::CacheMiss`] only).
     ///
     /// ```
-    /// use hspc::wait::{ChaseBuffer, SpinKind, Spinner};
+    /// use corescope::kernels::spin_loops::{ChaseBuffer, SpinKind, Spinner};
     /// let spinner = Spinner::with_chase(SpinKind::CacheMiss, ChaseBuffer::new(1 << 16, 3));
     /// assert_eq!(spinner.kind(), SpinKind::CacheMiss);
     /// ```
@@ -670,7 +683,7 @@ impl Spinner {
     /// The loop this spinner runs.
     ///
     /// ```
-    /// use hspc::wait::{SpinKind, Spinner};
+    /// use corescope::kernels::spin_loops::{SpinKind, Spinner};
     /// assert_eq!(Spinner::new(SpinKind::Yield).kind(), SpinKind::Yield);
     /// ```
     pub fn kind(&self) -> SpinKind {
@@ -680,7 +693,7 @@ impl Spinner {
     /// Waits until `lock` is released or stopped.
     ///
     /// ```
-    /// use hspc::wait::{LockWord, SpinKind, Spinner, Woken};
+    /// use corescope::kernels::spin_loops::{LockWord, SpinKind, Spinner, Woken};
     /// let lock = LockWord::new();
     /// let mut spinner = Spinner::new(SpinKind::Futex);
     /// std::thread::scope(|s| {
@@ -703,7 +716,7 @@ impl Spinner {
     ///
     /// ```
     /// use std::sync::atomic::AtomicU32;
-    /// use hspc::wait::{SpinKind, Spinner};
+    /// use corescope::kernels::spin_loops::{SpinKind, Spinner};
     /// let word = AtomicU32::new(5);
     /// assert_eq!(Spinner::new(SpinKind::Pause).wait_word(&word, 4).value, 5);
     /// ```
@@ -718,7 +731,7 @@ impl Spinner {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
 mod tests {
     use super::*;
 

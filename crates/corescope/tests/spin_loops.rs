@@ -1,15 +1,45 @@
-//! The seed-003 wait loops (feature `unstable-spin-loops`, which corescope
-//! turns on, so `cargo test --workspace` runs these): each stops when asked,
-//! each observes a release (and the data written before it). No timings.
-#![cfg(all(not(loom), feature = "unstable-spin-loops"))]
-
-mod common;
+//! The seed-003 wait loops of the `spin` probe (`kernels::spin_loops`, moved
+//! from hspc's `unstable-spin-loops` feature): each stops when asked, each
+//! observes a release (and the data written before it). No timings.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
-use common::{with_deadline, DEADLINE};
-use hspc::wait::{spin, ChaseBuffer, LockWord, MissingChaseBuffer, SpinKind, Spinner, Woken};
+use corescope::kernels::spin_loops::{
+    spin, ChaseBuffer, LockWord, MissingChaseBuffer, SpinKind, Spinner, Woken,
+};
+
+/// Generous deadline for a test body: only a deadlock takes this long.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// Runs `f` on its own thread and returns its result, or panics if it has
+/// not finished by `deadline` (a deadlock) or if it panicked.
+fn with_deadline<R: Send + 'static>(
+    what: &str,
+    deadline: Duration,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> R {
+    let (tx, rx) = mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        let r = f();
+        let _ = tx.send(());
+        r
+    });
+    match rx.recv_timeout(deadline) {
+        Ok(()) => handle.join().expect("test body panicked"),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            // The body panicked before sending: surface its panic.
+            match handle.join() {
+                Ok(r) => r,
+                Err(e) => std::panic::resume_unwind(e),
+            }
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            panic!("{what}: still running after {deadline:?} (deadlock?)")
+        }
+    }
+}
 
 fn spinner(kind: SpinKind) -> Spinner {
     match kind {
@@ -88,7 +118,9 @@ fn reads_are_counted() {
     let word = Arc::new(AtomicU32::new(LockWord::LOCKED));
     let w = word.clone();
     let report = with_deadline("count", DEADLINE, move || {
-        let waiter = std::thread::spawn(move || hspc::wait::spin_yield(&w, LockWord::LOCKED));
+        let waiter = std::thread::spawn(move || {
+            corescope::kernels::spin_loops::spin_yield(&w, LockWord::LOCKED)
+        });
         for _ in 0..50 {
             std::thread::yield_now();
         }
