@@ -4,8 +4,8 @@
 
 use assert_cmd::Command;
 use corescope::model::{Estimate, Finding, Outcome, Point, ProbeResult, RunFile, Status};
-use corescope::render::{csv, html, terminal};
-use corescope::{compare, store};
+use corescope::render::{compare, csv, html, terminal};
+use corescope::store;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
