@@ -24,6 +24,19 @@ pub fn probe_ids(runs: &[RunFile], only: Option<&[String]>) -> Vec<String> {
     ids
 }
 
+/// The clock a run's per-cycle figures divide by, and which it is: the measured
+/// core clock with one thread busy, else with every CPU busy, else the nominal
+/// clock, else the timer's rate (named by its source).
+pub fn cycle_clock(run: &RunFile) -> (f64, String) {
+    let c = &run.clock;
+    match (c.core_hz_one, c.core_hz_all, run.host.nominal_hz) {
+        (Some(h), _, _) if h > 0.0 => (h, "measured core clock, one thread busy".into()),
+        (_, Some(h), _) if h > 0.0 => (h, "measured core clock, every CPU busy".into()),
+        (_, _, Some(h)) if h > 0.0 => (h, "nominal".into()),
+        _ => (c.ticks_hz, c.source.clone()),
+    }
+}
+
 /// Entries of a probe's parameters that the runner records as it measures (the
 /// round trips it read, the rounds it ran), not settings of the measurement: two
 /// runs differ in them by nature, so they are not listed as differing parameters.
@@ -140,6 +153,24 @@ mod tests {
             "params": params, "cases_planned": 1, "cases_done": 1, "elapsed_s": 0.0
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn cycles_use_the_runs_own_measured_clock_first() {
+        let mut r: RunFile =
+            serde_json::from_str(include_str!("../../tests/fixtures/quick.json")).unwrap();
+        r.host.nominal_hz = Some(2.0e9);
+        r.clock.core_hz_one = None;
+        r.clock.core_hz_all = None;
+        assert_eq!(cycle_clock(&r), (2.0e9, "nominal".to_string()));
+        r.clock.core_hz_all = Some(2.5e9);
+        assert_eq!(cycle_clock(&r).0, 2.5e9);
+        r.clock.core_hz_one = Some(3.1e9);
+        assert_eq!(cycle_clock(&r).0, 3.1e9);
+        r.clock.core_hz_one = Some(0.0);
+        r.clock.core_hz_all = None;
+        r.host.nominal_hz = None;
+        assert_eq!(cycle_clock(&r), (r.clock.ticks_hz, r.clock.source.clone()));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `corescope compare --html`: one self-contained page with the machines, how far
 //! the runs agree, then per probe overlaid curves, CDFs, heat maps and tables.
 
+use super::compare_first::{first_screen, RULE};
 use super::compare_view::{
     agreement_lines, cell_stats, cycles, is_rate, machine_rows, machines, per_cpu, ratio_of,
     shown_tables, Machine, OVERLAP_MARK, OVERLAP_NOTE,
@@ -12,6 +13,73 @@ use crate::render::svg::{self, esc};
 use crate::render::terminal::{estimates_by_x, interval_note, plus_minus};
 use crate::render::{fmt_num, fmt_value, fmt_x, table_axes, words};
 use std::fmt::Write;
+
+/// Differences listed on the first screen at most; the rest are below.
+const FIRST_SCREEN_ITEMS: usize = 15;
+
+/// The first screen: per run after the first, its differences beyond the noise
+/// against the first, the largest first, each linked to its probe's section.
+fn first_screen_html(o: &mut String, ms: &[Machine], only: Option<&[String]>) {
+    let blocks = first_screen(ms, only);
+    if blocks.is_empty() {
+        return;
+    }
+    o.push_str("<section id='differences'><h2>Differences beyond the noise</h2>");
+    for b in &blocks {
+        let _ = write!(o, "<p>{}</p>", esc(&b.head));
+        if !b.items.is_empty() {
+            o.push_str("<ol class='differences'>");
+            for (probe, text) in b.items.iter().take(FIRST_SCREEN_ITEMS) {
+                let _ = write!(
+                    o,
+                    "<li><a href='#{p}'>{p}</a> {}</li>",
+                    esc(text),
+                    p = esc(probe)
+                );
+            }
+            o.push_str("</ol>");
+        }
+        if let Some(more) = b
+            .items
+            .len()
+            .checked_sub(FIRST_SCREEN_ITEMS)
+            .filter(|k| *k > 0)
+        {
+            let _ = write!(o, "<p>… and {more} more in the sections below.</p>");
+        }
+        if let Some(n) = &b.note {
+            let _ = write!(o, "<p>({})</p>", esc(n));
+        }
+    }
+    if blocks.iter().any(|b| !b.items.is_empty()) {
+        let _ = write!(o, "<p class='note'>{}</p>", esc(RULE));
+    }
+    o.push_str("</section>");
+}
+
+/// The machines table, what the ratios and cycles are, and how far the runs agree.
+fn machines_html(o: &mut String, raw_runs: &[RunFile], ms: &[Machine]) {
+    o.push_str("<section id='machines'><h2>Machines</h2><div class='scroll'><table><tr><th></th>");
+    for m in ms {
+        let _ = write!(o, "<th>{}</th>", esc(&m.label));
+    }
+    o.push_str("</tr>");
+    for (k, f) in machine_rows() {
+        let _ = write!(o, "<tr><th>{}</th>", esc(k));
+        for m in ms {
+            let _ = write!(o, "<td>{}</td>", esc(&f(m)));
+        }
+        o.push_str("</tr>");
+    }
+    let _ = write!(
+        o,
+        "</table></div><p>Ratios: each machine against the first ({}). Per-CPU: divided by the CPUs the run could use. Cycles: each run's measured core clock (one thread busy), else its nominal clock, else its timer's.</p></section>",
+        esc(ms.first().map(|m| m.label.as_str()).unwrap_or("-"))
+    );
+    for line in agreement_lines(raw_runs, ms) {
+        let _ = write!(o, "<p class='agreement'>{}</p>", esc(&line));
+    }
+}
 
 /// The comparison as one self-contained HTML page: machine table, then per
 /// probe the differing parameters, overlaid curves (one colour per machine,
@@ -33,26 +101,8 @@ pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' content='width=device-width'><title>{t}</title><style>{STYLE}</style></head><body><h1>{t}</h1>",
         t = esc(&title)
     );
-    o.push_str("<section id='machines'><h2>Machines</h2><div class='scroll'><table><tr><th></th>");
-    for m in &ms {
-        let _ = write!(o, "<th>{}</th>", esc(&m.label));
-    }
-    o.push_str("</tr>");
-    for (k, f) in machine_rows() {
-        let _ = write!(o, "<tr><th>{}</th>", esc(k));
-        for m in &ms {
-            let _ = write!(o, "<td>{}</td>", esc(&f(m)));
-        }
-        o.push_str("</tr>");
-    }
-    let _ = write!(
-        o,
-        "</table></div><p>Ratios: each machine against the first ({}). Per-CPU: divided by the CPUs the run could use. Cycles: nominal clock, or the timer's when none is known.</p></section>",
-        esc(names.first().copied().unwrap_or("-"))
-    );
-    for line in agreement_lines(raw_runs, &ms) {
-        let _ = write!(o, "<p class='agreement'>{}</p>", esc(&line));
-    }
+    first_screen_html(&mut o, &ms, only);
+    machines_html(&mut o, raw_runs, &ms);
     for id in compare::probe_ids(runs, only) {
         let probes: Vec<Option<&ProbeResult>> = runs
             .iter()

@@ -2,6 +2,7 @@
 //! per probe the differing parameters, each run's findings and the series,
 //! distributions, matrices and free tables side by side.
 
+use super::compare_first::{first_screen, RULE};
 use super::compare_view::{
     agreement_lines, cell_stats, cycles, machine_rows, machines, peak_line, ratio_of, shown_tables,
     Machine, OVERLAP_MARK, OVERLAP_NOTE,
@@ -91,19 +92,51 @@ fn series_text(o: &mut String, name: &str, ss: &[Option<&Series>], ms: &[Machine
     }
 }
 
-/// The comparison as terminal tables.
-pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
-    let raw_runs = runs;
-    let shown: Vec<RunFile> = runs.iter().map(crate::render::for_display).collect();
-    let runs = shown.as_slice();
-    let only = only.map(|o| {
-        o.iter()
-            .map(|id| crate::render::clean(id, crate::render::MAX_NAME_CHARS, false))
-            .collect::<Vec<_>>()
-    });
-    let only = only.as_deref();
-    let ms = machines(runs);
-    let mut o = String::new();
+/// Lines of the first screen at most (items wrapped to the terminal's width).
+const FIRST_SCREEN_LINES: usize = 15;
+
+/// The first screen: per run after the first, its differences beyond the noise
+/// against the first, the largest first, as many as fit in [`FIRST_SCREEN_LINES`].
+fn first_screen_text(o: &mut String, ms: &[Machine], only: Option<&[String]>) {
+    let blocks = first_screen(ms, only);
+    let width = usize::from(crate::render::terminal::WIDTH);
+    let mut any = false;
+    for b in &blocks {
+        let _ = writeln!(o, "{}", b.head);
+        let mut used = 0;
+        for (k, (probe, text)) in b.items.iter().enumerate() {
+            let first = format!("  {}. ", k + 1);
+            let opts = textwrap::Options::new(width)
+                .initial_indent(&first)
+                .subsequent_indent("      ");
+            let whole = format!("{probe} {text}");
+            let lines = textwrap::wrap(&whole, opts);
+            if used + lines.len() > FIRST_SCREEN_LINES && k > 0 {
+                let _ = writeln!(o, "  … and {} more in the tables below", b.items.len() - k);
+                break;
+            }
+            used += lines.len();
+            for l in lines {
+                let _ = writeln!(o, "{l}");
+            }
+        }
+        if let Some(n) = &b.note {
+            let _ = writeln!(o, "  ({n})");
+        }
+        any |= !b.items.is_empty();
+    }
+    if any {
+        for l in textwrap::wrap(RULE, width) {
+            let _ = writeln!(o, "{l}");
+        }
+    }
+    if !blocks.is_empty() {
+        o.push('\n');
+    }
+}
+
+/// The machines table, what the ratios and cycles are, and how far the runs agree.
+fn machines_text(o: &mut String, raw_runs: &[RunFile], ms: &[Machine]) {
     let mut t = new_table();
     let mut head = vec![Cell::new("")];
     head.extend(ms.iter().map(|m| Cell::new(&m.label)));
@@ -117,12 +150,30 @@ pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
     let _ = writeln!(
         o,
         "Ratios are each machine against the first ({}). Per-CPU views divide by the CPUs a run \
-         could use; cycles use the nominal clock, or the timer's when none is known.",
+         could use; cycles use each run's measured core clock (one thread busy), else its \
+         nominal clock, else its timer's.",
         ms.first().map(|m| m.label.as_str()).unwrap_or("-")
     );
-    for line in agreement_lines(raw_runs, &ms) {
+    for line in agreement_lines(raw_runs, ms) {
         let _ = writeln!(o, "{line}");
     }
+}
+
+/// The comparison as terminal tables.
+pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
+    let raw_runs = runs;
+    let shown: Vec<RunFile> = runs.iter().map(crate::render::for_display).collect();
+    let runs = shown.as_slice();
+    let only = only.map(|o| {
+        o.iter()
+            .map(|id| crate::render::clean(id, crate::render::MAX_NAME_CHARS, false))
+            .collect::<Vec<_>>()
+    });
+    let only = only.as_deref();
+    let ms = machines(runs);
+    let mut o = String::new();
+    first_screen_text(&mut o, &ms, only);
+    machines_text(&mut o, raw_runs, &ms);
     for id in compare::probe_ids(runs, only) {
         let probes: Vec<Option<&ProbeResult>> = runs
             .iter()

@@ -20,9 +20,10 @@ pub struct Machine<'a> {
     pub run: &'a RunFile,
     /// CPUs the run could use.
     pub cpus: usize,
-    /// Clock used for cycles: nominal frequency if known, else the timer's.
+    /// Clock used for cycles: the run's measured core clock, else its nominal
+    /// frequency, else its timer's ([`crate::compare::cycle_clock`]).
     pub hz: f64,
-    /// Which clock `hz` is (`nominal` or the timer source).
+    /// Which clock `hz` is (`measured core clock, …`, `nominal` or the timer source).
     pub hz_source: String,
 }
 
@@ -41,10 +42,7 @@ pub fn machines(runs: &[RunFile]) -> Vec<Machine<'_>> {
             let n = seen.entry(base.clone()).or_insert(0);
             *n += 1;
             let label = if *n == 1 { base } else { format!("{base}#{n}") };
-            let (hz, hz_source) = match run.host.nominal_hz {
-                Some(h) if h > 0.0 => (h, "nominal".to_string()),
-                _ => (run.clock.ticks_hz, run.clock.source.clone()),
-            };
+            let (hz, hz_source) = crate::compare::cycle_clock(run);
             Machine {
                 label,
                 run,

@@ -3,6 +3,7 @@
 pub mod bars;
 pub mod channel_roadmap;
 pub mod compare;
+pub mod compare_first;
 pub mod compare_html;
 pub mod compare_text;
 pub mod compare_view;
