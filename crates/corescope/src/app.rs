@@ -13,7 +13,7 @@ use crate::probes::channel_tune as tune;
 use crate::probes::{self, Event, Overrides, PlanCtx, Probe};
 use crate::render::{csv as csv_out, html, terminal, topo};
 use crate::session::{self, default_out_name, hostname_for_file, Session};
-use crate::{compare, crosscheck, interrupt, runner, store, topology};
+use crate::{crosscheck, interrupt, runner, store, topology};
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -513,11 +513,14 @@ fn compare(a: CompareArgs) -> Result<()> {
             .map(|p| (INPUT_RUN_FILE, p.as_path()))
             .collect();
         store::refuse_aliases(&inputs, &[("--html", out)])?;
-        store::write_output(out, compare::render_html(&runs, only.as_deref()).as_bytes())
-            .with_context(|| format!("writing {}", out.display()))?;
+        store::write_output(
+            out,
+            crate::render::compare::render_html(&runs, only.as_deref()).as_bytes(),
+        )
+        .with_context(|| format!("writing {}", out.display()))?;
         note(&format!("comparison: {}", out.display()));
     }
-    out_text(&compare::render_text(&runs, only.as_deref()))
+    out_text(&crate::render::compare::render_text(&runs, only.as_deref()))
 }
 
 /// How messages name a run file a command reads.

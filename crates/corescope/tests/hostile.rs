@@ -8,8 +8,8 @@
 
 use assert_cmd::Command;
 use corescope::model::RunFile;
-use corescope::render::{csv, html, svg, terminal, MAX_TABLE_ROWS};
-use corescope::{compare, store};
+use corescope::render::{compare, csv, html, svg, terminal, MAX_TABLE_ROWS};
+use corescope::store;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::io::Read;

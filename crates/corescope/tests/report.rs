@@ -4,8 +4,8 @@
 
 use assert_cmd::Command;
 use corescope::model::{Estimate, Finding, Outcome, Point, ProbeResult, RunFile, Status};
-use corescope::render::{csv, html, terminal};
-use corescope::{compare, store};
+use corescope::render::{compare, csv, html, terminal};
+use corescope::store;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
@@ -569,6 +569,67 @@ fn compare_shows_each_runs_interval_and_overlaps() {
     let page = compare::render_html(&[a, b], None);
     assert_eq!(first_chart(&page).matches("class='ci'").count(), 6);
     assert!(page.contains("1.01× ≈") && page.contains("Findings on other"));
+}
+
+#[test]
+fn compare_opens_with_the_differences_beyond_the_noise() {
+    let a = with_intervals();
+    let mut same = with_intervals();
+    same.host.hostname = "other".into();
+    let text = compare::render_text(&[a.clone(), same.clone()], None);
+    assert_eq!(
+        text.lines().next(),
+        Some(
+            "other against vm: no differences beyond the noise (6 series points compared, \
+             1 finding)"
+        ),
+        "{text}"
+    );
+    let page = compare::render_html(&[a.clone(), same], None);
+    let top = &page[page.find("<h1>").unwrap()..page.find("id='machines'").unwrap()];
+    assert!(top.contains("no differences beyond the noise"), "{top}");
+    // Two points move: linear at 1 thread 2×, scatter at 4 threads 1.3×. Both are
+    // listed before the machines, the larger first, with each run's value.
+    let mut b = with_intervals();
+    b.host.hostname = "other".into();
+    for s in &mut b.probes[0].series {
+        let (x, f) = if s.name == "read/linear" {
+            (1.0, 2.0)
+        } else {
+            (4.0, 1.3)
+        };
+        let i = s.x.iter().position(|&v| v == x).unwrap();
+        for v in [&mut s.y[i], &mut s.y_lo[i], &mut s.y_hi[i]] {
+            *v *= f;
+        }
+    }
+    let text = compare::render_text(&[a.clone(), b.clone()], None);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "other against vm: 2 differences beyond the noise (6 series points compared, 1 \
+         finding), the largest first:"
+    );
+    let top = &text[..text.find("Machines").unwrap()];
+    let (first, second) = top.split_at(top.find("  2. ").unwrap());
+    assert!(
+        first.starts_with(&format!("{}\n  1. memory read/linear at 1", lines[0]))
+            && first.contains("vm 10.00 GB/s (95 % CI")
+            && first.contains("2.00×"),
+        "{top}"
+    );
+    assert!(
+        second.contains("read/scatter at 4") && second.contains("1.30×"),
+        "{top}"
+    );
+    assert!(top.contains("Beyond the noise: a series point whose two 95 % intervals"));
+    let page = compare::render_html(&[a, b], None);
+    let li = &page[page.find("<li>").unwrap()..page.find("</li>").unwrap()];
+    assert!(
+        page.find("id='differences'") < page.find("id='machines'")
+            && li.contains("read/linear at 1"),
+        "{li}"
+    );
 }
 
 /// A series from `(x, y)` points (no intervals).

@@ -541,46 +541,20 @@ impl RunAgreement {
 /// under another variant's name, are left out).
 pub fn run_agreement(a: &crate::model::RunFile, b: &crate::model::RunFile) -> RunAgreement {
     let mut out = RunAgreement::default();
-    for pa in &a.probes {
-        let Some(pb) = b.probes.iter().find(|p| p.id == pa.id) else {
-            continue;
-        };
-        for sa in &pa.series {
-            let Some(sb) = pb.series(&sa.name) else {
-                continue;
-            };
-            for (i, &x) in sa.x.iter().enumerate() {
-                // A copy of another variant's point (the same configuration,
-                // measured once) is not a point of its own.
-                if pa
-                    .aliases
-                    .iter()
-                    .any(|al| al.series == sa.name && al.x == x)
-                {
-                    continue;
-                }
-                let Some(j) = sb.index_of(x) else { continue };
-                let (Some(ea), Some(eb)) = (sa.estimate(i), sb.estimate(j)) else {
-                    continue;
-                };
-                if ea.n < 2 || eb.n < 2 || !(ea.lo <= ea.hi && eb.lo <= eb.hi) {
-                    continue;
-                }
-                let dependent = |s: &crate::model::Series, k: usize| {
-                    s.states.get(k).is_some_and(|v| !v.is_empty())
-                };
-                let (da, db) = (dependent(sa, i), dependent(sb, j));
-                out.points += 1;
-                out.state_dependent_either += usize::from(da || db);
-                if ea.lo <= eb.hi && eb.lo <= ea.hi {
-                    out.overlap += 1;
-                } else if da && db {
-                    out.state_dependent_both += 1;
-                } else {
-                    out.apart
-                        .push((pa.id.clone(), sa.name.clone(), x, eb.value / ea.value));
-                }
-            }
+    for pair in super::differences::point_pairs(a, b) {
+        out.points += 1;
+        out.state_dependent_either += usize::from(pair.dependent_a || pair.dependent_b);
+        if pair.overlap() {
+            out.overlap += 1;
+        } else if !pair.apart() {
+            out.state_dependent_both += 1;
+        } else {
+            out.apart.push((
+                pair.probe.to_string(),
+                pair.series.name.clone(),
+                pair.x,
+                pair.b.value / pair.a.value,
+            ));
         }
     }
     let far = |r: f64| if r > 0.0 { r.ln().abs() } else { f64::INFINITY };

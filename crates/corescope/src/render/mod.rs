@@ -2,6 +2,11 @@
 
 pub mod bars;
 pub mod channel_roadmap;
+pub mod compare;
+pub mod compare_first;
+pub mod compare_html;
+pub mod compare_text;
+pub mod compare_view;
 pub mod crosscheck;
 pub mod csv;
 pub mod doctor;

@@ -1,0 +1,156 @@
+//! The first screen of `corescope compare`: for each run after the first, the
+//! differences beyond the noise (`compare::differences`), the largest first, in
+//! words that the terminal and the HTML page both print before the detail.
+
+use super::compare_view::Machine;
+use crate::compare::differences::{differences, Difference, Verdict, VerdictKind};
+use crate::model::Estimate;
+use crate::render::{fmt_num, fmt_ratio, fmt_x, unit_scale, words};
+
+/// How the differences are decided, printed under them.
+pub(super) const RULE: &str = "Beyond the noise: a series point whose two 95 % intervals do \
+     not overlap (unless both runs mark it state-dependent), a comparison, slowdown or \
+     core-sharing verdict that differs, or a probe whose status differs; statuses first, \
+     then the ratio farthest from 1.";
+
+/// One run after the first against the first.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Block {
+    /// `B against A: …` with what was compared.
+    pub head: String,
+    /// Each difference, largest first: (probe id, what differs after the probe id).
+    pub items: Vec<(String, String)>,
+    /// The probes only one of the two runs holds, when any.
+    pub note: Option<String>,
+}
+
+/// One block per run after the first (none for a single run), on the probes
+/// `only` names.
+pub(super) fn first_screen(ms: &[Machine], only: Option<&[String]>) -> Vec<Block> {
+    let Some(m0) = ms.first() else {
+        return Vec::new();
+    };
+    ms.iter()
+        .skip(1)
+        .map(|m| {
+            let d = differences(m0.run, m.run, only);
+            let compared = format!(
+                "{} series point{} compared, {} finding{}",
+                d.points,
+                plural(d.points),
+                d.findings,
+                plural(d.findings)
+            );
+            let head = match d.list.len() {
+                0 if d.points + d.findings == 0 => format!(
+                    "{} against {}: no differences beyond the noise ({compared}: no series \
+                     point or finding has an interval in both runs, so nothing could be told apart)",
+                    m.label, m0.label
+                ),
+                0 => format!(
+                    "{} against {}: no differences beyond the noise ({compared})",
+                    m.label, m0.label
+                ),
+                k => format!(
+                    "{} against {}: {k} difference{} beyond the noise ({compared}), the largest first:",
+                    m.label,
+                    m0.label,
+                    plural(k)
+                ),
+            };
+            let mut only_in = Vec::new();
+            for (ids, who) in [(&d.only_first, m0), (&d.only_other, m)] {
+                if !ids.is_empty() {
+                    only_in.push(format!("only in {}: {}", who.label, ids.join(", ")));
+                }
+            }
+            Block {
+                head,
+                items: d.list.iter().map(|x| item(x, m0, m)).collect(),
+                note: (!only_in.is_empty()).then(|| format!("probes {}", only_in.join("; "))),
+            }
+        })
+        .collect()
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// `208.3 ns (95 % CI 200.1–210.4; 540.6 cycles)`: a value with its interval, a
+/// time also in cycles of the run's own clock.
+fn value_text(unit: &str, e: &Estimate, m: &Machine) -> String {
+    let (f, label) = unit_scale(unit, e.value);
+    let cycles = super::compare_view::cycles(unit, e.value, m)
+        .map(|c| format!("; {} cycles", fmt_num(c)))
+        .unwrap_or_default();
+    format!(
+        "{} {label} (95 % CI {}–{}{cycles})",
+        fmt_num(e.value / f),
+        fmt_num(e.lo / f),
+        fmt_num(e.hi / f)
+    )
+}
+
+fn verdict_text(kind: VerdictKind, v: &Verdict) -> String {
+    match (kind, v) {
+        (VerdictKind::Comparison, Verdict::Says(s)) => format!("{s} larger"),
+        (VerdictKind::Slowdown, Verdict::Says(s)) => s.clone(),
+        (VerdictKind::CoreSharing, Verdict::Says(s)) => format!("{s} core"),
+        (_, Verdict::Equivalent) => "equivalent".into(),
+        (_, Verdict::Undecided) => "not told apart".into(),
+    }
+}
+
+/// One difference in words, after its probe id.
+fn item(d: &Difference, a: &Machine, b: &Machine) -> (String, String) {
+    let text = match d {
+        Difference::Point {
+            series,
+            x_name,
+            x,
+            unit,
+            a: ea,
+            b: eb,
+            ..
+        } => format!(
+            "{series} at {}: {} {}, {} {}: {}×",
+            fmt_x(x_name, *x),
+            a.label,
+            value_text(unit, ea, a),
+            b.label,
+            value_text(unit, eb, b),
+            fmt_ratio(eb.value / ea.value)
+        ),
+        Difference::Verdict {
+            what,
+            kind,
+            sides,
+            a: (va, ra),
+            b: (vb, rb),
+            ..
+        } => format!(
+            "{what}: {} {} ({} ÷ {} {}), {} {} ({})",
+            a.label,
+            verdict_text(*kind, va),
+            sides.0,
+            sides.1,
+            words::ratio(ra),
+            b.label,
+            verdict_text(*kind, vb),
+            words::ratio(rb)
+        ),
+        Difference::Status { a: sa, b: sb, .. } => format!(
+            "{} {}, {} {}",
+            a.label,
+            sa.name().replace('_', " "),
+            b.label,
+            sb.name().replace('_', " ")
+        ),
+    };
+    (d.probe().to_string(), text)
+}
