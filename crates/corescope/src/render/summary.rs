@@ -8,7 +8,8 @@
 use super::summary_headline::headlines;
 use super::summary_items::probe_items;
 use super::terminal::wrap;
-use crate::model::{RunFile, Warning};
+use crate::model::{ProbeResult, RunFile, Status, SummaryShape, Warning};
+use crate::probes::Probe;
 
 /// Most lines the summary aims for (one screen); more only when the probes alone
 /// need more than one line each.
@@ -31,12 +32,24 @@ const LEGEND: &str = "± = 95 % CI of the median (when over 1 %); (n=1) = measur
 
 /// The summary of `run` in lines of at most `width` columns (at least 40), at
 /// most [`MAX_LINES`] of them while the probes fit one line each; no line is cut.
+/// Each probe is drawn by the summary shape its registry entry states.
 pub fn summary(run: &RunFile, width: usize) -> Vec<String> {
+    summary_in(run, width, &crate::probes::registry())
+}
+
+/// [`summary`] with the probes of `registry`: a probe's result is drawn by the
+/// shape its probe states ([`Probe::summary_shape`]); a result whose probe is not
+/// in the registry (an older run file's) by the default shape.
+pub fn summary_in(run: &RunFile, width: usize, registry: &[Box<dyn Probe>]) -> Vec<String> {
     let width = width.max(40);
     let run = super::for_display(run);
     let mut out = wrap("", &machine_line(&run), HANG, width);
     out.extend(wrap("", LEGEND, HANG, width));
-    let probes: Vec<ProbeText> = run.probes.iter().map(|p| probe_text(p, &run)).collect();
+    let probes: Vec<ProbeText> = run
+        .probes
+        .iter()
+        .map(|p| probe_text(p, &shape_of(registry, &p.id), &run))
+        .collect();
     let warnings = warning_blocks(&run, width);
     let budget = MAX_LINES.saturating_sub(out.len());
     let (blocks, warn_cap) = fit(&probes, &warnings, width, budget);
@@ -45,8 +58,17 @@ pub fn summary(run: &RunFile, width: usize) -> Vec<String> {
     out
 }
 
+/// The summary shape of the probe `id` in `registry`; the default shape for a
+/// probe it does not know.
+pub fn shape_of(registry: &[Box<dyn Probe>], id: &str) -> SummaryShape {
+    registry
+        .iter()
+        .find(|p| p.id() == id)
+        .map_or(SummaryShape::FirstItem, |p| p.summary_shape())
+}
+
 /// What the summary can say of one probe: its headline wordings (richest first),
-/// the items after it, and whether it gets one more line than the others (the
+/// the items after it, and how many more lines than the others it gets (the
 /// scaling probes lead).
 struct ProbeText<'r> {
     id: &'r str,
@@ -56,14 +78,14 @@ struct ProbeText<'r> {
 }
 
 /// The probe's headline and items; without a headline its first item leads.
-fn probe_text<'r>(p: &'r crate::model::ProbeResult, run: &RunFile) -> ProbeText<'r> {
+fn probe_text<'r>(p: &'r ProbeResult, shape: &SummaryShape, run: &RunFile) -> ProbeText<'r> {
     // A probe that did not complete leads with why, not with a figure.
-    let mut heads = if p.status == crate::model::Status::Completed {
-        headlines(p)
+    let mut heads = if p.status == Status::Completed {
+        headlines(p, shape)
     } else {
         Vec::new()
     };
-    let mut items = probe_items(p, run);
+    let mut items = probe_items(p, shape, run);
     items.retain(|i| !heads.contains(i));
     if heads.is_empty() && !items.is_empty() {
         // The first item leads; in few columns, without what its head repeats of the
@@ -77,7 +99,7 @@ fn probe_text<'r>(p: &'r crate::model::ProbeResult, run: &RunFile) -> ProbeText<
         id: p.id.as_str(),
         heads,
         items,
-        extra: usize::from(matches!(p.id.as_str(), "compute" | "memory")),
+        extra: shape.extra_lines(),
     }
 }
 
@@ -449,7 +471,7 @@ mod tests {
                 "{} missing at width {width}:\n{text}",
                 p.id
             );
-            let items = probe_items(p, &shown);
+            let items = probe_items(p, &shape_of(&crate::probes::registry(), &p.id), &shown);
             let whole = items.iter().filter(|i| all.contains(&flat(i))).count();
             assert!(
                 whole == items.len() || all.contains("more in `corescope report`"),

@@ -6,37 +6,48 @@
 //! formats it (`est`, `fmt_value`, the short verdict words of `words`), and every
 //! ratio is worded from its finding's own verdict.
 
-use super::summary_items::{drop_parens, est, plain_counts, short_finding, spin_slowdowns};
+use super::summary_items::{
+    core_sharing_pairs, drop_parens, est, plain_counts, sharing_says, short_finding, slowdowns,
+};
 use super::terminal::plus_minus;
 use super::words;
-use crate::model::{Estimate, Finding, ProbeResult, Table};
+use crate::model::{Estimate, Finding, PairClass, ProbeResult, SummaryShape, Table};
 use crate::units::{fmt_num, fmt_value, threads, unit_scale};
 
-/// The probe's headline wordings, richest first (empty when the probe has no
-/// typed result to lead with: the layout then leads with its first item).
-pub fn headlines(p: &ProbeResult) -> Vec<String> {
-    let mut heads = match p.id.as_str() {
-        "compute" => scaling_heads(p, &["int", "fp"]),
-        "memory" => scaling_heads(p, &["read", "write", "copy", "triad"]),
-        "peak" => peak_heads(p),
-        "threads" => dist_heads(p, "create/joinable/", "start", "a new thread runs after"),
-        "condvar" => dist_heads(p, "signal/", "wake", "a signalled waiter wakes after"),
-        "mutex" => mutex_heads(p),
-        "c2c" => c2c_heads(p),
-        "sharing" => sharing_heads(p),
-        "spin" => spin_heads(p),
-        "channel" => channel_heads(p),
-        "channel-tune" => tune_heads(p),
-        "pool" => comparison_heads(p, |a, b| {
-            a.starts_with("taskpool") && b.starts_with("rayon")
-                || a.starts_with("rayon") && b.starts_with("taskpool")
-        }),
-        "matmul" => {
-            let mut h = comparison_heads(p, |a, _| a.starts_with("library"));
-            h.extend(comparison_heads(p, |a, _| !a.starts_with("library")));
-            h
-        }
-        _ => Vec::new(),
+/// The probe's headline wordings, richest first, drawn by its summary shape
+/// (empty when the shape has no headline or the probe no typed result to lead
+/// with: the layout then leads with its first item).
+pub fn headlines(p: &ProbeResult, shape: &SummaryShape) -> Vec<String> {
+    let mut heads = match *shape {
+        SummaryShape::Scaling { families, .. } => scaling_heads(p, families),
+        SummaryShape::PeakPerLevel { suffixes } => peak_heads(p, suffixes),
+        SummaryShape::PlacedMedians {
+            prefix,
+            head_part,
+            head_lead,
+            ..
+        } => dist_heads(p, prefix, head_part, head_lead),
+        SummaryShape::LockHandoff {
+            uncontended,
+            sleeping,
+            spinning,
+            part,
+        } => lock_heads(p, uncontended, (sleeping, spinning), part),
+        SummaryShape::PairClasses { classes } => pair_class_heads(p, classes),
+        SummaryShape::CoreSharing => sharing_heads(p),
+        SummaryShape::Slowdowns { .. } => slowdown_heads(p),
+        SummaryShape::Race { ours, .. } => race_heads(p, ours),
+        SummaryShape::TunerPick {
+            first_stage,
+            last_stage,
+        } => tune_heads(p, first_stage, last_stage),
+        SummaryShape::Comparison { picks } => picks
+            .iter()
+            .flat_map(|pick| comparison_heads(p, |a, b| pick.accepts(a, b)))
+            .collect(),
+        SummaryShape::FirstItem
+        | SummaryShape::Medians
+        | SummaryShape::ValueWithCompanion { .. } => Vec::new(),
     };
     heads.retain(|h| !h.is_empty());
     heads.dedup();
@@ -127,12 +138,13 @@ fn scaling_heads(p: &ProbeResult, families: &[&str]) -> Vec<String> {
     heads
 }
 
-/// The highest f64 and f32 rates with the ISA level and thread count that reach
-/// them, and one thread's FLOP per cycle at that level.
-fn peak_heads(p: &ProbeResult) -> Vec<String> {
+/// The highest rate per precision (`f64`, `f32`: the levels' suffixes) with the
+/// ISA level and thread count that reach it, and one thread's FLOP per cycle at
+/// that level.
+fn peak_heads(p: &ProbeResult, suffixes: &[&str]) -> Vec<String> {
     // (short, rich) per precision.
     let mut per_prec: Vec<(String, String)> = Vec::new();
-    for prec in ["f64", "f32"] {
+    for &prec in suffixes {
         let best = p
             .findings
             .iter()
@@ -210,9 +222,15 @@ fn dist_heads(p: &ProbeResult, prefix: &str, part: &str, lead: &str) -> Vec<Stri
     shrinking(&format!("{lead} "), &parts, "")
 }
 
-/// Uncontended lock+unlock over the implementations, then the hand-over to a
-/// sleeping and to a spinning waiter on another core (or wherever measured).
-fn mutex_heads(p: &ProbeResult) -> Vec<String> {
+/// Uncontended lock+unlock over the implementations (`<uncontended><impl>`), then
+/// the hand-over to a sleeping and to a spinning waiter (`<sleeping><where>/<part>`,
+/// `<spinning><where>/<part>`) on another core (or wherever measured).
+fn lock_heads(
+    p: &ProbeResult,
+    uncontended: &str,
+    (sleeping, spinning): (&str, &str),
+    part: &str,
+) -> Vec<String> {
     let dist = |name: &str| {
         p.distributions
             .iter()
@@ -222,7 +240,7 @@ fn mutex_heads(p: &ProbeResult) -> Vec<String> {
     let unc: Vec<(String, Estimate)> = p
         .distributions
         .iter()
-        .filter(|d| d.name.starts_with("uncontended/"))
+        .filter(|d| d.name.starts_with(uncontended))
         .map(|d| (d.unit.clone(), d.summary.median()))
         .collect();
     let unit = unc.first().map(|u| u.0.clone()).unwrap_or_default();
@@ -233,10 +251,10 @@ fn mutex_heads(p: &ProbeResult) -> Vec<String> {
     let wheres = ["other-core", "unpinned", "same-cpu"];
     let sleeping = wheres
         .iter()
-        .find_map(|w| dist(&format!("handoff/sleeping/{w}/wake")).map(|(u, e)| (*w, est(&u, &e))));
+        .find_map(|w| dist(&format!("{sleeping}{w}/{part}")).map(|(u, e)| (*w, est(&u, &e))));
     let mut heads = Vec::new();
     if let Some((w, s)) = sleeping {
-        if let Some((u, e)) = dist(&format!("handoff/spinning/{w}/wake")) {
+        if let Some((u, e)) = dist(&format!("{spinning}{w}/{part}")) {
             let sp = est(&u, &e);
             heads.push(format!(
                 "{lock}; waking a waiter on {w}: sleeping {s}, spinning {sp}"
@@ -252,10 +270,15 @@ fn mutex_heads(p: &ProbeResult) -> Vec<String> {
 }
 
 /// `compare-and-swap hand-over 102.6 ns (range 98.40–106.9 ns), a write seen by a
-/// read 209.3 ns; 1 pair of CPUs (same cache)`: c2c's classes of pairs with the
-/// range of their pairs (the figure's `n` counts pairs, not repetitions).
-fn c2c_heads(p: &ProbeResult) -> Vec<String> {
-    let classes = |name: &str| -> Vec<(String, String, String)> {
+/// read 209.3 ns; 1 pair of CPUs (same cache)`: the first two classes of pairs
+/// with the range of their pairs (the figure's `n` counts pairs, not
+/// repetitions); several groups of the first class, each with its pairs.
+fn pair_class_heads(p: &ProbeResult, classes: &[PairClass]) -> Vec<String> {
+    let Some(lead) = classes.first() else {
+        return Vec::new();
+    };
+    let (h1, h2) = (lead.head, classes.get(1).map_or("", |c| c.head));
+    let values_of = |name: &str| -> Vec<(String, String, String)> {
         p.findings
             .iter()
             .filter_map(|f| match f {
@@ -280,35 +303,31 @@ fn c2c_heads(p: &ProbeResult) -> Vec<String> {
             })
             .collect()
     };
-    let cas = classes("c2c/cas");
-    let rw = classes("c2c/rw");
+    let cas = values_of(lead.name);
+    let rw = classes
+        .get(1)
+        .map(|c| values_of(c.name))
+        .unwrap_or_default();
     let mut heads = Vec::new();
     match (cas.as_slice(), rw.as_slice()) {
         ([(v, r, pairs)], [(v2, r2, _)]) => {
             heads.push(format!(
-                "compare-and-swap hand-over {v} (range {r}), a write seen by a read {v2} \
-                 (range {r2}); {pairs}"
+                "{h1} {v} (range {r}), {h2} {v2} (range {r2}); {pairs}"
             ));
-            heads.push(format!(
-                "compare-and-swap hand-over {v} (range {r}), a write seen by a read {v2}; {pairs}"
-            ));
-            heads.push(format!(
-                "compare-and-swap hand-over {v} (range {r}); {pairs}"
-            ));
-            heads.push(format!("compare-and-swap hand-over {v} (range {r})"));
+            heads.push(format!("{h1} {v} (range {r}), {h2} {v2}; {pairs}"));
+            heads.push(format!("{h1} {v} (range {r}); {pairs}"));
+            heads.push(format!("{h1} {v} (range {r})"));
         }
         ([(v, r, pairs)], _) => {
-            heads.push(format!(
-                "compare-and-swap hand-over {v} (range {r}); {pairs}"
-            ));
-            heads.push(format!("compare-and-swap hand-over {v} (range {r})"));
+            heads.push(format!("{h1} {v} (range {r}); {pairs}"));
+            heads.push(format!("{h1} {v} (range {r})"));
         }
         (many, _) if !many.is_empty() => {
             let parts: Vec<String> = many
                 .iter()
                 .map(|(v, r, pairs)| format!("{v} (range {r}) for {pairs}"))
                 .collect();
-            heads.extend(shrinking("compare-and-swap hand-over ", &parts, ""));
+            heads.extend(shrinking(&format!("{h1} "), &parts, ""));
         }
         _ => {}
     }
@@ -317,47 +336,28 @@ fn c2c_heads(p: &ProbeResult) -> Vec<String> {
 
 /// Whether CPUs share a core, by the throughput kernels, next to the topology.
 fn sharing_heads(p: &ProbeResult) -> Vec<String> {
-    let pairs: Vec<_> = p
-        .findings
-        .iter()
-        .filter_map(|f| match f {
-            Finding::CoreSharing {
-                a,
-                b,
-                shared,
-                kernel,
-                ratio,
-                topology_same_core,
-                ..
-            } => Some((*a, *b, *shared, kernel, ratio, *topology_same_core)),
-            _ => None,
-        })
-        .collect();
-    let says = |shared: Option<bool>| match shared {
-        Some(true) => "share a core",
-        Some(false) => "run on separate cores",
-        None => "are not told apart as one core or two",
-    };
+    let pairs = core_sharing_pairs(p);
     match pairs.as_slice() {
         [] => Vec::new(),
-        [(a, b, shared, kernel, ratio, same)] => {
-            let topo = if *same { "one core" } else { "separate cores" };
-            let x = words::ratio_short(ratio);
+        [one] => {
+            let (a, b, says) = (one.a, one.b, sharing_says(one.shared));
+            let topo = if one.topology_same_core {
+                "one core"
+            } else {
+                "separate cores"
+            };
+            let (kernel, x) = (one.kernel, words::ratio_short(one.ratio));
             vec![
                 format!(
-                    "CPUs {a} and {b} {} ({kernel} throughput {x} together); topology: {topo}",
-                    says(*shared)
+                    "CPUs {a} and {b} {says} ({kernel} throughput {x} together); topology: {topo}"
                 ),
-                format!("CPUs {a} and {b} {} ({kernel} {x} together)", says(*shared)),
-                format!("CPUs {a} and {b} {}", says(*shared)),
+                format!("CPUs {a} and {b} {says} ({kernel} {x} together)"),
+                format!("CPUs {a} and {b} {says}"),
             ]
         }
         many => {
-            let count = |v: Option<bool>| many.iter().filter(|p| p.2 == v).count();
-            let disagree = many
-                .iter()
-                .filter(|p| p.2.is_some_and(|s| s != p.5))
-                .count();
+            let count = |v: Option<bool>| many.iter().filter(|p| p.shared == v).count();
+            let disagree = many.iter().filter(|p| p.disagrees()).count();
             let head = format!(
                 "{} pairs of CPUs: {} share a core, {} separate, {} not told apart",
                 many.len(),
@@ -401,13 +401,14 @@ fn channel_key(what: &str) -> (u64, u64) {
     (num(size), num(batch))
 }
 
-/// hspc against its strongest rival (the smallest ratio) at the smallest events in
-/// the largest batches, worded from the finding's verdict; then the other groups.
-fn channel_heads(p: &ProbeResult) -> Vec<String> {
+/// `ours` against its strongest rival (the smallest ratio) at the smallest events
+/// in the largest batches, worded from the finding's verdict; then the other
+/// groups.
+fn race_heads(p: &ProbeResult, ours: &str) -> Vec<String> {
     let mut groups: Vec<(&str, &Finding, f64)> = Vec::new();
     for f in &p.findings {
         if let Finding::Comparison { what, a, ratio, .. } = f {
-            if a != "hspc" {
+            if a != ours {
                 continue;
             }
             match groups.iter_mut().find(|g| g.0 == what) {
@@ -452,10 +453,10 @@ fn channel_group_short(main: &str) -> String {
     }
 }
 
-/// The first of [`spin_slowdowns`] (a shared core first), and the same in fewer
+/// The first of [`slowdowns`] (a shared core first), and the same in fewer
 /// words: `a plain spin loop on other-core: 1.01× ±5%, no effect shown`.
-fn spin_heads(p: &ProbeResult) -> Vec<String> {
-    let mut heads: Vec<String> = spin_slowdowns(p).into_iter().take(1).collect();
+fn slowdown_heads(p: &ProbeResult) -> Vec<String> {
+    let mut heads: Vec<String> = slowdowns(p).into_iter().take(1).collect();
     if let Some(first) = heads.first() {
         let short = first
             .strip_prefix("spinner on ")
@@ -476,7 +477,7 @@ fn comparison_heads(p: &ProbeResult, keep: impl Fn(&str, &str) -> bool) -> Vec<S
         .findings
         .iter()
         .filter(|f| matches!(f, Finding::Comparison { a, b, .. } if keep(a, b)))
-        .filter_map(|f| short_finding(f, false, &p.id))
+        .filter_map(|f| short_finding(f, false, false, &p.id))
         .collect();
     let mut heads: Vec<String> = (1..=parts.len())
         .rev()
@@ -526,9 +527,9 @@ fn chosen(t: &Table) -> Option<&[serde_json::Value]> {
 }
 
 /// The tuner's pick and what it gained: `pick 4 × 1500000 B, pad 128 B,
-/// spin_then_park: 2.398 ns ±27% per event, from 7.123 ns ±9%` (Stage One's first
-/// and last choice on the same events), else the pick alone.
-fn tune_heads(p: &ProbeResult) -> Vec<String> {
+/// spin_then_park: 2.398 ns ±27% per event, from 7.123 ns ±9%` (the first stage's
+/// first and last choice on the same events), else the pick alone.
+fn tune_heads(p: &ProbeResult, first_stage: &str, last_stage: &str) -> Vec<String> {
     let label = |t: &Table, row: &[serde_json::Value]| {
         cell(t, row, "run")
             .and_then(serde_json::Value::as_str)
@@ -537,7 +538,7 @@ fn tune_heads(p: &ProbeResult) -> Vec<String> {
     let stage_one: Vec<&Table> = p
         .tables
         .iter()
-        .filter(|t| t.name.starts_with("stage one") && !t.name.contains("roadmap"))
+        .filter(|t| t.name.starts_with(first_stage) && !t.name.contains("roadmap"))
         .filter(|t| chosen(t).is_some())
         .collect();
     let event_bytes = p
@@ -548,7 +549,7 @@ fn tune_heads(p: &ProbeResult) -> Vec<String> {
     let stage_two = p
         .tables
         .iter()
-        .filter(|t| t.name.starts_with("stage two") && chosen(t).is_some())
+        .filter(|t| t.name.starts_with(last_stage) && chosen(t).is_some())
         .find(|t| {
             event_bytes
                 .as_ref()
