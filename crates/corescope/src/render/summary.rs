@@ -5,7 +5,7 @@
 //! cut: when the screen is full a probe's last items are left out whole and
 //! counted. The full tables are `corescope report` (and `run --verbose`).
 
-use super::summary_headline::headlines;
+use super::summary_headline::{headlines, restated, Restated};
 use super::summary_items::probe_items;
 use super::terminal::wrap;
 use crate::model::{ProbeResult, RunFile, Status, SummaryShape, Warning};
@@ -74,6 +74,8 @@ struct ProbeText<'r> {
     id: &'r str,
     heads: Vec<String>,
     items: Vec<String>,
+    /// Items left out after a headline that states them already.
+    restated: Vec<Restated>,
     extra: usize,
 }
 
@@ -87,6 +89,11 @@ fn probe_text<'r>(p: &'r ProbeResult, shape: &SummaryShape, run: &RunFile) -> Pr
     };
     let mut items = probe_items(p, shape, run);
     items.retain(|i| !heads.contains(i));
+    let restated = if heads.is_empty() {
+        Vec::new()
+    } else {
+        restated(p, shape)
+    };
     if heads.is_empty() && !items.is_empty() {
         // The first item leads; in few columns, without what its head repeats of the
         // probe (`time per increment: packed … as long as padded …`).
@@ -99,6 +106,7 @@ fn probe_text<'r>(p: &'r ProbeResult, shape: &SummaryShape, run: &RunFile) -> Pr
         id: p.id.as_str(),
         heads,
         items,
+        restated,
         extra: shape.extra_lines(),
     }
 }
@@ -113,7 +121,7 @@ fn fit(
     width: usize,
     budget: usize,
 ) -> (Vec<Vec<String>>, usize) {
-    let lay = |p: &ProbeText, cap: usize| layout_probe(p.id, &p.heads, &p.items, width, cap);
+    let lay = |p: &ProbeText, cap: usize| layout_probe(p, width, cap);
     let lay_all =
         |cap: usize| -> Vec<Vec<String>> { probes.iter().map(|p| lay(p, cap + p.extra)).collect() };
     let total = |blocks: &[Vec<String>], wc: usize| {
@@ -210,15 +218,16 @@ fn machine_line(run: &RunFile) -> String {
 /// `2 more`); never a cut line. When no headline fits with a count, the headline
 /// alone, before a shorter wording; when none fits at all, the shortest one's first sentence, else a pointer to the full
 /// report.
-fn layout_probe(
-    id: &str,
-    heads: &[String],
-    items: &[String],
-    width: usize,
-    cap: usize,
-) -> Vec<String> {
+fn layout_probe(p: &ProbeText, width: usize, cap: usize) -> Vec<String> {
+    let (id, heads) = (p.id, &p.heads);
     for head in heads {
-        // The richest headline that fits leads, with as many items as fit after it.
+        // The richest headline that fits leads, with as many items as fit after it,
+        // less those it states already.
+        let items: Vec<&String> = p
+            .items
+            .iter()
+            .filter(|i| !p.restated.iter().any(|r| r.by(head, i)))
+            .collect();
         for k in (0..=items.len()).rev() {
             let left = items.len() - k;
             let tails = if left == 0 {
@@ -231,7 +240,7 @@ fn layout_probe(
             };
             for tail in tails {
                 let mut shown = vec![head.clone()];
-                shown.extend(items[..k].iter().cloned());
+                shown.extend(items[..k].iter().map(|i| (*i).clone()));
                 shown.extend(tail);
                 let lines = pack(id, &shown, width);
                 if lines.len() <= cap {
@@ -471,8 +480,13 @@ mod tests {
                 "{} missing at width {width}:\n{text}",
                 p.id
             );
-            let items = probe_items(p, &shape_of(&crate::probes::registry(), &p.id), &shown);
-            let whole = items.iter().filter(|i| all.contains(&flat(i))).count();
+            let shape = shape_of(&crate::probes::registry(), &p.id);
+            let items = probe_items(p, &shape, &shown);
+            let restated = super::super::summary_headline::restated(p, &shape);
+            let whole = items
+                .iter()
+                .filter(|i| all.contains(&flat(i)) || restated.iter().any(|r| r.by(&all, i)))
+                .count();
             assert!(
                 whole == items.len() || all.contains("more in `corescope report`"),
                 "{} of {} items of {} shown at {width}, the rest not counted:\n{text}",
@@ -1163,6 +1177,41 @@ mod tests {
         let text = flat(&check(&run, 100).join("\n"));
         assert!(
             text.contains("int peak 2.997 Gops/s with 4 threads, 95 % of it already at 2 (linear)"),
+            "{text}"
+        );
+    }
+
+    /// The headline's figures are not said again by an item: compute's int family
+    /// peaks at the figure its headline names, so the placement that reaches it is
+    /// left out; the other placement stays.
+    #[test]
+    fn an_item_the_headline_states_is_left_out() {
+        let mut run = fixture();
+        let mut p = done("compute");
+        for (placement, scale) in [("linear", 1.0), ("scatter", 0.5)] {
+            for (t, y) in [(1.0, 1e9), (2.0, 2e9), (4.0, 2e9)] {
+                p.push_point(Point::samples(
+                    format!("int/{placement}"),
+                    "threads",
+                    t,
+                    "ops_per_s",
+                    vec![y * scale; 3],
+                ));
+            }
+        }
+        p.findings
+            .push(scaling("int", "ops_per_s", e(2e9, 2e9, 2e9), 4.0, 2.0));
+        run.probes = vec![p];
+        let text = flat(&check(&run, 100).join("\n"));
+        assert!(
+            text.contains("peak int 2.000 Gops/s with 4 threads, 95 % of it already at 2"),
+            "{text}"
+        );
+        assert!(!text.contains("int peak 2.000 Gops/s"), "{text}");
+        assert!(
+            text.contains(
+                "int peak 1.000 Gops/s with 4 threads, 95 % of it already at 2 (scatter)"
+            ),
             "{text}"
         );
     }

@@ -7,7 +7,8 @@
 //! ratio is worded from its finding's own verdict.
 
 use super::summary_items::{
-    core_sharing_pairs, drop_parens, est, plain_counts, sharing_says, short_finding, slowdowns,
+    already, core_sharing_pairs, drop_parens, est, plain_counts, sharing_says, short_finding,
+    slowdowns,
 };
 use super::terminal::plus_minus;
 use super::words;
@@ -54,6 +55,59 @@ pub fn headlines(p: &ProbeResult, shape: &SummaryShape) -> Vec<String> {
     heads
 }
 
+/// An item the headline already states: an item starting with `item` is left out
+/// after a headline that holds every one of `head` (the same figures).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Restated {
+    pub item: String,
+    pub head: Vec<String>,
+}
+
+impl Restated {
+    /// Whether `item` says nothing that `head` does not.
+    pub fn by(&self, head: &str, item: &str) -> bool {
+        item.starts_with(&self.item) && self.head.iter().all(|h| head.contains(h.as_str()))
+    }
+}
+
+/// The items of the shape that a headline may state already: a scaling family's
+/// placement with the family's peak (`int peak 3.560 Gops/s with 6 threads, 95 %
+/// of it already at 2 (linear, …)` after `peak int 3.560 Gops/s, … with 6
+/// threads, 95 % of it already at 2`), a level with its precision's best.
+pub fn restated(p: &ProbeResult, shape: &SummaryShape) -> Vec<Restated> {
+    match *shape {
+        SummaryShape::Scaling { families, .. } => scaling_found(p, families)
+            .into_iter()
+            .map(|(what, unit, peak, at, sat)| {
+                let value = est(unit, peak);
+                // One thread count for all (`… with 6 threads`), else each its own.
+                let mut head = if same_threads(p, families) {
+                    vec![format!("{what} {value}"), format!("with {}", threads(at))]
+                } else {
+                    vec![format!("{what} {value} with {}", threads(at))]
+                };
+                let more = already(sat, at);
+                if !more.is_empty() {
+                    head.push(more.trim_start_matches(", ").to_string());
+                }
+                Restated {
+                    item: format!("{what} peak {value} with {}{more} (", threads(at)),
+                    head,
+                }
+            })
+            .collect(),
+        SummaryShape::PeakPerLevel { suffixes } => suffixes
+            .iter()
+            .filter_map(|prec| best_level(p, prec))
+            .map(|best| Restated {
+                item: best.item,
+                head: vec![best.rich],
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// `prefix` + the first n parts joined with `, ` + `suffix`, for n from all the
 /// parts down to one: the same statement with fewer figures.
 fn shrinking(prefix: &str, parts: &[String], suffix: &str) -> Vec<String> {
@@ -82,10 +136,13 @@ fn span(unit: &str, values: &[&Estimate]) -> Option<String> {
     }
 }
 
-/// `peak int 3.560 Gops/s, fp 2.404 Gops/s with 6 threads, 95 % of it already at
-/// 2`: the scaling findings of the families named, in that order.
-fn scaling_heads(p: &ProbeResult, families: &[&str]) -> Vec<String> {
-    let found: Vec<(&str, &str, &Estimate, f64, f64)> = families
+/// The scaling findings of the families named, in that order: (family, unit,
+/// peak, its threads, the threads reaching 95 % of it).
+fn scaling_found<'p>(
+    p: &'p ProbeResult,
+    families: &[&str],
+) -> Vec<(&'p str, &'p str, &'p Estimate, f64, f64)> {
+    families
         .iter()
         .filter_map(|fam| {
             p.findings.iter().find_map(|f| match f {
@@ -106,7 +163,21 @@ fn scaling_heads(p: &ProbeResult, families: &[&str]) -> Vec<String> {
                 _ => None,
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Whether the families' peaks are at one thread count.
+fn same_threads(p: &ProbeResult, families: &[&str]) -> bool {
+    let found = scaling_found(p, families);
+    found
+        .iter()
+        .all(|f| Some(f.3) == found.first().map(|g| g.3))
+}
+
+/// `peak int 3.560 Gops/s, fp 2.404 Gops/s with 6 threads, 95 % of it already at
+/// 2`: the scaling findings of the families named, in that order.
+fn scaling_heads(p: &ProbeResult, families: &[&str]) -> Vec<String> {
+    let found = scaling_found(p, families);
     let Some(first) = found.first() else {
         return Vec::new();
     };
@@ -142,62 +213,73 @@ fn scaling_heads(p: &ProbeResult, families: &[&str]) -> Vec<String> {
 /// ISA level and thread count that reach it, and one thread's FLOP per cycle at
 /// that level.
 fn peak_heads(p: &ProbeResult, suffixes: &[&str]) -> Vec<String> {
-    // (short, rich) per precision.
-    let mut per_prec: Vec<(String, String)> = Vec::new();
-    for &prec in suffixes {
-        let best = p
-            .findings
-            .iter()
-            .filter_map(|f| match f {
-                Finding::Scaling {
-                    what,
-                    unit,
-                    peak,
-                    peak_threads,
-                    ..
-                } if what.ends_with(prec) => Some((what, unit, peak, *peak_threads)),
-                _ => None,
-            })
-            .max_by(|a, b| a.2.value.total_cmp(&b.2.value));
-        let Some((what, unit, peak, t)) = best else {
-            continue;
-        };
-        let isa = what
-            .strip_suffix(prec)
-            .map(|s| s.trim_end_matches('-'))
-            .filter(|s| !s.is_empty())
-            .unwrap_or(what);
-        let short = format!("{prec} {} ({isa}, {})", est(unit, peak), threads(t));
-        let per_cycle = p.findings.iter().find_map(|f| match f {
-            Finding::Value {
-                what: w,
-                unit: u,
-                value,
-                ..
-            } if w.starts_with(&format!("{what}:")) && u == "flops_per_cycle" => Some(format!(
-                "{} FLOP per cycle{}",
-                fmt_num(value.value),
-                plus_minus(value)
-            )),
-            _ => None,
-        });
-        let rich = match per_cycle {
-            Some(c) => format!("{short}, one thread {c}"),
-            None => short.clone(),
-        };
-        per_prec.push((short, rich));
-    }
+    let per_prec: Vec<BestLevel> = suffixes.iter().filter_map(|s| best_level(p, s)).collect();
     match per_prec.as_slice() {
         [] => Vec::new(),
-        [(short, rich)] => vec![rich.clone(), short.clone()],
-        [(s64, r64), (s32, r32), ..] => vec![
-            format!("{r64}; {r32}"),
-            format!("{r64}; {s32}"),
-            format!("{s64}, {s32}"),
-            r64.clone(),
-            s64.clone(),
+        [one] => vec![one.rich.clone(), one.short.clone()],
+        [a, b, ..] => vec![
+            format!("{}; {}", a.rich, b.rich),
+            format!("{}; {}", a.rich, b.short),
+            format!("{}, {}", a.short, b.short),
+            a.rich.clone(),
+            a.short.clone(),
         ],
     }
+}
+
+/// The fastest level of one precision in the headline's words (`short`, and
+/// `rich` with one thread's FLOP per cycle) and in its item's (`item`, as
+/// `summary_items::peak_items` words it).
+struct BestLevel {
+    short: String,
+    rich: String,
+    item: String,
+}
+
+/// The fastest of the levels named `<level>-<prec>`.
+fn best_level(p: &ProbeResult, prec: &str) -> Option<BestLevel> {
+    let (what, unit, peak, t) = p
+        .findings
+        .iter()
+        .filter_map(|f| match f {
+            Finding::Scaling {
+                what,
+                unit,
+                peak,
+                peak_threads,
+                ..
+            } if what.ends_with(prec) => Some((what, unit, peak, *peak_threads)),
+            _ => None,
+        })
+        .max_by(|a, b| a.2.value.total_cmp(&b.2.value))?;
+    let isa = what
+        .strip_suffix(prec)
+        .map(|s| s.trim_end_matches('-'))
+        .filter(|s| !s.is_empty())
+        .unwrap_or(what);
+    let short = format!("{prec} {} ({isa}, {})", est(unit, peak), threads(t));
+    let per_cycle = p.findings.iter().find_map(|f| match f {
+        Finding::Value {
+            what: w,
+            unit: u,
+            value,
+            ..
+        } if w.starts_with(&format!("{what}:")) && u == "flops_per_cycle" => Some(format!(
+            "one thread {} FLOP per cycle{}",
+            fmt_num(value.value),
+            plus_minus(value)
+        )),
+        _ => None,
+    });
+    let with = |s: &str| match &per_cycle {
+        Some(c) => format!("{s}, {c}"),
+        None => s.to_string(),
+    };
+    Some(BestLevel {
+        rich: with(&short),
+        item: with(&format!("{what} {} with {}", est(unit, peak), threads(t))),
+        short,
+    })
 }
 
 /// `a new thread runs after 11.83 µs on same-cpu, 35.43 µs on other-core`: the

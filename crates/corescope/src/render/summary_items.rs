@@ -167,7 +167,7 @@ pub fn short_finding(
 
 /// `, 95 % of it already at 2` when fewer threads than the peak's reach 95 % of
 /// it, else nothing.
-fn already(saturation: f64, peak_at: f64) -> String {
+pub fn already(saturation: f64, peak_at: f64) -> String {
     if saturation < peak_at {
         format!(", 95 % of it already at {}", fmt_num_int(saturation))
     } else {
