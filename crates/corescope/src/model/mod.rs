@@ -16,6 +16,7 @@ mod doctor;
 mod findings;
 mod notes;
 mod state;
+mod summary_shape;
 pub use crate::stats::{Distribution, Estimate, Histogram, ModeRange, Summary};
 pub use counts::{CaseCounters, ProbeCounters, RoundCount};
 pub use crosscheck::{Agreement, CrossCheck, CrossRow, RowStatus};
@@ -23,6 +24,7 @@ pub use doctor::{Check, CheckId, Checks, TuneWrite, Verdict};
 pub use findings::{Finding, NoiseCause, Outcome, Warning};
 pub use notes::Notes;
 pub use state::{round_trip_span, GroupState};
+pub use summary_shape::{PairClass, Sides, SummaryShape};
 
 /// Version of the run-file layout written by this build.
 ///

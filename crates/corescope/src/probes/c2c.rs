@@ -167,6 +167,23 @@ fn bounce(l: &Lines, me: usize, n: u64, pause: bool) -> Option<(u64, u64)> {
 impl Probe for C2c {
     /// Its round trips (three cache-line transfers each, at the calibrated round
     /// trip) and the pair's creation, twice over three threads.
+    /// Summary: the compare-and-swap hand-over and the write seen by a read, over their pairs.
+    fn summary_shape(&self) -> crate::model::SummaryShape {
+        crate::model::SummaryShape::PairClasses {
+            classes: &[
+                crate::model::PairClass {
+                    name: "c2c/cas",
+                    head: "compare-and-swap hand-over",
+                    item: "one cache line handed between two CPUs by compare-and-swap",
+                },
+                crate::model::PairClass {
+                    name: "c2c/rw",
+                    head: "a write seen by a read",
+                    item: "a write seen by the other CPU's read (ping-pong)",
+                },
+            ],
+        }
+    }
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.num("round_trips")? * 3.0 * c.cal.round_trip_ns * 1e-9 + c.spawn_s(2.0 * 3.0))
     }

@@ -1018,6 +1018,14 @@ impl Probe for ChannelProbe {
     /// Per run since the implementations race in rounds (one transfer per
     /// batch): the old per-case figures ÷ their repetitions (3, 5, 11); not
     /// refitted yet.
+    /// Summary: hspc against its strongest rival per group of events.
+    fn summary_shape(&self) -> crate::model::SummaryShape {
+        crate::model::SummaryShape::Race {
+            ours: "hspc",
+            rates: "throughput/",
+            round_trips: "roundtrip/",
+        }
+    }
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.per_profile([0.007, 0.06, 0.4]))
     }

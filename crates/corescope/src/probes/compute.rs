@@ -111,6 +111,15 @@ pub const PLACEMENTS: [Strategy; 4] = [
 impl Probe for Compute {
     /// The kernel (`passes` × 1,024 dependent ops per thread, in waves over the
     /// CPUs), the team's creation, then the round's clock.
+    /// Summary: the int and fp families' peaks, then each placement and seed 001's Table 2.
+    fn summary_shape(&self) -> crate::model::SummaryShape {
+        crate::model::SummaryShape::Scaling {
+            families: &["int", "fp"],
+            by_placement: &["int", "fp"],
+            table2: &["int", "fp"],
+            latency_series: None,
+        }
+    }
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
             c.num("passes")? * 1024.0 * c.op_s() * c.waves()

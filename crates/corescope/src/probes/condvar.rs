@@ -158,6 +158,19 @@ impl Probe for Condvar {
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
     /// elapsed ÷ cases); full scaled from default by its sample counts.
+    /// Summary: when a signalled waiter wakes, per placement of the waiter.
+    fn summary_shape(&self) -> crate::model::SummaryShape {
+        crate::model::SummaryShape::PlacedMedians {
+            prefix: "signal/",
+            head_part: "wake",
+            head_lead: "a signalled waiter wakes after",
+            item_lead: "waiter on",
+            item_parts: &[
+                ("call", "pthread_cond_signal returns in"),
+                ("wake", "the waiter wakes after"),
+            ],
+        }
+    }
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.per_profile([0.12, 2.1, 42.0]))
     }

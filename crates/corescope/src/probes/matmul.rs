@@ -141,6 +141,15 @@ const COST_OPS_PER_N3: f64 = 7.4;
 impl Probe for Matmul {
     /// n³ multiply-adds, [`COST_OPS_PER_N3`] dependent integer ops each (every loop
     /// order and the library averaged).
+    /// Summary: the library against the best loop order, then the loop orders.
+    fn summary_shape(&self) -> crate::model::SummaryShape {
+        crate::model::SummaryShape::Comparison {
+            picks: &[
+                crate::model::Sides::From("library"),
+                crate::model::Sides::NotFrom("library"),
+            ],
+        }
+    }
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.num("n")?.powi(3) * COST_OPS_PER_N3 * c.op_s())
     }

@@ -5,7 +5,7 @@
 
 use crate::clock::Clock;
 use crate::harness::team::{run_team_counted, TeamError, TeamOutcome};
-use crate::model::{Measurement, ProbeResult, Profile};
+use crate::model::{Measurement, ProbeResult, Profile, SummaryShape};
 use crate::placement::{Placer, Strategy};
 use crate::topology::Topology;
 use serde::Serialize;
@@ -225,6 +225,12 @@ pub trait Probe: Send + Sync {
     /// probe and prices a run at `estimate::UNKNOWN_RUN_S`, and `plan` says so.
     fn run_cost_s(&self, _cost: &cost::Cost) -> Option<f64> {
         None
+    }
+    /// The shape of the probe's headline and items in the terminal summary
+    /// (`render/summary.rs` draws by shape, never by id). Default: no headline of
+    /// its own; its first item leads.
+    fn summary_shape(&self) -> SummaryShape {
+        SummaryShape::FirstItem
     }
 }
 

@@ -215,6 +215,15 @@ impl Probe for MutexProbe {
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
     /// elapsed ÷ cases); full scaled from default by its sample counts.
+    /// Summary: the uncontended lock+unlock, then the hand-over to a sleeping and a spinning waiter.
+    fn summary_shape(&self) -> crate::model::SummaryShape {
+        crate::model::SummaryShape::LockHandoff {
+            uncontended: "uncontended/",
+            sleeping: "handoff/sleeping/",
+            spinning: "handoff/spinning/",
+            part: "wake",
+        }
+    }
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.per_profile([1.25, 0.9, 18.0]))
     }

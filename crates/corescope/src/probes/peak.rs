@@ -449,6 +449,12 @@ impl Probe for Peak {
     /// The FP instructions per thread (a fraction of a dependent integer op each:
     /// [`PEAK_COST_PER_INSTRUCTION`]) in waves over the CPUs, the team's creation,
     /// then the round's clock.
+    /// Summary: the highest f64 and f32 rates, then every ISA level.
+    fn summary_shape(&self) -> crate::model::SummaryShape {
+        crate::model::SummaryShape::PeakPerLevel {
+            suffixes: &["f64", "f32"],
+        }
+    }
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
             c.plan_num("fp_instructions_per_thread_per_rep")?

@@ -509,6 +509,12 @@ fn cost_run_s(c: &crate::probes::cost::Cost) -> Option<f64> {
 
 impl Probe for PoolProbe {
     /// [`cost_run_s`].
+    /// Summary: taskpool against rayon.
+    fn summary_shape(&self) -> crate::model::SummaryShape {
+        crate::model::SummaryShape::Comparison {
+            picks: &[crate::model::Sides::Between("taskpool", "rayon")],
+        }
+    }
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
         cost_run_s(c)
     }

@@ -450,6 +450,10 @@ fn throughput_cost_s(c: &crate::probes::cost::Cost) -> f64 {
 impl Probe for Sharing {
     /// Six kernels of `passes` × 1,024 ops, three times, their 18 threads, then
     /// the throughput kernels ([`throughput_cost_s`]).
+    /// Summary: whether the CPUs share a core, after the matrices' worst slowdowns.
+    fn summary_shape(&self) -> crate::model::SummaryShape {
+        crate::model::SummaryShape::CoreSharing
+    }
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
             c.num("passes")? * 1024.0 * c.op_s() * 6.0 * 3.0

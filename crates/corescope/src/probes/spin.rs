@@ -430,6 +430,12 @@ impl Probe for Spin {
     /// elapsed ÷ cases); full scaled from default by its sample counts.
     /// The all-others case also starts a spinner on every other CPU, in every
     /// repetition.
+    /// Summary: what each spinner did to the active thread, and the cheapest wait.
+    fn summary_shape(&self) -> crate::model::SummaryShape {
+        crate::model::SummaryShape::Slowdowns {
+            notes_with: Some("cheapest"),
+        }
+    }
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
             c.per_profile([0.16, 0.55, 7.7])

@@ -277,6 +277,10 @@ impl Probe for Syscall {
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
     /// elapsed ÷ cases); full scaled from default by its sample counts.
+    /// Summary: each call's median.
+    fn summary_shape(&self) -> crate::model::SummaryShape {
+        crate::model::SummaryShape::Medians
+    }
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.per_profile([0.23, 0.9, 4.5]))
     }

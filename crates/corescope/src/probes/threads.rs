@@ -181,6 +181,19 @@ impl Probe for Threads {
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
     /// elapsed ÷ cases); full scaled from default by its sample counts.
+    /// Summary: when a new thread starts, per placement of the child.
+    fn summary_shape(&self) -> crate::model::SummaryShape {
+        crate::model::SummaryShape::PlacedMedians {
+            prefix: "create/joinable/",
+            head_part: "start",
+            head_lead: "a new thread runs after",
+            item_lead: "child on",
+            item_parts: &[
+                ("call", "pthread_create returns in"),
+                ("start", "the child runs after"),
+            ],
+        }
+    }
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.per_profile([0.07, 1.0, 20.0]))
     }

@@ -226,6 +226,15 @@ impl Probe for Timers {
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
     /// elapsed ÷ cases); full scaled from default by its sample counts.
+    /// Summary: each clock's read overhead with its step.
+    fn summary_shape(&self) -> crate::model::SummaryShape {
+        crate::model::SummaryShape::ValueWithCompanion {
+            suffix: ": read overhead",
+            says: "a read takes",
+            companion: ": step",
+            companion_says: "step",
+        }
+    }
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.per_profile([0.26, 0.24, 0.24]))
     }

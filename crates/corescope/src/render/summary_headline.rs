@@ -6,41 +6,106 @@
 //! formats it (`est`, `fmt_value`, the short verdict words of `words`), and every
 //! ratio is worded from its finding's own verdict.
 
-use super::summary_items::{drop_parens, est, plain_counts, short_finding, spin_slowdowns};
+use super::summary_items::{
+    already, core_sharing_pairs, drop_parens, est, plain_counts, sharing_says, short_finding,
+    slowdowns,
+};
 use super::terminal::plus_minus;
 use super::words;
-use crate::model::{Estimate, Finding, ProbeResult, Table};
+use crate::model::{Estimate, Finding, PairClass, ProbeResult, SummaryShape, Table};
 use crate::units::{fmt_num, fmt_value, threads, unit_scale};
 
-/// The probe's headline wordings, richest first (empty when the probe has no
-/// typed result to lead with: the layout then leads with its first item).
-pub fn headlines(p: &ProbeResult) -> Vec<String> {
-    let mut heads = match p.id.as_str() {
-        "compute" => scaling_heads(p, &["int", "fp"]),
-        "memory" => scaling_heads(p, &["read", "write", "copy", "triad"]),
-        "peak" => peak_heads(p),
-        "threads" => dist_heads(p, "create/joinable/", "start", "a new thread runs after"),
-        "condvar" => dist_heads(p, "signal/", "wake", "a signalled waiter wakes after"),
-        "mutex" => mutex_heads(p),
-        "c2c" => c2c_heads(p),
-        "sharing" => sharing_heads(p),
-        "spin" => spin_heads(p),
-        "channel" => channel_heads(p),
-        "channel-tune" => tune_heads(p),
-        "pool" => comparison_heads(p, |a, b| {
-            a.starts_with("taskpool") && b.starts_with("rayon")
-                || a.starts_with("rayon") && b.starts_with("taskpool")
-        }),
-        "matmul" => {
-            let mut h = comparison_heads(p, |a, _| a.starts_with("library"));
-            h.extend(comparison_heads(p, |a, _| !a.starts_with("library")));
-            h
-        }
-        _ => Vec::new(),
+/// The probe's headline wordings, richest first, drawn by its summary shape
+/// (empty when the shape has no headline or the probe no typed result to lead
+/// with: the layout then leads with its first item).
+pub fn headlines(p: &ProbeResult, shape: &SummaryShape) -> Vec<String> {
+    let mut heads = match *shape {
+        SummaryShape::Scaling { families, .. } => scaling_heads(p, families),
+        SummaryShape::PeakPerLevel { suffixes } => peak_heads(p, suffixes),
+        SummaryShape::PlacedMedians {
+            prefix,
+            head_part,
+            head_lead,
+            ..
+        } => dist_heads(p, prefix, head_part, head_lead),
+        SummaryShape::LockHandoff {
+            uncontended,
+            sleeping,
+            spinning,
+            part,
+        } => lock_heads(p, uncontended, (sleeping, spinning), part),
+        SummaryShape::PairClasses { classes } => pair_class_heads(p, classes),
+        SummaryShape::CoreSharing => sharing_heads(p),
+        SummaryShape::Slowdowns { .. } => slowdown_heads(p),
+        SummaryShape::Race { ours, .. } => race_heads(p, ours),
+        SummaryShape::TunerPick {
+            first_stage,
+            last_stage,
+        } => tune_heads(p, first_stage, last_stage),
+        SummaryShape::Comparison { picks } => picks
+            .iter()
+            .flat_map(|pick| comparison_heads(p, |a, b| pick.accepts(a, b)))
+            .collect(),
+        SummaryShape::FirstItem
+        | SummaryShape::Medians
+        | SummaryShape::ValueWithCompanion { .. } => Vec::new(),
     };
     heads.retain(|h| !h.is_empty());
     heads.dedup();
     heads
+}
+
+/// An item the headline already states: an item starting with `item` is left out
+/// after a headline that holds every one of `head` (the same figures).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Restated {
+    pub item: String,
+    pub head: Vec<String>,
+}
+
+impl Restated {
+    /// Whether `item` says nothing that `head` does not.
+    pub fn by(&self, head: &str, item: &str) -> bool {
+        item.starts_with(&self.item) && self.head.iter().all(|h| head.contains(h.as_str()))
+    }
+}
+
+/// The items of the shape that a headline may state already: a scaling family's
+/// placement with the family's peak (`int peak 3.560 Gops/s with 6 threads, 95 %
+/// of it already at 2 (linear, …)` after `peak int 3.560 Gops/s, … with 6
+/// threads, 95 % of it already at 2`), a level with its precision's best.
+pub fn restated(p: &ProbeResult, shape: &SummaryShape) -> Vec<Restated> {
+    match *shape {
+        SummaryShape::Scaling { families, .. } => scaling_found(p, families)
+            .into_iter()
+            .map(|(what, unit, peak, at, sat)| {
+                let value = est(unit, peak);
+                // One thread count for all (`… with 6 threads`), else each its own.
+                let mut head = if same_threads(p, families) {
+                    vec![format!("{what} {value}"), format!("with {}", threads(at))]
+                } else {
+                    vec![format!("{what} {value} with {}", threads(at))]
+                };
+                let more = already(sat, at);
+                if !more.is_empty() {
+                    head.push(more.trim_start_matches(", ").to_string());
+                }
+                Restated {
+                    item: format!("{what} peak {value} with {}{more} (", threads(at)),
+                    head,
+                }
+            })
+            .collect(),
+        SummaryShape::PeakPerLevel { suffixes } => suffixes
+            .iter()
+            .filter_map(|prec| best_level(p, prec))
+            .map(|best| Restated {
+                item: best.item,
+                head: vec![best.rich],
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// `prefix` + the first n parts joined with `, ` + `suffix`, for n from all the
@@ -71,10 +136,13 @@ fn span(unit: &str, values: &[&Estimate]) -> Option<String> {
     }
 }
 
-/// `peak int 3.560 Gops/s, fp 2.404 Gops/s with 6 threads, 95 % of it already at
-/// 2`: the scaling findings of the families named, in that order.
-fn scaling_heads(p: &ProbeResult, families: &[&str]) -> Vec<String> {
-    let found: Vec<(&str, &str, &Estimate, f64, f64)> = families
+/// The scaling findings of the families named, in that order: (family, unit,
+/// peak, its threads, the threads reaching 95 % of it).
+fn scaling_found<'p>(
+    p: &'p ProbeResult,
+    families: &[&str],
+) -> Vec<(&'p str, &'p str, &'p Estimate, f64, f64)> {
+    families
         .iter()
         .filter_map(|fam| {
             p.findings.iter().find_map(|f| match f {
@@ -95,7 +163,21 @@ fn scaling_heads(p: &ProbeResult, families: &[&str]) -> Vec<String> {
                 _ => None,
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Whether the families' peaks are at one thread count.
+fn same_threads(p: &ProbeResult, families: &[&str]) -> bool {
+    let found = scaling_found(p, families);
+    found
+        .iter()
+        .all(|f| Some(f.3) == found.first().map(|g| g.3))
+}
+
+/// `peak int 3.560 Gops/s, fp 2.404 Gops/s with 6 threads, 95 % of it already at
+/// 2`: the scaling findings of the families named, in that order.
+fn scaling_heads(p: &ProbeResult, families: &[&str]) -> Vec<String> {
+    let found = scaling_found(p, families);
     let Some(first) = found.first() else {
         return Vec::new();
     };
@@ -127,65 +209,77 @@ fn scaling_heads(p: &ProbeResult, families: &[&str]) -> Vec<String> {
     heads
 }
 
-/// The highest f64 and f32 rates with the ISA level and thread count that reach
-/// them, and one thread's FLOP per cycle at that level.
-fn peak_heads(p: &ProbeResult) -> Vec<String> {
-    // (short, rich) per precision.
-    let mut per_prec: Vec<(String, String)> = Vec::new();
-    for prec in ["f64", "f32"] {
-        let best = p
-            .findings
-            .iter()
-            .filter_map(|f| match f {
-                Finding::Scaling {
-                    what,
-                    unit,
-                    peak,
-                    peak_threads,
-                    ..
-                } if what.ends_with(prec) => Some((what, unit, peak, *peak_threads)),
-                _ => None,
-            })
-            .max_by(|a, b| a.2.value.total_cmp(&b.2.value));
-        let Some((what, unit, peak, t)) = best else {
-            continue;
-        };
-        let isa = what
-            .strip_suffix(prec)
-            .map(|s| s.trim_end_matches('-'))
-            .filter(|s| !s.is_empty())
-            .unwrap_or(what);
-        let short = format!("{prec} {} ({isa}, {})", est(unit, peak), threads(t));
-        let per_cycle = p.findings.iter().find_map(|f| match f {
-            Finding::Value {
-                what: w,
-                unit: u,
-                value,
-                ..
-            } if w.starts_with(&format!("{what}:")) && u == "flops_per_cycle" => Some(format!(
-                "{} FLOP per cycle{}",
-                fmt_num(value.value),
-                plus_minus(value)
-            )),
-            _ => None,
-        });
-        let rich = match per_cycle {
-            Some(c) => format!("{short}, one thread {c}"),
-            None => short.clone(),
-        };
-        per_prec.push((short, rich));
-    }
+/// The highest rate per precision (`f64`, `f32`: the levels' suffixes) with the
+/// ISA level and thread count that reach it, and one thread's FLOP per cycle at
+/// that level.
+fn peak_heads(p: &ProbeResult, suffixes: &[&str]) -> Vec<String> {
+    let per_prec: Vec<BestLevel> = suffixes.iter().filter_map(|s| best_level(p, s)).collect();
     match per_prec.as_slice() {
         [] => Vec::new(),
-        [(short, rich)] => vec![rich.clone(), short.clone()],
-        [(s64, r64), (s32, r32), ..] => vec![
-            format!("{r64}; {r32}"),
-            format!("{r64}; {s32}"),
-            format!("{s64}, {s32}"),
-            r64.clone(),
-            s64.clone(),
+        [one] => vec![one.rich.clone(), one.short.clone()],
+        [a, b, ..] => vec![
+            format!("{}; {}", a.rich, b.rich),
+            format!("{}; {}", a.rich, b.short),
+            format!("{}, {}", a.short, b.short),
+            a.rich.clone(),
+            a.short.clone(),
         ],
     }
+}
+
+/// The fastest level of one precision in the headline's words (`short`, and
+/// `rich` with one thread's FLOP per cycle) and in its item's (`item`, as
+/// `summary_items::peak_items` words it).
+struct BestLevel {
+    short: String,
+    rich: String,
+    item: String,
+}
+
+/// The fastest of the levels named `<level>-<prec>`.
+fn best_level(p: &ProbeResult, prec: &str) -> Option<BestLevel> {
+    let (what, unit, peak, t) = p
+        .findings
+        .iter()
+        .filter_map(|f| match f {
+            Finding::Scaling {
+                what,
+                unit,
+                peak,
+                peak_threads,
+                ..
+            } if what.ends_with(prec) => Some((what, unit, peak, *peak_threads)),
+            _ => None,
+        })
+        .max_by(|a, b| a.2.value.total_cmp(&b.2.value))?;
+    let isa = what
+        .strip_suffix(prec)
+        .map(|s| s.trim_end_matches('-'))
+        .filter(|s| !s.is_empty())
+        .unwrap_or(what);
+    let short = format!("{prec} {} ({isa}, {})", est(unit, peak), threads(t));
+    let per_cycle = p.findings.iter().find_map(|f| match f {
+        Finding::Value {
+            what: w,
+            unit: u,
+            value,
+            ..
+        } if w.starts_with(&format!("{what}:")) && u == "flops_per_cycle" => Some(format!(
+            "one thread {} FLOP per cycle{}",
+            fmt_num(value.value),
+            plus_minus(value)
+        )),
+        _ => None,
+    });
+    let with = |s: &str| match &per_cycle {
+        Some(c) => format!("{s}, {c}"),
+        None => s.to_string(),
+    };
+    Some(BestLevel {
+        rich: with(&short),
+        item: with(&format!("{what} {} with {}", est(unit, peak), threads(t))),
+        short,
+    })
 }
 
 /// `a new thread runs after 11.83 µs on same-cpu, 35.43 µs on other-core`: the
@@ -210,9 +304,15 @@ fn dist_heads(p: &ProbeResult, prefix: &str, part: &str, lead: &str) -> Vec<Stri
     shrinking(&format!("{lead} "), &parts, "")
 }
 
-/// Uncontended lock+unlock over the implementations, then the hand-over to a
-/// sleeping and to a spinning waiter on another core (or wherever measured).
-fn mutex_heads(p: &ProbeResult) -> Vec<String> {
+/// Uncontended lock+unlock over the implementations (`<uncontended><impl>`), then
+/// the hand-over to a sleeping and to a spinning waiter (`<sleeping><where>/<part>`,
+/// `<spinning><where>/<part>`) on another core (or wherever measured).
+fn lock_heads(
+    p: &ProbeResult,
+    uncontended: &str,
+    (sleeping, spinning): (&str, &str),
+    part: &str,
+) -> Vec<String> {
     let dist = |name: &str| {
         p.distributions
             .iter()
@@ -222,7 +322,7 @@ fn mutex_heads(p: &ProbeResult) -> Vec<String> {
     let unc: Vec<(String, Estimate)> = p
         .distributions
         .iter()
-        .filter(|d| d.name.starts_with("uncontended/"))
+        .filter(|d| d.name.starts_with(uncontended))
         .map(|d| (d.unit.clone(), d.summary.median()))
         .collect();
     let unit = unc.first().map(|u| u.0.clone()).unwrap_or_default();
@@ -233,10 +333,10 @@ fn mutex_heads(p: &ProbeResult) -> Vec<String> {
     let wheres = ["other-core", "unpinned", "same-cpu"];
     let sleeping = wheres
         .iter()
-        .find_map(|w| dist(&format!("handoff/sleeping/{w}/wake")).map(|(u, e)| (*w, est(&u, &e))));
+        .find_map(|w| dist(&format!("{sleeping}{w}/{part}")).map(|(u, e)| (*w, est(&u, &e))));
     let mut heads = Vec::new();
     if let Some((w, s)) = sleeping {
-        if let Some((u, e)) = dist(&format!("handoff/spinning/{w}/wake")) {
+        if let Some((u, e)) = dist(&format!("{spinning}{w}/{part}")) {
             let sp = est(&u, &e);
             heads.push(format!(
                 "{lock}; waking a waiter on {w}: sleeping {s}, spinning {sp}"
@@ -252,10 +352,15 @@ fn mutex_heads(p: &ProbeResult) -> Vec<String> {
 }
 
 /// `compare-and-swap hand-over 102.6 ns (range 98.40–106.9 ns), a write seen by a
-/// read 209.3 ns; 1 pair of CPUs (same cache)`: c2c's classes of pairs with the
-/// range of their pairs (the figure's `n` counts pairs, not repetitions).
-fn c2c_heads(p: &ProbeResult) -> Vec<String> {
-    let classes = |name: &str| -> Vec<(String, String, String)> {
+/// read 209.3 ns; 1 pair of CPUs (same cache)`: the first two classes of pairs
+/// with the range of their pairs (the figure's `n` counts pairs, not
+/// repetitions); several groups of the first class, each with its pairs.
+fn pair_class_heads(p: &ProbeResult, classes: &[PairClass]) -> Vec<String> {
+    let Some(lead) = classes.first() else {
+        return Vec::new();
+    };
+    let (h1, h2) = (lead.head, classes.get(1).map_or("", |c| c.head));
+    let values_of = |name: &str| -> Vec<(String, String, String)> {
         p.findings
             .iter()
             .filter_map(|f| match f {
@@ -280,35 +385,31 @@ fn c2c_heads(p: &ProbeResult) -> Vec<String> {
             })
             .collect()
     };
-    let cas = classes("c2c/cas");
-    let rw = classes("c2c/rw");
+    let cas = values_of(lead.name);
+    let rw = classes
+        .get(1)
+        .map(|c| values_of(c.name))
+        .unwrap_or_default();
     let mut heads = Vec::new();
     match (cas.as_slice(), rw.as_slice()) {
         ([(v, r, pairs)], [(v2, r2, _)]) => {
             heads.push(format!(
-                "compare-and-swap hand-over {v} (range {r}), a write seen by a read {v2} \
-                 (range {r2}); {pairs}"
+                "{h1} {v} (range {r}), {h2} {v2} (range {r2}); {pairs}"
             ));
-            heads.push(format!(
-                "compare-and-swap hand-over {v} (range {r}), a write seen by a read {v2}; {pairs}"
-            ));
-            heads.push(format!(
-                "compare-and-swap hand-over {v} (range {r}); {pairs}"
-            ));
-            heads.push(format!("compare-and-swap hand-over {v} (range {r})"));
+            heads.push(format!("{h1} {v} (range {r}), {h2} {v2}; {pairs}"));
+            heads.push(format!("{h1} {v} (range {r}); {pairs}"));
+            heads.push(format!("{h1} {v} (range {r})"));
         }
         ([(v, r, pairs)], _) => {
-            heads.push(format!(
-                "compare-and-swap hand-over {v} (range {r}); {pairs}"
-            ));
-            heads.push(format!("compare-and-swap hand-over {v} (range {r})"));
+            heads.push(format!("{h1} {v} (range {r}); {pairs}"));
+            heads.push(format!("{h1} {v} (range {r})"));
         }
         (many, _) if !many.is_empty() => {
             let parts: Vec<String> = many
                 .iter()
                 .map(|(v, r, pairs)| format!("{v} (range {r}) for {pairs}"))
                 .collect();
-            heads.extend(shrinking("compare-and-swap hand-over ", &parts, ""));
+            heads.extend(shrinking(&format!("{h1} "), &parts, ""));
         }
         _ => {}
     }
@@ -317,47 +418,28 @@ fn c2c_heads(p: &ProbeResult) -> Vec<String> {
 
 /// Whether CPUs share a core, by the throughput kernels, next to the topology.
 fn sharing_heads(p: &ProbeResult) -> Vec<String> {
-    let pairs: Vec<_> = p
-        .findings
-        .iter()
-        .filter_map(|f| match f {
-            Finding::CoreSharing {
-                a,
-                b,
-                shared,
-                kernel,
-                ratio,
-                topology_same_core,
-                ..
-            } => Some((*a, *b, *shared, kernel, ratio, *topology_same_core)),
-            _ => None,
-        })
-        .collect();
-    let says = |shared: Option<bool>| match shared {
-        Some(true) => "share a core",
-        Some(false) => "run on separate cores",
-        None => "are not told apart as one core or two",
-    };
+    let pairs = core_sharing_pairs(p);
     match pairs.as_slice() {
         [] => Vec::new(),
-        [(a, b, shared, kernel, ratio, same)] => {
-            let topo = if *same { "one core" } else { "separate cores" };
-            let x = words::ratio_short(ratio);
+        [one] => {
+            let (a, b, says) = (one.a, one.b, sharing_says(one.shared));
+            let topo = if one.topology_same_core {
+                "one core"
+            } else {
+                "separate cores"
+            };
+            let (kernel, x) = (one.kernel, words::ratio_short(one.ratio));
             vec![
                 format!(
-                    "CPUs {a} and {b} {} ({kernel} throughput {x} together); topology: {topo}",
-                    says(*shared)
+                    "CPUs {a} and {b} {says} ({kernel} throughput {x} together); topology: {topo}"
                 ),
-                format!("CPUs {a} and {b} {} ({kernel} {x} together)", says(*shared)),
-                format!("CPUs {a} and {b} {}", says(*shared)),
+                format!("CPUs {a} and {b} {says} ({kernel} {x} together)"),
+                format!("CPUs {a} and {b} {says}"),
             ]
         }
         many => {
-            let count = |v: Option<bool>| many.iter().filter(|p| p.2 == v).count();
-            let disagree = many
-                .iter()
-                .filter(|p| p.2.is_some_and(|s| s != p.5))
-                .count();
+            let count = |v: Option<bool>| many.iter().filter(|p| p.shared == v).count();
+            let disagree = many.iter().filter(|p| p.disagrees()).count();
             let head = format!(
                 "{} pairs of CPUs: {} share a core, {} separate, {} not told apart",
                 many.len(),
@@ -401,13 +483,14 @@ fn channel_key(what: &str) -> (u64, u64) {
     (num(size), num(batch))
 }
 
-/// hspc against its strongest rival (the smallest ratio) at the smallest events in
-/// the largest batches, worded from the finding's verdict; then the other groups.
-fn channel_heads(p: &ProbeResult) -> Vec<String> {
+/// `ours` against its strongest rival (the smallest ratio) at the smallest events
+/// in the largest batches, worded from the finding's verdict; then the other
+/// groups.
+fn race_heads(p: &ProbeResult, ours: &str) -> Vec<String> {
     let mut groups: Vec<(&str, &Finding, f64)> = Vec::new();
     for f in &p.findings {
         if let Finding::Comparison { what, a, ratio, .. } = f {
-            if a != "hspc" {
+            if a != ours {
                 continue;
             }
             match groups.iter_mut().find(|g| g.0 == what) {
@@ -452,10 +535,10 @@ fn channel_group_short(main: &str) -> String {
     }
 }
 
-/// The first of [`spin_slowdowns`] (a shared core first), and the same in fewer
+/// The first of [`slowdowns`] (a shared core first), and the same in fewer
 /// words: `a plain spin loop on other-core: 1.01× ±5%, no effect shown`.
-fn spin_heads(p: &ProbeResult) -> Vec<String> {
-    let mut heads: Vec<String> = spin_slowdowns(p).into_iter().take(1).collect();
+fn slowdown_heads(p: &ProbeResult) -> Vec<String> {
+    let mut heads: Vec<String> = slowdowns(p).into_iter().take(1).collect();
     if let Some(first) = heads.first() {
         let short = first
             .strip_prefix("spinner on ")
@@ -476,7 +559,7 @@ fn comparison_heads(p: &ProbeResult, keep: impl Fn(&str, &str) -> bool) -> Vec<S
         .findings
         .iter()
         .filter(|f| matches!(f, Finding::Comparison { a, b, .. } if keep(a, b)))
-        .filter_map(|f| short_finding(f, false, &p.id))
+        .filter_map(|f| short_finding(f, false, false, &p.id))
         .collect();
     let mut heads: Vec<String> = (1..=parts.len())
         .rev()
@@ -526,9 +609,9 @@ fn chosen(t: &Table) -> Option<&[serde_json::Value]> {
 }
 
 /// The tuner's pick and what it gained: `pick 4 × 1500000 B, pad 128 B,
-/// spin_then_park: 2.398 ns ±27% per event, from 7.123 ns ±9%` (Stage One's first
-/// and last choice on the same events), else the pick alone.
-fn tune_heads(p: &ProbeResult) -> Vec<String> {
+/// spin_then_park: 2.398 ns ±27% per event, from 7.123 ns ±9%` (the first stage's
+/// first and last choice on the same events), else the pick alone.
+fn tune_heads(p: &ProbeResult, first_stage: &str, last_stage: &str) -> Vec<String> {
     let label = |t: &Table, row: &[serde_json::Value]| {
         cell(t, row, "run")
             .and_then(serde_json::Value::as_str)
@@ -537,7 +620,7 @@ fn tune_heads(p: &ProbeResult) -> Vec<String> {
     let stage_one: Vec<&Table> = p
         .tables
         .iter()
-        .filter(|t| t.name.starts_with("stage one") && !t.name.contains("roadmap"))
+        .filter(|t| t.name.starts_with(first_stage) && !t.name.contains("roadmap"))
         .filter(|t| chosen(t).is_some())
         .collect();
     let event_bytes = p
@@ -548,7 +631,7 @@ fn tune_heads(p: &ProbeResult) -> Vec<String> {
     let stage_two = p
         .tables
         .iter()
-        .filter(|t| t.name.starts_with("stage two") && chosen(t).is_some())
+        .filter(|t| t.name.starts_with(last_stage) && chosen(t).is_some())
         .find(|t| {
             event_bytes
                 .as_ref()

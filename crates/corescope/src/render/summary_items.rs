@@ -5,7 +5,7 @@
 
 use super::terminal::plus_minus;
 use super::words;
-use crate::model::{Estimate, Finding, ProbeResult, RunFile, Status};
+use crate::model::{Estimate, Finding, PairClass, ProbeResult, RunFile, Status, SummaryShape};
 use crate::units::{fmt_num, fmt_value, threads};
 
 /// A value with its unit and `±x%` when the interval is wider than 1 %.
@@ -16,16 +16,18 @@ pub fn est(unit: &str, e: &Estimate) -> String {
 /// The probe's key results as short items, most important first (the layout
 /// joins them with `; `, wraps them and leaves out the last ones when the screen
 /// is full).
-pub fn probe_items(p: &ProbeResult, run: &RunFile) -> Vec<String> {
+pub fn probe_items(p: &ProbeResult, shape: &SummaryShape, run: &RunFile) -> Vec<String> {
     if p.status != Status::Completed && p.series.is_empty() && p.distributions.is_empty() {
         let why = p.reason.clone().unwrap_or_default();
         return vec![format!("{}: {why}", p.status.name())];
     }
-    let mut items = special_items(p, run);
-    // Every typed finding the special cases did not cover, in short form.
+    let mut items = shape_items(p, shape, run);
+    // Every typed finding the shape's items did not cover, in short form; a
+    // scaling shape shows every placement's figures, so not their comparisons.
     let covered = !items.is_empty();
+    let placements_shown = covered && matches!(shape, SummaryShape::Scaling { .. });
     for f in &p.findings {
-        if let Some(s) = short_finding(f, covered, &p.id) {
+        if let Some(s) = short_finding(f, covered, placements_shown, &p.id) {
             items.push(s);
         }
     }
@@ -45,46 +47,49 @@ pub fn probe_items(p: &ProbeResult, run: &RunFile) -> Vec<String> {
     items
 }
 
-/// The items of the probes the summary knows by name (empty for the others).
-fn special_items(p: &ProbeResult, run: &RunFile) -> Vec<String> {
-    match p.id.as_str() {
-        "compute" => {
-            let mut items = families(p, &["int", "fp"]);
-            items.extend(seed001_items(p, run.topology.allowed_count()));
-            items
-        }
-        "memory" => memory_items(p, run),
-        "peak" => peak_items(p),
-        "threads" => dist_items(
-            p,
-            "create/joinable/",
-            "child on",
-            &[
-                ("call", "pthread_create returns in"),
-                ("start", "the child runs after"),
-            ],
-        ),
-        "mutex" => mutex_items(p),
-        "condvar" => dist_items(
-            p,
-            "signal/",
-            "waiter on",
-            &[
-                ("call", "pthread_cond_signal returns in"),
-                ("wake", "the waiter wakes after"),
-            ],
-        ),
-        "syscall" => p
+/// The items the probe's summary shape draws (empty for [`SummaryShape::FirstItem`]
+/// and [`SummaryShape::Comparison`], whose findings speak for themselves).
+fn shape_items(p: &ProbeResult, shape: &SummaryShape, run: &RunFile) -> Vec<String> {
+    match *shape {
+        SummaryShape::Scaling {
+            families,
+            by_placement,
+            table2,
+            latency_series,
+        } => scaling_items(p, run, families, (by_placement, table2), latency_series),
+        SummaryShape::PeakPerLevel { .. } => peak_items(p),
+        SummaryShape::PlacedMedians {
+            prefix,
+            item_lead,
+            item_parts,
+            ..
+        } => dist_items(p, prefix, item_lead, item_parts),
+        SummaryShape::LockHandoff {
+            uncontended,
+            sleeping,
+            spinning,
+            part,
+        } => lock_items(p, uncontended, (sleeping, spinning), part),
+        SummaryShape::Medians => p
             .distributions
             .iter()
             .map(|d| format!("{} {}", d.name, est(&d.unit, &d.summary.median())))
             .collect(),
-        "timers" => timer_items(p),
-        "channel" => channel_items(p),
-        "spin" => spin_items(p),
-        "sharing" => sharing_items(p),
-        "c2c" => c2c_items(p),
-        _ => Vec::new(),
+        SummaryShape::ValueWithCompanion {
+            suffix,
+            says,
+            companion,
+            companion_says,
+        } => companion_items(p, (suffix, says), (companion, companion_says)),
+        SummaryShape::Race {
+            rates, round_trips, ..
+        } => race_items(p, rates, round_trips),
+        SummaryShape::Slowdowns { notes_with } => slowdown_items(p, notes_with),
+        SummaryShape::CoreSharing => sharing_items(p),
+        SummaryShape::PairClasses { classes } => pair_class_items(p, classes),
+        SummaryShape::FirstItem
+        | SummaryShape::Comparison { .. }
+        | SummaryShape::TunerPick { .. } => Vec::new(),
     }
 }
 
@@ -96,8 +101,16 @@ pub fn plain_counts(text: &str) -> String {
         .replace("classes of pairs of CPUs", "classes of CPU pairs")
 }
 
-/// A finding in a few words, or `None` when the summary shows it otherwise.
-pub fn short_finding(f: &Finding, covered: bool, probe: &str) -> Option<String> {
+/// A finding in a few words, or `None` when the summary shows it otherwise:
+/// `covered` when the shape's items cover the probe's findings (comparisons
+/// still shown, unless `placements_shown`: a scaling shape's items show every
+/// placement's figures).
+pub fn short_finding(
+    f: &Finding,
+    covered: bool,
+    placements_shown: bool,
+    probe: &str,
+) -> Option<String> {
     match f {
         Finding::Scaling {
             what,
@@ -122,8 +135,7 @@ pub fn short_finding(f: &Finding, covered: bool, probe: &str) -> Option<String> 
             outcome,
             ..
         } => {
-            // Compute and memory show every placement's figures already.
-            if covered && matches!(probe, "compute" | "memory") {
+            if placements_shown {
                 return None;
             }
             let head = drop_parens(what.split([',', ':']).next().unwrap_or(what));
@@ -155,7 +167,7 @@ pub fn short_finding(f: &Finding, covered: bool, probe: &str) -> Option<String> 
 
 /// `, 95 % of it already at 2` when fewer threads than the peak's reach 95 % of
 /// it, else nothing.
-fn already(saturation: f64, peak_at: f64) -> String {
+pub fn already(saturation: f64, peak_at: f64) -> String {
     if saturation < peak_at {
         format!(", 95 % of it already at {}", fmt_num_int(saturation))
     } else {
@@ -228,10 +240,10 @@ fn families(p: &ProbeResult, names: &[&str]) -> Vec<String> {
 /// filled, with the source of MIPS and CPI: `int seed 001 (unbound): 3120 → 6200
 /// MIPS, CPI 1.130 → 1.140, efficiency 8.7 % → 17 % of the machine's maximum, 1 →
 /// 2 threads (from the kernel's instruction count)`.
-fn seed001_items(p: &ProbeResult, cpus: usize) -> Vec<String> {
+fn seed001_items(p: &ProbeResult, kinds: &[&str], cpus: usize) -> Vec<String> {
     use crate::analysis::seed001::{one_and_full, table2};
     let mut items = Vec::new();
-    for kind in ["int", "fp"] {
+    for &kind in kinds {
         let Some(t) = table2(p, kind) else { continue };
         let Some((one, full)) = one_and_full(&t, cpus) else {
             continue;
@@ -261,8 +273,17 @@ fn seed001_items(p: &ProbeResult, cpus: usize) -> Vec<String> {
     items
 }
 
-fn memory_items(p: &ProbeResult, run: &RunFile) -> Vec<String> {
-    let mut items = families(p, &["read", "write"]);
+/// A scaling shape's items: the families `by_placement` per placement, the peak
+/// of the other `families`, seed 001's Table 2 of the families in `table2`, and
+/// the load latency per cache level from `latency_series`.
+fn scaling_items(
+    p: &ProbeResult,
+    run: &RunFile,
+    names: &[&str],
+    (by_placement, table2): (&[&str], &[&str]),
+    latency_series: Option<&str>,
+) -> Vec<String> {
+    let mut items = families(p, by_placement);
     for f in &p.findings {
         if let Finding::Scaling {
             what,
@@ -272,7 +293,7 @@ fn memory_items(p: &ProbeResult, run: &RunFile) -> Vec<String> {
             ..
         } = f
         {
-            if what == "copy" || what == "triad" {
+            if names.contains(&what.as_str()) && !by_placement.contains(&what.as_str()) {
                 items.push(format!(
                     "{what} peak {} with {}",
                     est(unit, peak),
@@ -281,7 +302,8 @@ fn memory_items(p: &ProbeResult, run: &RunFile) -> Vec<String> {
             }
         }
     }
-    if let Some(s) = p.series("ws-latency/1t") {
+    items.extend(seed001_items(p, table2, run.topology.allowed_count()));
+    if let Some(s) = latency_series.and_then(|name| p.series(name)) {
         items.extend(load_latency(s, run));
     }
     items
@@ -402,13 +424,20 @@ fn dist_items(p: &ProbeResult, prefix: &str, lead: &str, parts: &[(&str, &str)])
         .collect()
 }
 
-fn mutex_items(p: &ProbeResult) -> Vec<String> {
+/// A lock's uncontended lock+unlock per implementation, then the hand-over to a
+/// sleeping and to a spinning waiter per where.
+fn lock_items(
+    p: &ProbeResult,
+    uncontended: &str,
+    (sleeping, spinning): (&str, &str),
+    part: &str,
+) -> Vec<String> {
     let unc: Vec<String> = p
         .distributions
         .iter()
         .filter_map(|d| {
             d.name
-                .strip_prefix("uncontended/")
+                .strip_prefix(uncontended)
                 .map(|n| format!("{n} {}", est(&d.unit, &d.summary.median())))
         })
         .collect();
@@ -418,28 +447,33 @@ fn mutex_items(p: &ProbeResult) -> Vec<String> {
     }
     items.extend(dist_items(
         p,
-        "handoff/sleeping/",
+        sleeping,
         "handoff to a sleeping waiter on",
-        &[("wake", "")],
+        &[(part, "")],
     ));
     items.extend(dist_items(
         p,
-        "handoff/spinning/",
+        spinning,
         "handoff to a spinning waiter on",
-        &[("wake", "")],
+        &[(part, "")],
     ));
     items.iter().map(|i| i.replace(":  ", ": ")).collect()
 }
 
-/// `tsc: a read takes 9.500 ns, step 0.400 ns` per clock.
-fn timer_items(p: &ProbeResult) -> Vec<String> {
+/// `tsc: a read takes 9.500 ns, step 0.400 ns` per subject (a clock): the value
+/// named `<subject><suffix>`, with the one named `<subject><companion>`.
+fn companion_items(
+    p: &ProbeResult,
+    (suffix, says): (&str, &str),
+    (companion, companion_says): (&str, &str),
+) -> Vec<String> {
     let mut items = Vec::new();
     for f in &p.findings {
         if let Finding::Value {
             what, unit, value, ..
         } = f
         {
-            let Some(clock) = what.strip_suffix(": read overhead") else {
+            let Some(clock) = what.strip_suffix(suffix) else {
                 continue;
             };
             let step = p.findings.iter().find_map(|g| match g {
@@ -448,22 +482,23 @@ fn timer_items(p: &ProbeResult) -> Vec<String> {
                     unit: u,
                     value: v,
                     ..
-                } if *w == format!("{clock}: step") => Some(est(u, v)),
+                } if *w == format!("{clock}{companion}") => Some(est(u, v)),
                 _ => None,
             });
             items.push(format!(
-                "{clock}: a read takes {}{}",
+                "{clock}: {says} {}{}",
                 est(unit, value),
-                step.map(|s| format!(", step {s}")).unwrap_or_default()
+                step.map(|s| format!(", {companion_says} {s}"))
+                    .unwrap_or_default()
             ));
         }
     }
     items
 }
 
-/// `cache line handed over by compare-and-swap 116.0 ns, 1 pair of CPUs` per
-/// class of pairs (c2c's typed values).
-fn c2c_items(p: &ProbeResult) -> Vec<String> {
+/// `one cache line handed between two CPUs by compare-and-swap: 116.0 ns, 1 pair
+/// of CPUs` per class of pairs (a value named `<class>: <pairs>`).
+fn pair_class_items(p: &ProbeResult, classes: &[PairClass]) -> Vec<String> {
     p.findings
         .iter()
         .filter_map(|f| match f {
@@ -471,11 +506,10 @@ fn c2c_items(p: &ProbeResult) -> Vec<String> {
                 what, unit, value, ..
             } => {
                 let (name, pairs) = what.split_once(": ")?;
-                let how = match name {
-                    "c2c/cas" => "one cache line handed between two CPUs by compare-and-swap",
-                    "c2c/rw" => "a write seen by the other CPU's read (ping-pong)",
-                    _ => name,
-                };
+                let how = classes
+                    .iter()
+                    .find(|c| c.name == name)
+                    .map_or(name, |c| c.item);
                 Some(format!(
                     "{how}: {}, {}",
                     est(unit, value),
@@ -487,16 +521,16 @@ fn c2c_items(p: &ProbeResult) -> Vec<String> {
         .collect()
 }
 
-fn channel_items(p: &ProbeResult) -> Vec<String> {
-    // The best rate per event size over every implementation and batch.
+/// The best rate per event size over every implementation and batch (the series
+/// `<rates><impl>/<size>`), then the round trips' medians (`<round_trips><impl>/…`).
+fn race_items(p: &ProbeResult, rates: &str, round_trips: &str) -> Vec<String> {
     let mut best: Vec<(String, String, f64, Estimate, String)> = Vec::new();
-    for s in p
-        .series
-        .iter()
-        .filter(|s| s.name.starts_with("throughput/"))
-    {
-        let parts: Vec<&str> = s.name.split('/').collect();
-        let (Some(imp), Some(size)) = (parts.get(1), parts.get(2)) else {
+    for s in &p.series {
+        let Some(rest) = s.name.strip_prefix(rates) else {
+            continue;
+        };
+        let parts: Vec<&str> = rest.split('/').collect();
+        let (Some(imp), Some(size)) = (parts.first(), parts.get(1)) else {
             continue;
         };
         for i in 0..s.y.len() {
@@ -536,7 +570,7 @@ fn channel_items(p: &ProbeResult) -> Vec<String> {
         .distributions
         .iter()
         .filter_map(|d| {
-            let imp = d.name.strip_prefix("roundtrip/")?.split('/').next()?;
+            let imp = d.name.strip_prefix(round_trips)?.split('/').next()?;
             Some(format!("{imp} {}", est(&d.unit, &d.summary.median())))
         })
         .collect();
@@ -546,16 +580,18 @@ fn channel_items(p: &ProbeResult) -> Vec<String> {
     items
 }
 
-fn spin_items(p: &ProbeResult) -> Vec<String> {
+/// The notes holding `notes_with` (older files' wording of a result), then the
+/// [`slowdowns`].
+fn slowdown_items(p: &ProbeResult, notes_with: Option<&str>) -> Vec<String> {
     let mut items: Vec<String> = p
         .findings
         .iter()
-        .filter_map(|f| match f {
-            Finding::Note { text } if text.contains("cheapest") => Some(drop_parens(text)),
+        .filter_map(|f| match (f, notes_with) {
+            (Finding::Note { text }, Some(w)) if text.contains(w) => Some(drop_parens(text)),
             _ => None,
         })
         .collect();
-    items.extend(spin_slowdowns(p));
+    items.extend(slowdowns(p));
     items
 }
 
@@ -563,7 +599,7 @@ fn spin_items(p: &ProbeResult) -> Vec<String> {
 /// spin loop: 1.01× ±5%, no effect shown`), worded from each slowdown's verdict;
 /// seed 003's interference first: the relation that shares the most, the one
 /// sharing a CPU (the scheduler's time slicing) last.
-pub fn spin_slowdowns(p: &ProbeResult) -> Vec<String> {
+pub fn slowdowns(p: &ProbeResult) -> Vec<String> {
     let mut slowdowns: Vec<(usize, String)> = Vec::new();
     for f in &p.findings {
         if let Finding::Slowdown {
@@ -608,12 +644,27 @@ fn spin_rank(place: &str) -> usize {
 /// beyond, it counts them.
 const CORE_SHARING_PAIRS_NAMED: usize = 3;
 
-/// The dependent chains' worst slowdown, and the throughput kernels' verdicts of
-/// the pairs (each pair up to [`CORE_SHARING_PAIRS_NAMED`], counts beyond).
-fn sharing_items(p: &ProbeResult) -> Vec<String> {
-    let mut items = matrix_worst(p);
-    let pairs: Vec<_> = p
-        .findings
+/// One pair's core-sharing verdict (`Finding::CoreSharing`), as the summary words it.
+pub struct SharingPair<'p> {
+    pub a: u32,
+    pub b: u32,
+    pub shared: Option<bool>,
+    pub kernel: &'p str,
+    pub ratio: &'p Estimate,
+    pub topology_same_core: bool,
+}
+
+impl SharingPair<'_> {
+    /// The measurement decided, and not as the topology says.
+    pub fn disagrees(&self) -> bool {
+        self.shared.is_some_and(|s| s != self.topology_same_core)
+    }
+}
+
+/// The core-sharing verdicts of the probe's pairs, in finding order (for the
+/// headline and the items alike).
+pub fn core_sharing_pairs(p: &ProbeResult) -> Vec<SharingPair<'_>> {
+    p.findings
         .iter()
         .filter_map(|f| match f {
             Finding::CoreSharing {
@@ -624,34 +675,52 @@ fn sharing_items(p: &ProbeResult) -> Vec<String> {
                 ratio,
                 topology_same_core,
                 ..
-            } => Some((*a, *b, *shared, kernel, ratio, *topology_same_core)),
+            } => Some(SharingPair {
+                a: *a,
+                b: *b,
+                shared: *shared,
+                kernel,
+                ratio,
+                topology_same_core: *topology_same_core,
+            }),
             _ => None,
         })
-        .collect();
-    let says = |shared: Option<bool>| match shared {
+        .collect()
+}
+
+/// What a pair's verdict says of its two CPUs.
+pub fn sharing_says(shared: Option<bool>) -> &'static str {
+    match shared {
         Some(true) => "share a core",
         Some(false) => "run on separate cores",
         None => "are not told apart as one core or two",
-    };
+    }
+}
+
+/// The dependent chains' worst slowdown, and the throughput kernels' verdicts of
+/// the pairs (each pair up to [`CORE_SHARING_PAIRS_NAMED`], counts beyond).
+fn sharing_items(p: &ProbeResult) -> Vec<String> {
+    let mut items = matrix_worst(p);
+    let pairs = core_sharing_pairs(p);
     if pairs.len() <= CORE_SHARING_PAIRS_NAMED {
-        for &(a, b, shared, kernel, ratio, same_core) in &pairs {
-            let topo = if same_core {
+        for pair in &pairs {
+            let topo = if pair.topology_same_core {
                 "one core"
             } else {
                 "separate cores"
             };
             items.push(format!(
-                "CPUs {a} and {b} {} ({kernel} throughput {} together), topology says {topo}",
-                says(shared),
-                words::ratio_short(ratio)
+                "CPUs {} and {} {} ({} throughput {} together), topology says {topo}",
+                pair.a,
+                pair.b,
+                sharing_says(pair.shared),
+                pair.kernel,
+                words::ratio_short(pair.ratio)
             ));
         }
     } else {
-        let count = |v: Option<bool>| pairs.iter().filter(|p| p.2 == v).count();
-        let disagree = pairs
-            .iter()
-            .filter(|p| p.2.is_some_and(|s| s != p.5))
-            .count();
+        let count = |v: Option<bool>| pairs.iter().filter(|p| p.shared == v).count();
+        let disagree = pairs.iter().filter(|p| p.disagrees()).count();
         items.push(format!(
             "{} pairs of CPUs: {} share a core, {} run on separate cores, {} not told apart; \
              {disagree} disagree with the topology",

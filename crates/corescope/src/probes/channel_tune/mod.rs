@@ -750,6 +750,13 @@ struct CaseParams {
 
 impl Probe for ChannelTune {
     /// The tuner runs for its own budget.
+    /// Summary: the tuner's pick and what it gained.
+    fn summary_shape(&self) -> crate::model::SummaryShape {
+        crate::model::SummaryShape::TunerPick {
+            first_stage: "stage one",
+            last_stage: "stage two",
+        }
+    }
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
         c.num("budget_s")
     }

@@ -309,6 +309,15 @@ pub const STREAM_CACHE_FACTOR: u64 = 4;
 
 impl Probe for Memory {
     /// [`cost::run_s`], with the probe's passes and repetitions.
+    /// Summary: the four kernels' peaks, read and write per placement, the load latency per cache level.
+    fn summary_shape(&self) -> crate::model::SummaryShape {
+        crate::model::SummaryShape::Scaling {
+            families: &["read", "write", "copy", "triad"],
+            by_placement: &["read", "write"],
+            table2: &[],
+            latency_series: Some("ws-latency/1t"),
+        }
+    }
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
         cost::run_s(c, BANDWIDTH_PASSES, WS_READ_REPS)
     }
