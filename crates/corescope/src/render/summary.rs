@@ -270,6 +270,9 @@ fn machine_line(run: &RunFile) -> String {
 /// report.
 fn layout_probe(p: &ProbeText, width: usize, cap: usize) -> Vec<String> {
     let (id, heads) = (p.id, &p.heads);
+    // An id as wide as the name column stands alone on its line: that line
+    // carries no result, so the probe gets one more.
+    let cap = cap + usize::from(id.chars().count() >= NAME_COLS);
     for head in heads {
         // The richest headline that fits leads, with as many items as fit after it,
         // less those it states already.

@@ -42,8 +42,8 @@ pub fn group_line(g: &WarningGroup) -> String {
     let probes = listed_short(&g.probes);
     match g.cause {
         Cause::StateChanged => format!(
-            "state changed {}× (vCPUs moved) in {probes}: see `states`; rerun",
-            g.count
+            "state changed (vCPUs moved) in {}: {probes}: see `states`; rerun",
+            count(g.probes.len(), "probe", "probes")
         ),
         Cause::PinnedMoved => format!(
             "pinned threads moved (≤ {:.0}×) in {probes}: they mix CPUs; keep other work off",
