@@ -5,6 +5,7 @@
 //! its own warnings in full. Pure: the run file in, groups out.
 
 use crate::model::{NoiseCause, ProbeResult, RunFile, Warning};
+use std::collections::BTreeMap;
 
 /// Why a figure is less trustworthy: the causes warnings are grouped by, in the
 /// order the overview lists them (what changes the most figures first).
@@ -104,30 +105,23 @@ pub fn groups(run: &RunFile) -> Vec<WarningGroup> {
 
 /// [`groups`] of some probes.
 pub fn group_probes<'a>(probes: impl Iterator<Item = &'a ProbeResult>) -> Vec<WarningGroup> {
-    let mut out: Vec<WarningGroup> = Vec::new();
+    let mut by_cause: BTreeMap<Cause, WarningGroup> = BTreeMap::new();
     for p in probes {
         for w in &p.warnings {
             let cause = cause_of(w);
-            let at = match out.iter().position(|g| g.cause == cause) {
-                Some(i) => i,
-                None => {
-                    out.push(WarningGroup {
-                        cause,
-                        count: 0,
-                        points: 0,
-                        probes: Vec::new(),
-                        figures: Vec::new(),
-                        worst: None,
-                        first_text: None,
-                    });
-                    out.len() - 1
-                }
-            };
-            add(&mut out[at], &p.id, w);
+            let g = by_cause.entry(cause).or_insert_with(|| WarningGroup {
+                cause,
+                count: 0,
+                points: 0,
+                probes: Vec::new(),
+                figures: Vec::new(),
+                worst: None,
+                first_text: None,
+            });
+            add(g, &p.id, w);
         }
     }
-    out.sort_by_key(|g| g.cause);
-    out
+    by_cause.into_values().collect()
 }
 
 /// One warning of `probe` into its group.

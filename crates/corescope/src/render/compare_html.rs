@@ -3,8 +3,8 @@
 
 use super::compare_first::{first_screen, RULE};
 use super::compare_view::{
-    agreement_lines, cell_stats, cycles, is_rate, machine_rows, machines, per_cpu, ratio_of,
-    shown_tables, Machine, OVERLAP_MARK, OVERLAP_NOTE,
+    agreement_lines, cell_stats, cycles, is_rate, machine_rows, machines, per_cpu, prepared,
+    ratio_of, shown_tables, Machine, OVERLAP_MARK, OVERLAP_NOTE,
 };
 use crate::compare::{self, model, param_mismatches};
 use crate::model::{Estimate, ProbeResult, RunFile, Series};
@@ -86,13 +86,8 @@ fn machines_html(o: &mut String, raw_runs: &[RunFile], ms: &[Machine]) {
 /// raw and normalised) with their tables, and distribution percentiles.
 pub fn render_html(runs: &[RunFile], only: Option<&[String]>) -> String {
     let raw_runs = runs;
-    let shown: Vec<RunFile> = runs.iter().map(crate::render::for_display).collect();
+    let (shown, only) = prepared(runs, only);
     let runs = shown.as_slice();
-    let only = only.map(|o| {
-        o.iter()
-            .map(|id| crate::render::clean(id, crate::render::MAX_NAME_CHARS, false))
-            .collect::<Vec<_>>()
-    });
     let only = only.as_deref();
     let ms = machines(runs);
     let names: Vec<&str> = ms.iter().map(|m| m.label.as_str()).collect();

@@ -4,8 +4,8 @@
 
 use super::compare_first::{first_screen, RULE};
 use super::compare_view::{
-    agreement_lines, cell_stats, cycles, machine_rows, machines, peak_line, ratio_of, shown_tables,
-    Machine, OVERLAP_MARK, OVERLAP_NOTE,
+    agreement_lines, cell_stats, cycles, machine_rows, machines, peak_line, prepared, ratio_of,
+    shown_tables, Machine, OVERLAP_MARK, OVERLAP_NOTE,
 };
 use crate::compare::{self, model, param_mismatches};
 use crate::model::{Estimate, ProbeResult, RunFile, Series, Status};
@@ -162,13 +162,8 @@ fn machines_text(o: &mut String, raw_runs: &[RunFile], ms: &[Machine]) {
 /// The comparison as terminal tables.
 pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
     let raw_runs = runs;
-    let shown: Vec<RunFile> = runs.iter().map(crate::render::for_display).collect();
+    let (shown, only) = prepared(runs, only);
     let runs = shown.as_slice();
-    let only = only.map(|o| {
-        o.iter()
-            .map(|id| crate::render::clean(id, crate::render::MAX_NAME_CHARS, false))
-            .collect::<Vec<_>>()
-    });
     let only = only.as_deref();
     let ms = machines(runs);
     let mut o = String::new();

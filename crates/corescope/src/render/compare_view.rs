@@ -28,6 +28,21 @@ pub struct Machine<'a> {
 }
 
 /// Label and normalisation facts of each run.
+/// The runs as displayed (`render::for_display`) and the probe ids asked for,
+/// cleaned as displayed ids are: what both compare renderers start from.
+pub(super) fn prepared(
+    runs: &[RunFile],
+    only: Option<&[String]>,
+) -> (Vec<RunFile>, Option<Vec<String>>) {
+    let shown = runs.iter().map(crate::render::for_display).collect();
+    let only = only.map(|o| {
+        o.iter()
+            .map(|id| crate::render::clean(id, crate::render::MAX_NAME_CHARS, false))
+            .collect()
+    });
+    (shown, only)
+}
+
 pub fn machines(runs: &[RunFile]) -> Vec<Machine<'_>> {
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     runs.iter()

@@ -11,24 +11,28 @@ const NAMED: usize = 3;
 /// Names in a one-line form (`a, b +4`).
 const NAMED_SHORT: usize = 2;
 
-/// `a, b, c and 4 more`.
-fn listed(names: &[String]) -> String {
-    let shown: Vec<&str> = names.iter().take(NAMED).map(String::as_str).collect();
-    let mut s = shown.join(", ");
-    if names.len() > NAMED {
-        s.push_str(&format!(" and {} more", names.len() - NAMED));
+/// The first `shown` names joined with `, `, and the rest counted by `rest`.
+fn listed_with(names: &[String], shown: usize, rest: fn(usize) -> String) -> String {
+    let mut s = names
+        .iter()
+        .take(shown)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > shown {
+        s.push_str(&rest(names.len() - shown));
     }
     s
 }
 
+/// `a, b, c and 4 more`.
+fn listed(names: &[String]) -> String {
+    listed_with(names, NAMED, |n| format!(" and {n} more"))
+}
+
 /// `a, b +4`.
 fn listed_short(names: &[String]) -> String {
-    let shown: Vec<&str> = names.iter().take(NAMED_SHORT).map(String::as_str).collect();
-    let mut s = shown.join(", ");
-    if names.len() > NAMED_SHORT {
-        s.push_str(&format!(" +{}", names.len() - NAMED_SHORT));
-    }
-    s
+    listed_with(names, NAMED_SHORT, |n| format!(" +{n}"))
 }
 
 /// `1 figure` / `3 figures`.
