@@ -22,7 +22,7 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}\
 .scroll{max-width:100%;overflow-x:auto}td{white-space:nowrap}tr.best td{background:#e7f6ec;font-weight:600}\
 .badge{font-size:.75em;padding:2px 8px;border-radius:8px;color:#fff;vertical-align:middle}\
 .completed{background:#2a7}.gave_up{background:#d80}.skipped{background:#888}.failed{background:#c33}.interrupted{background:#a3a}\
-.warn{color:#a50}.more{color:#555;font-size:.92em}table.answers td,table.answers th{text-align:left;white-space:normal;overflow-wrap:normal}table.answers td:first-child{white-space:nowrap}.answers details{display:inline}.answers summary{display:inline;color:#555;font-size:.92em}.findings li{margin:.2em 0}figure{margin:1em 0}figcaption{font-size:.9em;color:#555}\
+.warn{color:#a50}.more{color:#555;font-size:.92em}table.answers td,table.answers th{text-align:left;white-space:normal;overflow-wrap:normal}table.answers td:first-child{white-space:nowrap}.answers details{display:inline}.answers summary{display:inline;color:#555;font-size:.92em}.findings li{margin:.2em 0}p.answer{background:#f4f8f5;border-left:3px solid #2a7;padding:.3em .6em}figure{margin:1em 0}figcaption{font-size:.9em;color:#555}\
 svg{max-width:100%;height:auto;font-family:system-ui,sans-serif;display:block}details{margin:.5em 0}\
 .side{display:flex;flex-wrap:wrap;gap:1em}.side figure{flex:1 1 480px;min-width:0}code{overflow-wrap:anywhere}\
 @page{margin:12mm}@media print{body{max-width:none;margin:0;font-size:11px}h2{page-break-before:always}figure,tr{break-inside:avoid}nav{display:none}.scroll{overflow:visible}}";
@@ -38,7 +38,8 @@ pub fn render_run(run: &RunFile) -> String {
         esc(&title)
     );
     let _ = write!(o, "<h1>{}</h1>", esc(&title));
-    o.push_str(&super::html_answers::section(run));
+    let answers = super::summary::answers(run);
+    o.push_str(&super::html_answers::section(run, &answers));
     machine(&mut o, run);
     o.push_str("<nav><p>Probes: ");
     for p in &run.probes {
@@ -52,7 +53,8 @@ pub fn render_run(run: &RunFile) -> String {
     }
     o.push_str("</p></nav>");
     for p in &run.probes {
-        probe(&mut o, p);
+        let answer = answers.probes.iter().find(|a| a.id == p.id);
+        probe(&mut o, p, answer.and_then(|a| a.head.as_deref()));
     }
     if let Some(cc) = &run.crosscheck {
         o.push_str(&super::crosscheck::html(cc));
@@ -140,7 +142,13 @@ fn machine(o: &mut String, run: &RunFile) {
     o.push_str("</table></div></details></section>");
 }
 
-fn probe(o: &mut String, p: &ProbeResult) {
+/// Findings shown before the rest of a probe's list is collapsed.
+const FINDINGS_SHOWN: usize = 6;
+
+/// One probe's section: its answer (the summary's headline) first, then its
+/// findings (the first [`FINDINGS_SHOWN`], the rest collapsed), its figures and
+/// tables, its warnings last.
+fn probe(o: &mut String, p: &ProbeResult, answer: Option<&str>) {
     let _ = write!(
         o,
         "<section id='{id}'><h2>{id} <span class='badge {cls}'>{st}</span></h2><p>{title}</p>",
@@ -159,13 +167,15 @@ fn probe(o: &mut String, p: &ProbeResult) {
         };
         let _ = write!(o, "<p class='warn'><strong>{what}:</strong> {}</p>", esc(r));
     }
-    if !p.findings.is_empty() {
-        o.push_str("<ul class='findings'>");
-        for f in &p.findings {
-            let _ = write!(o, "<li>{}</li>", esc(&super::words::finding(f)));
-        }
-        o.push_str("</ul>");
+    // A probe that stopped already says why above; its headline repeats it.
+    if let (Some(a), Status::Completed) = (answer, p.status) {
+        let _ = write!(
+            o,
+            "<p class='answer'><strong>Answer:</strong> {}</p>",
+            esc(a)
+        );
     }
+    findings(o, p);
     params(o, p);
     o.push_str(&super::channel_roadmap::figure(p).unwrap_or_default());
     o.push_str(&super::spin_bars::figures(p));
@@ -233,6 +243,31 @@ fn probe(o: &mut String, p: &ProbeResult) {
         o.push_str("</ul></details>");
     }
     o.push_str("</section>");
+}
+
+/// The findings list: the first [`FINDINGS_SHOWN`] open, the rest collapsed.
+fn findings(o: &mut String, p: &ProbeResult) {
+    if p.findings.is_empty() {
+        return;
+    }
+    let item = |f: &crate::model::Finding| format!("<li>{}</li>", esc(&super::words::finding(f)));
+    o.push_str("<ul class='findings'>");
+    for f in p.findings.iter().take(FINDINGS_SHOWN) {
+        o.push_str(&item(f));
+    }
+    o.push_str("</ul>");
+    let rest = p.findings.len().saturating_sub(FINDINGS_SHOWN);
+    if rest > 0 {
+        let _ = write!(
+            o,
+            "<details><summary>{rest} more finding{}</summary><ul class='findings'>",
+            if rest == 1 { "" } else { "s" }
+        );
+        for f in &p.findings[FINDINGS_SHOWN..] {
+            o.push_str(&item(f));
+        }
+        o.push_str("</ul></details>");
+    }
 }
 
 /// Most series one chart draws before a group is split by series name.
@@ -760,5 +795,54 @@ fn md_distributions(o: &mut String, p: &ProbeResult) {
 fn md_left_out(o: &mut String, shown: usize, total: usize) {
     if let Some(line) = super::rows_left_out(shown, total) {
         let _ = write!(o, "\n{}\n", md(&line));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Finding;
+
+    fn with_findings(n: usize) -> ProbeResult {
+        let mut p = ProbeResult::new("alpha", "a probe", Status::Completed);
+        let notes: Vec<Finding> = (0..n)
+            .map(|i| Finding::Note {
+                text: format!("finding {i}"),
+            })
+            .collect();
+        p.findings = notes.into();
+        p
+    }
+
+    #[test]
+    fn a_section_opens_with_its_answer_and_collapses_long_findings() {
+        let mut o = String::new();
+        probe(
+            &mut o,
+            &with_findings(FINDINGS_SHOWN + 3),
+            Some("the <answer>"),
+        );
+        let answer = o.find("<p class='answer'>").expect("answer shown");
+        assert!(o.contains("the &lt;answer&gt;"), "{o}");
+        assert!(answer < o.find("finding 0").expect("findings shown"), "{o}");
+        let more = o.find("<details><summary>3 more findings</summary>");
+        let last_open = o.find(&format!("finding {}", FINDINGS_SHOWN - 1));
+        let first_closed = o.find(&format!("finding {FINDINGS_SHOWN}"));
+        assert!(
+            more.is_some() && last_open < more && more < first_closed,
+            "{o}"
+        );
+    }
+
+    #[test]
+    fn a_stopped_probe_gets_no_answer_line_and_short_lists_stay_open() {
+        let mut p = with_findings(2);
+        p.status = Status::Skipped;
+        p.reason = Some("no PMU".into());
+        let mut o = String::new();
+        probe(&mut o, &p, Some("skipped: no PMU"));
+        assert!(!o.contains("class='answer'"), "{o}");
+        assert!(o.contains("Skipped:"), "{o}");
+        assert!(!o.contains("more finding"), "{o}");
     }
 }

@@ -3,16 +3,16 @@
 //! the probe's section), the machine's state during the run, and the warnings by
 //! cause, each naming the sections it touches and what to do.
 
-use super::summary::{answers, ProbeAnswer};
+use super::summary::{Answers, ProbeAnswer};
 use super::svg::esc;
 use super::warning_overview;
 use crate::analysis::warning_groups::{groups, WarningGroup};
 use crate::model::RunFile;
 use std::fmt::Write;
 
-/// The answers section (`<section id='answers'>`).
-pub fn section(run: &RunFile) -> String {
-    let a = answers(run);
+/// The answers section (`<section id='answers'>`) of `run`, whose answers
+/// (`summary::answers`) are `a`.
+pub fn section(run: &RunFile, a: &Answers) -> String {
     let mut o = String::from("<section id='answers'><h2>Answers</h2>");
     let _ = write!(o, "<p><strong>{}</strong></p>", esc(&a.machine));
     o.push_str("<div class='scroll'><table class='answers'><tr><th>probe</th><th>answer</th></tr>");
@@ -100,7 +100,7 @@ mod tests {
         let mut b = ProbeResult::new("beta", "t", Status::Skipped);
         b.reason = Some("no PMU <here>".into());
         run.probes = vec![a, b];
-        let html = section(&run);
+        let html = section(&run, &crate::render::summary::answers(&run));
         assert!(html.starts_with("<section id='answers'>"));
         assert!(html.contains("<a href='#alpha'>alpha</a>"), "{html}");
         assert!(html.contains("skipped: no PMU &lt;here&gt;"), "{html}");

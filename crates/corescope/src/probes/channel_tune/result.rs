@@ -13,6 +13,12 @@ const STAGE_TWO: &str = "stage two";
 /// Everything the run file keeps of a tuning.
 pub(super) fn measurement(r: &Report) -> Measurement {
     let mut m = Measurement::default();
+    // The answer first: the configuration chosen, then each step's notes.
+    m.findings.push(format!(
+        "best: {} ({})",
+        super::describe(&r.best),
+        r.best_why
+    ));
     for s in &r.steps {
         m.tables.push(step_table(s));
         m.findings
@@ -24,11 +30,6 @@ pub(super) fn measurement(r: &Report) -> Measurement {
             m.findings.push(note);
         }
     }
-    m.findings.push(format!(
-        "best: {} ({})",
-        super::describe(&r.best),
-        r.best_why
-    ));
     m.params.insert(
         "best_config".into(),
         serde_json::to_value(r.best).unwrap_or_default(),

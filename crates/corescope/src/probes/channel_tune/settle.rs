@@ -352,27 +352,28 @@ fn verdict(c: &Comparison) -> [&'static str; 2] {
     }
 }
 
-/// The settling's note: the rounds, then each contender against the choice.
+/// The settling's note, answer first: the choice, each contender against it,
+/// the configurations one run cannot separate from it, then how it was settled.
 fn settled_note(step: &Step, s: &Settled, contenders: usize) -> String {
     let mut note = format!(
-        "settled: {contenders} contenders repeated in rotated order, the choice {} over {} rounds{}",
+        "choice {}{} ({} rounds; {contenders} contenders repeated in rotated order)",
         name(&step.rows[s.faster]),
-        step.rows[s.faster].repeats.len(),
         if s.kept {
-            " (the incumbent, kept: no contender was faster beyond the noise)".to_string()
+            ", the incumbent, kept: no contender was faster beyond the noise".to_string()
         } else if s.fastest != s.faster {
             format!(
-                " (its buffers take the fewest bytes of those equivalent to the fastest median, {})",
+                ", the fewest buffer bytes of those equivalent to the fastest median, {}",
                 name(&step.rows[s.fastest])
             )
         } else {
             String::new()
-        }
+        },
+        step.rows[s.faster].repeats.len(),
     );
     for v in &s.others {
         let r = v.comparison.ratio;
         note.push_str(&format!(
-            "; {} takes {:.3}× as long per event (95 % CI {:.3}–{:.3}, {} rounds): {}",
+            "; {}: {:.3}× as long per event (95 % CI {:.3}–{:.3}, {} rounds), {}",
             name(&step.rows[v.row]),
             r.value,
             r.lo,
@@ -390,11 +391,10 @@ fn settled_note(step: &Step, s: &Settled, contenders: usize) -> String {
             .collect();
         let more = s.unrepeated.len().saturating_sub(NAMES_LISTED);
         note.push_str(&format!(
-            "; {} configuration{} ran once within {:.0} % of the choice's median (the most one contender's runs strayed from their median here), so one run cannot separate {} from it: {}{}",
+            "; {} configuration{} ran once within {:.0} % of the choice's median (the most a contender's runs strayed here), too close for one run to separate: {}{}",
             s.unrepeated.len(),
             if s.unrepeated.len() == 1 { "" } else { "s" },
             (s.band - 1.0) * 100.0,
-            if s.unrepeated.len() == 1 { "it" } else { "them" },
             names.join("; "),
             if more > 0 {
                 format!("; and {more} more (the table's vs_choice column marks them all)")
@@ -555,8 +555,8 @@ mod tests {
         assert_eq!(step.best().unwrap().label, "1024 B");
         let note = step.notes.last().unwrap();
         assert!(
-            note.contains("the choice 1024 B")
-                && note.contains("4096 B takes 1.2")
+            note.starts_with("choice 1024 B")
+                && note.contains("4096 B: 1.2")
                 && note.ends_with("slower"),
             "{note}"
         );
@@ -684,7 +684,7 @@ mod tests {
         assert_eq!(step.best().unwrap().label, "4096 B");
         let note = step.notes.last().unwrap();
         assert!(
-            note.contains("the choice 4096 B") && note.contains("kept"),
+            note.starts_with("choice 4096 B") && note.contains("kept"),
             "{note}"
         );
         let tie = step.tie().unwrap();
@@ -734,10 +734,10 @@ mod tests {
         let small = s.others.iter().find(|v| v.row == 0).unwrap();
         assert_eq!(verdict(&small.comparison)[1], "slower");
         let note = step.notes.last().unwrap();
-        assert!(note.contains("the choice 16384 B"), "{note}");
+        assert!(note.starts_with("choice 16384 B"), "{note}");
         if s.fastest != s.faster {
             assert!(
-                note.contains("fewest bytes") && note.contains("65536 B"),
+                note.contains("fewest buffer bytes") && note.contains("65536 B"),
                 "{note}"
             );
         }
