@@ -655,13 +655,24 @@ pub(super) fn baselines(step: &Step) -> (Option<f64>, Option<f64>) {
 
 /// The work offloaded by a step of `t` seconds per event, in words.
 pub(super) fn offloaded_note(what: &str, t: f64, tp: f64, tc: f64) -> String {
-    format!(
-        "work offloaded by {what}: 1 − t / (t_producer + t_consumer) = 1 − {:.2} / ({:.2} + \
-         {:.2}) ns = {:.0} % (seed 004 §3.4; 50 % is perfect balancing)",
+    let share = work_offloaded(t, tp, tc);
+    let formula = format!(
+        "1 − t / (t_producer + t_consumer) = 1 − {:.2} / ({:.2} + {:.2}) ns",
         t * 1e9,
         tp * 1e9,
-        tc * 1e9,
-        work_offloaded(t, tp, tc) * 100.0
+        tc * 1e9
+    );
+    if share < 0.0 {
+        // Slower than the two sides one after the other: no share to state.
+        return format!(
+            "work offloaded by {what}: none; the pair takes {} as long as producer and \
+             consumer one after the other ({formula}; seed 004 §3.4)",
+            format!("{}×", crate::units::fmt_ratio(t / (tp + tc)))
+        );
+    }
+    format!(
+        "work offloaded by {what}: {:.0} % ({formula}; seed 004 §3.4; 50 % is perfect balancing)",
+        share * 100.0
     )
 }
 
@@ -677,6 +688,16 @@ mod tests {
         // Perfect balancing: the pair as fast as one side alone, equal sides.
         assert_eq!(work_offloaded(1.0, 1.0, 1.0), 0.5);
         assert_eq!(work_offloaded(2.0, 1.0, 1.0), 0.0);
+    }
+
+    #[test]
+    fn a_pair_slower_than_both_sides_added_offloads_nothing() {
+        let slow = offloaded_note("p8", 481.7e-9, 3.35e-9, 2.08e-9);
+        assert!(slow.starts_with("work offloaded by p8: none;"), "{slow}");
+        assert!(slow.contains("takes 88.7× as long"), "{slow}");
+        assert!(!slow.contains('%'), "no negative share: {slow}");
+        let fair = offloaded_note("p3", 3.5e-9, 3.35e-9, 2.08e-9);
+        assert!(fair.starts_with("work offloaded by p3: 36 %"), "{fair}");
     }
 
     #[test]
