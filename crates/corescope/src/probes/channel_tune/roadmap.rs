@@ -665,9 +665,9 @@ pub(super) fn offloaded_note(what: &str, t: f64, tp: f64, tc: f64) -> String {
     if share < 0.0 {
         // Slower than the two sides one after the other: no share to state.
         return format!(
-            "work offloaded by {what}: none; the pair takes {} as long as producer and \
+            "work offloaded by {what}: none; the pair takes {}× as long as producer and \
              consumer one after the other ({formula}; seed 004 §3.4)",
-            format!("{}×", crate::units::fmt_ratio(t / (tp + tc)))
+            crate::units::fmt_ratio(t / (tp + tc))
         );
     }
     format!(
