@@ -148,6 +148,28 @@ pub fn fmt_ratio(r: f64) -> String {
     }
 }
 
+/// A ratio to three significant digits at every magnitude: `0.00312`, `0.520`,
+/// `1.73`, `19.6`, `312`, `3120` (scientific beyond [`SCIENTIFIC_FROM`] and below
+/// [`SCIENTIFIC_BELOW`]): for ratios that span orders of magnitude, as a run
+/// beside a paper's machine does, where `0.00` or `0.0031` would hide a digit.
+pub fn fmt_ratio_sig3(r: f64) -> String {
+    if !r.is_finite() {
+        return "-".into();
+    }
+    let a = r.abs();
+    if a >= SCIENTIFIC_FROM || (a < SCIENTIFIC_BELOW && a > 0.0) {
+        format!("{r:.2e}")
+    } else if a >= 100.0 || a == 0.0 {
+        format!("{r:.0}")
+    } else if a >= 10.0 {
+        format!("{r:.1}")
+    } else if a >= 1.0 {
+        format!("{r:.2}")
+    } else {
+        format!("{r:.*}", decimals_for(a, 3))
+    }
+}
+
 /// A ratio for text that stays on its side of 1: [`fmt_ratio`], with more
 /// decimals (up to 6) while the rounded figure would read 1 or cross it
 /// (`1.002`, never `1.00` for an interval end above 1; `0.998`, never `1.00`).
@@ -249,6 +271,19 @@ mod tests {
         assert_eq!(fmt_ratio(250.4), "250");
         assert_eq!(fmt_ratio(f64::NAN), "-");
         assert_eq!(fmt_ratio(2e-6), "2.0e-6");
+    }
+
+    #[test]
+    fn ratios_keep_three_significant_digits() {
+        assert_eq!(fmt_ratio_sig3(0.003_12), "0.00312");
+        assert_eq!(fmt_ratio_sig3(0.003), "0.00300");
+        assert_eq!(fmt_ratio_sig3(0.52), "0.520");
+        assert_eq!(fmt_ratio_sig3(1.734), "1.73");
+        assert_eq!(fmt_ratio_sig3(19.64), "19.6");
+        assert_eq!(fmt_ratio_sig3(312.4), "312");
+        assert_eq!(fmt_ratio_sig3(3124.0), "3124");
+        assert_eq!(fmt_ratio_sig3(3.1e-5), "3.10e-5");
+        assert_eq!(fmt_ratio_sig3(f64::INFINITY), "-");
     }
 
     #[test]
