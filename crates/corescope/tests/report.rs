@@ -603,7 +603,8 @@ fn compare_opens_with_the_differences_beyond_the_noise() {
             *v *= f;
         }
     }
-    let text = compare::render_text(&[a.clone(), b.clone()], None);
+    // Wide enough for the heading on one line (at 100 columns it wraps).
+    let text = compare::render_text_width(&[a.clone(), b.clone()], None, 120);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],
