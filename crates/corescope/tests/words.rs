@@ -1,10 +1,11 @@
 //! Text a newcomer reads: `compare` fits the width it is given and words a
-//! ratio's direction from the ratio (which side is better by the unit), and `reference
-//! compare` keeps three digits of a ratio and cites each source once.
+//! ratio's direction from the ratio (which side is better by the unit), `reference
+//! compare` keeps three digits of a ratio and cites each source once, and the
+//! glossary in `docs/glossary.md` is the one the HTML report embeds.
 
 use assert_cmd::Command;
 use corescope::model::{Estimate, Finding, Outcome, Point, ProbeResult, RunFile, Status};
-use corescope::render::compare;
+use corescope::render::{compare, glossary, html};
 use corescope::store;
 use corescope::units::direction;
 use std::path::{Path, PathBuf};
@@ -254,4 +255,31 @@ fn reference_compare_keeps_three_digits_and_cites_each_source_once() {
     assert!(text.contains("(0.0289× the paper)"), "{text}");
     assert_eq!(ratio_digits(&text), [3, 3], "{text}");
     assert!(!text.contains("totals scale"), "{text}");
+}
+
+#[test]
+fn the_glossary_file_is_the_table_the_report_embeds() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/glossary.md");
+    let want = glossary::markdown();
+    if std::env::var_os("UPDATE_GLOSSARY").is_some() {
+        std::fs::write(&path, &want).expect("write docs/glossary.md");
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "docs/glossary.md differs from render/glossary.rs: run \
+         UPDATE_GLOSSARY=1 cargo test -p corescope --test words"
+    );
+    // The report page embeds the same terms, collapsed, and links to them from
+    // its answers.
+    let page = html::render_run(&load("quick.json"));
+    assert!(page.contains(&glossary::html()));
+    let answers = &page[page.find("<section id='answers'>").unwrap()..];
+    assert!(answers[..answers.find("</h2>").unwrap()].contains("href='#glossary'"));
+    for (term, _) in glossary::TERMS {
+        assert!(
+            want.contains(&format!("**{}**", term.replace('*', "\\*"))),
+            "{term}"
+        );
+    }
 }
