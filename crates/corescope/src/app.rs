@@ -471,6 +471,9 @@ fn report(a: ReportArgs) -> Result<()> {
 }
 
 fn compare(a: CompareArgs) -> Result<()> {
+    if let Some(w) = a.width {
+        terminal::set_width(w);
+    }
     let runs = a
         .runs
         .iter()
@@ -520,7 +523,11 @@ fn compare(a: CompareArgs) -> Result<()> {
         .with_context(|| format!("writing {}", out.display()))?;
         note(&format!("comparison: {}", out.display()));
     }
-    out_text(&crate::render::compare::render_text(&runs, only.as_deref()))
+    out_text(&crate::render::compare::render_text_width(
+        &runs,
+        only.as_deref(),
+        terminal::width(),
+    ))
 }
 
 /// How messages name a run file a command reads.

@@ -318,6 +318,10 @@ pub struct CompareArgs {
     /// Only these probes (comma-separated ids).
     #[arg(long, value_name = "LIST")]
     pub probes: Option<String>,
+    /// Lay the terminal output out for this many columns (default: `COLUMNS`, else
+    /// the terminal's width, else 100; at least 40).
+    #[arg(long, value_name = "COLUMNS")]
+    pub width: Option<u16>,
 }
 
 /// `reference` subcommands.

@@ -90,6 +90,15 @@ impl Reference {
             .iter()
             .find(|v| v.quantity == quantity && v.x == x)
     }
+
+    /// The machine's size as the paper states it: its hardware threads, else its
+    /// cores, with the word for them; `None` when the paper states neither.
+    pub fn size(&self) -> Option<(f64, &'static str)> {
+        let stated = |q: &str| self.value(q, None).map(|v| v.value).filter(|n| *n > 0.0);
+        stated("hardware_threads")
+            .map(|n| (n, "hardware threads"))
+            .or_else(|| stated("cores").map(|n| (n, "cores")))
+    }
 }
 
 /// Every reference machine.
@@ -344,6 +353,9 @@ mod tests {
             7.97
         );
         assert_eq!(e.value("workload/io/cpi", Some(2.0)).unwrap().value, 3.31);
+        assert_eq!(t3.size(), Some((512.0, "hardware threads")));
+        assert_eq!(e.size(), Some((8.0, "hardware threads")));
+        assert_eq!(get("t3e").unwrap().size(), None);
         assert!(matches!(get("nope"), Err(ReferenceError::Unknown(_))));
     }
 

@@ -69,6 +69,59 @@ pub fn unit_scale(unit: &str, magnitude: f64) -> (f64, String) {
     }
 }
 
+/// Which side of a quantity is better, by its unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    /// A time (`ns`, `s`, `cycles`, `ns_per_event`): lower is better.
+    Lower,
+    /// A rate (`ops_per_s`, `bytes_per_s`, `flops_per_cycle`): higher is better.
+    Higher,
+    /// Anything else (counts, sizes, ratios): no side is better by itself.
+    Neither,
+}
+
+/// Which side of a quantity in `unit` is better: times lower, rates (work per
+/// second or per cycle) higher, anything else neither.
+pub fn better(unit: &str) -> Better {
+    let time = matches!(unit, "ns" | "us" | "µs" | "ms" | "s" | "seconds" | "cycles")
+        || unit.starts_with("ns_per_");
+    let rate = matches!(unit, "per_s" | "hz")
+        || unit.split_once("_per_").is_some_and(|(_, per)| {
+            per == "s" || per.starts_with("s_per_") || per.starts_with("cycle")
+        });
+    if time {
+        Better::Lower
+    } else if rate {
+        Better::Higher
+    } else {
+        Better::Neither
+    }
+}
+
+/// A value's side of another in words, from `ratio` = value ÷ other alone, with
+/// which is better for its `unit` ([`better`]): `shorter (faster, better)` for
+/// a time below 1, `higher (better)` for a rate above 1, `larger` where no side
+/// is better. The one place a ratio's direction is worded, so the words can
+/// never say the opposite of the figure beside them.
+pub fn direction(ratio: f64, unit: &str) -> &'static str {
+    if !(ratio.is_finite() && ratio > 0.0) {
+        return "not comparable";
+    }
+    let up = match ratio.partial_cmp(&1.0) {
+        Some(std::cmp::Ordering::Greater) => true,
+        Some(std::cmp::Ordering::Less) => false,
+        _ => return "the same",
+    };
+    match (better(unit), up) {
+        (Better::Lower, false) => "shorter (faster, better)",
+        (Better::Lower, true) => "longer (slower, worse)",
+        (Better::Higher, true) => "higher (better)",
+        (Better::Higher, false) => "lower (worse)",
+        (Better::Neither, true) => "larger",
+        (Better::Neither, false) => "smaller",
+    }
+}
+
 /// From this magnitude on, numbers are printed in scientific notation
 /// (`1.797e308`, never 309 digits).
 pub const SCIENTIFIC_FROM: f64 = 1e15;
@@ -145,6 +198,28 @@ pub fn fmt_ratio(r: f64) -> String {
         format!("{r:.2}")
     } else {
         format!("{r:.*}", decimals_for(a, 2))
+    }
+}
+
+/// A ratio to three significant digits at every magnitude: `0.00312`, `0.520`,
+/// `1.73`, `19.6`, `312`, `3120` (scientific beyond [`SCIENTIFIC_FROM`] and below
+/// [`SCIENTIFIC_BELOW`]): for ratios that span orders of magnitude, as a run
+/// beside a paper's machine does, where `0.00` or `0.0031` would hide a digit.
+pub fn fmt_ratio_sig3(r: f64) -> String {
+    if !r.is_finite() {
+        return "-".into();
+    }
+    let a = r.abs();
+    if a >= SCIENTIFIC_FROM || (a < SCIENTIFIC_BELOW && a > 0.0) {
+        format!("{r:.2e}")
+    } else if a >= 100.0 || a == 0.0 {
+        format!("{r:.0}")
+    } else if a >= 10.0 {
+        format!("{r:.1}")
+    } else if a >= 1.0 {
+        format!("{r:.2}")
+    } else {
+        format!("{r:.*}", decimals_for(a, 3))
     }
 }
 
@@ -249,6 +324,37 @@ mod tests {
         assert_eq!(fmt_ratio(250.4), "250");
         assert_eq!(fmt_ratio(f64::NAN), "-");
         assert_eq!(fmt_ratio(2e-6), "2.0e-6");
+    }
+
+    #[test]
+    fn directions_follow_the_ratio_and_the_unit() {
+        assert_eq!(better("ns"), Better::Lower);
+        assert_eq!(better("ns_per_event"), Better::Lower);
+        assert_eq!(better("bytes_per_s"), Better::Higher);
+        assert_eq!(better("flops_per_s_per_thread"), Better::Higher);
+        assert_eq!(better("ops_per_cycle_per_thread"), Better::Higher);
+        assert_eq!(better("failed_cas_per_success"), Better::Neither);
+        assert_eq!(better("bytes"), Better::Neither);
+        assert_eq!(direction(0.92, "ns"), "shorter (faster, better)");
+        assert_eq!(direction(1.3, "s"), "longer (slower, worse)");
+        assert_eq!(direction(2.0, "ops_per_s"), "higher (better)");
+        assert_eq!(direction(0.5, "bytes_per_s"), "lower (worse)");
+        assert_eq!(direction(1.5, "x_one_thread"), "larger");
+        assert_eq!(direction(1.0, "ns"), "the same");
+        assert_eq!(direction(f64::NAN, "ns"), "not comparable");
+    }
+
+    #[test]
+    fn ratios_keep_three_significant_digits() {
+        assert_eq!(fmt_ratio_sig3(0.003_12), "0.00312");
+        assert_eq!(fmt_ratio_sig3(0.003), "0.00300");
+        assert_eq!(fmt_ratio_sig3(0.52), "0.520");
+        assert_eq!(fmt_ratio_sig3(1.734), "1.73");
+        assert_eq!(fmt_ratio_sig3(19.64), "19.6");
+        assert_eq!(fmt_ratio_sig3(312.4), "312");
+        assert_eq!(fmt_ratio_sig3(3124.0), "3124");
+        assert_eq!(fmt_ratio_sig3(3.1e-5), "3.10e-5");
+        assert_eq!(fmt_ratio_sig3(f64::INFINITY), "-");
     }
 
     #[test]

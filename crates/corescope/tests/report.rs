@@ -510,7 +510,8 @@ fn intervals_show_in_every_output() {
 #[test]
 fn version_1_files_show_no_interval_marks() {
     let q = load("quick.json");
-    let page = html::render_run(&q);
+    // The glossary at the end of the page explains `±` and the 95 % CI.
+    let page = html::render_run(&q).replace(&corescope::render::glossary::html(), "");
     assert_eq!(page.matches("class='ci'").count(), 0);
     assert_eq!(page.matches("class='band'").count(), 0);
     assert!(!page.contains("95 % CI") && !page.contains('±'));
@@ -603,7 +604,8 @@ fn compare_opens_with_the_differences_beyond_the_noise() {
             *v *= f;
         }
     }
-    let text = compare::render_text(&[a.clone(), b.clone()], None);
+    // Wide enough for the heading on one line (at 100 columns it wraps).
+    let text = compare::render_text_width(&[a.clone(), b.clone()], None, 120);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],

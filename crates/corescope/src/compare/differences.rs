@@ -125,6 +125,8 @@ struct Judged {
     kind: VerdictKind,
     /// The sides of the ratio, in the order `ratio` divides them.
     sides: (String, String),
+    /// Unit of the values the ratio divides (which side is better).
+    unit: String,
     ratio: Estimate,
     verdict: Verdict,
 }
@@ -140,6 +142,7 @@ fn judged(f: &Finding) -> Option<Judged> {
     match f {
         Finding::Comparison {
             what,
+            unit,
             a,
             b,
             ratio,
@@ -157,6 +160,7 @@ fn judged(f: &Finding) -> Option<Judged> {
                 key: format!("{what}: {lo} vs {hi}"),
                 kind: VerdictKind::Comparison,
                 sides: (a.clone(), b.clone()),
+                unit: unit.clone(),
                 ratio: *ratio,
                 verdict,
             })
@@ -171,6 +175,8 @@ fn judged(f: &Finding) -> Option<Judged> {
             key: format!("{what} with {cause}"),
             kind: VerdictKind::Slowdown,
             sides: ("with".into(), "without".into()),
+            // Times: with ÷ without.
+            unit: "ns".into(),
             ratio: *ratio,
             verdict: match outcome {
                 Outcome::Different => Verdict::Says(
@@ -194,6 +200,8 @@ fn judged(f: &Finding) -> Option<Judged> {
             key: format!("CPUs {} and {}", a.min(b), a.max(b)),
             kind: VerdictKind::CoreSharing,
             sides: ("together".into(), "alone".into()),
+            // Throughputs: together ÷ alone.
+            unit: "per_s".into(),
             ratio: *ratio,
             verdict: match shared {
                 Some(true) => Verdict::Says("shared".into()),
@@ -246,6 +254,9 @@ pub enum Difference {
         /// The sides of both ratios (`scatter`, `linear`): each ratio is the first
         /// side ÷ the second, in the first run's order.
         sides: (String, String),
+        /// Unit of the values the ratios divide (`ns` for a slowdown's times,
+        /// `per_s` for core sharing's throughputs): which side is better.
+        unit: String,
         /// The first run's verdict and ratio.
         a: (Verdict, Estimate),
         /// The other run's, its ratio turned to the first run's order.
@@ -377,6 +388,7 @@ fn probe_differences(pa: &ProbeResult, pb: &ProbeResult, out: &mut RunDifference
             what: ja.key,
             kind: ja.kind,
             sides: ja.sides,
+            unit: ja.unit,
             a: (ja.verdict, ja.ratio),
             b: (jb.verdict.clone(), b_ratio),
         });

@@ -3,4 +3,4 @@
 //! comparison model in `crate::compare`; what both share is in `compare_view.rs`.
 
 pub use super::compare_html::render_html;
-pub use super::compare_text::render_text;
+pub use super::compare_text::{render_text, render_text_width};

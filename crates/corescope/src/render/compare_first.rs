@@ -5,7 +5,8 @@
 use super::compare_view::Machine;
 use crate::compare::differences::{differences, Difference, Verdict, VerdictKind};
 use crate::model::Estimate;
-use crate::render::{fmt_num, fmt_ratio, fmt_x, unit_scale, words};
+use crate::render::{fmt_num, fmt_x, unit_scale, words};
+use crate::units::{direction, fmt_ratio_vs_one};
 
 /// How the differences are decided, printed under them.
 pub(super) const RULE: &str = "Beyond the noise: a series point whose two 95 % intervals do \
@@ -96,14 +97,23 @@ fn value_text(unit: &str, e: &Estimate, m: &Machine) -> String {
     )
 }
 
-fn verdict_text(kind: VerdictKind, v: &Verdict) -> String {
-    match (kind, v) {
-        (VerdictKind::Comparison, Verdict::Says(s)) => format!("{s} larger"),
-        (VerdictKind::Slowdown, Verdict::Says(s)) => s.clone(),
+/// One run's verdict with its ratio (`sides.0` ÷ `sides.1`): where it tells the
+/// sides apart, the first side's direction worded from the ratio by
+/// [`direction`] (`normal shorter (faster, better)`), never from the verdict's
+/// own name, so the words and the figure cannot disagree.
+fn verdict_text(
+    kind: VerdictKind,
+    (v, r): (&Verdict, &Estimate),
+    sides: &(String, String),
+    unit: &str,
+) -> String {
+    let said = match (kind, v) {
         (VerdictKind::CoreSharing, Verdict::Says(s)) => format!("{s} core"),
+        (_, Verdict::Says(_)) => format!("{} {}", sides.0, direction(r.value, unit)),
         (_, Verdict::Equivalent) => "equivalent".into(),
         (_, Verdict::Undecided) => "not told apart".into(),
-    }
+    };
+    format!("{}, {said}", words::ratio(r))
 }
 
 /// One difference in words, after its probe id.
@@ -117,32 +127,36 @@ fn item(d: &Difference, a: &Machine, b: &Machine) -> (String, String) {
             a: ea,
             b: eb,
             ..
-        } => format!(
-            "{series} at {}: {} {}, {} {}: {}×",
-            fmt_x(x_name, *x),
-            a.label,
-            value_text(unit, ea, a),
-            b.label,
-            value_text(unit, eb, b),
-            fmt_ratio(eb.value / ea.value)
-        ),
+        } => {
+            let r = eb.value / ea.value;
+            format!(
+                "{series} at {}: {} {}, {} {}: {}×, {} {}",
+                fmt_x(x_name, *x),
+                a.label,
+                value_text(unit, ea, a),
+                b.label,
+                value_text(unit, eb, b),
+                fmt_ratio_vs_one(r),
+                b.label,
+                direction(r, unit)
+            )
+        }
         Difference::Verdict {
             what,
             kind,
             sides,
+            unit,
             a: (va, ra),
             b: (vb, rb),
             ..
         } => format!(
-            "{what}: {} {} ({} ÷ {} {}), {} {} ({})",
-            a.label,
-            verdict_text(*kind, va),
+            "{what} ({} ÷ {}): {} {}; {} {}",
             sides.0,
             sides.1,
-            words::ratio(ra),
+            a.label,
+            verdict_text(*kind, (va, ra), sides, unit),
             b.label,
-            verdict_text(*kind, vb),
-            words::ratio(rb)
+            verdict_text(*kind, (vb, rb), sides, unit)
         ),
         Difference::Status { a: sa, b: sb, .. } => format!(
             "{} {}, {} {}",

@@ -9,41 +9,47 @@ use super::compare_view::{
 };
 use crate::compare::{self, model, param_mismatches};
 use crate::model::{Estimate, ProbeResult, RunFile, Series, Status};
-use crate::render::terminal::{estimates_by_x, interval_note, plus_minus};
+use crate::render::terminal::{estimates_by_x, interval_note, plus_minus, wrap, wrapped};
 use crate::render::{fmt_num, fmt_value, fmt_x, table_axes, words};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 use std::fmt::Write;
 
-fn new_table() -> Table {
+/// A table laid out for `width` columns.
+fn new_table(width: usize) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(crate::render::terminal::WIDTH);
+        .set_width(u16::try_from(width).unwrap_or(u16::MAX));
     t
 }
 
+/// `text` wrapped to `width` after `first`, further lines indented by `indent`.
+fn line(o: &mut String, first: &str, text: &str, indent: usize, width: usize) {
+    o.push_str(&wrapped(first, text, indent, width));
+}
+
 /// Each run's findings, worded (`render::words`), one list per machine.
-fn findings_text(o: &mut String, probes: &[Option<&ProbeResult>], ms: &[Machine]) {
+fn findings_text(o: &mut String, probes: &[Option<&ProbeResult>], ms: &[Machine], width: usize) {
     for (m, p) in ms.iter().zip(probes) {
         let Some(p) = p.filter(|p| !p.findings.is_empty()) else {
             continue;
         };
-        let _ = writeln!(o, "  findings on {}:", m.label);
+        line(o, "  ", &format!("findings on {}:", m.label), 4, width);
         for f in &p.findings {
-            let _ = writeln!(o, "   • {}", words::finding(f));
+            line(o, "   • ", &words::finding(f), 5, width);
         }
     }
 }
 
 /// One series across the runs as a terminal table: each run's value with its
 /// interval, each run against the first, and what the marks mean.
-fn series_text(o: &mut String, name: &str, ss: &[Option<&Series>], ms: &[Machine]) {
+fn series_text(o: &mut String, name: &str, ss: &[Option<&Series>], ms: &[Machine], width: usize) {
     let Some(first) = ss.iter().flatten().next() else {
         return;
     };
     let present: Vec<&Series> = ss.iter().flatten().copied().collect();
     let (xs, scale, unit) = table_axes(&present);
-    let mut t = new_table();
+    let mut t = new_table(width);
     let mut head = vec![Cell::new(&first.x_name)];
     head.extend(ms.iter().map(|m| Cell::new(&m.label)));
     head.extend(
@@ -77,42 +83,44 @@ fn series_text(o: &mut String, name: &str, ss: &[Option<&Series>], ms: &[Machine
         t.add_row(row);
     }
     let note = interval_note(lookups.iter().flatten().flat_map(|m| m.values()));
-    let _ = writeln!(o, "{name} ({unit})\n{t}");
+    line(o, "", &format!("{name} ({unit})"), 2, width);
+    let _ = writeln!(o, "{t}");
     let left_out = crate::render::rows_left_out(shown, xs.len());
-    for line in left_out
+    for l in left_out
         .iter()
         .chain(&note)
         .map(String::as_str)
         .chain(overlap.then_some(OVERLAP_NOTE))
     {
-        let _ = writeln!(o, "  {line}");
+        line(o, "  ", l, 4, width);
     }
-    if let Some(line) = peak_line(ss, ms, &first.y_name) {
-        let _ = writeln!(o, "  {line}");
+    if let Some(l) = peak_line(ss, ms, &first.y_name) {
+        line(o, "  ", &l, 4, width);
     }
 }
 
-/// Lines of the first screen at most (items wrapped to the terminal's width).
+/// Lines of the first screen at most (items wrapped to the width).
 const FIRST_SCREEN_LINES: usize = 15;
 
 /// The first screen: per run after the first, its differences beyond the noise
-/// against the first, the largest first, as many as fit in [`FIRST_SCREEN_LINES`].
-fn first_screen_text(o: &mut String, ms: &[Machine], only: Option<&[String]>) {
+/// against the first, the largest first, as many as fit in [`FIRST_SCREEN_LINES`],
+/// every line at most `width` columns.
+fn first_screen_text(o: &mut String, ms: &[Machine], only: Option<&[String]>, width: usize) {
     let blocks = first_screen(ms, only);
-    let width = usize::from(crate::render::terminal::WIDTH);
     let mut any = false;
     for b in &blocks {
-        let _ = writeln!(o, "{}", b.head);
+        line(o, "", &b.head, 2, width);
         let mut used = 0;
         for (k, (probe, text)) in b.items.iter().enumerate() {
-            let first = format!("  {}. ", k + 1);
-            let opts = textwrap::Options::new(width)
-                .initial_indent(&first)
-                .subsequent_indent("      ");
-            let whole = format!("{probe} {text}");
-            let lines = textwrap::wrap(&whole, opts);
+            let lines = wrap(
+                &format!("  {}. ", k + 1),
+                &format!("{probe} {text}"),
+                6,
+                width,
+            );
             if used + lines.len() > FIRST_SCREEN_LINES && k > 0 {
-                let _ = writeln!(o, "  … and {} more in the tables below", b.items.len() - k);
+                let more = format!("… and {} more in the tables below", b.items.len() - k);
+                line(o, "  ", &more, 4, width);
                 break;
             }
             used += lines.len();
@@ -121,14 +129,12 @@ fn first_screen_text(o: &mut String, ms: &[Machine], only: Option<&[String]>) {
             }
         }
         if let Some(n) = &b.note {
-            let _ = writeln!(o, "  ({n})");
+            line(o, "  ", &format!("({n})"), 3, width);
         }
         any |= !b.items.is_empty();
     }
     if any {
-        for l in textwrap::wrap(RULE, width) {
-            let _ = writeln!(o, "{l}");
-        }
+        line(o, "", RULE, 0, width);
     }
     if !blocks.is_empty() {
         o.push('\n');
@@ -136,8 +142,8 @@ fn first_screen_text(o: &mut String, ms: &[Machine], only: Option<&[String]>) {
 }
 
 /// The machines table, what the ratios and cycles are, and how far the runs agree.
-fn machines_text(o: &mut String, raw_runs: &[RunFile], ms: &[Machine]) {
-    let mut t = new_table();
+fn machines_text(o: &mut String, raw_runs: &[RunFile], ms: &[Machine], width: usize) {
+    let mut t = new_table(width);
     let mut head = vec![Cell::new("")];
     head.extend(ms.iter().map(|m| Cell::new(&m.label)));
     t.set_header(head);
@@ -147,34 +153,48 @@ fn machines_text(o: &mut String, raw_runs: &[RunFile], ms: &[Machine]) {
         t.add_row(row);
     }
     let _ = writeln!(o, "Machines\n{t}");
-    let _ = writeln!(
-        o,
+    let ratios = format!(
         "Ratios are each machine against the first ({}). Per-CPU views divide by the CPUs a run \
          could use; cycles use each run's measured core clock (one thread busy), else its \
          nominal clock, else its timer's.",
         ms.first().map(|m| m.label.as_str()).unwrap_or("-")
     );
-    for line in agreement_lines(raw_runs, ms) {
-        let _ = writeln!(o, "{line}");
+    line(o, "", &ratios, 0, width);
+    for l in agreement_lines(raw_runs, ms) {
+        line(o, "", &l, 2, width);
     }
 }
 
-/// The comparison as terminal tables.
+/// The comparison as terminal tables, laid out for
+/// [`DEFAULT_WIDTH`](crate::render::terminal::DEFAULT_WIDTH) columns (what
+/// `corescope compare` prints when its output is not a terminal).
 pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
+    render_text_width(
+        runs,
+        only,
+        usize::from(crate::render::terminal::DEFAULT_WIDTH),
+    )
+}
+
+/// The comparison as terminal tables, every heading and note wrapped to `width`
+/// columns (at least 40) and the tables laid out for it (`compare --width`).
+pub fn render_text_width(runs: &[RunFile], only: Option<&[String]>, width: usize) -> String {
+    let width = width.max(40);
     let raw_runs = runs;
     let (shown, only) = prepared(runs, only);
     let runs = shown.as_slice();
     let only = only.as_deref();
     let ms = machines(runs);
     let mut o = String::new();
-    first_screen_text(&mut o, &ms, only);
-    machines_text(&mut o, raw_runs, &ms);
+    first_screen_text(&mut o, &ms, only, width);
+    machines_text(&mut o, raw_runs, &ms, width);
     for id in compare::probe_ids(runs, only) {
         let probes: Vec<Option<&ProbeResult>> = runs
             .iter()
             .map(|r| r.probes.iter().find(|p| p.id == id))
             .collect();
-        let _ = writeln!(o, "\n== {id}");
+        o.push('\n');
+        line(&mut o, "== ", &id, 3, width);
         let status: Vec<String> = probes
             .iter()
             .map(|p| match p {
@@ -189,12 +209,12 @@ pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
             .collect();
         if status.iter().any(|s| s != "completed") {
             for (m, s) in ms.iter().zip(&status) {
-                let _ = writeln!(o, "  {}: {s}", m.label);
+                line(&mut o, "  ", &format!("{}: {s}", m.label), 4, width);
             }
         }
         let mism = param_mismatches(&probes);
         if !mism.is_empty() {
-            let mut t = new_table();
+            let mut t = new_table(width);
             let mut head = vec![Cell::new("parameter differs")];
             head.extend(ms.iter().map(|m| Cell::new(&m.label)));
             t.set_header(head);
@@ -205,21 +225,21 @@ pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
             }
             let _ = writeln!(o, "{t}");
         }
-        findings_text(&mut o, &probes, &ms);
+        findings_text(&mut o, &probes, &ms, width);
         let index = compare::series_index(&probes);
         for name in compare::series_names(&probes) {
             let ss: Vec<Option<&Series>> = index
                 .iter()
                 .map(|m| m.get(name.as_str()).copied())
                 .collect();
-            series_text(&mut o, &name, &ss, &ms);
+            series_text(&mut o, &name, &ss, &ms, width);
         }
-        distributions_text(&mut o, &probes, &ms);
+        distributions_text(&mut o, &probes, &ms, width);
         for m in model::matrices(&probes) {
-            matrix_text(&mut o, &m, &ms);
+            matrix_text(&mut o, &m, &ms, width);
         }
         for t in shown_tables(raw_runs, runs, &id) {
-            table_text(&mut o, &t, &ms);
+            table_text(&mut o, &t, &ms, width);
         }
     }
     o
@@ -227,11 +247,11 @@ pub fn render_text(runs: &[RunFile], only: Option<&[String]>) -> String {
 
 /// A matrix across the runs in the terminal: each machine's median cell and
 /// range, and its median ratio to the first machine.
-fn matrix_text(o: &mut String, m: &model::MatrixComparison, ms: &[Machine]) {
-    let _ = writeln!(o, "matrix {} ({}):", m.name, m.unit);
+fn matrix_text(o: &mut String, m: &model::MatrixComparison, ms: &[Machine], width: usize) {
+    line(o, "", &format!("matrix {} ({}):", m.name, m.unit), 2, width);
     for (k, mach) in ms.iter().enumerate() {
         let Some((lo, med, hi)) = m.per_machine[k].as_ref().and_then(cell_stats) else {
-            let _ = writeln!(o, "  {}: -", mach.label);
+            line(o, "  ", &format!("{}: -", mach.label), 4, width);
             continue;
         };
         let ratio = m.ratios[k]
@@ -239,21 +259,21 @@ fn matrix_text(o: &mut String, m: &model::MatrixComparison, ms: &[Machine]) {
             .and_then(cell_stats)
             .map(|(a, r, b)| format!("; vs {}: median {r:.2}× ({a:.2}–{b:.2}×)", ms[0].label))
             .unwrap_or_default();
-        let _ = writeln!(
-            o,
-            "  {}: median {} (range {}–{}){ratio}",
+        let text = format!(
+            "{}: median {} (range {}–{}){ratio}",
             mach.label,
             fmt_value(&m.unit, med),
             fmt_value(&m.unit, lo),
             fmt_value(&m.unit, hi)
         );
+        line(o, "  ", &text, 4, width);
     }
 }
 
 /// A free table across the runs in the terminal: one row per key and machine
 /// (the machines of a key next to each other), the table's own columns.
-fn table_text(o: &mut String, t: &model::TableComparison, ms: &[Machine]) {
-    let mut tt = new_table();
+fn table_text(o: &mut String, t: &model::TableComparison, ms: &[Machine], width: usize) {
+    let mut tt = new_table(width);
     let kinds: Vec<_> = t
         .columns
         .iter()
@@ -283,21 +303,27 @@ fn table_text(o: &mut String, t: &model::TableComparison, ms: &[Machine]) {
             tt.add_row(row);
         }
     }
-    let _ = writeln!(o, "{}\n{tt}", t.name);
-    if let Some(line) = crate::render::rows_left_out(shown, t.keys_total) {
-        let _ = writeln!(o, "  {line}");
+    line(o, "", &t.name, 2, width);
+    let _ = writeln!(o, "{tt}");
+    if let Some(l) = crate::render::rows_left_out(shown, t.keys_total) {
+        line(o, "  ", &l, 4, width);
     }
 }
 
 /// The distributions of one probe across the runs: p50 (with its interval where
 /// wider than 1 %) and p99 per run, and the p50 ratios against the first run.
-fn distributions_text(o: &mut String, probes: &[Option<&ProbeResult>], ms: &[Machine]) {
+fn distributions_text(
+    o: &mut String,
+    probes: &[Option<&ProbeResult>],
+    ms: &[Machine],
+    width: usize,
+) {
     let dn = compare::dist_names(probes);
     if dn.is_empty() {
         return;
     }
     let dindex = compare::dist_index(probes);
-    let mut t = new_table();
+    let mut t = new_table(width);
     let mut head = vec![Cell::new("distribution (p50 / p99)")];
     head.extend(ms.iter().map(|m| Cell::new(&m.label)));
     if ms.len() > 1 {
@@ -344,9 +370,9 @@ fn distributions_text(o: &mut String, probes: &[Option<&ProbeResult>], ms: &[Mac
     }
     let _ = writeln!(o, "{t}");
     if shown {
-        let _ = writeln!(o, "  ± on p50 = 95 % CI of the median");
+        line(o, "  ", "± on p50 = 95 % CI of the median", 4, width);
     }
     if overlap {
-        let _ = writeln!(o, "  {OVERLAP_NOTE}");
+        line(o, "  ", OVERLAP_NOTE, 4, width);
     }
 }

@@ -59,6 +59,7 @@ pub fn render_run(run: &RunFile) -> String {
     if let Some(cc) = &run.crosscheck {
         o.push_str(&super::crosscheck::html(cc));
     }
+    o.push_str(&super::glossary::html());
     let _ = write!(
         o,
         "<footer><p>{} {} · schema {} · profile {} · command: <code>{}</code></p></footer>",

@@ -13,7 +13,11 @@ use std::fmt::Write;
 /// The answers section (`<section id='answers'>`) of `run`, whose answers
 /// (`summary::answers`) are `a`.
 pub fn section(run: &RunFile, a: &Answers) -> String {
-    let mut o = String::from("<section id='answers'><h2>Answers</h2>");
+    // The glossary is collapsed at the end of the page: the link opens it.
+    let mut o = String::from(
+        "<section id='answers'><h2>Answers <a class='more' href='#glossary' \
+         onclick=\"document.getElementById('glossary').open=true\">glossary</a></h2>",
+    );
     let _ = write!(o, "<p><strong>{}</strong></p>", esc(&a.machine));
     o.push_str("<div class='scroll'><table class='answers'><tr><th>probe</th><th>answer</th></tr>");
     for p in &a.probes {
