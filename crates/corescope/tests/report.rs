@@ -792,6 +792,104 @@ fn free_tables_are_readable_with_the_best_row_marked() {
 }
 
 #[test]
+fn peak_opens_with_its_overview_and_folds_the_per_level_charts() {
+    let mut p = ProbeResult::new("peak", "t", Status::Completed);
+    for kernel in ["scalar-f64", "avx2-fma-f64"] {
+        for place in ["compact", "scatter"] {
+            for (x, v) in [(1.0, 8.0), (2.0, 7.5)] {
+                for (suffix, unit, f) in [
+                    ("", "flops_per_s", 4e9),
+                    ("-per-cycle", "flops_per_cycle_per_thread", 1.0),
+                ] {
+                    p.push_point(Point::samples(
+                        format!("{kernel}{suffix}/{place}"),
+                        "threads",
+                        x,
+                        unit,
+                        vec![v * f, v * f * 1.01, v * f * 0.99],
+                    ));
+                }
+            }
+        }
+    }
+    p.tables.push(corescope::model::Table {
+        name: "fma-limit".into(),
+        columns: ["kernel", "limit_flop_per_cycle_per_core", "source"]
+            .map(String::from)
+            .to_vec(),
+        rows: ["scalar-f64", "avx2-fma-f64"]
+            .iter()
+            .map(|k| {
+                vec![
+                    serde_json::json!(k),
+                    serde_json::Value::Null,
+                    serde_json::json!("FMA units unknown for GenuineIntel family 0x6 model 0xcf (not in the table)"),
+                ]
+            })
+            .collect(),
+    });
+    let mut run = load("quick.json");
+    run.probes = vec![p];
+    let page = html::render_run(&run);
+    let overview = page.find("against the FMA limit</h3>").expect("overview");
+    let folded = page
+        .find("<details><summary>per level and placement</summary>")
+        .expect("folded charts");
+    assert!(overview < folded);
+    let first_chart = page.find("peak — avx2-fma-f64").or(page.find("<polyline"));
+    assert!(
+        first_chart.is_some_and(|c| c > folded),
+        "charts inside the fold"
+    );
+    assert!(page.contains("Limit unknown: FMA units unknown for GenuineIntel"));
+    assert!(!page.contains("NaN"));
+    let md = html::markdown(&run);
+    assert!(md.contains("| unknown | - |"), "{md}");
+}
+
+#[test]
+fn reference_rows_are_never_the_best_row() {
+    use serde_json::json;
+    // Stage Two: Optimal is the fastest row, but a limit, not a contender.
+    let mut t = corescope::model::Table {
+        name: "stage two: fib, 24-byte events".into(),
+        columns: vec!["run".into(), "events_per_s".into()],
+        rows: vec![
+            vec![json!("Optimal: fib, no profiling"), json!(9.0e7)],
+            vec![
+                json!("Achievable: events into a buffer nobody reads"),
+                json!(5.0e7),
+            ],
+            vec![
+                json!("Upper bound: fib and profiling in one thread"),
+                json!(1.0e7),
+            ],
+            vec![json!("3 buffers of 4 KiB, spin"), json!(3.0e7)],
+            vec![json!("3 buffers of 4 KiB, condvar"), json!(2.0e7)],
+        ],
+    };
+    assert_eq!(html::best_row(&t), Some(3));
+    // A table with its own best column: its choice, even when not the fastest.
+    t.columns.push("best".into());
+    for (i, r) in t.rows.iter_mut().enumerate() {
+        r.push(if i < 3 { json!(null) } else { json!(i == 4) });
+    }
+    assert_eq!(html::best_row(&t), Some(4));
+    let mut p = ProbeResult::new("channel-tune", "t", Status::Completed);
+    p.tables.push(t.clone());
+    let mut run = load("quick.json");
+    run.probes = vec![p];
+    let page = html::render_run(&run);
+    assert!(page.contains("condvar ★") && !page.contains("profiling ★"));
+    assert!(page.contains("★ best row: the one the table's best column marks."));
+    // No row marked: no star.
+    for r in &mut t.rows {
+        r[2] = json!(false);
+    }
+    assert_eq!(html::best_row(&t), None);
+}
+
+#[test]
 fn compare_draws_matrices_ratios_cdfs_and_aligned_tables() {
     let q = load("quick.json");
     let page = compare::render_html(&[q.clone(), q.clone()], None);

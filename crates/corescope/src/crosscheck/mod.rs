@@ -2,14 +2,13 @@
 //!
 //! Each row pairs one of corescope's probe cases (found in the probe's own plan and run
 //! by the probe's own code, [`ours`]) with the tool's run on the same CPUs, sizes and
-//! definition ([`tools`]), or with the physical limit of the FMA units ([`limit`]).
+//! definition ([`tools`]), or with the physical limit of the FMA units (`probes::peak::limit`).
 //! Both sides are warmed up once, then measured in [`DEFAULT_ROUNDS`] rounds whose order
 //! alternates (tool first in even rounds), so drift and the machine's state hit both
 //! alike. A row holds every round's two values; its ratio is the median of the per-round
 //! ratios ours ÷ theirs, with the median's order-statistic interval. Measuring never
 //! prints: progress goes to the caller's callback.
 
-pub mod limit;
 pub mod ours;
 mod rows;
 pub mod tools;

@@ -1,13 +1,12 @@
 //! The rows: which probe case meets which tool, on which CPUs and sizes, and what
 //! differs in definition.
 
-use super::limit;
 use super::ours::{self, OurCase};
 use super::tools::{self, Tool};
 use super::Setup;
 use crate::model::{CrossRow, Profile, RowStatus};
 use crate::probes::memory::Kernel;
-use crate::probes::peak::{kernel_name, Level, Precision};
+use crate::probes::peak::{kernel_name, limit, Level, Precision};
 use crate::probes::syscall::{self, Call};
 use serde_json::json;
 use std::cell::RefCell;

@@ -35,6 +35,8 @@ use crate::placement::Strategy;
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 
+pub mod limit;
+
 /// Independent accumulator chains per kernel.
 pub const CHAINS: usize = 12;
 /// FLOP per lane per step (a multiply and an add, fused or not).
@@ -609,16 +611,22 @@ impl Probe for Peak {
     }
 
     fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
-        let names: Vec<String> = LEVELS
+        let kernels: Vec<(Level, Precision)> = LEVELS
             .iter()
-            .flat_map(|&l| [Precision::F64, Precision::F32].map(|p| kernel_name(l, p)))
-            .filter(|n| {
-                result
-                    .series
-                    .iter()
-                    .any(|s| s.name.starts_with(&format!("{n}/")))
+            .flat_map(|&l| [Precision::F64, Precision::F32].map(|p| (l, p)))
+            .filter(|&(l, p)| {
+                let prefix = format!("{}/", kernel_name(l, p));
+                result.series.iter().any(|s| s.name.starts_with(&prefix))
             })
             .collect();
+        let names: Vec<String> = kernels.iter().map(|&(l, p)| kernel_name(l, p)).collect();
+        // The FMA units' limit, recorded now: a report drawn on another machine
+        // must not read its own CPU.
+        result.tables.retain(|t| t.name != limit::TABLE);
+        if !kernels.is_empty() {
+            let units = limit::fma_units_here();
+            result.tables.push(limit::limit_table(&kernels, &units));
+        }
         let cpus = ctx.cpus();
         for n in &names {
             let found = [

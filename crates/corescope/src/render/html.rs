@@ -179,10 +179,20 @@ fn probe(o: &mut String, p: &ProbeResult, answer: Option<&str>) {
     findings(o, p);
     params(o, p);
     o.push_str(&super::channel_roadmap::figure(p).unwrap_or_default());
+    o.push_str(&super::channel_roadmap::figures(p));
     o.push_str(&super::spin_bars::figures(p));
     o.push_str(&super::loaded_curve::figures(p));
-    for g in chart_groups(&p.series) {
+    o.push_str(&super::peak_overview::figures(p));
+    let folded = super::peak_overview::folded(p).or_else(|| super::spin_bars::folded(p));
+    if let Some(summary) = folded {
+        let _ = write!(o, "<details><summary>{}</summary>", esc(summary));
+    }
+    let series = super::channel_roadmap::undrawn_series(p);
+    for g in chart_groups(&series) {
         series_figure(o, p, &g);
+    }
+    if folded.is_some() {
+        o.push_str("</details>");
     }
     if !p.distributions.is_empty() {
         distributions(o, p);
@@ -222,11 +232,16 @@ fn probe(o: &mut String, p: &ProbeResult, answer: Option<&str>) {
         let drawn = super::spin_bars::is_drawn(t)
             || (super::loaded_curve::PROBES.contains(&p.id.as_str())
                 && super::loaded_curve::is_drawn(t));
-        if drawn {
-            o.push_str("<details><summary>the numbers behind the bars</summary>");
+        let summary = if super::peak_overview::is_drawn(p, t) {
+            Some("the FMA limit per kernel, as recorded at measure time")
+        } else {
+            drawn.then_some("the numbers behind the bars")
+        };
+        if let Some(summary) = summary {
+            let _ = write!(o, "<details><summary>{summary}</summary>");
         }
         free_table(o, t);
-        if drawn {
+        if summary.is_some() {
             o.push_str("</details>");
         }
     }
@@ -525,9 +540,22 @@ pub fn cell_text(v: &serde_json::Value, kind: ColumnKind) -> String {
     }
 }
 
-/// The row to mark as best in a free table: the highest value of its first
-/// rate column, when the table has at least two rows with a number there.
+/// The row to mark as best in a free table. A table with its own `best` column
+/// (a tuner's steps) has its choice marked: the one row that column says `true`
+/// for. Otherwise the highest value of its first rate column, when at least two
+/// rows have a number there; reference rows (`Optimal: …`, see
+/// [`super::channel_roadmap::is_reference`]) are never the best.
 pub fn best_row(t: &crate::model::Table) -> Option<usize> {
+    if let Some(b) = t.columns.iter().position(|c| c == "best") {
+        let chosen: Vec<usize> = t
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.get(b) == Some(&serde_json::Value::Bool(true)))
+            .map(|(i, _)| i)
+            .collect();
+        return (chosen.len() == 1).then(|| chosen[0]);
+    }
     let col = t
         .columns
         .iter()
@@ -536,6 +564,10 @@ pub fn best_row(t: &crate::model::Table) -> Option<usize> {
         .rows
         .iter()
         .enumerate()
+        .filter(|(_, r)| {
+            let label = r.first().and_then(serde_json::Value::as_str);
+            !label.is_some_and(super::channel_roadmap::is_reference)
+        })
         .filter_map(|(i, r)| {
             r.get(col)
                 .and_then(serde_json::Value::as_f64)
@@ -556,6 +588,11 @@ pub fn best_row(t: &crate::model::Table) -> Option<usize> {
 fn free_table(o: &mut String, t: &crate::model::Table) {
     let kinds: Vec<(String, ColumnKind)> = t.columns.iter().map(|c| column_kind(c)).collect();
     let best = best_row(t);
+    let (best_tip, best_note) = if t.columns.iter().any(|c| c == "best") {
+        ("its best column", "the one the table's best column marks")
+    } else {
+        ("highest rate", "the highest rate")
+    };
     let _ = write!(
         o,
         "<h3>{}</h3><div class='scroll'><table><tr>",
@@ -568,7 +605,7 @@ fn free_table(o: &mut String, t: &crate::model::Table) {
     let shown = super::rows_shown(t.rows.len());
     for (i, r) in t.rows[..shown].iter().enumerate() {
         if best == Some(i) {
-            o.push_str("<tr class='best' title='best (highest rate)'>");
+            let _ = write!(o, "<tr class='best' title='best ({best_tip})'>");
         } else {
             o.push_str("<tr>");
         }
@@ -585,7 +622,7 @@ fn free_table(o: &mut String, t: &crate::model::Table) {
     o.push_str("</table></div>");
     left_out(o, shown, t.rows.len());
     if best.is_some_and(|b| b < shown) {
-        o.push_str("<p class='note'>★ best row: the highest rate.</p>");
+        let _ = write!(o, "<p class='note'>★ best row: {best_note}.</p>");
     }
 }
 
@@ -711,6 +748,7 @@ pub fn markdown(run: &RunFile) -> String {
         for f in &p.findings {
             let _ = writeln!(o, "- {}", md(&super::words::finding(f)));
         }
+        o.push_str(&super::peak_overview::markdown(p));
         for group in series_groups(&p.series) {
             let first = group[0];
             let (xs, scale, label) = super::table_axes(&group);

@@ -15,6 +15,7 @@ pub mod html;
 pub mod html_answers;
 pub mod hwloc_xml;
 pub mod loaded_curve;
+pub mod peak_overview;
 pub mod pinning;
 pub mod plan;
 pub mod reference;

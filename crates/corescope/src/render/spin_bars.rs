@@ -67,6 +67,19 @@ pub fn groups(t: &Table) -> Vec<BarGroup> {
     out
 }
 
+/// The summary of spin's series chart, folded under the bars: each placement's
+/// mean slowdown (the bars' last group) against each loop's read interval, one
+/// point per loop, unnamed on the chart; the bars say the same per loop by name.
+pub const FOLDED: &str = "mean slowdown over all benchmarks against the spin loop's read \
+                          interval: a point per loop (the bars' last group, placed at how \
+                          often the loop reads the flag; the table's read interval row says \
+                          which loop is which)";
+
+/// [`FOLDED`] when `p` is a spin result whose bars are drawn above its series.
+pub fn folded(p: &ProbeResult) -> Option<&'static str> {
+    (p.id == "spin" && !p.series.is_empty() && p.tables.iter().any(is_drawn)).then_some(FOLDED)
+}
+
 /// The charts of a spin result, one per placement, as HTML figures (empty for any
 /// other probe).
 pub fn figures(p: &ProbeResult) -> String {
@@ -153,6 +166,17 @@ mod tests {
         assert_eq!(html.matches("<figure>").count(), 1);
         assert_eq!(html.matches("class='whisker'").count(), 3 * g.len());
         assert!(html.contains("1× = alone"));
+        assert_eq!(folded(&p), None, "no series, nothing to fold");
+        p.push_point(crate::model::Point::new(
+            "mean-slowdown/other-core",
+            "read_interval_ns",
+            40.0,
+            "x_alone",
+            1.2,
+        ));
+        assert_eq!(folded(&p), Some(FOLDED));
+        p.id = "peak".into();
+        assert_eq!(folded(&p), None);
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! The physical limit of a core's FMA units: pipes × lanes × 2 FLOP per cycle, per
-//! instruction-set level, from the CPU model. The anchor `crosscheck` gives `peak`
-//! beside likwid-bench's `peakflops_*` kernels.
+//! instruction-set level, from the CPU model. `peak` records it in its run file (the
+//! `fma-limit` table, at measure time: a report drawn elsewhere never reads the CPU),
+//! and `crosscheck` gives it beside likwid-bench's `peakflops_*` kernels.
 
-use crate::probes::peak::{Level, Precision};
+use super::{kernel_name, Level, Precision};
+use crate::model::Table;
+use serde_json::{json, Value};
 
 /// A core's fused multiply-add units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +99,47 @@ pub fn fma_units_here() -> Result<FmaUnits, String> {
     })
 }
 
+/// Name of the table in which `peak` records the limits at measure time.
+pub const TABLE: &str = "fma-limit";
+
+/// Columns of [`TABLE`]: the kernel (`avx512-fma-f64`), its limit in FLOP per
+/// cycle per core (`null` where not known) and where the figure comes from, or why
+/// there is none.
+pub const COLUMNS: [&str; 3] = ["kernel", "limit_flop_per_cycle_per_core", "source"];
+
+/// The limit of each measured kernel as a table row: the figure with its source,
+/// or an empty figure and the reason (units not known here, or a level without
+/// FMA); never an invented number.
+pub fn limit_table(kernels: &[(Level, Precision)], units: &Result<FmaUnits, String>) -> Table {
+    let no_fma = "no FMA at this level: its multiplies and adds use other pipes, \
+                  the FMA units set no limit";
+    let rows = kernels
+        .iter()
+        .map(|&(level, p)| {
+            let (limit, source) = match units {
+                _ if !level.fused() => (Value::Null, no_fma.to_string()),
+                Err(why) => (Value::Null, why.clone()),
+                Ok(u) => match flop_per_cycle(*u, level, p) {
+                    Some(v) => (
+                        json!(v),
+                        format!(
+                            "{}: {} × {}-bit FMA pipes ({})",
+                            u.uarch, u.pipes, u.pipe_bits, u.source
+                        ),
+                    ),
+                    None => (Value::Null, no_fma.to_string()),
+                },
+            };
+            vec![json!(kernel_name(level, p)), limit, json!(source)]
+        })
+        .collect();
+    Table {
+        name: TABLE.into(),
+        columns: COLUMNS.map(String::from).to_vec(),
+        rows,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +186,32 @@ mod tests {
         let zen4 = fma_units_for("AuthenticAMD", 0x19, 0x61).expect("Zen 4");
         assert_eq!(flop_per_cycle(zen4, Level::Avx2, Precision::F64), None);
         assert_eq!(flop_per_cycle(zen4, Level::Sse2, Precision::F64), None);
+    }
+
+    #[test]
+    fn the_table_holds_a_figure_with_its_source_or_the_reason() {
+        let kernels = [
+            (Level::Avx2, Precision::F64),
+            (Level::Avx512Fma, Precision::F32),
+        ];
+        let zen4 = fma_units_for("AuthenticAMD", 0x19, 0x11).ok_or_else(String::new);
+        let t = limit_table(&kernels, &zen4);
+        assert_eq!(t.name, TABLE);
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.rows[0][0], json!("avx2-f64"));
+        assert_eq!(t.rows[0][1], Value::Null);
+        assert!(t.rows[0][2].as_str().unwrap().starts_with("no FMA"));
+        assert_eq!(t.rows[1][1], json!(32.0));
+        assert!(t.rows[1][2]
+            .as_str()
+            .unwrap()
+            .contains("Zen 4: 2 × 256-bit"));
+        let unknown: Result<FmaUnits, String> =
+            Err("FMA units unknown for GenuineIntel family 0x6 model 0xcf".into());
+        let t = limit_table(&kernels, &unknown);
+        assert!(t.rows.iter().all(|r| r[1].is_null()));
+        // A level without FMA has none on any CPU; the FMA level says why it has no figure.
+        assert!(t.rows[0][2].as_str().unwrap().starts_with("no FMA"));
+        assert!(t.rows[1][2].as_str().unwrap().contains("GenuineIntel"));
     }
 }
