@@ -51,8 +51,9 @@ pub fn render_run(run: &RunFile) -> String {
         );
     }
     o.push_str("</p></nav>");
+    let opts = chart_opts(run);
     for p in &run.probes {
-        probe(&mut o, p);
+        probe(&mut o, p, opts);
     }
     if let Some(cc) = &run.crosscheck {
         o.push_str(&super::crosscheck::html(cc));
@@ -140,7 +141,16 @@ fn machine(o: &mut String, run: &RunFile) {
     o.push_str("</table></div></details></section>");
 }
 
-fn probe(o: &mut String, p: &ProbeResult) {
+/// What the run's charts show beyond their curves: the CPUs the run could use
+/// (marked on threads axes), when its file records the topology.
+fn chart_opts(run: &RunFile) -> svg::ChartOpts {
+    let t = &run.topology;
+    svg::ChartOpts {
+        cpus: Some(t.allowed_pus().count()).filter(|&n| n > 0),
+    }
+}
+
+fn probe(o: &mut String, p: &ProbeResult, opts: svg::ChartOpts) {
     let _ = write!(
         o,
         "<section id='{id}'><h2>{id} <span class='badge {cls}'>{st}</span></h2><p>{title}</p>",
@@ -171,7 +181,7 @@ fn probe(o: &mut String, p: &ProbeResult) {
     o.push_str(&super::spin_bars::figures(p));
     o.push_str(&super::loaded_curve::figures(p));
     for g in chart_groups(&p.series) {
-        series_figure(o, p, &g);
+        series_figure(o, p, &g, opts);
     }
     if !p.distributions.is_empty() {
         distributions(o, p);
@@ -316,7 +326,7 @@ pub fn chart_groups(series: &[crate::model::Series]) -> Vec<ChartGroup<'_>> {
 
 /// One chart group: its chart with the intervals, and its table (collapsed);
 /// a group of one-point series is a table only, shown open.
-fn series_figure(o: &mut String, p: &ProbeResult, g: &ChartGroup) {
+fn series_figure(o: &mut String, p: &ProbeResult, g: &ChartGroup, opts: svg::ChartOpts) {
     let first = g.series[0];
     if g.is_points() {
         let _ = write!(o, "<h3>{}</h3>", esc(&g.title));
@@ -351,7 +361,7 @@ fn series_figure(o: &mut String, p: &ProbeResult, g: &ChartGroup) {
     let _ = write!(
         o,
         "<figure>{}<figcaption>{}{} vs {}{}</figcaption></figure>",
-        svg::chart(&title, &first.x_name, &first.y_name, &curves),
+        svg::chart_with(&title, &first.x_name, &first.y_name, &curves, opts),
         esc(&what),
         esc(&unit),
         esc(&first.x_name.replace('_', " ")),
