@@ -241,8 +241,8 @@ fn reading(lines: &[String]) -> String {
 }
 
 /// The labels as drawn, each in at most `max_lines` lines of [`LINE_CHARS`], no
-/// two alike: labels that are cut and collide keep a longer tail until they
-/// differ; any still alike (equal labels) are numbered (`… #2`).
+/// two alike: different labels that are cut and collide keep a longer tail
+/// until they differ; any still alike (equal labels) are numbered (`… #2`).
 pub fn drawn(labels: &[&str], max_lines: usize) -> Vec<Vec<String>> {
     let max_lines = max_lines.max(1);
     let longest_tail = (LINE_CHARS * max_lines).saturating_sub(1);
@@ -258,7 +258,8 @@ pub fn drawn(labels: &[&str], max_lines: usize) -> Vec<Vec<String>> {
             .filter(|&i| {
                 tails[i] < longest_tail
                     && wrap(labels[i], LINE_CHARS, max_lines).is_none()
-                    && readings.iter().filter(|r| **r == readings[i]).count() > 1
+                    && (0..labels.len())
+                        .any(|j| readings[j] == readings[i] && labels[j] != labels[i])
             })
             .collect();
         if grow.is_empty() {
@@ -269,20 +270,20 @@ pub fn drawn(labels: &[&str], max_lines: usize) -> Vec<Vec<String>> {
             out[i] = fit(labels[i], "", max_lines, tails[i]);
         }
     }
-    number_repeats(labels, &mut out, max_lines);
+    number_repeats(labels, &tails, &mut out, max_lines);
     out
 }
 
 /// Entries that still read like an earlier one get a number (`hspc #2`) that
 /// makes them unlike every other entry.
-fn number_repeats(labels: &[&str], out: &mut [Vec<String>], max_lines: usize) {
+fn number_repeats(labels: &[&str], tails: &[usize], out: &mut [Vec<String>], max_lines: usize) {
     let all: HashSet<String> = out.iter().map(|l| reading(l)).collect();
     let mut taken: HashSet<String> = HashSet::new();
     let mut k = 1;
     for (i, label) in labels.iter().enumerate() {
         while taken.contains(&reading(&out[i])) {
             k += 1;
-            let candidate = fit(label, &format!(" #{k}"), max_lines, usize::MAX);
+            let candidate = fit(label, &format!(" #{k}"), max_lines, tails[i]);
             if !all.contains(&reading(&candidate)) && !taken.contains(&reading(&candidate)) {
                 out[i] = candidate;
             }
@@ -628,6 +629,12 @@ mod tests {
         for max_lines in 1..=MAX_LINES {
             assert_unique(&drawn(&labels, max_lines), max_lines);
         }
+        // Equal long labels keep their head and are numbered.
+        let lines = drawn(&labels, 1);
+        assert!(
+            lines[2][0].starts_with('a') && lines[2][0].ends_with(" #2"),
+            "{lines:?}"
+        );
         // Many entries squeeze to one line each, still unique.
         let many: Vec<String> = (0..32).map(|i| format!("{} {i}", "w".repeat(40))).collect();
         let labels: Vec<&str> = many.iter().map(String::as_str).collect();
