@@ -493,10 +493,9 @@ pub fn chart_with(
     opts: ChartOpts,
 ) -> String {
     let (x, y) = chart_axes(x_name, curves);
-    let groups = svg_legend::alike_groups(curves, same_points);
     // Bounded drawing: at most MAX_CURVES curves and MAX_LINE_POINTS points in
     // all; the tables and the CSV keep every value.
-    let shown = &groups[..groups.len().min(MAX_CURVES)];
+    let shown = svg_legend::alike_groups(curves, same_points, MAX_CURVES);
     let names: Vec<Vec<&str>> = shown
         .iter()
         .map(|g| g.iter().map(|&k| curves[k].name.as_str()).collect())
@@ -537,12 +536,9 @@ pub fn chart_with(
     if thinned {
         notes.push("points thinned for drawing; the table has every value".to_string());
     }
-    if groups.len() > shown.len() {
-        notes.push(format!(
-            "first {} of {} curves drawn",
-            shown.len(),
-            groups.len()
-        ));
+    let drawn: usize = shown.iter().map(Vec::len).sum();
+    if curves.len() > drawn {
+        notes.push(format!("first {drawn} of {} curves drawn", curves.len()));
     }
     if !notes.is_empty() {
         let _ = write!(
@@ -1496,6 +1492,19 @@ mod tests {
         assert!(svg.contains("<title>int/linear = int/compact = int/scatter (click"));
         assert!(svg.contains("<g class='curve' data-curve='1'>"));
         assert!(svg.contains("<g class='legend' data-curve='1'"));
+        // Bounded: MAX_CURVES drawn curves, however many are alike.
+        let many: Vec<Curve> = (0..40)
+            .map(|k| Curve::new(format!("c{k}"), x.clone(), vec![1.0, f64::from(k)]))
+            .collect();
+        let svg = chart("t", "threads", "ns", &many);
+        assert_eq!(svg.matches("<g class='curve'").count(), MAX_CURVES);
+        assert!(svg.contains("first 32 of 40 curves drawn"));
+        let same: Vec<Curve> = (0..40)
+            .map(|k| Curve::new(format!("c{k}"), x.clone(), y.clone()))
+            .collect();
+        let svg = chart("t", "threads", "ns", &same);
+        assert_eq!(svg.matches("<g class='legend'").count(), 1);
+        assert!(!svg.contains("curves drawn"));
     }
 
     #[test]

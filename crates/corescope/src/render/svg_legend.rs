@@ -103,18 +103,26 @@ fn after_last_break(s: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// Groups of items that are alike (curves with identical points), each listed
-/// by index in order of its first member; an item never joins a group when
-/// `alike` says it is not alike to itself (an empty curve).
-pub fn alike_groups<T>(items: &[T], alike: impl Fn(&T, &T) -> bool) -> Vec<Vec<usize>> {
+/// The first `max_groups` groups of items that are alike (curves with
+/// identical points), each listed by index in order of its first member; an
+/// item never joins a group when `alike` says it is not alike to itself (an
+/// empty curve). Items that would start a group past the last are left out
+/// (bounded work: at most `max_groups` comparisons an item).
+pub fn alike_groups<T>(
+    items: &[T],
+    alike: impl Fn(&T, &T) -> bool,
+    max_groups: usize,
+) -> Vec<Vec<usize>> {
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (i, item) in items.iter().enumerate() {
+        let full = groups.len() >= max_groups;
         match groups
             .iter_mut()
             .find(|g| alike(&items[g[0]], item) && alike(item, item))
         {
             Some(g) => g.push(i),
-            None => groups.push(vec![i]),
+            None if !full => groups.push(vec![i]),
+            None => {}
         }
     }
     groups
@@ -569,8 +577,10 @@ mod tests {
             vec![],
             vec![],
         ];
-        let groups = alike_groups(&curves, |a, b| a == b && !a.is_empty());
+        let groups = alike_groups(&curves, |a, b| a == b && !a.is_empty(), 8);
         assert_eq!(groups, [vec![0, 1, 3], vec![2], vec![4], vec![5]]);
+        let first = alike_groups(&curves, |a, b| a == b && !a.is_empty(), 2);
+        assert_eq!(first, [vec![0, 1, 3], vec![2]]);
         let names = ["linear", "compact", "unbound", "scatter", "e", "f"];
         let named: Vec<Vec<&str>> = groups
             .iter()
