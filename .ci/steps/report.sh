@@ -4,7 +4,7 @@
 # chart for each, and the screenshot must not be blank.
 set -euo pipefail
 dir="$(mktemp -d)"
-bin=./target/release/corescope
+bin="${CARGO_TARGET_DIR:-./target}/release/corescope"
 "$bin" run --quick --no-progress --out "$dir/run.json" >"$dir/run.txt"
 grep -q "report:   $dir/run.html" "$dir/run.txt"
 chrome=(chromium --headless --no-sandbox --disable-gpu --hide-scrollbars)
@@ -98,6 +98,22 @@ for p in run["probes"]:
             if n > 1 and s["y_lo"][i] == s["y_hi"][i]:
                 assert len(set(samples)) == 1, f"{p['id']} {s['name']} x={s['x'][i]}: zero-width interval over differing samples"
                 zero += 1
+# Every legend entry of a chart reads differently (a name cut to its first
+# characters made hspc and hspc-ring alike), and every line chart draws its title.
+legends = 0
+for page in ("run", "cmp"):
+    html = open(f"{d}/{page}.html").read()
+    for k, svg in enumerate(re.findall(r"<svg\b.*?</svg>", html, re.S)):
+        entries = [
+            "\n".join(re.findall(r"<text\b[^>]*>(.*?)</text>", g, re.S))
+            for g in re.findall(r"<g class=['\"]legend['\"].*?</g>", svg, re.S)
+        ]
+        legends += len(entries)
+        alike = sorted({e for e in entries if entries.count(e) > 1})
+        assert not alike, f"{page}: chart {k}: legend entries read alike: {alike}"
+        if entries:
+            assert "class='chart-title'" in svg, f"{page}: chart {k} draws no title"
+print(f"legends ok: {legends} entries, none alike within a chart")
 print(f"intervals ok: zero width only where all samples are equal ({zero} points: counts that never varied, ratios of a point to itself)")
 print(f"report ok: {len(ids)} sections, {dom.count('<svg')} charts, screenshot {colours} colours; "
       f"report and compare fit 1400 and 800 px")

@@ -655,11 +655,13 @@ fn chart_structure_series_legend_units_and_one_point_tables() {
     // Twelve loop orders and a library share n and FLOP/s: one chart.
     for k in 0..12 {
         // x unsorted on purpose: the line must still run left to right.
+        // Each order its own rates (identical curves would share one entry).
+        let f = 1.0 + f64::from(k) / 10.0;
         p.series.push(series(
             &format!("o{k}/normal"),
             "n",
             "flops_per_s",
-            &[(256.0, 3e9), (32.0, 1e9), (64.0, 2e9)],
+            &[(256.0, 3e9 * f), (32.0, 1e9 * f), (64.0, 2e9 * f)],
         ));
     }
     p.series.push(series(
@@ -732,6 +734,9 @@ fn chart_structure_series_legend_units_and_one_point_tables() {
             .collect();
         assert!(xs.windows(2).all(|w| w[0] <= w[1]), "{xs:?}");
     }
+    // Titles drawn; the run's 2 CPUs marked on threads axes only.
+    assert!(svgs.iter().all(|s| s.contains("class='chart-title'")));
+    assert!(svgs[1].contains(">2 CPUs</text>") && !matmul.contains("class='cpus'"));
     // One unit per axis.
     assert!(svgs[1].contains("units per s") && !svgs[1].contains("x one thread"));
     assert!(svgs[2].contains("x one thread") && !svgs[2].contains("units per s"));

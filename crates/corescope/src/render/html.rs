@@ -52,9 +52,10 @@ pub fn render_run(run: &RunFile) -> String {
         );
     }
     o.push_str("</p></nav>");
+    let opts = chart_opts(run);
     for p in &run.probes {
         let answer = answers.probes.iter().find(|a| a.id == p.id);
-        probe(&mut o, p, answer.and_then(|a| a.head.as_deref()));
+        probe(&mut o, p, answer.and_then(|a| a.head.as_deref()), opts);
     }
     if let Some(cc) = &run.crosscheck {
         o.push_str(&super::crosscheck::html(cc));
@@ -143,13 +144,22 @@ fn machine(o: &mut String, run: &RunFile) {
     o.push_str("</table></div></details></section>");
 }
 
+/// What the run's charts show beyond their curves: the CPUs the run could use
+/// (marked on threads axes), when its file records the topology.
+fn chart_opts(run: &RunFile) -> svg::ChartOpts {
+    let t = &run.topology;
+    svg::ChartOpts {
+        cpus: Some(t.allowed_pus().count()).filter(|&n| n > 0),
+    }
+}
+
 /// Findings shown before the rest of a probe's list is collapsed.
 const FINDINGS_SHOWN: usize = 6;
 
 /// One probe's section: its answer (the summary's headline) first, then its
 /// findings (the first [`FINDINGS_SHOWN`], the rest collapsed), its figures and
 /// tables, its warnings last.
-fn probe(o: &mut String, p: &ProbeResult, answer: Option<&str>) {
+fn probe(o: &mut String, p: &ProbeResult, answer: Option<&str>, opts: svg::ChartOpts) {
     let _ = write!(
         o,
         "<section id='{id}'><h2>{id} <span class='badge {cls}'>{st}</span></h2><p>{title}</p>",
@@ -189,7 +199,7 @@ fn probe(o: &mut String, p: &ProbeResult, answer: Option<&str>) {
     }
     let series = super::channel_roadmap::undrawn_series(p);
     for g in chart_groups(&series) {
-        series_figure(o, p, &g);
+        series_figure(o, p, &g, opts);
     }
     if folded.is_some() {
         o.push_str("</details>");
@@ -367,7 +377,7 @@ pub fn chart_groups(series: &[crate::model::Series]) -> Vec<ChartGroup<'_>> {
 
 /// One chart group: its chart with the intervals, and its table (collapsed);
 /// a group of one-point series is a table only, shown open.
-fn series_figure(o: &mut String, p: &ProbeResult, g: &ChartGroup) {
+fn series_figure(o: &mut String, p: &ProbeResult, g: &ChartGroup, opts: svg::ChartOpts) {
     let first = g.series[0];
     if g.is_points() {
         let _ = write!(o, "<h3>{}</h3>", esc(&g.title));
@@ -402,7 +412,7 @@ fn series_figure(o: &mut String, p: &ProbeResult, g: &ChartGroup) {
     let _ = write!(
         o,
         "<figure>{}<figcaption>{}{} vs {}{}</figcaption></figure>",
-        svg::chart(&title, &first.x_name, &first.y_name, &curves),
+        svg::chart_with(&title, &first.x_name, &first.y_name, &curves, opts),
         esc(&what),
         esc(&unit),
         esc(&first.x_name.replace('_', " ")),
@@ -879,7 +889,12 @@ mod tests {
         p.status = Status::Skipped;
         p.reason = Some("no PMU".into());
         let mut o = String::new();
-        probe(&mut o, &p, Some("skipped: no PMU"));
+        probe(
+            &mut o,
+            &p,
+            Some("skipped: no PMU"),
+            svg::ChartOpts::default(),
+        );
         assert!(!o.contains("class='answer'"), "{o}");
         assert!(o.contains("Skipped:"), "{o}");
         assert!(!o.contains("more finding"), "{o}");

@@ -24,12 +24,29 @@ pub mod summary;
 pub mod summary_headline;
 pub mod summary_items;
 pub mod svg;
+pub mod svg_legend;
 pub mod terminal;
 pub mod topo;
 pub mod warning_overview;
 pub mod words;
 
 pub use crate::units::{fmt_num, fmt_ratio, fmt_value, fmt_x, unit_scale};
+
+/// Escape text for HTML and SVG.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '&' => o.push_str("&amp;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            _ => o.push(c),
+        }
+    }
+    o
+}
 
 /// Text for a Markdown table cell or line: `|`, `\\`, the characters that
 /// start emphasis, code, links or headings, and raw HTML (`<`, `>`, `&`) are

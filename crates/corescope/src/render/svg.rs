@@ -2,6 +2,9 @@
 //! y = x line (paired distributions), histograms, heat maps (matrices) and Gantt
 //! lanes (timelines). Pure string building; every label is escaped.
 
+pub use super::esc;
+use super::svg_legend::{self, marker};
+pub use super::svg_legend::{colour_bar, series_style, ColourScale, DASHES, PALETTE};
 use super::{fmt_num, fmt_value};
 use std::fmt::Write;
 
@@ -12,25 +15,9 @@ pub const W: f64 = 860.0;
 pub const H: f64 = 380.0;
 const ML: f64 = 70.0;
 const MR: f64 = 190.0;
-const MT: f64 = 20.0;
+/// Top margin: room for the chart's title.
+const MT: f64 = 32.0;
 const MB: f64 = 45.0;
-/// Colours of series (colour-blind friendly, Okabe–Ito; the yellow darkened to
-/// read on white).
-pub const PALETTE: [&str; 8] = [
-    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#B8A200",
-];
-/// Dash patterns (SVG `stroke-dasharray`): the second eight series are dashed,
-/// the third dotted, so colour and dash tell 32 series apart.
-pub const DASHES: [&str; 4] = ["", "7 3", "2 2", "9 3 2 3"];
-
-/// Colour and dash pattern of series `i`: no two of the first 32 share both.
-pub fn series_style(i: usize) -> (&'static str, &'static str) {
-    (
-        PALETTE[i % PALETTE.len()],
-        DASHES[(i / PALETTE.len()) % DASHES.len()],
-    )
-}
-
 /// The opening tag of a chart: a viewBox of `w × h` that scales with the page
 /// (`width='100%'`), never wider than `max_px` when given (small heat maps).
 pub fn open_svg(w: f64, h: f64, title: &str, max_px: Option<f64>) -> String {
@@ -41,22 +28,6 @@ pub fn open_svg(w: f64, h: f64, title: &str, max_px: Option<f64>) -> String {
         "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {w:.0} {h:.0}' width='100%'{style} preserveAspectRatio='xMinYMin meet' role='img' aria-label='{t}'><title>{t}</title>",
         t = esc(title)
     )
-}
-
-/// Escape text for HTML and SVG.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '&' => o.push_str("&amp;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            _ => o.push(c),
-        }
-    }
-    o
 }
 
 /// An axis: linear or log10, from `lo` to `hi`.
@@ -281,9 +252,18 @@ fn label(unit: &str, v: f64) -> String {
     }
 }
 
-/// Frame, axes, ticks and axis titles.
+/// Most characters of a chart's drawn title (the tooltip has it whole).
+const TITLE_CHARS: usize = 110;
+
+/// Frame, axes, ticks, axis titles and the chart's title, drawn at the top.
 fn frame(out: &mut String, x: &Axis, y: &Axis, x_name: &str, y_name: &str, title: &str) {
     out.push_str(&open_svg(W, H, title, None));
+    let _ = write!(
+        out,
+        "<text class='chart-title' x='{ML}' y='{:.1}' font-size='12' font-weight='600'>{}</text>",
+        MT - 12.0,
+        esc(&super::clean(title, TITLE_CHARS, false))
+    );
     let (x0, x1, y0, y1) = (ML, W - MR, H - MB, MT);
     let _ = write!(
         out,
@@ -446,9 +426,8 @@ fn chart_axes(x_name: &str, curves: &[Curve]) -> (Axis, Axis) {
     (x, y)
 }
 
-/// A curve's points in drawing coordinates, with their intervals; `nudge` moves
-/// them right (a curve equal to an earlier one).
-fn curve_dots(c: &Curve, (x, y): (&Axis, &Axis), nudge: f64) -> Vec<Dot> {
+/// A curve's points in drawing coordinates, with their intervals.
+fn curve_dots(c: &Curve, (x, y): (&Axis, &Axis)) -> Vec<Dot> {
     let (x0, x1, y0, y1) = (ML, W - MR, H - MB, MT);
     let py = |v: f64| y0 - y.t(v) * (y0 - y1);
     let pts: Vec<Dot> =
@@ -469,7 +448,7 @@ fn curve_dots(c: &Curve, (x, y): (&Axis, &Axis), nudge: f64) -> Vec<Dot> {
                     (f64::NAN, f64::NAN)
                 };
                 Dot {
-                    px: x0 + x.t(a) * (x1 - x0) + nudge,
+                    px: x0 + x.t(a) * (x1 - x0),
                     py: py(b),
                     x: a,
                     y: b,
@@ -483,90 +462,83 @@ fn curve_dots(c: &Curve, (x, y): (&Axis, &Axis), nudge: f64) -> Vec<Dot> {
     pts
 }
 
+/// What a line chart may show beyond its curves.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ChartOpts {
+    /// The CPUs the run could use: on a threads axis, a dashed line at that many
+    /// threads (`N CPUs`) when it lies within the axis.
+    pub cpus: Option<usize>,
+}
+
 /// A line chart of several curves sharing axes. Where a curve has intervals,
 /// each point gets an error bar (`class='ci'`) and the curve a translucent band
 /// (`class='band'`); the bars and band are thinned with the points.
 pub fn chart(title: &str, x_name: &str, y_name: &str, curves: &[Curve]) -> String {
+    chart_with(title, x_name, y_name, curves, ChartOpts::default())
+}
+
+/// Whether two curves have the same points (and intervals): drawn once.
+fn same_points(a: &Curve, b: &Curve) -> bool {
+    !a.x.is_empty() && a.x == b.x && a.y == b.y && a.ci == b.ci
+}
+
+/// [`chart`] with the extras of `opts`. Curves with identical points are drawn
+/// once, under one legend entry naming them all (`linear = compact`); legend
+/// entries are drawn by [`svg_legend`].
+pub fn chart_with(
+    title: &str,
+    x_name: &str,
+    y_name: &str,
+    curves: &[Curve],
+    opts: ChartOpts,
+) -> String {
     let (x, y) = chart_axes(x_name, curves);
-    let mut out = String::new();
-    frame(&mut out, &x, &y, x_name, y_name, title);
-    let (x0, x1) = (ML, W - MR);
     // Bounded drawing: at most MAX_CURVES curves and MAX_LINE_POINTS points in
     // all; the tables and the CSV keep every value.
-    let shown = curves.len().min(MAX_CURVES);
-    let per_curve = (MAX_LINE_POINTS / shown.max(1)).max(2);
+    let shown = svg_legend::alike_groups(curves, same_points, MAX_CURVES);
+    let names: Vec<Vec<&str>> = shown
+        .iter()
+        .map(|g| g.iter().map(|&k| curves[k].name.as_str()).collect())
+        .collect();
+    let keys = svg_legend::keys(title, &names);
+    let mut out = String::new();
+    frame(&mut out, &x, &y, x_name, y_name, &keys.title);
+    if x_name == "threads" {
+        cpu_marker(&mut out, &x, opts.cpus);
+    }
+    let (x0, x1) = (ML, W - MR);
+    let per_curve = (MAX_LINE_POINTS / shown.len().max(1)).max(2);
     let mut thinned = false;
     let mut any_ci = false;
-    // Legend rows on the right; closer together when there are many.
-    let row_h = ((H - MT - 30.0) / shown.max(1) as f64).min(15.0);
-    for (i, c) in curves.iter().take(shown).enumerate() {
-        let (color, dash) = series_style(i);
-        // A curve with the same points as an earlier one (two identical runs)
-        // gets its markers nudged right so that both stay visible.
-        let same_as = curves[..i]
-            .iter()
-            .position(|o| o.x == c.x && o.y == c.y && !c.x.is_empty());
-        let nudge = if same_as.is_some() {
-            3.0 * i as f64
-        } else {
-            0.0
-        };
-        let mut pts = curve_dots(c, (&x, &y), nudge);
+    for (i, (g, key)) in shown.iter().zip(&keys.entries).enumerate() {
+        let c = &curves[g[0]];
+        let mut pts = curve_dots(c, (&x, &y));
         // Lines join points in order of x, never back and forth.
         pts.sort_by(|a, b| a.px.total_cmp(&b.px));
         if pts.len() > per_curve {
             pts = thin(&pts, per_curve);
             thinned = true;
         }
-        let _ = write!(out, "<g class='curve' data-curve='{i}'>");
-        if pts.iter().any(Dot::has_ci) {
-            any_ci = true;
-            band(&mut out, &pts, color);
-        }
-        let path: Vec<String> = pts
-            .iter()
-            .map(|p| format!("{:.1},{:.1}", p.px, p.py))
-            .collect();
-        let _ = write!(
-            out,
-            "<polyline fill='none' stroke='{color}' stroke-width='1.8' stroke-dasharray='{dash}' points='{}'/>",
-            path.join(" ")
-        );
-        for p in &pts {
-            dot(&mut out, p, (color, i), &c.name, x_name, y_name);
-        }
-        out.push_str("</g>");
-        let ly = MT + row_h * i as f64 + 8.0;
-        let same = same_as
-            .map(|k| format!(" = {}", curves[k].name))
-            .unwrap_or_default();
-        let shown_name = super::clean(&format!("{}{same}", c.name), LEGEND_CHARS, false);
-        let _ = write!(
-            out,
-            "<g class='legend' data-curve='{i}' style='cursor:pointer'><title>{} (click to hide or show)</title><line x1='{}' y1='{ly:.1}' x2='{}' y2='{ly:.1}' stroke='{color}' stroke-width='2.2' stroke-dasharray='{dash}'/>{}<text x='{}' y='{:.1}' font-size='10'>{}</text></g>",
-            esc(&c.name),
-            x1 + 6.0,
-            x1 + 28.0,
-            marker(x1 + 17.0, ly, (color, i), ""),
-            x1 + 32.0,
-            ly + 3.5,
-            esc(&shown_name)
-        );
+        any_ci |= pts.iter().any(Dot::has_ci);
+        draw_curve(&mut out, &pts, i, (&key.name, x_name, y_name));
     }
+    // Legend entries on the right, as many lines each as fit.
+    let below = svg_legend::draw(&mut out, &keys.entries, x1, (MT, H - MT - 30.0));
     if any_ci {
         let _ = write!(
             out,
             "<text x='{}' y='{:.1}' font-size='9' fill='#555'>bars, band: 95 % CI</text>",
             x1 + 8.0,
-            MT + row_h * shown as f64 + 12.0
+            below + 12.0
         );
     }
     let mut notes = Vec::new();
     if thinned {
         notes.push("points thinned for drawing; the table has every value".to_string());
     }
-    if curves.len() > shown {
-        notes.push(format!("first {shown} of {} curves drawn", curves.len()));
+    let drawn: usize = shown.iter().map(Vec::len).sum();
+    if curves.len() > drawn {
+        notes.push(format!("first {drawn} of {} curves drawn", curves.len()));
     }
     if !notes.is_empty() {
         let _ = write!(
@@ -578,6 +550,56 @@ pub fn chart(title: &str, x_name: &str, y_name: &str, curves: &[Curve]) -> Strin
     }
     out.push_str("</svg>");
     out
+}
+
+/// One curve of a line chart, the `i`-th drawn: its band and bars where it has
+/// intervals, its line, its markers with their tooltips (`name: x → y`).
+fn draw_curve(out: &mut String, pts: &[Dot], i: usize, (name, x_name, y_name): (&str, &str, &str)) {
+    let (color, dash) = series_style(i);
+    let _ = write!(out, "<g class='curve' data-curve='{i}'>");
+    if pts.iter().any(Dot::has_ci) {
+        band(out, pts, color);
+    }
+    let path: Vec<String> = pts
+        .iter()
+        .map(|p| format!("{:.1},{:.1}", p.px, p.py))
+        .collect();
+    let _ = write!(
+        out,
+        "<polyline fill='none' stroke='{color}' stroke-width='1.8' stroke-dasharray='{dash}' points='{}'/>",
+        path.join(" ")
+    );
+    for p in pts {
+        dot(out, p, (color, i), name, x_name, y_name);
+    }
+    out.push_str("</g>");
+}
+
+/// The CPU count on a threads axis: a thin dashed line at `cpus` threads,
+/// labelled `N CPUs`, when it lies within the axis.
+fn cpu_marker(out: &mut String, x: &Axis, cpus: Option<usize>) {
+    let Some(n) = cpus.filter(|&n| n > 0) else {
+        return;
+    };
+    let v = n as f64;
+    let tolerance = (x.hi - x.lo).abs() * 1e-9;
+    if v < x.lo - tolerance || v > x.hi + tolerance {
+        return;
+    }
+    let (x0, x1, y0, y1) = (ML, W - MR, H - MB, MT);
+    let px = x0 + x.t(v) * (x1 - x0);
+    // The label reads inward from a line on the right edge.
+    let (lx, anchor) = if px > x1 - 60.0 {
+        (px - 3.0, "end")
+    } else {
+        (px + 3.0, "start")
+    };
+    let _ = write!(
+        out,
+        "<g class='cpus'><line x1='{px:.1}' y1='{y0}' x2='{px:.1}' y2='{y1}' stroke='#777' stroke-width='1' stroke-dasharray='3 3'/><text x='{lx:.1}' y='{:.1}' font-size='9' fill='#555' text-anchor='{anchor}'>{n} CPU{}</text></g>",
+        y1 + 10.0,
+        if n == 1 { "" } else { "s" }
+    );
 }
 
 /// The translucent band of a curve's intervals: along the upper ends left to
@@ -624,36 +646,6 @@ fn dot(out: &mut String, p: &Dot, style: (&str, usize), name: &str, x_name: &str
         );
     }
     out.push_str(&marker(p.px, p.py, style, &tip));
-}
-
-/// Longest series name in a legend; the tooltip has it whole.
-const LEGEND_CHARS: usize = 27;
-
-/// The marker of series `style.1` at `(x, y)`: a circle, square, diamond or
-/// triangle (by series, so that overlaid curves stay apart), with a tooltip.
-fn marker(x: f64, y: f64, style: (&str, usize), tip: &str) -> String {
-    let (color, i) = style;
-    let title = if tip.is_empty() {
-        String::new()
-    } else {
-        format!("<title>{}</title>", esc(tip))
-    };
-    match i % 4 {
-        0 => format!("<circle cx='{x:.1}' cy='{y:.1}' r='2.6' fill='{color}'>{title}</circle>"),
-        1 => format!(
-            "<rect x='{:.1}' y='{:.1}' width='5' height='5' fill='{color}'>{title}</rect>",
-            x - 2.5,
-            y - 2.5
-        ),
-        2 => format!(
-            "<path d='M{x:.1},{:.1}l3.2,3.2l-3.2,3.2l-3.2,-3.2z' fill='{color}'>{title}</path>",
-            y - 3.2
-        ),
-        _ => format!(
-            "<path d='M{x:.1},{:.1}l3.2,5.6h-6.4z' fill='{color}'>{title}</path>",
-            y - 3.4
-        ),
-    }
 }
 
 /// Most curves one line chart draws.
@@ -904,127 +896,6 @@ pub const MAX_BARS: usize = 2000;
 /// Most rows (and columns) a heat map draws; larger matrices are sampled.
 pub const MAX_HEATMAP_SIDE: usize = 128;
 
-/// How a heat map colours its values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ColourScale {
-    /// Light (lowest) to dark blue (highest), linear in the value.
-    Sequential,
-    /// Ratios around 1 on a log scale: blue below 1, white at 1, red above,
-    /// symmetric (the larger of the two excursions sets both ends).
-    Ratio,
-    /// Counts from 1 to the highest on a log scale, blue (few) to red (many).
-    Counts,
-}
-
-impl ColourScale {
-    /// Position in 0..=1 of `v` on the scale over `lo..=hi`.
-    fn t(self, v: f64, lo: f64, hi: f64) -> f64 {
-        match self {
-            ColourScale::Sequential => {
-                if hi > lo {
-                    ((v / 2.0 - lo / 2.0) / (hi / 2.0 - lo / 2.0)).clamp(0.0, 1.0)
-                } else {
-                    0.5
-                }
-            }
-            ColourScale::Counts => {
-                if hi > 0.0 {
-                    (v.max(0.0).ln_1p() / hi.ln_1p()).clamp(0.0, 1.0)
-                } else {
-                    0.5
-                }
-            }
-            ColourScale::Ratio => {
-                let m = ratio_span(lo, hi);
-                if v > 0.0 && m > 0.0 {
-                    (0.5 + v.ln() / m / 2.0).clamp(0.0, 1.0)
-                } else {
-                    0.5
-                }
-            }
-        }
-    }
-    /// The fill at position `t` (0..=1).
-    fn fill(self, t: f64) -> String {
-        match self {
-            ColourScale::Sequential => format!("hsl(210,70%,{:.0}%)", 95.0 - 60.0 * t),
-            ColourScale::Ratio => {
-                let d = (t - 0.5).abs() * 2.0;
-                let hue = if t < 0.5 { 210 } else { 10 };
-                format!("hsl({hue},75%,{:.0}%)", 97.0 - 50.0 * d)
-            }
-            ColourScale::Counts => {
-                format!("hsl({:.0},80%,{:.0}%)", 220.0 - 200.0 * t, 85.0 - 40.0 * t)
-            }
-        }
-    }
-}
-
-/// Half the width of a ratio scale in ln units: the larger excursion from 1.
-fn ratio_span(lo: f64, hi: f64) -> f64 {
-    let a = if lo > 0.0 { lo.ln().abs() } else { 0.0 };
-    let b = if hi > 0.0 { hi.ln().abs() } else { 0.0 };
-    a.max(b).max(0.01)
-}
-
-/// A vertical colour scale (legend) at `(x, y)`, `h` px tall: 24 steps, the
-/// lowest value at the bottom, with tick labels at both ends and the middle.
-pub fn colour_bar(
-    x: f64,
-    y: f64,
-    h: f64,
-    lo: f64,
-    hi: f64,
-    scale: ColourScale,
-    unit: &str,
-) -> String {
-    const STEPS: usize = 24;
-    let mut o = String::from("<g class='colour-scale'>");
-    let step_h = h / STEPS as f64;
-    for k in 0..STEPS {
-        let t = (k as f64 + 0.5) / STEPS as f64;
-        let _ = write!(
-            o,
-            "<rect x='{x:.1}' y='{:.1}' width='12' height='{:.2}' fill='{}'/>",
-            y + h - (k + 1) as f64 * step_h,
-            step_h + 0.3,
-            scale.fill(t)
-        );
-    }
-    let _ = write!(
-        o,
-        "<rect x='{x:.1}' y='{y:.1}' width='12' height='{h:.1}' fill='none' stroke='#999'/>"
-    );
-    let (lo_v, mid_v, hi_v) = match scale {
-        ColourScale::Sequential => (lo, (lo + hi) / 2.0, hi),
-        ColourScale::Counts => (1.0, (hi.ln_1p() / 2.0).exp_m1().round(), hi),
-        ColourScale::Ratio => {
-            let m = ratio_span(lo, hi);
-            ((-m).exp(), 1.0, m.exp())
-        }
-    };
-    let text = |v: f64| match scale {
-        ColourScale::Ratio => format!("{v:.2}×"),
-        ColourScale::Sequential => fmt_value(unit, v),
-        ColourScale::Counts => format!("{v:.0}"),
-    };
-    let marks: &[(f64, f64)] = if hi > lo || scale == ColourScale::Ratio {
-        &[(hi_v, y + 4.0), (mid_v, y + h / 2.0 + 3.0), (lo_v, y + h)]
-    } else {
-        &[(hi_v, y + h / 2.0 + 3.0)]
-    };
-    for &(v, py) in marks {
-        let _ = write!(
-            o,
-            "<text x='{:.1}' y='{py:.1}' font-size='9'>{}</text>",
-            x + 16.0,
-            esc(&text(v))
-        );
-    }
-    o.push_str("</g>");
-    o
-}
-
 /// A heat map of a matrix with labelled rows and columns and its colour scale.
 pub fn heatmap(
     title: &str,
@@ -1193,7 +1064,7 @@ pub fn gantt(title: &str, lanes: &[Lane]) -> String {
             .unwrap_or("#888")
     };
     let lane_h = 14.0;
-    let top = MT + 18.0;
+    let top = 38.0;
     let h = top + lanes.len() as f64 * lane_h + MB;
     let (x0, x1) = (110.0, W - 20.0);
     let mut out = open_svg(W, h, title, None);
@@ -1451,11 +1322,15 @@ pub fn xy_chart(title: &str, x_name: &str, y_name: &str, curves: &[XyCurve]) -> 
         false,
         true,
     );
-    let mut out = String::new();
-    frame(&mut out, &x, &y, x_name, y_name, title);
-    let (x0, x1) = (ML, W - MR);
     let shown = curves.len().min(MAX_CURVES);
-    let row_h = ((H - MT - 30.0) / shown.max(1) as f64).min(15.0);
+    let names: Vec<Vec<&str>> = curves[..shown]
+        .iter()
+        .map(|c| vec![c.name.as_str()])
+        .collect();
+    let keys = svg_legend::keys(title, &names);
+    let mut out = String::new();
+    frame(&mut out, &x, &y, x_name, y_name, &keys.title);
+    let (x0, x1) = (ML, W - MR);
     let mut any_ci = false;
     for (i, c) in curves.iter().take(shown).enumerate() {
         let (color, dash) = series_style(i);
@@ -1480,25 +1355,14 @@ pub fn xy_chart(title: &str, x_name: &str, y_name: &str, curves: &[XyCurve]) -> 
             any_ci |= xy_dot(&mut out, p, (&x, &y), (color, i), (&c.name, x_name, y_name));
         }
         out.push_str("</g>");
-        let ly = MT + row_h * i as f64 + 8.0;
-        let _ = write!(
-            out,
-            "<g class='legend' data-curve='{i}' style='cursor:pointer'><title>{} (click to hide or show)</title><line x1='{}' y1='{ly:.1}' x2='{}' y2='{ly:.1}' stroke='{color}' stroke-width='2.2' stroke-dasharray='{dash}'/>{}<text x='{}' y='{:.1}' font-size='10'>{}</text></g>",
-            esc(&c.name),
-            x1 + 6.0,
-            x1 + 28.0,
-            marker(x1 + 17.0, ly, (color, i), ""),
-            x1 + 32.0,
-            ly + 3.5,
-            esc(&super::clean(&c.name, LEGEND_CHARS, false))
-        );
     }
+    let below = svg_legend::draw(&mut out, &keys.entries, x1, (MT, H - MT - 30.0));
     if any_ci {
         let _ = write!(
             out,
             "<text x='{}' y='{:.1}' font-size='9' fill='#555'>bars: 95 % CI, both axes</text>",
             x1 + 8.0,
-            MT + row_h * shown as f64 + 12.0
+            below + 12.0
         );
     }
     if curves.len() > shown {
@@ -1607,6 +1471,52 @@ mod tests {
         assert_eq!(plain, old);
         assert!(!plain.contains("class='ci'") && !plain.contains("class='band'"));
         assert!(!plain.contains("95 % CI"));
+    }
+
+    #[test]
+    fn identical_curves_are_drawn_once_under_one_entry() {
+        let (x, y) = (vec![1.0, 2.0], vec![5.0, 9.0]);
+        let curves = [
+            Curve::new("int/linear", x.clone(), y.clone()),
+            Curve::new("int/compact", x.clone(), y.clone()),
+            Curve::new("int/unbound", x.clone(), vec![5.0, 8.0]),
+            Curve::new("int/scatter", x.clone(), y.clone()),
+        ];
+        let svg = chart("compute — ops/s", "threads", "ops_per_s", &curves);
+        assert_eq!(svg.matches("<g class='curve'").count(), 2);
+        assert_eq!(svg.matches("<g class='legend'").count(), 2);
+        // The shared prefix goes to the title, drawn at the top.
+        assert!(svg.contains(">linear = compact = scatter</text>"), "{svg}");
+        assert!(svg.contains("class='chart-title'") && svg.contains("compute — ops/s — int"));
+        // The tooltip keeps the full names; the toggles pair entry and curve.
+        assert!(svg.contains("<title>int/linear = int/compact = int/scatter (click"));
+        assert!(svg.contains("<g class='curve' data-curve='1'>"));
+        assert!(svg.contains("<g class='legend' data-curve='1'"));
+        // Bounded: MAX_CURVES drawn curves, however many are alike.
+        let many: Vec<Curve> = (0..40)
+            .map(|k| Curve::new(format!("c{k}"), x.clone(), vec![1.0, f64::from(k)]))
+            .collect();
+        let svg = chart("t", "threads", "ns", &many);
+        assert_eq!(svg.matches("<g class='curve'").count(), MAX_CURVES);
+        assert!(svg.contains("first 32 of 40 curves drawn"));
+        let same: Vec<Curve> = (0..40)
+            .map(|k| Curve::new(format!("c{k}"), x.clone(), y.clone()))
+            .collect();
+        let svg = chart("t", "threads", "ns", &same);
+        assert_eq!(svg.matches("<g class='legend'").count(), 1);
+        assert!(!svg.contains("curves drawn"));
+    }
+
+    #[test]
+    fn threads_axes_mark_the_cpu_count_within_their_range() {
+        let c = [Curve::new("a", vec![1.0, 2.0, 4.0, 8.0], vec![1.0; 4])];
+        let with = |n, x_name| chart_with("t", x_name, "ns", &c, ChartOpts { cpus: n });
+        assert!(with(Some(2), "threads").contains(">2 CPUs</text>"));
+        assert!(with(Some(1), "threads").contains(">1 CPU</text>"));
+        assert!(!with(Some(64), "threads").contains("class='cpus'"));
+        assert!(!with(Some(2), "bytes").contains("class='cpus'"));
+        assert!(!with(None, "threads").contains("class='cpus'"));
+        assert_eq!(with(None, "threads"), chart("t", "threads", "ns", &c));
     }
 
     #[test]
