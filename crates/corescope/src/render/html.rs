@@ -870,6 +870,7 @@ mod tests {
             &mut o,
             &with_findings(FINDINGS_SHOWN + 3),
             Some("the <answer>"),
+            svg::ChartOpts::default(),
         );
         let answer = o.find("<p class='answer'>").expect("answer shown");
         assert!(o.contains("the &lt;answer&gt;"), "{o}");
