@@ -15,6 +15,10 @@ fn quick_memory_run_has_every_series() {
             "run",
             "memory",
             "--quick",
+            // The budget stops a probe on a slow machine; this test is about
+            // shape: a guest at 9 GB/s per thread needs ~40 s for the quick plan.
+            "--budget",
+            "600",
             "--threads",
             "1,3",
             "--placement",
