@@ -139,6 +139,11 @@ fn min_effect_words() -> String {
     format!("±{:.0} %", crate::stats::MIN_EFFECT * 100.0)
 }
 
+/// `3 %`: the minimum effect as a size, for "perhaps under 3 %".
+fn min_effect() -> String {
+    format!("{:.0} %", crate::stats::MIN_EFFECT * 100.0)
+}
+
 /// A comparison in a few words (`a takes 1.73× as long as b`, `a ≈ b`): the
 /// summary's form, worded from the same [`verdict`] as [`finding`].
 pub fn comparison_short(a: &str, b: &str, unit: &str, r: &Estimate, outcome: Outcome) -> String {
@@ -147,7 +152,12 @@ pub fn comparison_short(a: &str, b: &str, unit: &str, r: &Estimate, outcome: Out
         Verdict::Different if is_time(unit) => format!("{a} takes {x} as long as {b}"),
         Verdict::Different => format!("{a} at {x} the rate of {b}"),
         Verdict::Equivalent => format!("{a} ≈ {b} (within {})", min_effect_words()),
-        Verdict::Small => format!("{a} vs {b} {x}, a difference under {}", min_effect_words()),
+        // The interval excludes 1 but reaches into the band: the difference is
+        // real, its size may be under the band (it may also be above it).
+        Verdict::Small => format!(
+            "{a} vs {b} {x}, a difference, perhaps under {}",
+            min_effect()
+        ),
         Verdict::NotShown => format!("{a} vs {b} {x}, no difference shown"),
         Verdict::Unsettled => format!("{a} vs {b} {x}, not settled (few repetitions)"),
     }
@@ -161,7 +171,7 @@ pub fn slowdown_short(r: &Estimate, outcome: Outcome) -> String {
         Verdict::Different if r.value >= 1.0 => format!("{x} as long"),
         Verdict::Different => format!("{x} as long (faster)"),
         Verdict::Equivalent => format!("no cost (within {})", min_effect_words()),
-        Verdict::Small => format!("{x}, under {}", min_effect_words()),
+        Verdict::Small => format!("{x}, perhaps under {}", min_effect()),
         Verdict::NotShown => format!("{x}, no effect shown"),
         Verdict::Unsettled => format!("{x}, not settled"),
     }
@@ -653,7 +663,7 @@ mod tests {
     fn short_forms_share_the_verdict() {
         let small = e(1.04, 1.002, 1.06);
         let s = comparison_short("a", "b", "ns", &small, Outcome::Inconclusive);
-        assert!(s.contains("a difference under ±3 %"), "{s}");
+        assert!(s.contains("a difference, perhaps under 3 %"), "{s}");
         let none = e(1.01, 0.99, 1.04);
         let s = comparison_short("a", "b", "ns", &none, Outcome::Inconclusive);
         assert!(s.contains("no difference shown"), "{s}");
