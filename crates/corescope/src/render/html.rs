@@ -145,11 +145,21 @@ fn machine(o: &mut String, run: &RunFile) {
 }
 
 /// What the run's charts show beyond their curves: the CPUs the run could use
-/// (marked on threads axes), when its file records the topology.
+/// (marked on threads axes) and each cache level's largest capacity (marked on
+/// working-set axes), when its file records the topology.
 fn chart_opts(run: &RunFile) -> svg::ChartOpts {
     let t = &run.topology;
+    let mut cache_bytes = [0u64; svg::MAX_CACHE_LEVELS];
+    for c in &t.caches {
+        let level = usize::from(c.level);
+        if (1..=svg::MAX_CACHE_LEVELS).contains(&level) {
+            let slot = &mut cache_bytes[level - 1];
+            *slot = (*slot).max(c.size_bytes);
+        }
+    }
     svg::ChartOpts {
         cpus: Some(t.allowed_pus().count()).filter(|&n| n > 0),
+        cache_bytes,
     }
 }
 

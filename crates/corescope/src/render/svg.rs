@@ -468,7 +468,13 @@ pub struct ChartOpts {
     /// The CPUs the run could use: on a threads axis, a dashed line at that many
     /// threads (`N CPUs`) when it lies within the axis.
     pub cpus: Option<usize>,
+    /// Cache capacities by level (L1 first, 0: none): on a bytes axis (working
+    /// sets), a dashed line at each (`L2 2 MiB`) that lies within the axis.
+    pub cache_bytes: [u64; MAX_CACHE_LEVELS],
 }
+
+/// Cache levels a chart marks (L1 to L4).
+pub const MAX_CACHE_LEVELS: usize = 4;
 
 /// A line chart of several curves sharing axes. Where a curve has intervals,
 /// each point gets an error bar (`class='ci'`) and the curve a translucent band
@@ -505,6 +511,9 @@ pub fn chart_with(
     frame(&mut out, &x, &y, x_name, y_name, &keys.title);
     if x_name == "threads" {
         cpu_marker(&mut out, &x, opts.cpus);
+    }
+    if x_name == "bytes" {
+        cache_markers(&mut out, &x, &opts.cache_bytes);
     }
     let (x0, x1) = (ML, W - MR);
     let per_curve = (MAX_LINE_POINTS / shown.len().max(1)).max(2);
@@ -600,6 +609,49 @@ fn cpu_marker(out: &mut String, x: &Axis, cpus: Option<usize>) {
         y1 + 10.0,
         if n == 1 { "" } else { "s" }
     );
+}
+
+/// The cache capacities on a bytes axis: a thin dashed line at each level's size,
+/// labelled `L1 48 KiB`, when it lies within the axis; labels step down by level
+/// so that close sizes stay readable.
+fn cache_markers(out: &mut String, x: &Axis, sizes: &[u64; MAX_CACHE_LEVELS]) {
+    let (x0, x1, y0, y1) = (ML, W - MR, H - MB, MT);
+    let tolerance = (x.hi - x.lo).abs() * 1e-9;
+    for (i, &bytes) in sizes.iter().enumerate() {
+        let v = bytes as f64;
+        if bytes == 0 || v < x.lo - tolerance || v > x.hi + tolerance {
+            continue;
+        }
+        let px = x0 + x.t(v) * (x1 - x0);
+        let (lx, anchor) = if px > x1 - 60.0 {
+            (px - 3.0, "end")
+        } else {
+            (px + 3.0, "start")
+        };
+        let _ = write!(
+            out,
+            "<g class='cache'><line x1='{px:.1}' y1='{y0}' x2='{px:.1}' y2='{y1}' stroke='#777' stroke-width='1' stroke-dasharray='2 4'/><text x='{lx:.1}' y='{:.1}' font-size='9' fill='#555' text-anchor='{anchor}'>L{} {}</text></g>",
+            y1 + 10.0 + 10.0 * i as f64,
+            i + 1,
+            binary_size(bytes)
+        );
+    }
+}
+
+/// A capacity in binary units, as caches are stated: `48 KiB`, `2 MiB`, `1.5 MiB`.
+fn binary_size(bytes: u64) -> String {
+    let mut v = bytes as f64;
+    for unit in ["B", "KiB", "MiB", "GiB"] {
+        if v < 1024.0 || unit == "GiB" {
+            return if v.fract() == 0.0 {
+                format!("{v:.0} {unit}")
+            } else {
+                format!("{v:.1} {unit}")
+            };
+        }
+        v /= 1024.0;
+    }
+    format!("{bytes} B")
 }
 
 /// The translucent band of a curve's intervals: along the upper ends left to
@@ -1510,13 +1562,44 @@ mod tests {
     #[test]
     fn threads_axes_mark_the_cpu_count_within_their_range() {
         let c = [Curve::new("a", vec![1.0, 2.0, 4.0, 8.0], vec![1.0; 4])];
-        let with = |n, x_name| chart_with("t", x_name, "ns", &c, ChartOpts { cpus: n });
+        let with = |n, x_name| {
+            let opts = ChartOpts {
+                cpus: n,
+                ..ChartOpts::default()
+            };
+            chart_with("t", x_name, "ns", &c, opts)
+        };
         assert!(with(Some(2), "threads").contains(">2 CPUs</text>"));
         assert!(with(Some(1), "threads").contains(">1 CPU</text>"));
         assert!(!with(Some(64), "threads").contains("class='cpus'"));
         assert!(!with(Some(2), "bytes").contains("class='cpus'"));
         assert!(!with(None, "threads").contains("class='cpus'"));
         assert_eq!(with(None, "threads"), chart("t", "threads", "ns", &c));
+    }
+
+    #[test]
+    fn bytes_axes_mark_the_cache_sizes_within_their_range() {
+        let ws: Vec<f64> = (12..=28).map(|k| f64::from(1u32 << k)).collect();
+        let c = [Curve::new("ws-read", ws.clone(), vec![1.0; ws.len()])];
+        let opts = ChartOpts {
+            // 48 KiB, 2 MiB and 105 MiB lie within the 4 KiB–256 MiB axis.
+            cache_bytes: [48 << 10, 2 << 20, 105 << 20, 0],
+            ..ChartOpts::default()
+        };
+        let svg = chart_with("t", "bytes", "bytes_per_s", &c, opts);
+        assert_eq!(svg.matches("<g class='cache'>").count(), 3, "{svg}");
+        for label in [">L1 48 KiB<", ">L2 2 MiB<", ">L3 105 MiB<"] {
+            assert!(svg.contains(label), "{label}");
+        }
+        // Only on bytes axes, only within the axis.
+        assert!(!chart_with("t", "threads", "ns", &c, opts).contains("class='cache'"));
+        let huge = ChartOpts {
+            cache_bytes: [1 << 30, 0, 0, 0],
+            ..ChartOpts::default()
+        };
+        assert!(!chart_with("t", "bytes", "ns", &c, huge).contains("class='cache'"));
+        assert_eq!(binary_size(1536 << 10), "1.5 MiB");
+        assert_eq!(binary_size(512), "512 B");
     }
 
     #[test]
