@@ -202,6 +202,7 @@ fn probe(o: &mut String, p: &ProbeResult, answer: Option<&str>, opts: svg::Chart
     o.push_str(&super::channel_roadmap::figures(p));
     o.push_str(&super::spin_bars::figures(p));
     o.push_str(&super::loaded_curve::figures(p));
+    o.push_str(&super::stream_chart::figure(p, opts));
     o.push_str(&super::peak_overview::figures(p));
     let folded = super::peak_overview::folded(p).or_else(|| super::spin_bars::folded(p));
     if let Some(summary) = folded {

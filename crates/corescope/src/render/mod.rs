@@ -20,6 +20,7 @@ pub mod pinning;
 pub mod plan;
 pub mod reference;
 pub mod spin_bars;
+pub mod stream_chart;
 pub mod summary;
 pub mod summary_headline;
 pub mod summary_items;
