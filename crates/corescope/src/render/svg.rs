@@ -590,11 +590,19 @@ fn cpu_marker(out: &mut String, x: &Axis, cpus: Option<usize>) {
     let Some(n) = cpus.filter(|&n| n > 0) else {
         return;
     };
-    let v = n as f64;
+    let label = format!("{n} CPU{}", if n == 1 { "" } else { "s" });
+    x_marker(out, x, n as f64, ("cpus", "3 3"), &label, 0);
+}
+
+/// A thin dashed vertical line at `v` on the x axis, with its label near the top
+/// (`row` lines down, so that close markers stay readable), when `v` lies within
+/// the axis; `style` is the group's class and the line's dash pattern.
+fn x_marker(out: &mut String, x: &Axis, v: f64, style: (&str, &str), label: &str, row: usize) {
     let tolerance = (x.hi - x.lo).abs() * 1e-9;
     if v < x.lo - tolerance || v > x.hi + tolerance {
         return;
     }
+    let (class, dash) = style;
     let (x0, x1, y0, y1) = (ML, W - MR, H - MB, MT);
     let px = x0 + x.t(v) * (x1 - x0);
     // The label reads inward from a line on the right edge.
@@ -605,9 +613,9 @@ fn cpu_marker(out: &mut String, x: &Axis, cpus: Option<usize>) {
     };
     let _ = write!(
         out,
-        "<g class='cpus'><line x1='{px:.1}' y1='{y0}' x2='{px:.1}' y2='{y1}' stroke='#777' stroke-width='1' stroke-dasharray='3 3'/><text x='{lx:.1}' y='{:.1}' font-size='9' fill='#555' text-anchor='{anchor}'>{n} CPU{}</text></g>",
-        y1 + 10.0,
-        if n == 1 { "" } else { "s" }
+        "<g class='{class}'><line x1='{px:.1}' y1='{y0}' x2='{px:.1}' y2='{y1}' stroke='#777' stroke-width='1' stroke-dasharray='{dash}'/><text x='{lx:.1}' y='{:.1}' font-size='9' fill='#555' text-anchor='{anchor}'>{}</text></g>",
+        y1 + 10.0 + 10.0 * row as f64,
+        esc(label)
     );
 }
 
@@ -615,26 +623,9 @@ fn cpu_marker(out: &mut String, x: &Axis, cpus: Option<usize>) {
 /// labelled `L1 48 KiB`, when it lies within the axis; labels step down by level
 /// so that close sizes stay readable.
 fn cache_markers(out: &mut String, x: &Axis, sizes: &[u64; MAX_CACHE_LEVELS]) {
-    let (x0, x1, y0, y1) = (ML, W - MR, H - MB, MT);
-    let tolerance = (x.hi - x.lo).abs() * 1e-9;
-    for (i, &bytes) in sizes.iter().enumerate() {
-        let v = bytes as f64;
-        if bytes == 0 || v < x.lo - tolerance || v > x.hi + tolerance {
-            continue;
-        }
-        let px = x0 + x.t(v) * (x1 - x0);
-        let (lx, anchor) = if px > x1 - 60.0 {
-            (px - 3.0, "end")
-        } else {
-            (px + 3.0, "start")
-        };
-        let _ = write!(
-            out,
-            "<g class='cache'><line x1='{px:.1}' y1='{y0}' x2='{px:.1}' y2='{y1}' stroke='#777' stroke-width='1' stroke-dasharray='2 4'/><text x='{lx:.1}' y='{:.1}' font-size='9' fill='#555' text-anchor='{anchor}'>L{} {}</text></g>",
-            y1 + 10.0 + 10.0 * i as f64,
-            i + 1,
-            binary_size(bytes)
-        );
+    for (i, &bytes) in sizes.iter().enumerate().filter(|(_, &b)| b > 0) {
+        let label = format!("L{} {}", i + 1, binary_size(bytes));
+        x_marker(out, x, bytes as f64, ("cache", "2 4"), &label, i);
     }
 }
 
