@@ -227,25 +227,24 @@ fn probe(o: &mut String, p: &ProbeResult, answer: Option<&str>, opts: svg::Chart
             esc(&m.unit)
         );
     }
+    // Timelines of one probe are compared with each other: one time axis.
+    let shared = (p.timelines.len() > 1)
+        .then(|| super::gantt::shared_end_ns(&p.timelines))
+        .flatten();
     for t in &p.timelines {
-        let lanes: Vec<svg::Lane> = t
-            .lanes
-            .iter()
-            .map(|l| {
-                (
-                    l.label.clone(),
-                    l.spans
-                        .iter()
-                        .map(|s| (s.start_ns, s.end_ns, s.kind.clone()))
-                        .collect(),
-                )
-            })
-            .collect();
+        let scale = match shared {
+            Some(end) => format!(
+                "; drawn to one time scale (0 to {}) with the other timelines here, so bar lengths compare",
+                fmt_value("ns", end)
+            ),
+            None => String::new(),
+        };
         let _ = write!(
             o,
-            "<figure>{}<figcaption>timeline {}: one lane per thread, one bar per portion of work, coloured by kind</figcaption></figure>",
-            svg::gantt(&t.name, &lanes),
-            esc(&t.name)
+            "<figure>{}<figcaption>timeline {}: one lane per thread, one bar per portion of work, coloured by kind{}</figcaption></figure>",
+            super::gantt::gantt(&t.name, &super::gantt::lanes_of(t), shared),
+            esc(&t.name),
+            esc(&scale)
         );
     }
     for t in &p.tables {

@@ -10,6 +10,7 @@ pub mod compare_view;
 pub mod crosscheck;
 pub mod csv;
 pub mod doctor;
+pub mod gantt;
 pub mod glossary;
 pub mod html;
 pub mod html_answers;

@@ -1,6 +1,6 @@
 //! Inline SVG charts for the HTML report: line charts (series), scatter with the
-//! y = x line (paired distributions), histograms, heat maps (matrices) and Gantt
-//! lanes (timelines). Pure string building; every label is escaped.
+//! y = x line (paired distributions), histograms and heat maps (matrices); Gantt
+//! lanes (timelines) are in `gantt.rs`. Pure string building; every label is escaped.
 
 pub use super::esc;
 use super::svg_legend::{self, marker};
@@ -17,7 +17,7 @@ const ML: f64 = 70.0;
 const MR: f64 = 190.0;
 /// Top margin: room for the chart's title.
 const MT: f64 = 32.0;
-const MB: f64 = 45.0;
+pub(crate) const MB: f64 = 45.0;
 /// The opening tag of a chart: a viewBox of `w × h` that scales with the page
 /// (`width='100%'`), never wider than `max_px` when given (small heat maps).
 pub fn open_svg(w: f64, h: f64, title: &str, max_px: Option<f64>) -> String {
@@ -177,7 +177,7 @@ fn log_ends(lo: f64, hi: f64, binary: bool) -> (f64, f64) {
 }
 
 /// The smallest of 1, 2, 2.5, 5 × 10^k that is at least `raw`.
-fn nice_step(raw: f64) -> f64 {
+pub(crate) fn nice_step(raw: f64) -> f64 {
     if raw.is_nan() || raw <= 0.0 || !raw.is_finite() {
         return 1.0;
     }
@@ -1073,95 +1073,6 @@ pub fn heatmap_in(
     out
 }
 
-/// Most lanes a timeline draws.
-pub const MAX_LANES: usize = 256;
-/// Most spans a timeline draws, over all lanes.
-pub const MAX_SPANS: usize = 20_000;
-
-/// One lane of a timeline: its label and its spans `(start_ns, end_ns, kind)`.
-pub type Lane = (String, Vec<(f64, f64, String)>);
-
-/// Gantt lanes: one row per lane, spans as bars coloured by their kind
-/// (`work`, `compute`, `Sendrecv` …) with a legend of the kinds above the lanes;
-/// neighbouring spans of one kind are told apart by a thin white edge.
-pub fn gantt(title: &str, lanes: &[Lane]) -> String {
-    // Bounded drawing: at most MAX_LANES lanes and MAX_SPANS spans in all.
-    let lanes = &lanes[..lanes.len().min(MAX_LANES)];
-    let per_lane = (MAX_SPANS / lanes.len().max(1)).max(2);
-    let end = lanes
-        .iter()
-        .flat_map(|l| l.1.iter().map(|s| s.1))
-        .fold(0.0, f64::max)
-        .max(1.0);
-    let mut kinds: Vec<&str> = Vec::new();
-    for s in lanes.iter().flat_map(|l| &l.1) {
-        if !kinds.contains(&s.2.as_str()) && kinds.len() < 64 {
-            kinds.push(&s.2);
-        }
-    }
-    let colour = |k: &str| {
-        kinds
-            .iter()
-            .position(|&c| c == k)
-            .map(|i| PALETTE[i % PALETTE.len()])
-            .unwrap_or("#888")
-    };
-    let lane_h = 14.0;
-    let top = 38.0;
-    let h = top + lanes.len() as f64 * lane_h + MB;
-    let (x0, x1) = (110.0, W - 20.0);
-    let mut out = open_svg(W, h, title, None);
-    let mut lx = x0;
-    for k in &kinds {
-        let _ = write!(
-            out,
-            "<g class='kind'><rect x='{lx:.1}' y='6' width='12' height='10' fill='{}'/><text x='{:.1}' y='15' font-size='10'>{}</text></g>",
-            colour(k),
-            lx + 16.0,
-            esc(k)
-        );
-        lx += 16.0 + 7.0 * k.chars().count().min(24) as f64 + 14.0;
-    }
-    for (i, (label, spans)) in lanes.iter().enumerate() {
-        let y = top + i as f64 * lane_h;
-        let _ = write!(
-            out,
-            "<text x='{}' y='{:.1}' font-size='9' text-anchor='end'>{}</text>",
-            x0 - 4.0,
-            y + 10.0,
-            esc(label)
-        );
-        let step = spans.len().div_ceil(per_lane).max(1);
-        for (a, b, kind) in spans.iter().step_by(step) {
-            let (pa, pb) = (
-                x0 + (a / end).clamp(0.0, 1.0) * (x1 - x0),
-                x0 + (b / end).clamp(0.0, 1.0) * (x1 - x0),
-            );
-            let _ = write!(
-                out,
-                "<rect x='{pa:.2}' y='{y:.1}' width='{:.2}' height='{:.1}' fill='{}' stroke='#fff' stroke-width='0.4'><title>{}: {}–{}</title></rect>",
-                (pb - pa).max(0.3),
-                lane_h - 3.0,
-                colour(kind),
-                esc(kind),
-                esc(&fmt_value("ns", *a)),
-                esc(&fmt_value("ns", *b))
-            );
-        }
-    }
-    let y = top + lanes.len() as f64 * lane_h;
-    let _ = write!(
-        out,
-        "<line x1='{x0}' y1='{y:.1}' x2='{x1}' y2='{y:.1}' stroke='#999'/><text x='{x0}' y='{:.1}' font-size='10'>0</text><text x='{x1}' y='{:.1}' font-size='10' text-anchor='end'>{}</text><text x='{:.1}' y='{:.1}' font-size='11' text-anchor='middle'>time since the first start</text></svg>",
-        y + 14.0,
-        y + 14.0,
-        esc(&fmt_value("ns", end)),
-        (x0 + x1) / 2.0,
-        y + 30.0
-    );
-    out
-}
-
 /// Most hardware threads the machine drawing shows.
 pub const MAX_TOPOLOGY_PUS: usize = 16_384;
 
@@ -1607,6 +1518,5 @@ mod tests {
         assert!(svg.matches("<circle").count() <= MAX_SCATTER_POINTS);
         assert!(histogram("t", "ns", &[1.0, 1.0], &[3], false).contains("<rect"));
         assert!(heatmap("t", "ns", &[], &[], &[]).ends_with("</svg>"));
-        assert!(gantt("t", &[]).ends_with("</svg>"));
     }
 }
