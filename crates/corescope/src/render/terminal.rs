@@ -48,17 +48,50 @@ pub fn width() -> usize {
 /// `text` in lines of at most `width` columns, broken between words: the first
 /// line starts with `first`, the others with `indent` spaces (a hanging indent).
 /// Nothing is cut: a word longer than a line (a path) is broken across lines.
-/// Names with hyphens (`other-core`) are never split at their hyphens.
+/// Names with hyphens (`other-core`) are never split at their hyphens, and a
+/// number stays on the line of the unit after it (`8.987 µs`, `95 %`).
 pub fn wrap(first: &str, text: &str, indent: usize, width: usize) -> Vec<String> {
     let rest = " ".repeat(indent);
     let opts = textwrap::Options::new(width.max(indent + 20))
         .initial_indent(first)
         .subsequent_indent(&rest)
         .word_splitter(textwrap::WordSplitter::NoHyphenation);
-    textwrap::wrap(text, opts)
+    textwrap::wrap(&glue_units(text), opts)
         .into_iter()
-        .map(|l| l.trim_end().to_string())
+        .map(|l| l.trim_end().replace(GLUE, " "))
         .collect()
+}
+
+/// A space that the wrapper does not break at (it breaks at ASCII spaces
+/// only); turned back into a space once the lines are cut.
+const GLUE: char = '\u{a0}';
+/// Longest word taken for a unit after a number (`GFLOP/s`, `kcycles`).
+const UNIT_CHARS: usize = 8;
+
+/// `text` with the space between a number and a short word after it (its
+/// unit) replaced by [`GLUE`], so that no line ends on a bare number.
+fn glue_units(text: &str) -> String {
+    let is_number = |w: &str| {
+        let w = w.trim_start_matches(['(', '~', '≈', '-', '−', '+', '±']);
+        // A number that ends a clause (`4.92,`) is not followed by its unit.
+        w.starts_with(|c: char| c.is_ascii_digit()) && w.ends_with(|c: char| c.is_ascii_digit())
+    };
+    let is_unit = |w: &str| {
+        !w.is_empty()
+            && w.chars().count() <= UNIT_CHARS
+            && !w.starts_with(|c: char| c.is_ascii_digit() || c == '(')
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut words = text.split(' ').peekable();
+    while let Some(w) = words.next() {
+        out.push_str(w);
+        match words.peek() {
+            Some(next) if is_number(w) && is_unit(next) => out.push(GLUE),
+            Some(_) => out.push(' '),
+            None => {}
+        }
+    }
+    out
 }
 
 /// [`wrap`] as one string, each line ending in a newline.
@@ -630,6 +663,30 @@ mod tests {
         assert_eq!(width_from(None, Some(80)), 80);
         assert_eq!(width_from(None, None), 100);
         assert_eq!(width_from(Some(10), None), 40);
+    }
+
+    #[test]
+    fn a_number_stays_with_its_unit() {
+        let text = "the pair takes 8.987 µs per event, 95 % of it at 2 threads (1.00–1.06 ×)";
+        for width in 20..90 {
+            let lines = wrap("", text, 2, width);
+            for l in &lines {
+                let last = l.split(' ').next_back().unwrap_or_default();
+                assert!(
+                    !["8.987", "95", "2"].contains(&last),
+                    "{width}: a number ends a line: {lines:?}"
+                );
+                assert!(!l.contains(GLUE));
+            }
+            // Nothing lost or added but line breaks.
+            let joined = lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+            assert_eq!(joined, text);
+        }
+        assert_eq!(glue_units("4 threads and 3"), "4\u{a0}threads and 3");
+        assert_eq!(
+            glue_units("(12 rounds; 2 of 3)"),
+            "(12\u{a0}rounds; 2\u{a0}of 3)"
+        );
     }
 
     #[test]
