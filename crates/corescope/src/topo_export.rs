@@ -10,7 +10,7 @@ use crate::cli::{self, ExportFormat, TopoArgs};
 use crate::model::RunFile;
 use crate::placement::{self, Strategy};
 use crate::render::hwloc_xml::hwloc_xml;
-use crate::render::pinning::{pinning, PinSyntax};
+use crate::render::pinning::{likwid_period, pinning, PinSyntax};
 use crate::topology::Topology;
 
 /// The export's text: `t` is the topology shown (the run's when `run` is given).
@@ -47,6 +47,15 @@ pub fn export_text(
         .into_iter()
         .flatten()
         .collect();
+    let period = likwid_period(&cpus);
+    if syntax == PinSyntax::LikwidPin && period > t.pus.len() {
+        bail!(
+            "likwid-pin keeps no more -c entries than the machine has CPUs ({}), and this \
+             placement repeats only after {period} (a CPU named twice in the list?): \
+             use omp-places, srun or rankfile, which take one entry per thread",
+            t.pus.len()
+        );
+    }
     let host = match run {
         Some(r) => r.host.hostname.clone(),
         None => crate::topology::host::host_info().hostname,

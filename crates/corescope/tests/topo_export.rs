@@ -227,7 +227,21 @@ fn parse_back(syntax: PinSyntax, text: &str) -> Option<Vec<u32>> {
     let list =
         |s: &str| -> Option<Vec<u32>> { s.split(',').map(|c| c.trim().parse().ok()).collect() };
     match syntax {
-        PinSyntax::LikwidPin => list(text.trim().strip_prefix("likwid-pin -c ")?),
+        PinSyntax::LikwidPin => {
+            // `[OMP_NUM_THREADS=N ]likwid-pin -c LIST`: thread i on entry i mod the
+            // list's length (likwid-pin's round-robin), N threads or one per entry.
+            let text = text.trim();
+            let (threads, rest) = match text.strip_prefix("OMP_NUM_THREADS=") {
+                Some(t) => {
+                    let (n, rest) = t.split_once(' ')?;
+                    (Some(n.parse::<usize>().ok()?), rest)
+                }
+                None => (None, text),
+            };
+            let entries = list(rest.strip_prefix("likwid-pin -c ")?)?;
+            let n = threads.unwrap_or(entries.len());
+            Some(entries.iter().copied().cycle().take(n).collect())
+        }
         PinSyntax::Srun => list(text.trim().split("map_cpu:").nth(1)?),
         PinSyntax::OmpPlaces => {
             let places = text.split("OMP_PLACES=\"").nth(1)?.split('"').next()?;
@@ -323,6 +337,26 @@ fn the_command_exports_and_compares_a_run_file() {
         places,
         "OMP_NUM_THREADS=3 OMP_PROC_BIND=close OMP_PLACES=\"{0},{1},{0}\"\n"
     );
+    let likwid = |n: &str, placement: &str| {
+        assert_cmd::Command::cargo_bin("corescope")
+            .unwrap()
+            .args(["topo", "--from", fixture, "--export", "likwid-pin"])
+            .args(["-n", n, "--placement", placement])
+            .output()
+            .unwrap()
+    };
+    // Three threads on the run's two CPUs: likwid-pin's list up to where it
+    // repeats, the thread count in front (likwid-pin would set it to 2).
+    let out = likwid("3", "compact");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "OMP_NUM_THREADS=3 likwid-pin -c 0,1\n"
+    );
+    // A list that repeats only after three entries cannot be said to likwid-pin
+    // on two CPUs (it would keep two entries).
+    let out = likwid("3", "1,1,0");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("likwid-pin keeps no more -c entries"));
     let dir = tempfile::tempdir().unwrap();
     let xml = dir.path().join("quick.xml");
     run(&[
