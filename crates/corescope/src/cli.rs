@@ -180,7 +180,8 @@ pub struct TopoArgs {
 pub enum ExportFormat {
     /// hwloc 2 XML (`lstopo --input FILE`), measured distances included.
     Hwloc,
-    /// `likwid-pin -c LIST`.
+    /// `likwid-pin -c LIST`, with `OMP_NUM_THREADS=N` in front when threads
+    /// outnumber the CPUs and wrap round the list.
     LikwidPin,
     /// `OMP_PLACES` with `OMP_PROC_BIND=close`.
     OmpPlaces,
