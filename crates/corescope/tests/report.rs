@@ -850,6 +850,14 @@ fn peak_opens_with_its_overview_and_folds_the_per_level_charts() {
     assert!(!page.contains("NaN"));
     let md = html::markdown(&run);
     assert!(md.contains("| unknown | - |"), "{md}");
+    // The terminal report opens the section with the same overview.
+    let text = terminal::render_probe(&run.probes[0]);
+    let at = text
+        .find("against the FMA limit")
+        .expect("overview in the terminal");
+    assert!(at < text.find("fma-limit:").unwrap_or(usize::MAX), "{text}");
+    assert!(text.contains("avx2-fma-f64") && text.contains("unknown"));
+    assert!(text.contains("Limit unknown: FMA units unknown for GenuineIntel"));
 }
 
 #[test]

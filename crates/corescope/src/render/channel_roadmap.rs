@@ -256,7 +256,7 @@ fn measured_curve(
             super::fmt_value("bytes", *x),
             super::fmt_value("ns", e.value)
         );
-        if super::terminal::has_interval(e) && e.lo.is_finite() && e.hi.is_finite() {
+        if e.has_interval() && e.lo.is_finite() && e.hi.is_finite() {
             let _ = write!(
                 out,
                 "<path class='ci' d='M{cx:.1},{:.1}V{:.1}' stroke='{colour}' fill='none'/>",

@@ -4,7 +4,6 @@
 
 use crate::compare::model;
 use crate::model::{Estimate, ProbeResult, RunFile, Series};
-use crate::render::terminal::has_interval;
 use crate::render::{fmt_num, fmt_value};
 use std::collections::BTreeMap;
 
@@ -111,7 +110,7 @@ pub(super) const OVERLAP_NOTE: &str =
 pub(super) fn ratio_of(a: Option<&Estimate>, b: Option<&Estimate>) -> String {
     let plain = ratio(a.map(|e| e.value), b.map(|e| e.value));
     match (a, b) {
-        (Some(a), Some(b)) if plain != "-" && has_interval(a) && has_interval(b) => {
+        (Some(a), Some(b)) if plain != "-" && a.has_interval() && b.has_interval() => {
             match crate::stats::compare_estimates(*b, *a) {
                 Some(c) if !c.significant => format!("{plain} {OVERLAP_MARK}"),
                 _ => plain,
@@ -255,7 +254,7 @@ pub(super) fn peak_line(ss: &[Option<&Series>], ms: &[Machine], unit: &str) -> O
                 .filter(|e| e.value.is_finite())
                 .max_by(|a, b| a.value.total_cmp(&b.value))?;
             let per = fmt_value(unit, per_cpu(peak.value, m));
-            if !has_interval(&peak) {
+            if !peak.has_interval() {
                 return Some(format!(
                     "{} {} ({per} per CPU)",
                     m.label,

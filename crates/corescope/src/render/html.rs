@@ -6,7 +6,7 @@
 //! string from the run file is escaped.
 
 use super::svg::{self, esc};
-use super::terminal::{estimates_by_x, has_interval, interval_note, repetitions, series_groups};
+use super::terminal::{estimates_by_x, interval_note, repetitions, series_groups};
 use super::{fmt_num, fmt_value, fmt_x, md, words};
 use crate::model::{Distribution, Estimate, ProbeResult, RunFile, Status};
 use std::fmt::Write;
@@ -649,7 +649,7 @@ fn free_table(o: &mut String, t: &crate::model::Table) {
 /// The median's 95 % interval as a table cell (`1.20–1.31 µs`), when it has one.
 fn median_ci(d: &Distribution) -> String {
     let e = d.summary.median();
-    if !has_interval(&e) {
+    if !e.has_interval() {
         return "-".into();
     }
     let (f, unit) = super::unit_scale(&d.unit, e.value);
@@ -662,7 +662,7 @@ fn distributions(o: &mut String, p: &ProbeResult) {
     let ci = p
         .distributions
         .iter()
-        .any(|d| has_interval(&d.summary.median()));
+        .any(|d| d.summary.median().has_interval());
     o.push_str("<div class='scroll'><table><tr><th>distribution</th><th>unit</th><th>n</th><th>min</th><th>p50</th>");
     if ci {
         o.push_str("<th>p50 95 % CI</th>");

@@ -8,7 +8,6 @@
 use super::bars::{bars, Bar, BarGroup};
 use super::fmt_num;
 use super::svg::esc;
-use super::terminal::has_interval;
 use crate::model::{Estimate, ProbeResult};
 use crate::probes::peak::{kernel_name, limit, Precision, LEVELS};
 use std::fmt::Write;
@@ -163,7 +162,7 @@ pub fn is_drawn(p: &ProbeResult, t: &crate::model::Table) -> bool {
 /// `15.62 (15.40–15.81)`: the median and its interval where it has one.
 pub fn cell_text(c: &Cell) -> String {
     let e = &c.value;
-    if has_interval(e) && e.lo.is_finite() && e.hi.is_finite() {
+    if e.has_interval() && e.lo.is_finite() && e.hi.is_finite() {
         format!("{} ({}–{})", fmt_num(e.value), fmt_num(e.lo), fmt_num(e.hi))
     } else {
         fmt_num(e.value)
@@ -255,7 +254,7 @@ fn bar_groups(o: &Overview) -> Vec<BarGroup> {
                     Some(Bar {
                         name: crate::units::threads(t),
                         value: e.value,
-                        interval: has_interval(e).then_some((e.lo, e.hi)),
+                        interval: e.has_interval().then_some((e.lo, e.hi)),
                     })
                 })
                 .collect(),
@@ -268,9 +267,7 @@ pub fn figures(p: &ProbeResult) -> String {
     let Some(ov) = overview(p) else {
         return String::new();
     };
-    let mut o = String::from(
-        "<h3>FLOP per cycle per thread, best placement, against the FMA limit</h3><div class='scroll'><table><tr>",
-    );
+    let mut o = format!("<h3>{TITLE}</h3><div class='scroll'><table><tr>");
     for h in header(&ov) {
         let _ = write!(o, "<th>{}</th>", esc(&h));
     }
@@ -312,25 +309,45 @@ pub fn figures(p: &ProbeResult) -> String {
     o
 }
 
+/// The overview's table title.
+pub const TITLE: &str = "FLOP per cycle per thread, best placement, against the FMA limit";
+
+/// The overview as text cells, for the text renderers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Text {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub notes: Vec<String>,
+}
+
+/// The overview as text cells (`None` for other probes).
+pub fn text(p: &ProbeResult) -> Option<Text> {
+    let ov = overview(p)?;
+    Some(Text {
+        header: header(&ov),
+        rows: ov.rows.iter().map(row_cells).collect(),
+        notes: notes(&ov),
+    })
+}
+
 /// The overview as a Markdown table with its notes (empty for other probes).
 pub fn markdown(p: &ProbeResult) -> String {
-    let Some(ov) = overview(p) else {
+    let Some(t) = text(p) else {
         return String::new();
     };
     let md = super::md;
-    let h = header(&ov);
+    let row = |cells: &[String]| cells.iter().map(|c| md(c)).collect::<Vec<_>>().join(" | ");
     let mut o = format!(
-        "\nFLOP per cycle per thread, best placement, against the FMA limit\n\n| {} |\n|---|{}\n",
-        h.iter().map(|c| md(c)).collect::<Vec<_>>().join(" | "),
-        "---:|".repeat(h.len() - 1)
+        "\n{TITLE}\n\n| {} |\n|---|{}\n",
+        row(&t.header),
+        "---:|".repeat(t.header.len() - 1)
     );
-    for r in &ov.rows {
-        let cells: Vec<String> = row_cells(r).iter().map(|c| md(c)).collect();
-        let _ = writeln!(o, "| {} |", cells.join(" | "));
+    for r in &t.rows {
+        let _ = writeln!(o, "| {} |", row(r));
     }
     o.push('\n');
-    for n in notes(&ov) {
-        let _ = writeln!(o, "{}\n", md(&n));
+    for n in &t.notes {
+        let _ = writeln!(o, "{}\n", md(n));
     }
     o
 }

@@ -53,7 +53,7 @@ fn curve(p: &ProbeResult, kernel: &str) -> Option<Curve> {
         if let Some(e) = best {
             c.x.push(x);
             c.y.push(e.value);
-            c.ci.push(super::terminal::has_interval(&e).then_some((e.lo, e.hi)));
+            c.ci.push(e.has_interval().then_some((e.lo, e.hi)));
         }
     }
     if c.ci.iter().all(Option::is_none) {

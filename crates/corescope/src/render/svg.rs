@@ -326,7 +326,7 @@ impl Curve {
         let ci: Vec<Option<(f64, f64)>> = (0..s.y.len())
             .map(|i| {
                 s.estimate(i)
-                    .filter(super::terminal::has_interval)
+                    .filter(|e| e.has_interval())
                     .map(|e| (e.lo, e.hi))
             })
             .collect();

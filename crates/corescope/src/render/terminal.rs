@@ -340,6 +340,9 @@ fn probe_section(p: &ProbeResult) -> String {
     for f in &p.findings {
         out.push_str(&wrapped(" • ", &super::words::finding(f), 3, width()));
     }
+    if let Some(t) = super::peak_overview::text(p) {
+        out.push_str(&overview_table(t));
+    }
     for group in series_groups(&p.series) {
         out.push_str(&series_table(&group));
         out.push('\n');
@@ -388,12 +391,6 @@ pub fn series_groups(series: &[Series]) -> Vec<Vec<&Series>> {
     groups
 }
 
-/// Whether an estimate carries an interval worth showing: more than one sample and
-/// finite, distinct ends (a version 1 point, or one measured once, has none).
-pub fn has_interval(e: &Estimate) -> bool {
-    e.n > 1 && e.lo.is_finite() && e.hi.is_finite() && e.lo < e.hi
-}
-
 /// The estimate of each x of a series (see [`super::y_by_x`]: first wins, `-0.0`
 /// and `0.0` are one key); exact where the file holds no interval.
 pub fn estimates_by_x(s: &Series) -> HashMap<u64, Estimate> {
@@ -409,7 +406,7 @@ pub fn estimates_by_x(s: &Series) -> HashMap<u64, Estimate> {
 /// ` ±3%` after a value whose interval is wider than 1 % (as [`words::cell`] writes
 /// it), else nothing.
 pub fn plus_minus(e: &Estimate) -> String {
-    if has_interval(e) && e.rel_half_width() > words::SHOW_INTERVAL_ABOVE {
+    if e.has_interval() && e.rel_half_width() > words::SHOW_INTERVAL_ABOVE {
         format!(
             " ±{}%",
             crate::units::fmt_percent((e.rel_half_width() * 100.0).ceil(), false)
@@ -431,7 +428,7 @@ pub fn repetitions<'a>(
     for e in estimates {
         lo_n = lo_n.min(e.n);
         hi_n = hi_n.max(e.n);
-        if has_interval(e) {
+        if e.has_interval() {
             any = true;
             shown |= e.rel_half_width() > words::SHOW_INTERVAL_ABOVE;
         }
@@ -579,7 +576,7 @@ fn distribution_table(ds: &[Distribution]) -> String {
     let medians: Vec<Estimate> = ds.iter().map(|d| d.summary.median()).collect();
     let shown = medians
         .iter()
-        .any(|e| has_interval(e) && e.rel_half_width() > words::SHOW_INTERVAL_ABOVE);
+        .any(|e| e.has_interval() && e.rel_half_width() > words::SHOW_INTERVAL_ABOVE);
     let note = if shown {
         "± on p50 = 95 % CI of the median\n"
     } else {
@@ -627,6 +624,23 @@ fn matrix_table(m: &Matrix) -> String {
         m.unit,
         left_out_line(shown, m.rows.len())
     )
+}
+
+/// peak's overview: FLOP per cycle per thread per ISA level against the FMA
+/// limit, with its notes.
+fn overview_table(t: super::peak_overview::Text) -> String {
+    let mut table = new_table();
+    table.set_header(t.header);
+    for r in t.rows {
+        table.add_row(r);
+    }
+    let mut out = format!("\n{}\n", super::peak_overview::TITLE);
+    out.push_str(&table_text(table));
+    for n in &t.notes {
+        out.push_str(&wrapped("  ", n, 2, width()));
+    }
+    out.push('\n');
+    out
 }
 
 fn free_table(mt: &ModelTable) -> String {

@@ -19,6 +19,13 @@ pub struct Estimate {
 }
 
 impl Estimate {
+    /// Whether the estimate carries an interval worth showing: more than one
+    /// sample and finite, distinct ends (a version 1 point, or one measured
+    /// once, has none).
+    pub fn has_interval(&self) -> bool {
+        self.n > 1 && self.lo.is_finite() && self.hi.is_finite() && self.lo < self.hi
+    }
+
     /// A value known from one sample: its interval is the value itself.
     pub fn exact(value: f64) -> Self {
         Self {
