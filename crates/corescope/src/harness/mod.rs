@@ -1,6 +1,9 @@
 //! Threads for the probes: the team (a gate, pinning, repetitions, deadlines and
-//! counters; `team`) and the pair helpers of the two-thread probes (`pair`). The
-//! runner decides what to run; the harness runs threads and stamps time.
+//! counters; `team`), the pair helpers of the two-thread probes (`pair`), and the
+//! SPSC transfer harness with the channel crates it compares (`spsc`, shared by
+//! the `channel` probe and the tuner). The runner decides what to run; the
+//! harness runs threads and stamps time.
 
 pub mod pair;
+pub mod spsc;
 pub mod team;

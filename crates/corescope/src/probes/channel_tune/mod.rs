@@ -35,8 +35,9 @@ mod settle;
 mod stage_one;
 mod stage_two;
 
-use crate::clock::now_ns;
-use crate::counters::{CountedRun, TeamCount, ThreadCounter};
+use crate::clock::clock_ns;
+use crate::counters::{CountedRun, TeamCount};
+use crate::harness::spsc::SideCounter;
 use crate::model::Measurement;
 use crate::placement::pairs::{self, PairCpus, Relation};
 use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
@@ -176,16 +177,10 @@ pub struct Row {
 }
 
 /// CPU time of the calling thread so far, in seconds; `None` where the OS does not
-/// say.
+/// say (`clock_ns` reads 0 for a clock this host does not have).
 fn thread_cpu_s() -> Option<f64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid `timespec` to write; CLOCK_THREAD_CPUTIME_ID is a
-    // clock POSIX defines and Linux has had since 2.6.12.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    (rc == 0).then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+    let ns = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+    (ns != 0).then_some(ns as f64 * 1e-9)
 }
 
 /// CPU seconds of the calling thread since `before` (a [`thread_cpu_s`] reading).
@@ -453,28 +448,6 @@ pub struct TuneCounts {
     pub errors: Vec<String>,
 }
 
-/// One thread's counters over one channel run (nothing when the pair does not count).
-struct RunCounter(Option<(ThreadCounter, u64)>);
-
-impl RunCounter {
-    /// Zero and enable the counters just before the measured part.
-    fn start(&mut self) {
-        if let Some((c, t)) = &mut self.0 {
-            c.start();
-            *t = now_ns();
-        }
-    }
-
-    /// Disable them just after it and add the thread to `run`.
-    fn stop_into(self, run: &CountedRun) {
-        if let Some((mut c, start_ns)) = self.0 {
-            let end_ns = now_ns();
-            c.stop();
-            run.add(c.finish(), start_ns, end_ns);
-        }
-    }
-}
-
 impl<'a> Pair<'a> {
     fn new(cpus: PairCpus, refused: &'a AtomicUsize) -> Self {
         Self {
@@ -493,9 +466,12 @@ impl<'a> Pair<'a> {
     }
 
     /// Pin the calling thread to `cpu` and open its counters (when counting).
-    fn pin_counted(&self, cpu: Option<u32>) -> RunCounter {
+    fn pin_counted(&self, cpu: Option<u32>) -> SideCounter {
         let pinned = self.pin_to(cpu);
-        RunCounter(self.counts.map(|_| (ThreadCounter::open(pinned), 0)))
+        match self.counts {
+            Some(_) => SideCounter::open(pinned),
+            None => SideCounter::off(),
+        }
     }
 
     /// The run's team into the counts (when counting).
