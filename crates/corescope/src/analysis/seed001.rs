@@ -75,16 +75,6 @@ pub struct Table2 {
     pub rows: Vec<Row>,
 }
 
-/// An estimate times a positive factor (a median's interval scales with it).
-fn scaled(e: Estimate, f: f64) -> Estimate {
-    Estimate {
-        value: e.value * f,
-        lo: e.lo * f,
-        hi: e.hi * f,
-        n: e.n,
-    }
-}
-
 /// The table for `kind`: the PMU's counts where they exist for the placement,
 /// else the series from the kernel's instruction count; `None` when neither.
 pub fn table2(result: &ProbeResult, kind: &str) -> Option<Table2> {
@@ -93,7 +83,7 @@ pub fn table2(result: &ProbeResult, kind: &str) -> Option<Table2> {
         .get("machine_max_mips")
         .and_then(serde_json::Value::as_f64)
         .filter(|m| *m > 0.0);
-    let percent = |mips: Estimate| max_mips.map(|m| scaled(mips, 100.0 / m));
+    let percent = |mips: Estimate| max_mips.map(|m| mips.scaled(100.0 / m));
     for placement in PLACEMENT_ORDER {
         let rows = pmu_rows(result, kind, placement);
         if !rows.is_empty() {

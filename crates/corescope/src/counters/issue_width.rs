@@ -106,3 +106,28 @@ pub fn cpu_signature() -> Result<(String, u32, u32), String> {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue_width_table() {
+        assert_eq!(
+            issue_width_for("AuthenticAMD", 0x1A, 0x02).unwrap().width,
+            8
+        );
+        assert_eq!(
+            issue_width_for("AuthenticAMD", 0x19, 0x11).unwrap().width,
+            6
+        );
+        assert_eq!(issue_width_for("GenuineIntel", 6, 0x55).unwrap().width, 4);
+        assert_eq!(issue_width_for("GenuineIntel", 6, 0x8F).unwrap().width, 6);
+        // Hybrid Alder Lake: two widths, so none.
+        assert!(issue_width_for("GenuineIntel", 6, 0x97).is_none());
+        match issue_width_here() {
+            Ok(w) => assert!(w.width >= 1 && !w.source.is_empty()),
+            Err(why) => assert!(why.contains("unknown"), "{why}"),
+        }
+    }
+}

@@ -321,3 +321,126 @@ pub fn case_tables(result: &mut ProbeResult, kinds: &[&str]) {
     result.findings.push(note);
     result.tables.extend(tables);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::recorded;
+    use super::super::ThreadCount;
+    use super::*;
+    use crate::model::{ProbeCounters, ProbeResult, Warning};
+
+    fn team(instructions: u64, cycles: u64, wall_ns: u64, migrations: u64) -> TeamCount {
+        let reading = CounterReading {
+            instructions: Some(instructions / 2),
+            cycles: Some(cycles / 2),
+            cpu_migrations: Some(migrations),
+            task_clock_ns: Some(wall_ns),
+            ..recorded()
+        };
+        TeamCount {
+            status: CounterStatus {
+                software: Availability::Counted,
+                hardware: Availability::Counted,
+                kernel_counted: true,
+            },
+            threads: vec![
+                ThreadCount {
+                    pinned: true,
+                    reading: Some(reading),
+                },
+                ThreadCount {
+                    pinned: false,
+                    reading: Some(CounterReading {
+                        cpu_migrations: Some(0),
+                        ..reading
+                    }),
+                },
+            ],
+            wall_ns,
+        }
+    }
+
+    /// Rounds filed into a result: the case's MIPS / CPI / efficiency are medians
+    /// over rounds of the recorded counts, the tables carry them, and a pinned
+    /// worker that migrated becomes one typed warning for the case.
+    #[test]
+    fn recorded_rounds_give_medians_tables_and_warnings() {
+        use crate::model::Status;
+        let mut r = ProbeResult::new("compute", "t", Status::Completed);
+        r.counters = Some(ProbeCounters {
+            software: Availability::Counted,
+            hardware: Availability::Counted,
+            kernel_counted: true,
+            issue_width: Some(4),
+            issue_width_source: "test".into(),
+            cases: vec![],
+        });
+        // 2·10⁹ instructions in 10⁹ cycles over 0.5 s: 4000 MIPS, CPI 0.5, IPC 2, 50 %.
+        for (instr, wall) in [(2e9, 5e8), (2e9, 5e8), (1e9, 5e8)] {
+            record(
+                &mut r,
+                "int scatter ×2",
+                vec![team(instr as u64, 1e9 as u64, wall as u64, 0)],
+            );
+        }
+        record(
+            &mut r,
+            "fp scatter ×2",
+            vec![team(1e9 as u64, 1e9 as u64, 1e9 as u64, 1)],
+        );
+        record(
+            &mut r,
+            "fp scatter ×2",
+            vec![team(1e9 as u64, 1e9 as u64, 1e9 as u64, 2)],
+        );
+        record(&mut r, "nothing", vec![]);
+        let pc = r.counters.as_ref().unwrap();
+        assert_eq!(pc.cases.len(), 2);
+        let int = &pc.cases[0];
+        assert_eq!((int.threads, int.rounds.len()), (2, 3));
+        assert_eq!(int.mips.unwrap().value, 4000.0);
+        assert_eq!(int.cpi.unwrap().value, 0.5);
+        assert_eq!(int.efficiency.unwrap().value, 0.5);
+        assert_eq!(int.mips.unwrap().n, 3);
+        assert_eq!(int.rounds[0].pinned_migrations, Some(0));
+        // Only the pinned worker's migrations count, summed over rounds, one warning.
+        let migrated: Vec<&Warning> = r
+            .warnings
+            .iter()
+            .filter(|w| matches!(w, Warning::Migrated { .. }))
+            .collect();
+        assert_eq!(
+            migrated,
+            vec![&Warning::Migrated {
+                case: "fp scatter ×2".into(),
+                migrations: 3,
+                rounds: 2
+            }]
+        );
+        let t = case_table(pc, "int", |c| c.starts_with("int ")).unwrap();
+        assert_eq!(t.rows.len(), 1);
+        let col = |name: &str| t.columns.iter().position(|c| c == name).unwrap();
+        assert_eq!(t.rows[0][col("MIPS")], serde_json::json!(4000.0));
+        assert_eq!(t.rows[0][col("efficiency")], serde_json::json!("50 %"));
+        assert_eq!(t.rows[0][col("migrations")], serde_json::json!("0"));
+        assert!(case_table(pc, "none", |_| false).is_none());
+        let s = summary_table(pc).unwrap();
+        assert_eq!(s.name, SUMMARY_TABLE);
+        assert_eq!(s.rows[1][0], serde_json::json!("task-clock (ns)"));
+        assert!(hardware_note(pc).contains("issue width 4"));
+        // Without a PMU: no MIPS columns, and the note says why.
+        let mut no_pmu = pc.clone();
+        no_pmu.hardware = Availability::Skipped("no PMU (perf_event_open(cycles): ENOENT)".into());
+        let t = case_table(&no_pmu, "int", |_| true).unwrap();
+        assert!(!t.columns.iter().any(|c| c == "MIPS"));
+        assert!(hardware_note(&no_pmu).contains("skipped: no PMU"));
+        // The record round-trips, and a result without one still loads.
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(serde_json::from_str::<ProbeResult>(&json).unwrap(), r);
+        let old = r#"{"id":"compute","status":"completed"}"#;
+        assert!(serde_json::from_str::<ProbeResult>(old)
+            .unwrap()
+            .counters
+            .is_none());
+    }
+}

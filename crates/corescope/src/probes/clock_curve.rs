@@ -27,7 +27,7 @@
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::kernels::clock_chain::{self, ADDS_PER_ITER};
-use crate::model::{Estimate, Finding, Measurement, Point, ProbeResult, Series};
+use crate::model::{Finding, Measurement, Point, ProbeResult, Series};
 use crate::placement::Strategy;
 use serde::Serialize;
 use std::hint::black_box;
@@ -473,16 +473,6 @@ pub fn infer_latency(scalar_hz: f64, fma_per_s: f64) -> Result<u32, String> {
     Ok(l as u32)
 }
 
-/// Scale an estimate by `k`.
-fn scaled(e: Estimate, k: f64) -> Estimate {
-    Estimate {
-        value: e.value * k,
-        lo: e.lo * k,
-        hi: e.hi * k,
-        n: e.n,
-    }
-}
-
 /// The boost curves (`clock/<isa>`, Hz by thread count, with the chain series'
 /// intervals) from the measured chains (`chain/<isa>`), and their findings: the
 /// inferred FMA latency of each width, the clock at one thread and at the most
@@ -518,7 +508,7 @@ pub fn boost_curves(series: &[Series]) -> (Vec<Series>, Vec<Finding>) {
         let mut curve = Series::new(&format!("clock/{}", isa.name()), "threads", "hz");
         for i in 0..chain.x.len() {
             let Some(e) = chain.estimate(i) else { continue };
-            let e = scaled(e, l as f64);
+            let e = e.scaled(l as f64);
             curve.x.push(chain.x[i]);
             curve.y.push(e.value);
             curve.y_lo.push(e.lo);

@@ -46,6 +46,17 @@ impl Estimate {
         }
     }
 
+    /// This estimate times a positive factor (a unit change, a known ratio): the
+    /// value and both ends scale with it, the count stays.
+    pub fn scaled(self, factor: f64) -> Self {
+        Self {
+            value: self.value * factor,
+            lo: self.lo * factor,
+            hi: self.hi * factor,
+            n: self.n,
+        }
+    }
+
     /// Half the interval's width relative to the value (0 when the value is 0).
     pub fn rel_half_width(&self) -> f64 {
         if self.value == 0.0 || !self.value.is_finite() {

@@ -24,6 +24,9 @@ pub const MAX_MEMORY_BYTES: u64 = 1 << 60;
 /// hours and gigabytes. Checked before hwloc builds a synthetic spec or parses an
 /// XML export, and for every topology (run files too) by [`Topology::check`].
 pub const MAX_PUS: usize = 16_384;
+/// The cache line size assumed where the machine reports none: the line of x86
+/// cores and of most Arm cores.
+pub const DEFAULT_LINE_BYTES: u32 = 64;
 
 /// The reason a topology of `pus` PUs (above [`MAX_PUS`]) is refused.
 pub fn too_many_pus(pus: impl std::fmt::Display) -> String {
@@ -285,6 +288,13 @@ impl Topology {
             .next()
     }
 
+    /// The line size to lay buffers out by: [`Topology::line_bytes`], else
+    /// [`DEFAULT_LINE_BYTES`]; at least one 8-byte word, so a stride of words per
+    /// line is never zero.
+    pub fn line_bytes_or_default(&self) -> u32 {
+        self.line_bytes().unwrap_or(DEFAULT_LINE_BYTES).max(8)
+    }
+
     /// Rank of a PU's CPU kind in [`Topology::cpu_kinds`] (0 = the most
     /// performant, filled first); 0 where kinds are unknown.
     pub fn kind_rank(&self, pu: &Pu) -> usize {
@@ -409,5 +419,27 @@ impl Topology {
             i += 1;
         }
         out.join(",")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_size_falls_back_to_the_default_and_is_at_least_a_word() {
+        let l1 = |line_bytes| Cache {
+            level: 1,
+            line_bytes,
+            ..Cache::default()
+        };
+        let mut t = Topology::default();
+        assert_eq!(t.line_bytes_or_default(), DEFAULT_LINE_BYTES);
+        t.caches = vec![l1(0)];
+        assert_eq!(t.line_bytes_or_default(), DEFAULT_LINE_BYTES);
+        t.caches = vec![l1(128)];
+        assert_eq!(t.line_bytes_or_default(), 128);
+        t.caches = vec![l1(4)];
+        assert_eq!(t.line_bytes_or_default(), 8);
     }
 }
