@@ -84,3 +84,21 @@ pub fn bytes_moved(kernel: Kernel, block_bytes: u64) -> u64 {
     let elements = block_bytes / 8 / kernel.arrays() as u64;
     elements * kernel.bytes_per_element()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_accounting_is_streams() {
+        let block = 3 * 2 * 8 * 1000; // divisible by 1, 2 and 3 arrays of words
+        assert_eq!(bytes_moved(Kernel::Read, block), block);
+        assert_eq!(bytes_moved(Kernel::Write, block), block);
+        // copy: two arrays of block/16 elements, 16 B each → block bytes counted.
+        assert_eq!(bytes_moved(Kernel::Copy, block), block);
+        // triad: three arrays of block/24 elements, 24 B each.
+        assert_eq!(bytes_moved(Kernel::Triad, block), block);
+        assert_eq!(Kernel::Copy.bytes_per_element(), 16);
+        assert_eq!(Kernel::Triad.bytes_per_element(), 24);
+    }
+}

@@ -1,0 +1,129 @@
+//! `loaded-latency`: memory latency as a function of the bandwidth the other CPUs
+//! draw (Intel MLC `--loaded_latency`; the Mess benchmark, MICRO 2024).
+//!
+//! One thread (the chaser) walks a dependent pointer chase — the memory probe's
+//! kernel (`kernels::chase`), a random cyclic permutation with one link per cache
+//! line — over a buffer of 4× the last-level cache (the memory probe's largest
+//! working set), with transparent huge pages requested so the figure is the
+//! memory's and not the page walks'. Meanwhile every other CPU of its NUMA node (the
+//! injectors) streams over a block of its own, one cache line after another, and
+//! between two lines spins a delay of `delay` turns of a one-instruction loop (about
+//! a core cycle each, [`delay_loop`]), as MLC and Mess space their traffic. The ladder of delays goes
+//! from light traffic to none at all (saturation); its first step is the idle machine.
+//! Two kinds of traffic: read-only (a load per line), and a read/write mix (a load
+//! and a store to the same line: the line is read, dirtied and written back, 1:1).
+//!
+//! Both axes are measured: the chaser's ns per step, and the injectors' bandwidth —
+//! the lines each touched × bytes per line over its own time, summed (read: 64 B
+//! per line; read/write: 128 B, the line read and written back), never the nominal
+//! rate of the delay. Each step is one case repeated in the runner's rounds, so both
+//! its latency and its bandwidth carry a 95 % interval; `finish` pairs them into the
+//! curve (a table per traffic kind) and names its knee and its saturation bandwidth.
+//!
+//! Cross-check: the idle step is also measured with default pages
+//! (`latency/idle-default-pages`), the memory probe's chase at the same size and
+//! page advice (`ws-latency/1t` at its largest working set).
+//!
+//! On a machine of several NUMA nodes each node is measured: chaser, injectors and
+//! their memory (first touched by the thread that uses it) on that node.
+
+mod curve;
+mod measure;
+mod plan;
+mod traffic;
+
+pub use curve::{
+    curve, curve_findings, curve_table, knee, saturation, series_points, CurvePoint, KNEE_RISE,
+    SATURATION_GAIN,
+};
+pub use plan::{
+    coarse, ladders, loaded_run_cost_s, node_teams, NodeTeam, COARSE_CHASE_STEPS, COARSE_LADDER,
+    MIN_INJECTOR_BYTES, STEP_ROUNDS, THINNED_NODE_TEAMS,
+};
+pub use traffic::{delay_loop, inject, ladder, nominal_lines_per_s, Traffic, LINES_PER_CHECK};
+
+use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::model::{Finding, Measurement, Point, ProbeResult};
+use plan::CaseParams;
+
+/// The probe.
+pub struct LoadedLatency;
+
+impl Probe for LoadedLatency {
+    /// Its chase's duration, its blocks' first touch, its team ([`loaded_run_cost_s`]).
+    fn run_cost_s(&self, c: &super::cost::Cost) -> Option<f64> {
+        loaded_run_cost_s(c)
+    }
+
+    fn id(&self) -> &'static str {
+        "loaded-latency"
+    }
+
+    fn title(&self) -> &'static str {
+        "memory latency vs the bandwidth the other CPUs draw (read, read/write), knee and saturation"
+    }
+
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+        plan::plan(ctx)
+    }
+
+    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c: CaseParams = case.typed()?;
+        let (lat_ns, bw) = measure::measure_step(ctx, &c)?;
+        let x = c.load_step as f64;
+        let mut points = vec![Point::new(
+            format!("{}/{}", c.what("latency"), c.variant()),
+            "load_step",
+            x,
+            "ns",
+            lat_ns,
+        )];
+        if let Some(bw) = bw {
+            points.push(Point::new(
+                format!("{}/{}", c.what("bandwidth"), c.variant()),
+                "load_step",
+                x,
+                "bytes_per_s",
+                bw,
+            ));
+        }
+        Ok(Measurement::points(points))
+    }
+
+    fn finish(&self, result: &mut ProbeResult, plan: &Plan, _ctx: &PlanCtx) {
+        let teams: Vec<NodeTeam> = plan.facts::<Vec<NodeTeam>>().cloned().unwrap_or_default();
+        for team in &teams {
+            let tag = |base: &str| match team.node {
+                Some(n) => format!("{base}-node{n}"),
+                None => base.to_string(),
+            };
+            let (lat, bw) = (tag("latency"), tag("bandwidth"));
+            let idle = result.estimate(&format!("{lat}/idle"), 0.0);
+            if let (Some(i), Some(d)) = (
+                idle,
+                result.estimate(&format!("{lat}/idle-default-pages"), 0.0),
+            ) {
+                result.findings.push(Finding::Value {
+                    what: format!("{lat}: idle, default pages (the memory probe's chase)"),
+                    unit: "ns".into(),
+                    value: d,
+                    context: Some(format!(
+                        "huge pages requested: {}",
+                        crate::units::fmt_value("ns", i.value)
+                    )),
+                });
+            }
+            for traffic in Traffic::ALL {
+                let l = series_points(result, &format!("{lat}/{}", traffic.name()));
+                let b = series_points(result, &format!("{bw}/{}", traffic.name()));
+                let c = curve(idle, &l, &b);
+                if c.len() < 2 {
+                    continue;
+                }
+                let what = format!("{lat}, {} traffic", traffic.name());
+                result.tables.push(curve_table(&what, &c));
+                result.findings.extend(curve_findings(&what, &c));
+            }
+        }
+    }
+}
