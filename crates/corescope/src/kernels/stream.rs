@@ -1,6 +1,6 @@
 //! The STREAM-style kernels over a block: `read` (sum), `write` (fill), `copy`,
 //! `triad`. What each compiles to is said in the memory probe's documentation
-//! (`probes/memory.rs`), which times them; the NUMA, workload and false-sharing
+//! (`probes/memory/`), which times them; the NUMA, workload and false-sharing
 //! probes run `read_sum` too.
 
 use std::hint::black_box;

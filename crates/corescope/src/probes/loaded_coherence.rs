@@ -225,7 +225,7 @@ impl Probe for LoadedCoherence {
             .pick(vec![0], vec![1000, 100, 0], ladder(ctx.profile));
         let round_trips: u64 = ctx.profile.pick(2_000, 10_000, 50_000);
         let wakeups: usize = ctx.profile.pick(40, 150, 1000);
-        let line_bytes = ctx.topo.line_bytes().map(u64::from).unwrap_or(64);
+        let line_bytes = u64::from(ctx.topo.line_bytes_or_default());
         let mut cases = Vec::new();
         for p in &pairs {
             let mut steps = vec![(0usize, 0u32, false)];

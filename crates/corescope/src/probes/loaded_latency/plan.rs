@@ -7,9 +7,7 @@ use super::traffic::{ladder, Traffic};
 use crate::kernels::buffer::HUGE_PAGE_BYTES;
 use crate::memguard;
 use crate::model::Profile;
-use crate::probes::memory::{
-    team_block_bytes, DEFAULT_LINE_BYTES, WS_FALLBACK_MAX_BYTES, WS_LLC_FACTOR,
-};
+use crate::probes::memory::{team_block_bytes, WS_FALLBACK_MAX_BYTES, WS_LLC_FACTOR};
 use crate::probes::{Case, Plan, PlanCtx, ProbeError, Rounds};
 use serde::Serialize;
 
@@ -354,12 +352,7 @@ pub(super) fn plan(ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         &rest,
     )
     .map_err(|e| ProbeError::Skipped(e.to_string()))?;
-    let line_bytes = ctx
-        .topo
-        .line_bytes()
-        .map(u64::from)
-        .unwrap_or(DEFAULT_LINE_BYTES as u64)
-        .max(8);
+    let line_bytes = u64::from(ctx.topo.line_bytes_or_default());
     let steps: u64 = if coarse {
         COARSE_CHASE_STEPS
     } else {

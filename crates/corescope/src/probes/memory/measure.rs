@@ -22,10 +22,6 @@ use std::sync::Mutex;
 /// stream leaves, as likwid-bench's repeated iterations do.
 pub const BANDWIDTH_PASSES: usize = 2;
 
-/// Cache line assumed for the pointer chase when the topology does not say (x86_64,
-/// most aarch64).
-pub const DEFAULT_LINE_BYTES: usize = 64;
-
 /// NUMA node whose memory a thread on `cpu` first-touches: the only node of a
 /// one-node machine whatever the pinning, the CPU's node otherwise, and `None`
 /// (never reused) for an unpinned thread on a machine of several nodes.
@@ -259,13 +255,7 @@ pub(super) fn run_ws_latency(
     ws_bytes: u64,
     steps: u64,
 ) -> Result<Measurement, ProbeError> {
-    let line = ctx
-        .plan
-        .topo
-        .line_bytes()
-        .map(|l| l as usize)
-        .unwrap_or(DEFAULT_LINE_BYTES)
-        .max(8);
+    let line = ctx.plan.topo.line_bytes_or_default() as usize;
     let stride = line / 8; // words per line: one link per cache line
     let slots = ((ws_bytes as usize) / line).max(2);
     let cpus = placement::assign(&ctx.plan.topo, &Strategy::Linear, 1)

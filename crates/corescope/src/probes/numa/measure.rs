@@ -6,7 +6,6 @@ use super::case::{series_name, CaseParams, Kind};
 use crate::kernels::chase::{build_chase, chase};
 use crate::kernels::stream::read_sum;
 use crate::model::{Measurement, Point, Table};
-use crate::probes::memory::DEFAULT_LINE_BYTES;
 use crate::probes::{Case, ProbeError, RunCtx};
 use std::hint::black_box;
 
@@ -14,13 +13,7 @@ use std::hint::black_box;
 pub(super) fn measure_cell(case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
     let c: CaseParams = case.typed()?;
     let cpus: Vec<Option<u32>> = c.cpus.iter().map(|&x| Some(x)).collect();
-    let line = ctx
-        .plan
-        .topo
-        .line_bytes()
-        .map(|l| l as usize)
-        .unwrap_or(DEFAULT_LINE_BYTES)
-        .max(8);
+    let line = ctx.plan.topo.line_bytes_or_default() as usize;
     let words = (c.bytes / 8) as usize;
     let out = ctx.team(
         &cpus,
