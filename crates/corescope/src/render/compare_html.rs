@@ -365,7 +365,7 @@ fn matrix_html(o: &mut String, m: &model::MatrixComparison, ms: &[Machine]) {
             let _ = write!(
                 o,
                 "<figure>{}<figcaption>{} on {} (one colour scale for all machines)</figcaption></figure>",
-                svg::heatmap_in(
+                super::heatmap::heatmap_in(
                     &format!("{} on {}", m.name, mach.label),
                     &m.unit,
                     &m.rows,
@@ -384,7 +384,7 @@ fn matrix_html(o: &mut String, m: &model::MatrixComparison, ms: &[Machine]) {
             let _ = write!(
                 o,
                 "<figure>{}<figcaption>{}: {} ÷ {} per cell (red: larger on {}, blue: smaller)</figcaption></figure>",
-                svg::heatmap_with(
+                super::heatmap::heatmap_with(
                     &format!("{} ratio {}/{}", m.name, mach.label, ms[0].label),
                     "ratio",
                     &m.rows,

@@ -124,7 +124,7 @@ fn machine(o: &mut String, run: &RunFile) {
         let _ = write!(o, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
     }
     o.push_str("</table></div>");
-    let _ = write!(o, "<figure>{}<figcaption>packages, cores and hardware threads (hover for CPU ids)</figcaption></figure>", svg::topology(&run.topology));
+    let _ = write!(o, "<figure>{}<figcaption>packages, cores and hardware threads (hover for CPU ids)</figcaption></figure>", super::machine_drawing::topology(&run.topology));
     // The CPU table, collapsed.
     let _ = write!(o, "<details><summary>CPU table ({} CPUs)</summary><div class='scroll'><table><tr><th>CPU</th><th>package</th><th>NUMA</th><th>core</th><th>slot</th><th>allowed</th></tr>", run.topology.pus.len());
     for p in run.topology.pus.iter().take(4096) {
@@ -222,7 +222,7 @@ fn probe(o: &mut String, p: &ProbeResult, answer: Option<&str>, opts: svg::Chart
         let _ = write!(
             o,
             "<figure>{}<figcaption>{} ({}); colour scale on the right, grey: not measured</figcaption></figure>",
-            svg::heatmap(&m.name, &m.unit, &m.rows, &m.cols, &m.values),
+            super::heatmap::heatmap(&m.name, &m.unit, &m.rows, &m.cols, &m.values),
             esc(&m.name),
             esc(&m.unit)
         );
@@ -713,7 +713,7 @@ fn distributions(o: &mut String, p: &ProbeResult) {
             let _ = write!(
                 o,
                 "<figure>{}<figcaption>{} vs {} (each dot one pair of samples taken back to back; dashed: y = x; histograms of each on the sides; right: intensity map)</figcaption></figure>",
-                svg::paired(&d.name, a, &d.name, &d.unit, &d.pairs),
+                super::distribution_svg::paired(&d.name, a, &d.name, &d.unit, &d.pairs),
                 esc(&d.name),
                 esc(a)
             );
@@ -733,7 +733,7 @@ fn histogram(o: &mut String, d: &Distribution) {
     let _ = write!(
         o,
         "<figure>{}<figcaption>{}</figcaption></figure>",
-        svg::histogram(
+        super::distribution_svg::histogram(
             &d.name,
             &d.unit,
             &d.histogram.edges,

@@ -7,7 +7,8 @@
 //! mutex wake-up: every pair together). A renderer never measures: the tables hold
 //! every number drawn.
 
-use super::svg::{esc, xy_chart, XyCurve, XyPoint};
+use super::svg::esc;
+use super::xy_chart::{xy_chart, XyCurve, XyPoint};
 use crate::model::{ProbeResult, Table};
 use std::fmt::Write;
 

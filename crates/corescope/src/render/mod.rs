@@ -9,13 +9,16 @@ pub mod compare_text;
 pub mod compare_view;
 pub mod crosscheck;
 pub mod csv;
+pub mod distribution_svg;
 pub mod doctor;
 pub mod gantt;
 pub mod glossary;
+pub mod heatmap;
 pub mod html;
 pub mod html_answers;
 pub mod hwloc_xml;
 pub mod loaded_curve;
+pub mod machine_drawing;
 pub mod peak_overview;
 pub mod pinning;
 pub mod plan;
@@ -31,6 +34,7 @@ pub mod terminal;
 pub mod topo;
 pub mod warning_overview;
 pub mod words;
+pub mod xy_chart;
 
 pub use crate::units::{fmt_num, fmt_ratio, fmt_value, fmt_x, unit_scale};
 
