@@ -845,8 +845,12 @@ mod tests {
             .notes
             .iter()
             .any(|n| n.contains("work offloaded by p8")));
+        // At least the minimum of rounds; more while the budget lasts (how many
+        // depends on the machine's speed and load, so only the bounds are fixed).
+        let bounds = ROADMAP_ROUNDS.0..=ROADMAP_ROUNDS.1;
         for r in step.rows.iter().filter(|r| r.skipped.is_none()) {
-            assert_eq!(r.per_event_runs().len(), ROADMAP_ROUNDS.0, "{}", r.label);
+            let n = r.per_event_runs().len();
+            assert!(bounds.contains(&n), "{}: {n} runs", r.label);
         }
     }
 }
