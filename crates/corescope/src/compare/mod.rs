@@ -37,6 +37,47 @@ pub fn cycle_clock(run: &RunFile) -> (f64, String) {
     }
 }
 
+/// The measured core clock of two runs where they cannot be the same: with one
+/// thread or with every CPU busy, the two runs' ranges (the spread of the
+/// clock's repetitions) do not overlap. Rates of clock-bound work then differ
+/// with the clock, and per-cycle figures divide it out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClockShift {
+    /// `one thread busy` or `every CPU busy`.
+    pub load: &'static str,
+    /// The first run's clock (Hz) and its range.
+    pub a: (f64, [f64; 2]),
+    /// The other run's.
+    pub b: (f64, [f64; 2]),
+}
+
+/// The first clock (one thread busy, then every CPU busy) that moved between
+/// run `a` and run `b` beyond its ranges; `None` when both overlap or either
+/// run lacks a measured clock with its range.
+pub fn clock_shift(a: &RunFile, b: &RunFile) -> Option<ClockShift> {
+    let pairs = [
+        (
+            "one thread busy",
+            (a.clock.core_hz_one, a.clock.core_hz_one_range),
+            (b.clock.core_hz_one, b.clock.core_hz_one_range),
+        ),
+        (
+            "every CPU busy",
+            (a.clock.core_hz_all, a.clock.core_hz_all_range),
+            (b.clock.core_hz_all, b.clock.core_hz_all_range),
+        ),
+    ];
+    pairs.into_iter().find_map(|(load, (ha, ra), (hb, rb))| {
+        let (ha, ra, hb, rb) = (ha?, ra?, hb?, rb?);
+        let apart = ra[1] < rb[0] || rb[1] < ra[0];
+        (apart && ha > 0.0 && hb > 0.0).then_some(ClockShift {
+            load,
+            a: (ha, ra),
+            b: (hb, rb),
+        })
+    })
+}
+
 /// Entries of a probe's parameters that the runner records as it measures (the
 /// round trips it read, the rounds it ran), not settings of the measurement: two
 /// runs differ in them by nature, so they are not listed as differing parameters.
@@ -171,6 +212,29 @@ mod tests {
         r.clock.core_hz_all = None;
         r.host.nominal_hz = None;
         assert_eq!(cycle_clock(&r), (r.clock.ticks_hz, r.clock.source.clone()));
+    }
+
+    #[test]
+    fn a_clock_that_moved_beyond_its_ranges_is_named() {
+        let mut a: RunFile =
+            serde_json::from_str(include_str!("../../tests/fixtures/quick.json")).unwrap();
+        a.clock.core_hz_one = Some(3.01e9);
+        a.clock.core_hz_one_range = Some([2.96e9, 3.10e9]);
+        a.clock.core_hz_all = Some(2.99e9);
+        a.clock.core_hz_all_range = Some([2.94e9, 3.07e9]);
+        let mut b = a.clone();
+        assert_eq!(clock_shift(&a, &b), None);
+        // One thread: overlapping ranges; every CPU: apart.
+        b.clock.core_hz_one = Some(3.08e9);
+        b.clock.core_hz_one_range = Some([2.96e9, 3.17e9]);
+        b.clock.core_hz_all = Some(3.24e9);
+        b.clock.core_hz_all_range = Some([3.14e9, 3.43e9]);
+        let s = clock_shift(&a, &b).expect("moved");
+        assert_eq!(s.load, "every CPU busy");
+        assert_eq!(s.b.0, 3.24e9);
+        // No range recorded: nothing is claimed.
+        b.clock.core_hz_all_range = None;
+        assert_eq!(clock_shift(&a, &b), None);
     }
 
     #[test]

@@ -23,6 +23,9 @@ pub(super) struct Block {
     pub items: Vec<(String, String)>,
     /// The probes only one of the two runs holds, when any.
     pub note: Option<String>,
+    /// The measured core clock, when it moved between the runs beyond its
+    /// ranges: what many of the differences follow.
+    pub clock: Option<String>,
 }
 
 /// One block per run after the first (none for a single run), on the probes
@@ -67,11 +70,35 @@ pub(super) fn first_screen(ms: &[Machine], only: Option<&[String]>) -> Vec<Block
             }
             Block {
                 head,
+                clock: crate::compare::clock_shift(m0.run, m.run).map(|c| clock_text(&c, m0, m)),
                 items: d.list.iter().map(|x| item(x, m0, m)).collect(),
                 note: (!only_in.is_empty()).then(|| format!("probes {}", only_in.join("; "))),
             }
         })
         .collect()
+}
+
+/// `The core clock moved: …` in words, with each run's range and the ratio.
+fn clock_text(c: &crate::compare::ClockShift, a: &Machine, b: &Machine) -> String {
+    let ghz = |(hz, r): (f64, [f64; 2])| {
+        format!(
+            "{} GHz (range {}–{})",
+            fmt_num(hz / 1e9),
+            fmt_num(r[0] / 1e9),
+            fmt_num(r[1] / 1e9)
+        )
+    };
+    format!(
+        "The core clock moved between the runs: with {} {} in {}, {} in {} ({}×). Rates of \
+         clock-bound work (compute, peak, the clock curve) differ with it; per-cycle figures \
+         divide each run's own clock out.",
+        c.load,
+        ghz(c.a),
+        a.label,
+        ghz(c.b),
+        b.label,
+        fmt_ratio_vs_one(c.b.0 / c.a.0)
+    )
 }
 
 fn plural(n: usize) -> &'static str {

@@ -26,6 +26,9 @@ fn first_screen_html(o: &mut String, ms: &[Machine], only: Option<&[String]>) {
     }
     o.push_str("<section id='differences'><h2>Differences beyond the noise</h2>");
     for b in &blocks {
+        if let Some(c) = &b.clock {
+            let _ = write!(o, "<p class='note'>{}</p>", esc(c));
+        }
         let _ = write!(o, "<p>{}</p>", esc(&b.head));
         if !b.items.is_empty() {
             o.push_str("<ol class='differences'>");

@@ -109,8 +109,13 @@ fn first_screen_text(o: &mut String, ms: &[Machine], only: Option<&[String]>, wi
     let blocks = first_screen(ms, only);
     let mut any = false;
     for b in &blocks {
-        line(o, "", &b.head, 2, width);
         let mut used = 0;
+        if let Some(c) = &b.clock {
+            let before = o.len();
+            line(o, "", c, 0, width);
+            used += o[before..].lines().count();
+        }
+        line(o, "", &b.head, 2, width);
         for (k, (probe, text)) in b.items.iter().enumerate() {
             let lines = wrap(
                 &format!("  {}. ", k + 1),
