@@ -99,6 +99,15 @@ if timeout 60 mpirun --allow-run-as-root -np 2 "$bin" mpi jacobi --nx 1 --out "$
 fi
 test "$(grep -c "too small" "$dir/err")" = 1 && test ! -e "$dir/bad.json"
 "$bin" report "$dir/all-4.json" >/dev/null
+# Started by hand (no launcher): it says how to start it, and measures nothing.
+for cmd in "mpi pingpong" "fleet run"; do
+    # shellcheck disable=SC2086
+    if (cd "$dir" && env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE \
+        -u SLURM_STEP_ID timeout 60 "$bin" $cmd >/dev/null 2>"$dir/err"); then
+        echo "corescope $cmd without a launcher was accepted"; exit 1
+    fi
+    grep -q "start it under a launcher" "$dir/err" || { cat "$dir/err"; exit 1; }
+done
 # The HTML report and a comparison render an MPI run file too.
 "$bin" report "$dir/all-4.json" --html "$dir/mpi.html" 2>/dev/null
 grep -q "<section id='mpi'>" "$dir/mpi.html"

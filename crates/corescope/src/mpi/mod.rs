@@ -16,6 +16,7 @@
 //! the trace format below are pure and tested in every build.
 
 pub mod jacobi;
+pub mod launcher;
 
 #[cfg(feature = "mpi")]
 mod allreduce;
@@ -34,11 +35,15 @@ pub const NOT_BUILT: &str = "this corescope was built without MPI support.\n\
 To measure MPI, install an MPI library and libclang, then rebuild with the feature:\n  \
 apt-get install openmpi-bin libopenmpi-dev libclang-dev clang pkg-config\n  \
 cargo install --path crates/corescope --features mpi   (from a checkout)\n\
-and start it under mpirun, e.g. `mpirun -np 2 corescope mpi pingpong`";
+and start it under mpirun, e.g. `mpirun -np 2 corescope mpi pingpong`\n\
+(the README's install command builds it so: docs/mpi.md)";
 
 /// Run `corescope mpi` (under `mpirun`).
 #[cfg(feature = "mpi")]
 pub fn main(a: MpiArgs) -> anyhow::Result<()> {
+    if launcher::from_env().is_none() {
+        anyhow::bail!("{}", launcher::how_to_start("mpi"));
+    }
     driver::main(a)
 }
 
