@@ -133,6 +133,27 @@ impl PoolConfig {
         }
     }
 
+    /// One thread per CPU, the creating thread included: `cpus − 1` workers
+    /// (none on one CPU), every one kept when idle.
+    ///
+    /// The setting for nested, recursive families (divide and conquer): a
+    /// family with no block hires a worker per index while workers can be had,
+    /// so under the default cap a recursion of a few levels starts hundreds of
+    /// threads that share a few CPUs and wake each other through the free list.
+    /// With one thread per CPU a family that finds no idle worker runs its
+    /// indices on its creator, as a work-stealing pool of one thread per CPU
+    /// does, and the seed's design (pthreads, families, the free list) is
+    /// unchanged.
+    ///
+    /// ```
+    /// use taskpool::{FreeList, PoolConfig};
+    /// assert_eq!(PoolConfig::one_per_cpu(FreeList::Mutex, 8).max_threads, 7);
+    /// assert_eq!(PoolConfig::one_per_cpu(FreeList::Mutex, 1).max_threads, 0);
+    /// ```
+    pub const fn one_per_cpu(free_list: FreeList, cpus: usize) -> Self {
+        PoolConfig::new(free_list).with_max_threads(cpus.saturating_sub(1))
+    }
+
     /// Sets [`max_threads`](Self::max_threads).
     pub const fn with_max_threads(self, max_threads: usize) -> Self {
         PoolConfig {

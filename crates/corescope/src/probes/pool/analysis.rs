@@ -154,8 +154,40 @@ pub(super) fn uncapped_findings(result: &ProbeResult) -> Vec<Finding> {
     out
 }
 
-/// FFT with a sequential cutoff: taskpool at its best cutoff against rayon at its
-/// best, and the faster of them against one thread alone.
+/// taskpool's two settings in the runs against rayon: the series of one kernel under
+/// the pool's cap (`prefix` + "taskpool" + `suffix`) and with one thread per CPU.
+fn taskpool_settings(prefix: &str, suffix: &str) -> [(String, &'static str); 2] {
+    [
+        (format!("{prefix}taskpool{suffix}"), "taskpool"),
+        (
+            format!("{prefix}taskpool-per-cpu{suffix}"),
+            "taskpool (one thread per CPU)",
+        ),
+    ]
+}
+
+/// taskpool at its best: the (series, x, label) with the smallest central value over
+/// both settings.
+fn best_setting(
+    result: &ProbeResult,
+    settings: &[(String, &'static str)],
+) -> Option<(String, f64, &'static str)> {
+    settings
+        .iter()
+        .filter_map(|(name, label)| {
+            let x = best_x(result, name)?;
+            Some((name.clone(), x, *label, result.estimate(name, x)?.value))
+        })
+        .min_by(|a, b| a.3.total_cmp(&b.3))
+        .map(|(n, x, l, _)| (n, x, l))
+}
+
+/// What the taskpool side of a comparison against rayon ran.
+const TASKPOOL_SETTINGS: &str =
+    "taskpool: mutex free list, the better of the pool's cap and one thread per CPU";
+
+/// FFT with a sequential cutoff: taskpool at its best cutoff (and thread setting)
+/// against rayon at its best, and the faster of them against one thread alone.
 pub(super) fn cutoff_findings(result: &ProbeResult) -> Vec<Finding> {
     let mut out = Vec::new();
     let size = result
@@ -163,31 +195,28 @@ pub(super) fn cutoff_findings(result: &ProbeResult) -> Vec<Finding> {
         .get("fft_cutoff_log2")
         .and_then(|v| v.as_u64())
         .unwrap_or(0);
-    let (Some(ct), Some(cr)) = (
-        best_x(result, "fft-cutoff/taskpool"),
+    let (Some((st, ct, label)), Some(cr)) = (
+        best_setting(result, &taskpool_settings("fft-cutoff/", "")),
         best_x(result, "fft-cutoff/rayon"),
     ) else {
         return out;
     };
     let (lt, lr) = (
-        format!("taskpool at cutoff {ct}"),
+        format!("{label} at cutoff {ct}"),
         format!("rayon at cutoff {cr}"),
     );
     out.extend(analysis::compare(
         result,
         &format!("fft 2^{size} with a sequential cutoff, time, each runtime at its best cutoff"),
         "s",
-        (&lt, "fft-cutoff/taskpool", ct),
+        (&lt, &st, ct),
         (&lr, "fft-cutoff/rayon", cr),
-        Some("taskpool: mutex free list, block = CPUs".into()),
+        Some(format!("{TASKPOOL_SETTINGS}; block = CPUs")),
     ));
-    let faster = [
-        ("fft-cutoff/taskpool", ct, &lt),
-        ("fft-cutoff/rayon", cr, &lr),
-    ]
-    .into_iter()
-    .filter_map(|(n, x, l)| Some((n, x, l, result.estimate(n, x)?.value)))
-    .min_by(|a, b| a.3.total_cmp(&b.3));
+    let faster = [(st.as_str(), ct, &lt), ("fft-cutoff/rayon", cr, &lr)]
+        .into_iter()
+        .filter_map(|(n, x, l)| Some((n, x, l, result.estimate(n, x)?.value)))
+        .min_by(|a, b| a.3.total_cmp(&b.3));
     if let Some((name, x, label, _)) = faster {
         let seq = format!("fft-sequential/{size}");
         out.extend(analysis::compare(
@@ -202,7 +231,8 @@ pub(super) fn cutoff_findings(result: &ProbeResult) -> Vec<Finding> {
     out
 }
 
-/// Recursive matmul per order: taskpool at its best k against rayon at its best k.
+/// Recursive matmul per order: taskpool at its best k (and thread setting) against
+/// rayon at its best k, and both at the largest k both ran.
 pub(super) fn rmatmul_findings(result: &ProbeResult, cpus: usize) -> Vec<Finding> {
     let orders: Vec<String> = result
         .series
@@ -211,32 +241,39 @@ pub(super) fn rmatmul_findings(result: &ProbeResult, cpus: usize) -> Vec<Finding
         .collect();
     let mut out = Vec::new();
     for order in orders {
-        let (st, sr) = (
-            format!("rmatmul/taskpool/{order}"),
-            format!("rmatmul/rayon/{order}"),
-        );
-        let (Some(kt), Some(kr)) = (best_x(result, &st), best_x(result, &sr)) else {
+        let settings = taskpool_settings("rmatmul/", &format!("/{order}"));
+        let sr = format!("rmatmul/rayon/{order}");
+        let (Some((st, kt, label)), Some(kr)) =
+            (best_setting(result, &settings), best_x(result, &sr))
+        else {
             continue;
         };
         out.extend(analysis::compare(
             result,
             &format!("rmatmul N = {order}, time, each runtime at its best k"),
             "s",
-            (&format!("taskpool at k = {kt}"), &st, kt),
+            (&format!("{label} at k = {kt}"), &st, kt),
             (&format!("rayon at k = {kr}"), &sr, kr),
             Some(format!(
-                "8^k leaf tasks on {cpus} CPUs; taskpool: mutex free list"
+                "8^k leaf tasks on {cpus} CPUs; {TASKPOOL_SETTINGS}"
             )),
         ));
         // At equal parameters, where the runtimes' overheads show most: the largest
-        // k both ran (the most, smallest tasks).
-        let k_max = result.series(&st).and_then(|t| {
+        // k both ran (the most, smallest tasks), taskpool at its better setting there.
+        let k_max = result.series(&settings[0].0).and_then(|t| {
             t.x.iter()
                 .copied()
                 .filter(|&k| result.estimate(&sr, k).is_some())
                 .reduce(f64::max)
         });
-        if let Some(k) = k_max.filter(|&k| k != kt || k != kr) {
+        let Some(k) = k_max.filter(|&k| k != kt || k != kr) else {
+            continue;
+        };
+        let at_k = settings
+            .iter()
+            .filter_map(|(name, label)| Some((name, *label, result.estimate(name, k)?.value)))
+            .min_by(|a, b| a.2.total_cmp(&b.2));
+        if let Some((name, label, _)) = at_k {
             out.extend(analysis::compare(
                 result,
                 &format!(
@@ -244,9 +281,9 @@ pub(super) fn rmatmul_findings(result: &ProbeResult, cpus: usize) -> Vec<Finding
                     8f64.powf(k)
                 ),
                 "s",
-                ("taskpool", &st, k),
+                (label, name, k),
                 ("rayon", &sr, k),
-                None,
+                Some(TASKPOOL_SETTINGS.into()),
             ));
         }
     }

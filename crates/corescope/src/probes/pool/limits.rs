@@ -98,6 +98,15 @@ pub fn bound_stop(stats: &taskpool::PoolStats, limits: &Limits) -> Option<String
     })
 }
 
+/// The workers of taskpool's runs against rayon (FFT with a cutoff, recursive
+/// matmul): one thread per allowed CPU counting the creator, as rayon's pool of one
+/// thread per CPU (`taskpool::PoolConfig::one_per_cpu`). Under
+/// [`pool_max_threads`] the recursion families start a worker per index until the
+/// cap: rmatmul at k = 4 ran 256 threads on 2 CPUs and took 1.5–2.3× as long.
+pub fn kernel_max_threads(cpus: usize) -> usize {
+    taskpool::PoolConfig::one_per_cpu(taskpool::FreeList::Mutex, cpus.max(1)).max_threads
+}
+
 /// The pool's thread cap on this machine: taskpool's default, at least one worker per
 /// allowed CPU, and no more than the OS lets this process create.
 pub fn pool_max_threads(cpus: usize) -> usize {

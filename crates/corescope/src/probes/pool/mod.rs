@@ -34,7 +34,8 @@ mod measure;
 mod runtime;
 
 pub use limits::{
-    bound_stop, pool_max_threads, uncapped_bound, uncapped_max_log2, Limits, UNCAPPED_SPAN,
+    bound_stop, kernel_max_threads, pool_max_threads, uncapped_bound, uncapped_max_log2, Limits,
+    UNCAPPED_SPAN,
 };
 pub use measure::{warmup_order, CHECKED_ENTRIES, CHECK_FFT_MAX_LOG2, FFT_TOLERANCE, MIN_SAMPLE_S};
 
@@ -179,6 +180,7 @@ impl Probe for PoolProbe {
         let max_levels: u32 = ctx.profile.pick(3, 4, 5);
         let case_budget_s = (ctx.budget_s / 8.0).max(1.0);
         let max_threads = pool_max_threads(ctx.cpus());
+        let kernel_threads = kernel_max_threads(ctx.cpus());
         let (bound, bound_why) = uncapped_bound(
             crate::harness::team::thread_capacity(),
             crate::memguard::available().as_ref(),
@@ -202,14 +204,18 @@ impl Probe for PoolProbe {
                 .compared(&group, "sequential", "sequential")
                 .with_rounds(rounds_for(ctx.profile, COMPARED_ROUNDS)),
         );
+        let threads_of = |exec: Exec| match exec {
+            Exec::MutexPerCpu => kernel_threads,
+            _ => max_threads,
+        };
         for cutoff in FFT_CUTOFFS {
-            for exec in [Exec::Mutex, Exec::Rayon] {
+            for exec in Exec::KERNELS {
                 let v = format!("{} cutoff {cutoff}", exec.runtime());
                 let params = CaseParams::FftCutoff {
                     exec,
                     log2: cutoff_log2,
                     cutoff,
-                    max_threads,
+                    max_threads: threads_of(exec),
                 };
                 cases.push(
                     Case::new(format!("fft 2^{cutoff_log2} {v}"), &params)
@@ -220,7 +226,7 @@ impl Probe for PoolProbe {
         }
         for &order in &orders {
             let group = format!("rmatmul N = {order}");
-            for exec in [Exec::Mutex, Exec::Rayon] {
+            for exec in Exec::KERNELS {
                 for levels in 1..=max_levels {
                     if order % (1 << levels) != 0 || order >> levels < MIN_LEAF {
                         break;
@@ -230,7 +236,7 @@ impl Probe for PoolProbe {
                         exec,
                         order,
                         levels,
-                        max_threads,
+                        max_threads: threads_of(exec),
                     };
                     cases.push(
                         Case::new(format!("rmatmul N = {order} {v}"), &params)
@@ -246,6 +252,13 @@ impl Probe for PoolProbe {
         .param("rmatmul_max_levels", max_levels)
         .param("case_budget_s", case_budget_s)
         .param("pool_max_threads", max_threads)
+        .param("kernel_max_threads", kernel_threads)
+        .param(
+            "kernel_max_threads_rule",
+            "taskpool's second setting in the FFT-with-cutoff and rmatmul runs against rayon: one \
+             thread per allowed CPU counting the creator (CPUs − 1 workers), as rayon's pool; each \
+             comparison takes taskpool's better setting (this or pool_max_threads)",
+        )
         .param("fft_uncapped_bound", bound)
         .param("fft_uncapped_max_log2", uncapped_max_log2(max_threads).min(max_log2))
         .param(

@@ -20,6 +20,11 @@ pub(super) enum Exec {
     /// The lock-free free list without the cap.
     #[serde(rename = "lockfree-uncapped")]
     LockfreeUncapped,
+    /// The mutex free list with one thread per CPU, the creator included
+    /// (`taskpool::PoolConfig::one_per_cpu`): taskpool's other setting in the runs
+    /// against rayon.
+    #[serde(rename = "mutex-per-cpu")]
+    MutexPerCpu,
     Rayon,
     Sequential,
 }
@@ -31,20 +36,28 @@ impl Exec {
             Exec::Lockfree => "lockfree",
             Exec::MutexUncapped => "mutex-uncapped",
             Exec::LockfreeUncapped => "lockfree-uncapped",
+            Exec::MutexPerCpu => "mutex-per-cpu",
             Exec::Rayon => "rayon",
             Exec::Sequential => "sequential",
         }
     }
 
-    /// Name in the cutoff and matmul comparisons (taskpool runs the mutex free list).
+    /// Name in the cutoff and matmul comparisons (taskpool runs the mutex free list,
+    /// under the pool's cap or one thread per CPU).
     pub(super) fn runtime(self) -> &'static str {
         match self {
             Exec::Mutex | Exec::Lockfree | Exec::MutexUncapped | Exec::LockfreeUncapped => {
                 "taskpool"
             }
+            Exec::MutexPerCpu => "taskpool-per-cpu",
             other => other.name(),
         }
     }
+
+    /// The runtimes and settings of the FFT-with-cutoff and rmatmul comparisons:
+    /// taskpool under the pool's cap and one thread per CPU (each comparison takes
+    /// taskpool's better setting), and rayon.
+    pub(super) const KERNELS: [Exec; 3] = [Exec::Mutex, Exec::MutexPerCpu, Exec::Rayon];
 
     /// The FFT executors: the two free lists capped, rayon, and the two free lists
     /// uncapped (the seed's mode), measured interleaved.
@@ -82,7 +95,9 @@ pub(super) fn pool_for(
     counted: &Arc<SharedCounters>,
 ) -> Result<Option<Pool>, ProbeError> {
     Ok(match exec {
-        Exec::Mutex | Exec::MutexUncapped => Some(new_pool(FreeList::Mutex, limits, counted)?),
+        Exec::Mutex | Exec::MutexUncapped | Exec::MutexPerCpu => {
+            Some(new_pool(FreeList::Mutex, limits, counted)?)
+        }
         Exec::Lockfree | Exec::LockfreeUncapped => {
             Some(new_pool(FreeList::LockFree, limits, counted)?)
         }
@@ -105,7 +120,11 @@ pub(super) fn counted_run<T: Send>(
     let counted = Arc::new(SharedCounters::default());
     let threads = 1 + match exec {
         Exec::Rayon => rayon::current_num_threads(),
-        Exec::Mutex | Exec::Lockfree | Exec::MutexUncapped | Exec::LockfreeUncapped => max_threads,
+        Exec::Mutex
+        | Exec::Lockfree
+        | Exec::MutexUncapped
+        | Exec::LockfreeUncapped
+        | Exec::MutexPerCpu => max_threads,
         Exec::Sequential => 0,
     };
     if let Err(why) = crate::counters::descriptors_allow(threads) {
