@@ -108,7 +108,7 @@ pub fn measure_round_trips(topo: &Topology, n: usize) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Check, CheckId, TuneWrite, Verdict};
+    use crate::model::{Check, CheckId, Sensitivity, TuneWrite, Verdict};
     use std::path::Path;
 
     /// A fake `/sys` + `/proc` tree: every (path, text) written under a temporary root.
@@ -222,7 +222,14 @@ mod tests {
             (t.tune[0].old.as_str(), t.tune[0].new.as_str()),
             ("always", "madvise")
         );
-        assert!(t.affects.contains(&"memory".to_string()));
+        // The probes that declare a dependence on page sizes, in the registry's order.
+        let paged: Vec<&str> = crate::probes::registry()
+            .iter()
+            .filter(|p| p.sensitive_to().contains(&Sensitivity::PageSize))
+            .map(|p| p.id())
+            .collect();
+        assert!(!paged.is_empty(), "some probe depends on page sizes");
+        assert_eq!(t.affects, paged);
         let c = read_tree(&[(thp, "always [madvise] never\n")]);
         assert_eq!(get(&c, CheckId::Thp).verdict, Verdict::Ok);
     }
