@@ -151,7 +151,7 @@ mod tests {
 
     #[test]
     fn a_request_that_fits_is_kept() {
-        let f = fit("memory", 64 * MIB, MIB, 4, MIB, false, &avail(1024 * MIB)).unwrap();
+        let f = fit("a buffer", 64 * MIB, MIB, 4, MIB, false, &avail(1024 * MIB)).unwrap();
         assert_eq!(f.per_thread, 64 * MIB);
         assert!(f.warning.is_none());
     }
@@ -160,7 +160,7 @@ mod tests {
     fn a_request_that_does_not_fit_is_shrunk_with_a_warning() {
         // 2048 threads × 256 MiB on a 24 GiB machine.
         let f = fit(
-            "memory",
+            "a buffer",
             256 * MIB,
             MIB,
             2048,
@@ -179,7 +179,7 @@ mod tests {
     #[test]
     fn an_impossible_request_is_refused_clearly() {
         let e = fit(
-            "memory",
+            "a buffer",
             256 * MIB,
             64 * MIB,
             64,
@@ -193,7 +193,7 @@ mod tests {
         assert!(msg.contains("64 threads"), "{msg}");
         assert!(msg.contains("512.0 MiB may be used"), "{msg}");
         // A forced size is never shrunk.
-        let e = fit("memory", 256 * MIB, MIB, 8, MIB, true, &avail(1024 * MIB)).unwrap_err();
+        let e = fit("a buffer", 256 * MIB, MIB, 8, MIB, true, &avail(1024 * MIB)).unwrap_err();
         assert!(e.to_string().contains("needs at least 2.000 GiB"), "{e}");
     }
 

@@ -1,71 +1,70 @@
-//! Which probes each condition blurs: the `affects` of a check.
+//! Which probes each condition blurs: the `affects` of a check, looked up in a
+//! registry by what each probe declares it is sensitive to
+//! ([`Probe::sensitive_to`]), never by probe id.
 
-/// Every probe: conditions that slow or jitter the clock or steal time blur them all.
-/// (Checked against the registry in the tests.)
-pub(super) const EVERY: [&str; 22] = [
-    "compute",
-    "peak",
-    "clock-curve",
-    "memory",
-    "numa",
-    "loaded-latency",
-    "workload",
-    "threads",
-    "mutex",
-    "condvar",
-    "timers",
-    "syscall",
-    "atomics",
-    "c2c",
-    "loaded-coherence",
-    "false-sharing",
-    "sharing",
-    "spin",
-    "channel",
-    "channel-tune",
-    "pool",
-    "matmul",
-];
-/// Probes whose throughput depends on whether a core's other hardware thread is busy.
-pub(super) const CORE_THROUGHPUT: [&str; 8] = [
-    "compute", "peak", "matmul", "workload", "sharing", "spin", "pool", "memory",
-];
-/// Probes whose figures depend on page sizes (TLB reach, page faults).
-pub(super) const PAGES: [&str; 5] = ["memory", "numa", "workload", "matmul", "pool"];
-/// Probes whose figures depend on where memory pages sit.
-pub(super) const PAGE_PLACEMENT: [&str; 3] = ["numa", "memory", "workload"];
-/// Probes that measure between two or more CPUs: where the host runs each vCPU
-/// decides what they see.
-pub(super) const CROSS_CPU: [&str; 11] = [
-    "c2c",
-    "sharing",
-    "false-sharing",
-    "atomics",
-    "channel",
-    "channel-tune",
-    "spin",
-    "mutex",
-    "condvar",
-    "threads",
-    "pool",
-];
+use crate::model::{CheckId, Sensitivity};
+use crate::probes::Probe;
+
+/// What a condition blurs: the probes sensitive to it, or every probe (`None`)
+/// for the conditions that slow or jitter the clock or steal time.
+pub(super) fn blurs(id: CheckId) -> Option<Sensitivity> {
+    match id {
+        CheckId::Smt => Some(Sensitivity::CoreThroughput),
+        CheckId::Thp => Some(Sensitivity::PageSize),
+        CheckId::NumaBalancing => Some(Sensitivity::PagePlacement),
+        CheckId::VcpuPlacement => Some(Sensitivity::CrossCpu),
+        CheckId::Governor
+        | CheckId::Boost
+        | CheckId::IsolatedCpus
+        | CheckId::IrqAffinity
+        | CheckId::Load
+        | CheckId::Steal
+        | CheckId::Hypervisor
+        | CheckId::PerfEventParanoid => None,
+    }
+}
+
+/// The ids of the probes of `registry` that condition `id` blurs, in the
+/// registry's order.
+pub(super) fn affected(id: CheckId, registry: &[Box<dyn Probe>]) -> Vec<String> {
+    let wanted = blurs(id);
+    registry
+        .iter()
+        .filter(|p| wanted.is_none_or(|s| p.sensitive_to().contains(&s)))
+        .map(|p| p.id().to_string())
+        .collect()
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probes::registry;
 
     #[test]
-    fn the_affected_probes_exist() {
-        let known: Vec<&str> = crate::probes::registry().iter().map(|p| p.id()).collect();
-        assert_eq!(EVERY.len(), known.len(), "EVERY lists every probe");
-        for id in EVERY
-            .iter()
-            .chain(&CORE_THROUGHPUT)
-            .chain(&PAGES)
-            .chain(&PAGE_PLACEMENT)
-            .chain(&CROSS_CPU)
-        {
-            assert!(known.contains(id), "{id} is no probe");
+    fn every_sensitivity_is_a_condition_and_blurs_some_probe() {
+        let all = registry();
+        let dir = tempfile::tempdir().unwrap();
+        let files = crate::topology::knobs::HostFiles::under(dir.path());
+        let checks = super::super::read(&files, &super::super::Options::default());
+        for s in Sensitivity::ALL {
+            let conditions: Vec<CheckId> = checks
+                .checks
+                .iter()
+                .map(|c| c.id)
+                .filter(|&c| blurs(c) == Some(s))
+                .collect();
+            assert_eq!(conditions.len(), 1, "{s:?}: {conditions:?}");
+            let ids = affected(conditions[0], &all);
+            assert!(!ids.is_empty(), "no registered probe is sensitive to {s:?}");
+            assert!(ids.len() < all.len(), "{s:?} is every probe: {ids:?}");
         }
+    }
+
+    #[test]
+    fn a_clock_condition_blurs_every_probe_in_registry_order() {
+        let all = registry();
+        let ids: Vec<&str> = all.iter().map(|p| p.id()).collect();
+        assert_eq!(affected(CheckId::Governor, &all), ids);
+        assert!(affected(CheckId::Steal, &[]).is_empty());
     }
 }

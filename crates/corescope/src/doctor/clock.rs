@@ -1,6 +1,5 @@
 //! The checks on the core clock: the cpufreq governor and boost (turbo).
 
-use super::affects::EVERY;
 use super::check::{check, list, unread, with_advice};
 use crate::model::{Check, CheckId, TuneWrite, Verdict};
 use crate::topology::knobs::{HostFiles, Knob};
@@ -17,7 +16,6 @@ pub(super) fn governor(files: &HostFiles, online: &[u32], vm: bool) -> Check {
             source,
             "not exposed (no cpufreq governor)".into(),
             Verdict::Unknown,
-            &EVERY,
         );
         return with_advice(
             c,
@@ -43,10 +41,10 @@ pub(super) fn governor(files: &HostFiles, online: &[u32], vm: bool) -> Check {
     };
     let slow: Vec<&(u32, String)> = read.iter().filter(|(_, g)| g != "performance").collect();
     if slow.is_empty() {
-        return check(CheckId::Governor, source, state, Verdict::Ok, &EVERY);
+        return check(CheckId::Governor, source, state, Verdict::Ok);
     }
     let mut c = with_advice(
-        check(CheckId::Governor, source, state, Verdict::Blurs, &EVERY),
+        check(CheckId::Governor, source, state, Verdict::Blurs),
         "the clock follows the load: set the performance governor \
          (`corescope doctor --tune`, or `cpupower frequency-set -g performance`)",
     );
@@ -77,7 +75,6 @@ pub(super) fn boost(files: &HostFiles, vm: bool) -> Check {
                     source,
                     "on: the clock rises above nominal with temperature and load".into(),
                     Verdict::Blurs,
-                    &EVERY,
                 ),
                 "turn boost off for stable figures (`corescope doctor --tune`); figures \
                  then are at the nominal clock",
@@ -89,13 +86,12 @@ pub(super) fn boost(files: &HostFiles, vm: bool) -> Check {
             }];
             c
         }
-        Ok(v) if v == off => check(CheckId::Boost, source, "off".into(), Verdict::Ok, &EVERY),
+        Ok(v) if v == off => check(CheckId::Boost, source, "off".into(), Verdict::Ok),
         Ok(v) => check(
             CheckId::Boost,
             source,
             format!("'{v}' (not 0 or 1)"),
             Verdict::Unknown,
-            &EVERY,
         ),
         Err(e) => with_advice(
             check(
@@ -107,7 +103,6 @@ pub(super) fn boost(files: &HostFiles, vm: bool) -> Check {
                 ),
                 unread(&e),
                 Verdict::Unknown,
-                &EVERY,
             ),
             if vm {
                 "ask the host to turn turbo/boost off (or to say whether it is on)"

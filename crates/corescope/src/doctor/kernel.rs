@@ -1,7 +1,6 @@
 //! The checks on the kernel's settings: transparent huge pages,
 //! `perf_event_paranoid` and NUMA balancing.
 
-use super::affects::{EVERY, PAGES, PAGE_PLACEMENT};
 use super::check::{check, unread, with_advice};
 use super::limits::{PARANOID_COUNTERS_OFF, PARANOID_TUNED};
 use crate::model::{Check, CheckId, TuneWrite, Verdict};
@@ -11,7 +10,7 @@ pub(super) fn thp(files: &HostFiles) -> Check {
     let source = Knob::Thp.host_path();
     let text = match files.read(Knob::Thp) {
         Ok(t) => t,
-        Err(e) => return check(CheckId::Thp, source, unread(&e), Verdict::Unknown, &PAGES),
+        Err(e) => return check(CheckId::Thp, source, unread(&e), Verdict::Unknown),
     };
     let Some(mode) = crate::topology::host::bracketed(&text) else {
         return check(
@@ -19,7 +18,6 @@ pub(super) fn thp(files: &HostFiles) -> Check {
             source,
             format!("'{text}' (no [mode])"),
             Verdict::Unknown,
-            &PAGES,
         );
     };
     if mode == "always" {
@@ -31,7 +29,6 @@ pub(super) fn thp(files: &HostFiles) -> Check {
                  merges pages during a run"
                     .into(),
                 Verdict::Blurs,
-                &PAGES,
             ),
             "set madvise (`corescope doctor --tune`): the probes that want huge pages ask \
              for them",
@@ -43,13 +40,7 @@ pub(super) fn thp(files: &HostFiles) -> Check {
         }];
         return c;
     }
-    check(
-        CheckId::Thp,
-        source,
-        format!("[{mode}]"),
-        Verdict::Ok,
-        &PAGES,
-    )
+    check(CheckId::Thp, source, format!("[{mode}]"), Verdict::Ok)
 }
 
 pub(super) fn perf_event_paranoid(files: &HostFiles) -> Check {
@@ -63,7 +54,6 @@ pub(super) fn perf_event_paranoid(files: &HostFiles) -> Check {
                     source,
                     unread(&e),
                     Verdict::Unknown,
-                    &EVERY,
                 ),
                 "no perf events in this kernel: the probes record no counters",
             )
@@ -77,7 +67,6 @@ pub(super) fn perf_event_paranoid(files: &HostFiles) -> Check {
                     source,
                     format!("{n}: counters unavailable to non-root users"),
                     Verdict::Blurs,
-                    &EVERY,
                 ),
                 "allow per-thread counters (`corescope doctor --tune` writes 2), or run as root",
             );
@@ -93,14 +82,12 @@ pub(super) fn perf_event_paranoid(files: &HostFiles) -> Check {
             source,
             format!("{n}: per-thread counters allowed"),
             Verdict::Ok,
-            &EVERY,
         ),
         Err(_) => check(
             CheckId::PerfEventParanoid,
             source,
             format!("'{v}' (not a number)"),
             Verdict::Unknown,
-            &EVERY,
         ),
     }
 }
@@ -113,7 +100,6 @@ pub(super) fn numa_balancing(files: &HostFiles) -> Check {
             source,
             "0 (off)".into(),
             Verdict::Ok,
-            &PAGE_PLACEMENT,
         ),
         Ok(v) => {
             let mut c = with_advice(
@@ -122,7 +108,6 @@ pub(super) fn numa_balancing(files: &HostFiles) -> Check {
                     source,
                     format!("{v}: pages migrate towards the CPUs touching them during a run"),
                     Verdict::Blurs,
-                    &PAGE_PLACEMENT,
                 ),
                 "turn it off (`corescope doctor --tune` writes 0): the numa probe places \
                  its pages itself",
@@ -139,14 +124,7 @@ pub(super) fn numa_balancing(files: &HostFiles) -> Check {
             source,
             "not built into this kernel".into(),
             Verdict::Ok,
-            &PAGE_PLACEMENT,
         ),
-        Err(e) => check(
-            CheckId::NumaBalancing,
-            source,
-            unread(&e),
-            Verdict::Unknown,
-            &PAGE_PLACEMENT,
-        ),
+        Err(e) => check(CheckId::NumaBalancing, source, unread(&e), Verdict::Unknown),
     }
 }

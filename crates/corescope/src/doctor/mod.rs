@@ -11,7 +11,8 @@
 //! share; `clock.rs`, `sharing.rs`, `kernel.rs` and `virt.rs` read the host
 //! files into the checks on the clock, on what else runs on the CPUs, on the
 //! kernel's settings and on virtual CPUs; `limits.rs` holds the limits that
-//! decide a verdict, `affects.rs` the probes each condition blurs.
+//! decide a verdict, `affects.rs` the probes each condition blurs (what each
+//! probe declares it is sensitive to, looked up in the registry).
 
 mod affects;
 mod check;
@@ -23,6 +24,7 @@ pub mod tune;
 mod virt;
 
 use crate::model::Checks;
+use crate::probes;
 use crate::topology::knobs::{HostFiles, Knob};
 use crate::topology::Topology;
 use check::{cpu_list, is_vm};
@@ -43,8 +45,25 @@ pub struct Options {
     pub round_trips_ns: Option<Vec<f64>>,
 }
 
-/// Read the machine into its checks.
+/// Read the machine into its checks, each naming the probes of this build it
+/// affects ([`probes::registry`]).
 pub fn read(files: &HostFiles, opts: &Options) -> Checks {
+    read_in(files, opts, &probes::registry())
+}
+
+/// [`read`], naming the affected probes from `registry`: every probe for a
+/// condition of the clock or of stolen time, else those whose
+/// [`Probe::sensitive_to`](probes::Probe::sensitive_to) names the condition.
+pub fn read_in(files: &HostFiles, opts: &Options, registry: &[Box<dyn probes::Probe>]) -> Checks {
+    let mut checks = read_checks(files, opts);
+    for c in &mut checks.checks {
+        c.affects = affects::affected(c.id, registry);
+    }
+    checks
+}
+
+/// The checks of the machine, without their affected probes.
+fn read_checks(files: &HostFiles, opts: &Options) -> Checks {
     let online = files
         .read(Knob::Online)
         .ok()
@@ -89,7 +108,7 @@ pub fn measure_round_trips(topo: &Topology, n: usize) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Check, CheckId, TuneWrite, Verdict};
+    use crate::model::{Check, CheckId, Sensitivity, TuneWrite, Verdict};
     use std::path::Path;
 
     /// A fake `/sys` + `/proc` tree: every (path, text) written under a temporary root.
@@ -203,7 +222,14 @@ mod tests {
             (t.tune[0].old.as_str(), t.tune[0].new.as_str()),
             ("always", "madvise")
         );
-        assert!(t.affects.contains(&"memory".to_string()));
+        // The probes that declare a dependence on page sizes, in the registry's order.
+        let paged: Vec<&str> = crate::probes::registry()
+            .iter()
+            .filter(|p| p.sensitive_to().contains(&Sensitivity::PageSize))
+            .map(|p| p.id())
+            .collect();
+        assert!(!paged.is_empty(), "some probe depends on page sizes");
+        assert_eq!(t.affects, paged);
         let c = read_tree(&[(thp, "always [madvise] never\n")]);
         assert_eq!(get(&c, CheckId::Thp).verdict, Verdict::Ok);
     }

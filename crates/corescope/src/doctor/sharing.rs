@@ -2,7 +2,6 @@
 //! isolated CPUs and the interrupts kept off them, the load, and the time the
 //! host steals.
 
-use super::affects::{CORE_THROUGHPUT, EVERY};
 use super::check::{check, cpu_list, list, unread, with_advice};
 use super::limits::{LOAD_BLURS_PER_CPU, STEAL_BLURS};
 use crate::model::{Check, CheckId, TuneWrite, Verdict};
@@ -18,7 +17,6 @@ pub(super) fn smt(files: &HostFiles, vm: bool) -> Check {
                 source,
                 "on: two hardware threads share each core".into(),
                 Verdict::Blurs,
-                &CORE_THROUGHPUT,
             ),
             format!(
                 "a busy sibling halves a core's throughput: keep other work off the \
@@ -33,19 +31,12 @@ pub(super) fn smt(files: &HostFiles, vm: bool) -> Check {
                 source,
                 "not visible to the guest".into(),
                 Verdict::Unknown,
-                &CORE_THROUGHPUT,
             ),
             "the host may run two vCPUs (or another guest) on one core's two threads: ask \
              the host whether these vCPUs sit on sibling threads",
         ),
-        Ok(v) => check(CheckId::Smt, source, v, Verdict::Ok, &CORE_THROUGHPUT),
-        Err(e) => check(
-            CheckId::Smt,
-            source,
-            unread(&e),
-            Verdict::Unknown,
-            &CORE_THROUGHPUT,
-        ),
+        Ok(v) => check(CheckId::Smt, source, v, Verdict::Ok),
+        Err(e) => check(CheckId::Smt, source, unread(&e), Verdict::Unknown),
     }
 }
 
@@ -67,7 +58,6 @@ pub(super) fn isolated_cpus(files: &HostFiles, isolated: &[u32]) -> Check {
                 source,
                 "none: every CPU takes other tasks".into(),
                 Verdict::Blurs,
-                &EVERY,
             ),
             "boot with isolcpus=<CPUs> nohz_full=<CPUs> rcu_nocbs=<CPUs> and run with \
              --placement <those CPUs> (a boot parameter: not set by --tune)",
@@ -78,7 +68,7 @@ pub(super) fn isolated_cpus(files: &HostFiles, isolated: &[u32]) -> Check {
         state.push_str(&format!(", nohz_full {}", list(&nohz)));
     }
     with_advice(
-        check(CheckId::IsolatedCpus, source, state, Verdict::Ok, &EVERY),
+        check(CheckId::IsolatedCpus, source, state, Verdict::Ok),
         format!("run with --placement {}", list(isolated)),
     )
 }
@@ -87,15 +77,7 @@ pub(super) fn irq_affinity(files: &HostFiles, isolated: &[u32], vm: bool) -> Che
     let source = Knob::IrqAffinity(0).host_path().replace("/0/", "/*/");
     let irqs = match files.irqs() {
         Ok(v) => v,
-        Err(e) => {
-            return check(
-                CheckId::IrqAffinity,
-                source,
-                unread(&e),
-                Verdict::Unknown,
-                &EVERY,
-            )
-        }
+        Err(e) => return check(CheckId::IrqAffinity, source, unread(&e), Verdict::Unknown),
     };
     let read: Vec<(u32, String, Vec<u32>)> = irqs
         .iter()
@@ -117,7 +99,6 @@ pub(super) fn irq_affinity(files: &HostFiles, isolated: &[u32], vm: bool) -> Che
             source,
             format!("{} IRQs served on CPUs {}", read.len(), list(&all)),
             Verdict::Ok,
-            &EVERY,
         );
         return with_advice(
             c,
@@ -139,7 +120,6 @@ pub(super) fn irq_affinity(files: &HostFiles, isolated: &[u32], vm: bool) -> Che
             source,
             format!("{} IRQs, none on the isolated CPUs", read.len()),
             Verdict::Ok,
-            &EVERY,
         );
     }
     let mut c = with_advice(
@@ -153,7 +133,6 @@ pub(super) fn irq_affinity(files: &HostFiles, isolated: &[u32], vm: bool) -> Che
                 list(isolated)
             ),
             Verdict::Blurs,
-            &EVERY,
         ),
         if vm {
             "move them to the other CPUs (`corescope doctor --tune`; stop irqbalance first, \
@@ -187,11 +166,11 @@ pub(super) fn load(files: &HostFiles, cpus: usize) -> Check {
             let state = format!("{one:.2} (1 min), {five:.2} (5 min) on {cpus} CPUs");
             if one > LOAD_BLURS_PER_CPU * cpus as f64 {
                 with_advice(
-                    check(CheckId::Load, source, state, Verdict::Blurs, &EVERY),
+                    check(CheckId::Load, source, state, Verdict::Blurs),
                     "other work shares the CPUs: stop it (`top` shows what runs), or wait",
                 )
             } else {
-                check(CheckId::Load, source, state, Verdict::Ok, &EVERY)
+                check(CheckId::Load, source, state, Verdict::Ok)
             }
         }
         Ok(Some([one, ..])) => check(
@@ -199,16 +178,9 @@ pub(super) fn load(files: &HostFiles, cpus: usize) -> Check {
             source,
             format!("{one:.2} (1 min); CPU count unknown"),
             Verdict::Unknown,
-            &EVERY,
         ),
-        Ok(None) => check(
-            CheckId::Load,
-            source,
-            "unparsable".into(),
-            Verdict::Unknown,
-            &EVERY,
-        ),
-        Err(e) => check(CheckId::Load, source, unread(&e), Verdict::Unknown, &EVERY),
+        Ok(None) => check(CheckId::Load, source, "unparsable".into(), Verdict::Unknown),
+        Err(e) => check(CheckId::Load, source, unread(&e), Verdict::Unknown),
     }
 }
 
@@ -226,7 +198,6 @@ pub(super) fn steal(files: &HostFiles, vm: bool, window: Option<Duration>) -> Ch
             source,
             "no steal column".into(),
             if vm { Verdict::Unknown } else { Verdict::Ok },
-            &EVERY,
         );
     };
     let since_boot = s0 as f64 / t0.max(1) as f64;
@@ -248,11 +219,11 @@ pub(super) fn steal(files: &HostFiles, vm: bool, window: Option<Duration>) -> Ch
     }
     if worst > STEAL_BLURS {
         with_advice(
-            check(CheckId::Steal, source, state, Verdict::Blurs, &EVERY),
+            check(CheckId::Steal, source, state, Verdict::Blurs),
             "the host ran other work on the cores behind these vCPUs: ask the host for \
              dedicated (pinned, not overcommitted) cores",
         )
     } else {
-        check(CheckId::Steal, source, state, Verdict::Ok, &EVERY)
+        check(CheckId::Steal, source, state, Verdict::Ok)
     }
 }

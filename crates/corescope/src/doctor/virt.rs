@@ -1,7 +1,6 @@
 //! The checks on virtual CPUs: whether these are, and where the host runs them
 //! (classed from measured round trips).
 
-use super::affects::{CROSS_CPU, EVERY};
 use super::check::{check, with_advice};
 use super::limits::{SAME_CACHE_NS, SAME_CORE_NS};
 use crate::model::{Check, CheckId, Verdict};
@@ -16,19 +15,12 @@ pub(super) fn hypervisor(vm: bool) -> Check {
                 source,
                 "present: the CPUs are vCPUs, threads of the host".into(),
                 Verdict::Blurs,
-                &EVERY,
             ),
             "ask the host for vCPUs pinned 1:1 to dedicated cores, its governor set to \
              performance, and the host topology (threads, caches) passed through",
         )
     } else {
-        check(
-            CheckId::Hypervisor,
-            source,
-            "none".into(),
-            Verdict::Ok,
-            &EVERY,
-        )
+        check(CheckId::Hypervisor, source, "none".into(), Verdict::Ok)
     }
 }
 
@@ -47,17 +39,11 @@ pub(super) fn vcpu_placement(vm: bool, trips: Option<&[f64]>) -> Check {
     let id = CheckId::VcpuPlacement;
     let source = "round trips between the first two CPUs".to_string();
     if !vm {
-        return check(id, source, "not a VM".into(), Verdict::Ok, &CROSS_CPU);
+        return check(id, source, "not a VM".into(), Verdict::Ok);
     }
     let Some(trips) = trips.filter(|t| !t.is_empty()) else {
         return with_advice(
-            check(
-                id,
-                source,
-                "not measured".into(),
-                Verdict::Unknown,
-                &CROSS_CPU,
-            ),
+            check(id, source, "not measured".into(), Verdict::Unknown),
             "`corescope doctor --measure` times it; `corescope run sharing` maps it",
         );
     };
@@ -76,7 +62,7 @@ pub(super) fn vcpu_placement(vm: bool, trips: Option<&[f64]>) -> Check {
     );
     let moved = crate::drift::moved_within(trips).is_some();
     with_advice(
-        check(id, source, state, Verdict::Blurs, &CROSS_CPU),
+        check(id, source, state, Verdict::Blurs),
         if moved {
             "the vCPUs moved between host cores during the check: ask the host to pin them"
         } else {

@@ -15,6 +15,7 @@ mod crosscheck;
 mod doctor;
 mod findings;
 mod notes;
+mod sensitivity;
 mod state;
 mod summary_shape;
 pub use crate::stats::{Distribution, Estimate, Histogram, ModeRange, Summary};
@@ -23,6 +24,7 @@ pub use crosscheck::{Agreement, CrossCheck, CrossRow, RowStatus};
 pub use doctor::{Check, CheckId, Checks, TuneWrite, Verdict};
 pub use findings::{Finding, NoiseCause, Outcome, Warning};
 pub use notes::Notes;
+pub use sensitivity::Sensitivity;
 pub use state::{round_trip_span, GroupState};
 pub use summary_shape::{PairClass, Sides, SummaryShape};
 

@@ -11,7 +11,7 @@
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx, SweepConfigs};
 use crate::analysis;
 use crate::clock::now_ns;
-use crate::model::{Measurement, Point, ProbeResult};
+use crate::model::{Measurement, Point, ProbeResult, Sensitivity};
 use crate::placement::arg as placement_arg;
 use crate::placement::Strategy;
 use crossbeam_utils::CachePadded;
@@ -174,6 +174,9 @@ impl Probe for Atomics {
 
     fn title(&self) -> &'static str {
         "one shared counter: CAS loop, CAS with backoff, fetch_add, mutex vs threads"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[Sensitivity::CrossCpu]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {

@@ -22,7 +22,7 @@
 
 use super::numa::NodeBuffer;
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
-use crate::model::{Estimate, Finding, Matrix, Measurement, ProbeResult};
+use crate::model::{Estimate, Finding, Matrix, Measurement, ProbeResult, Sensitivity};
 use crate::placement::subset;
 use crossbeam_utils::CachePadded;
 use serde::Serialize;
@@ -194,6 +194,9 @@ impl Probe for C2c {
 
     fn title(&self) -> &'static str {
         "core-to-core latency matrix: a cache line bounced with CAS, and a writer/reader pair"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[Sensitivity::CrossCpu]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {

@@ -31,7 +31,7 @@ use crate::harness::pair;
 pub use crate::harness::spsc::adapters::Impl;
 use crate::harness::spsc::adapters::{hspc_config, roundtrip_of, transfer_of, CHANNEL_BYTES};
 use crate::harness::spsc::{PairLog, RunFail, YIELD_EVERY};
-use crate::model::{Finding, Measurement, Point, ProbeResult, Profile, Table};
+use crate::model::{Finding, Measurement, Point, ProbeResult, Profile, Sensitivity, Table};
 use crate::placement::pairs::{self, PairCpus, Relation};
 use crate::units::fmt_value;
 use serde::{Deserialize, Serialize};
@@ -195,6 +195,9 @@ impl Probe for ChannelProbe {
 
     fn title(&self) -> &'static str {
         "producer/consumer channel: hspc raced against rtrb, ringbuf, heapless, crossbeam and std, per item, batched, round trip"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[Sensitivity::CrossCpu]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {

@@ -30,7 +30,7 @@ use crate::kernels::chains::{
     fp_inputs, fp_kernel, int_inputs, int_kernel, FP_K, INPUTS, INSTRUCTIONS_PER_PASS, INT_K,
     OPS_PER_INPUT,
 };
-use crate::model::{Measurement, Point, ProbeResult, Profile};
+use crate::model::{Measurement, Point, ProbeResult, Profile, Sensitivity};
 use crate::placement::arg as placement_arg;
 use crate::placement::Strategy;
 use serde::{Deserialize, Serialize};
@@ -134,6 +134,9 @@ impl Probe for Compute {
 
     fn title(&self) -> &'static str {
         "integer and FP throughput vs threads and placement (8 dependent ops per input)"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[Sensitivity::CoreThroughput]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {

@@ -20,7 +20,7 @@ use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
 use crate::harness::pair::{self, PthreadCond, PthreadMutex};
-use crate::model::{Measurement, ProbeResult};
+use crate::model::{Measurement, ProbeResult, Sensitivity};
 use crate::placement::pairs::{self, Relation};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -181,6 +181,9 @@ impl Probe for Condvar {
 
     fn title(&self) -> &'static str {
         "condition variable signal and broadcast to one waiter: call duration and wake-up latency"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[Sensitivity::CrossCpu]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {

@@ -13,7 +13,9 @@ use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::clock::now_ns;
 use crate::kernels::buffer::{Block, Pages};
-use crate::model::{Finding, Lane, Measurement, Outcome, Point, ProbeResult, Span, Timeline};
+use crate::model::{
+    Finding, Lane, Measurement, Outcome, Point, ProbeResult, Sensitivity, Span, Timeline,
+};
 use crate::placement::{self, Strategy};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -116,6 +118,9 @@ impl Probe for FalseSharing {
 
     fn title(&self) -> &'static str {
         "own 16-bit counters packed in one line vs padded; timelines; padding sweep"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[Sensitivity::CrossCpu]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {

@@ -14,7 +14,7 @@
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
-use crate::model::{Measurement, Point, ProbeResult};
+use crate::model::{Measurement, Point, ProbeResult, Sensitivity};
 use serde::Serialize;
 use std::hint::black_box;
 use std::time::Instant;
@@ -160,6 +160,9 @@ impl Probe for Matmul {
 
     fn title(&self) -> &'static str {
         "matrix multiply: the six loop orders × normal/transposed vs an optimised library"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[Sensitivity::CoreThroughput, Sensitivity::PageSize]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {

@@ -5,7 +5,7 @@
 
 use crate::clock::Clock;
 use crate::harness::team::{run_team_counted, TeamError, TeamOutcome};
-use crate::model::{Measurement, ProbeResult, Profile, SummaryShape};
+use crate::model::{Measurement, ProbeResult, Profile, Sensitivity, SummaryShape};
 use crate::placement::{Placer, Strategy};
 use crate::topology::Topology;
 use serde::Serialize;
@@ -231,6 +231,13 @@ pub trait Probe: Send + Sync {
     /// its own; its first item leads.
     fn summary_shape(&self) -> SummaryShape {
         SummaryShape::FirstItem
+    }
+    /// The conditions of the machine its figures depend on beyond those that blur
+    /// every probe (the clock, load, steal): `doctor` lists the probe under each
+    /// condition it is sensitive to, looked up in the registry, never by id.
+    /// Default: none.
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[]
     }
 }
 

@@ -17,7 +17,7 @@ use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
 use crate::harness::pair::{self, PthreadMutex};
-use crate::model::{Measurement, ProbeResult};
+use crate::model::{Measurement, ProbeResult, Sensitivity};
 use crate::placement::pairs::{self, Relation};
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
@@ -234,6 +234,9 @@ impl Probe for MutexProbe {
 
     fn title(&self) -> &'static str {
         "mutex lock+unlock cost, and contended hand-off: unlock duration and waiter wake-up"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[Sensitivity::CrossCpu]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {

@@ -29,7 +29,7 @@
 use super::SweepConfigs;
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis;
-use crate::model::{Measurement, Point, ProbeResult};
+use crate::model::{Measurement, Point, ProbeResult, Sensitivity};
 use crate::placement::arg as placement_arg;
 use crate::placement::Strategy;
 use serde::{Deserialize, Serialize};
@@ -474,6 +474,9 @@ impl Probe for Peak {
 
     fn title(&self) -> &'static str {
         "floating-point peak per instruction set (scalar … AVX-512 FMA, NEON), f32/f64, vs threads and placement"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[Sensitivity::CoreThroughput]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {

@@ -35,7 +35,7 @@ use super::peak::{self, Level, Precision};
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::kernels::chains::{fp_kernel, int_kernel, INPUTS};
 use crate::kernels::ports::{self, L1_BLOCK_BYTES, L1_BLOCK_WORDS};
-use crate::model::{Estimate, Finding, Matrix, Measurement, ProbeResult, Profile};
+use crate::model::{Estimate, Finding, Matrix, Measurement, ProbeResult, Profile, Sensitivity};
 use crate::placement::subset;
 use crate::topology::Topology;
 use serde::Serialize;
@@ -468,6 +468,9 @@ impl Probe for Sharing {
 
     fn title(&self) -> &'static str {
         "empirical sharing map: what two CPUs lose running dependent chains and throughput-bound kernels together"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[Sensitivity::CoreThroughput, Sensitivity::CrossCpu]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {

@@ -19,7 +19,7 @@ use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
 use crate::harness::pair;
-use crate::model::{Measurement, ProbeResult};
+use crate::model::{Measurement, ProbeResult, Sensitivity};
 use crate::placement::pairs::{self, Relation};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -204,6 +204,9 @@ impl Probe for Threads {
 
     fn title(&self) -> &'static str {
         "pthread_create cost, joinable and detached: call duration and time until the child runs"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[Sensitivity::CrossCpu]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {

@@ -30,7 +30,7 @@ use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::clock::now_ns;
 use crate::kernels::chains::{int_kernel, INPUTS};
-use crate::model::{Finding, Measurement, Point, ProbeResult};
+use crate::model::{Finding, Measurement, Point, ProbeResult, Sensitivity};
 use crate::placement::{self, Strategy};
 use serde::{Deserialize, Serialize};
 use std::ffi::CString;
@@ -209,6 +209,13 @@ impl Probe for Workload {
 
     fn title(&self) -> &'static str {
         "compute / working-set / IO units of work in fixed time as threads double"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[
+            Sensitivity::CoreThroughput,
+            Sensitivity::PageSize,
+            Sensitivity::PagePlacement,
+        ]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {

@@ -103,7 +103,7 @@ mod tests {
                     source: "/sys/kernel/mm/transparent_hugepage/enabled".into(),
                     state: "[always]".into(),
                     verdict: Verdict::Blurs,
-                    affects: vec!["memory".into(), "numa".into()],
+                    affects: vec!["tlb-walk".into(), "page-walk".into()],
                     advice: "set madvise".into(),
                     tune: vec![TuneWrite {
                         path: "/sys/kernel/mm/transparent_hugepage/enabled".into(),
@@ -130,7 +130,7 @@ mod tests {
             "thp",
             "[always]",
             "blurs",
-            "memory, numa",
+            "tlb-walk, page-walk",
             "load",
             "every probe",
             "  load                 /proc/loadavg",

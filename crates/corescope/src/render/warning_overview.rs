@@ -217,18 +217,18 @@ mod tests {
         assert!(group_sentence(&g).contains("2 figures with a 95 % interval"));
         assert!(group_sentence(&g).contains("the widest ±25 %"));
         // The short line names where (at most two, then a count) and fits one line
-        // of 100 columns with a probe name of the usual length.
-        let many = ["false-sharing", "channel-tune", "compute", "numa"];
+        // of 100 columns with probe names of the usual length.
+        let many = ["packed-counts", "queue-tuning", "integer", "node"];
         for c in causes {
             let g = group(
                 c,
                 &many,
-                &["channel-tune fib, 128-byte events/spin_backoff"],
+                &["queue-tuning fib, 128-byte events/spin_backoff"],
                 Some(0.3),
             );
             let l = group_line(&g);
             assert!(
-                l.contains("false-sharing") || l.contains("channel-tune"),
+                l.contains("packed-counts") || l.contains("queue-tuning"),
                 "{l}"
             );
             assert!(

@@ -38,7 +38,7 @@ mod stage_two;
 use crate::clock::clock_ns;
 use crate::counters::{CountedRun, TeamCount};
 use crate::harness::spsc::SideCounter;
-use crate::model::Measurement;
+use crate::model::{Measurement, Sensitivity};
 use crate::placement::pairs::{self, PairCpus, Relation};
 use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::topology::Topology;
@@ -743,6 +743,9 @@ impl Probe for ChannelTune {
 
     fn title(&self) -> &'static str {
         "channel tuner (seed 004): Stage One layouts, Stage Two against Optimal, Achievable, Upper bound"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[Sensitivity::CrossCpu]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {

@@ -48,7 +48,7 @@ pub use plan::{
     STREAM_CACHE_FACTOR, TEAM_BLOCK_RULE, WS_FALLBACK_MAX_BYTES, WS_LLC_FACTOR, WS_MIN_BYTES,
 };
 
-use crate::model::{Measurement, ProbeResult};
+use crate::model::{Measurement, ProbeResult, Sensitivity};
 use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use measure::{run_bandwidth, run_ws_latency, run_ws_read};
 use plan::CaseParams;
@@ -77,6 +77,13 @@ impl Probe for Memory {
 
     fn title(&self) -> &'static str {
         "memory bandwidth vs threads and placement, first touch, huge pages, cache levels"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[
+            Sensitivity::CoreThroughput,
+            Sensitivity::PageSize,
+            Sensitivity::PagePlacement,
+        ]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {

@@ -39,7 +39,7 @@ pub use plan::{
 };
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
-use crate::model::{Measurement, ProbeResult};
+use crate::model::{Measurement, ProbeResult, Sensitivity};
 use case::Kind;
 
 /// The probe.
@@ -70,6 +70,9 @@ impl Probe for Numa {
 
     fn title(&self) -> &'static str {
         "NUMA matrix: read bandwidth and idle latency for every (CPU node, memory node) pair"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[Sensitivity::PageSize, Sensitivity::PagePlacement]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {

@@ -39,7 +39,7 @@ pub use limits::{
 };
 pub use measure::{warmup_order, CHECKED_ENTRIES, CHECK_FFT_MAX_LOG2, FFT_TOLERANCE, MIN_SAMPLE_S};
 
-use crate::model::{Measurement, ProbeResult};
+use crate::model::{Measurement, ProbeResult, Sensitivity};
 use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::probes::{MIN_COMPARED_ROUNDS, TARGET_REL_HALF_WIDTH};
 use measure::{clear_fft_times, fft_time_s, run_fft, run_fft_cutoff, run_rmatmul, set_fft_time_s};
@@ -169,6 +169,13 @@ impl Probe for PoolProbe {
 
     fn title(&self) -> &'static str {
         "pthread pool with SVP families: FFT of tiny threads and recursive matmul, vs rayon"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[
+            Sensitivity::CoreThroughput,
+            Sensitivity::PageSize,
+            Sensitivity::CrossCpu,
+        ]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {

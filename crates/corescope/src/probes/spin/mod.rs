@@ -28,7 +28,7 @@ pub use table::{
 };
 
 use crate::kernels::spin_loops::SpinKind;
-use crate::model::{Measurement, ProbeResult};
+use crate::model::{Measurement, ProbeResult, Sensitivity};
 use crate::placement::pairs::{self, Relation};
 use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use measure::{handoff_phase, spinner_for, Phases};
@@ -100,6 +100,9 @@ impl Probe for Spin {
 
     fn title(&self) -> &'static str {
         "spin-wait interference: a spinner's cost to its neighbour, and each wait loop's responsiveness"
+    }
+    fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[Sensitivity::CoreThroughput, Sensitivity::CrossCpu]
     }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
