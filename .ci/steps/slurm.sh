@@ -18,7 +18,7 @@
 # 2. With MPI: `srun --mpi=pmix -n 4 --overcommit corescope fleet run compute
 #    --serial` (a `--features mpi` build), with the test-only switches: the same
 #    checks as .ci/steps/fleet.sh. Debian's Open MPI and Slurm meet in PMIx (both
-#    use libpmix2); `--mpi=pmi2` or `none` stops every rank in MPI_Init ("OMPI was
+#    load libpmix2); `--mpi=pmi2` or `none` stops every rank in MPI_Init ("OMPI was
 #    not built with SLURM's PMI support"), so the flag is needed where the
 #    cluster's MpiDefault is not pmix.
 # About 3.5 minutes on 2 CPUs, nearly all of it the eight `compute --quick` runs.
