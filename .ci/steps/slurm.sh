@@ -98,7 +98,7 @@ export SLURM_CONF="$dir/slurm.conf"
 # The daemons in the foreground (-D) of background jobs: their pids are ours to stop.
 slurmctld -D -f "$SLURM_CONF" >"$dir/slurmctld.out.log" 2>&1 &
 ctld_pid=$!
-slurmd -D -f "$SLURM_CONF" >"$dir/slurmd.out.log" 2>&1 &
+slurmd -D -N "$host" -f "$SLURM_CONF" >"$dir/slurmd.out.log" 2>&1 &
 slurmd_pid=$!
 idle() { # wait until sinfo shows the node idle, at most 30 s
     local state=""
