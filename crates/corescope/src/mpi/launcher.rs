@@ -53,7 +53,7 @@ pub fn how_to_start(what: &str) -> String {
         "`corescope {what}` runs as MPI ranks: start it under a launcher, for example\n  \
          mpirun -np 2 corescope {what}                 (one machine; as root add --allow-run-as-root)\n  \
          mpirun --map-by ppr:1:node --hostfile hosts corescope {what}   (one rank per node)\n  \
-         srun --nodes=N --ntasks-per-node=1 corescope {what}            (Slurm)\n\
+         srun --mpi=pmix --nodes=N --ntasks-per-node=1 corescope {what} (Slurm; Open MPI needs PMIx)\n\
          (docs/mpi.md, docs/fleet.md)"
     )
 }
