@@ -129,27 +129,55 @@ pub fn summary_table(pc: &ProbeCounters) -> Option<Table> {
     if pc.cases.is_empty() {
         return None;
     }
+    // The cases whose software counts exist (a case refused its counters, e.g. for
+    // want of file descriptors, has none): summed alone, so that one refused case
+    // does not blank the totals of all the others.
+    let counted: Vec<&CaseCounters> = pc
+        .cases
+        .iter()
+        .filter(|c| c.total().is_some_and(|t| t.task_clock_ns.is_some()))
+        .collect();
+    let cases: Vec<&CaseCounters> = if counted.is_empty() {
+        pc.cases.iter().collect()
+    } else {
+        counted
+    };
     let mut total: Option<CounterReading> = None;
-    for t in pc.cases.iter().filter_map(CaseCounters::total) {
+    for t in cases.iter().filter_map(|c| c.total()) {
         match &mut total {
             Some(s) => s.accumulate(&t),
             None => total = Some(t),
         }
     }
     let total = total.unwrap_or_default();
-    let worker_s: f64 = pc.cases.iter().map(worker_wall_ns).sum::<f64>() * 1e-9;
-    let runs: usize = pc.cases.iter().map(|c| c.rounds.len()).sum();
+    let worker_s: f64 = cases.iter().map(|c| worker_wall_ns(c)).sum::<f64>() * 1e-9;
+    let runs: usize = cases.iter().map(|c| c.rounds.len()).sum();
+    let left_out = pc.cases.len() - cases.len();
     let pinned: Option<u64> = pc
         .cases
         .iter()
         .flat_map(|c| c.rounds.iter().filter_map(|r| r.pinned_migrations))
         .reduce(|a, b| a + b);
     let per_s = |v: Option<u64>| cell(v.map(|v| v as f64 / worker_s).filter(|_| worker_s > 0.0));
+    let cases_cell = if left_out == 0 {
+        format!("{} cases, {runs} rounds", cases.len())
+    } else {
+        format!("{} of {} cases, {runs} rounds", cases.len(), pc.cases.len())
+    };
     let mut rows: Vec<Vec<serde_json::Value>> = vec![vec![
         "kernels counted".into(),
-        format!("{} cases, {runs} rounds", pc.cases.len()).into(),
+        cases_cell.into(),
         format!("{worker_s:.2} worker-seconds").into(),
-        "workers' wall time between their start and end stamps".into(),
+        if left_out == 0 {
+            "workers' wall time between their start and end stamps".to_string()
+        } else {
+            format!(
+                "workers' wall time between their start and end stamps; {left_out} {} \
+                 without counts (refused: see the warnings) left out of every total",
+                if left_out == 1 { "case" } else { "cases" }
+            )
+        }
+        .into(),
     ]];
     let mut row = |name: &str, v: Option<u64>, rate: serde_json::Value, note: String| {
         rows.push(vec![name.into(), count_cell(v), rate, note.into()]);
@@ -358,6 +386,39 @@ mod tests {
             ],
             wall_ns,
         }
+    }
+
+    /// A case whose counters were refused (no task-clock) is left out of the summary's
+    /// totals, which keep the counted cases' sums and say how many were left out.
+    #[test]
+    fn a_refused_case_does_not_blank_the_summary() {
+        use crate::model::Status;
+        let mut r = ProbeResult::new("pool", "t", Status::Completed);
+        r.counters = Some(ProbeCounters {
+            software: Availability::Counted,
+            hardware: Availability::Counted,
+            kernel_counted: true,
+            issue_width: None,
+            issue_width_source: "test".into(),
+            cases: vec![],
+        });
+        record(&mut r, "counted", vec![team(2000, 1000, 500, 0)]);
+        let mut refused = team(2000, 1000, 500, 0);
+        for t in &mut refused.threads {
+            t.reading = t.reading.map(|c| CounterReading {
+                task_clock_ns: None,
+                ..c
+            });
+        }
+        record(&mut r, "refused", vec![refused]);
+        let s = summary_table(r.counters.as_ref().unwrap()).unwrap();
+        assert_eq!(s.rows[0][1], serde_json::json!("1 of 2 cases, 1 rounds"));
+        assert!(s.rows[0][3]
+            .as_str()
+            .unwrap()
+            .contains("1 case without counts"));
+        // Two workers of 500 ns task-clock each in the counted case alone.
+        assert_eq!(s.rows[1][1], serde_json::json!("1000"));
     }
 
     /// Rounds filed into a result: the case's MIPS / CPI / efficiency are medians
