@@ -4,7 +4,7 @@
 //! prints its drain reason and exits 3; the analysis scales as the docs say.
 
 use assert_cmd::Command;
-use corescope::fleet::{analyse, cmd, figures, file};
+use corescope::fleet::{analyse, cmd, figures, file, html};
 use corescope::model::RunFile;
 use corescope::store;
 use std::path::{Path, PathBuf};
@@ -185,6 +185,76 @@ fn two_nodes_are_not_judged() {
     assert_eq!(back.figures, f.figures);
     assert_eq!(back.analysis.groups, f.analysis.groups);
     assert_eq!(back.nodes.len(), 2);
+}
+
+/// `fleet report --html`: a page that names the outlier, has one heat-map cell per
+/// node × probe, and never overwrites the fleet file it reads.
+#[test]
+fn the_fleet_page_names_the_outlier_and_guards_its_input() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let runs = five_nodes(dir.path());
+    let fleet = dir.path().join("fleet.json");
+    corescope()
+        .arg("fleet")
+        .arg("merge")
+        .args(&runs)
+        .arg("--out")
+        .arg(&fleet)
+        .assert()
+        .success();
+    let page_path = dir.path().join("fleet.html");
+    corescope()
+        .args(["fleet", "report"])
+        .arg(&fleet)
+        .arg("--html")
+        .arg(&page_path)
+        .assert()
+        .success()
+        .stdout("");
+    let page = std::fs::read_to_string(&page_path).expect("page written");
+    let f = cmd::load(&fleet).expect("fleet file loads");
+    let probes = html::probes(&f);
+    assert!(probes.len() >= 3, "{probes:?}");
+    assert_eq!(page.matches("class='cell'").count(), 5 * probes.len());
+    // The outlier: on the first screen, in its own table, marked in the map.
+    assert!(page.contains("<h2>Outlying nodes</h2>"), "{page}");
+    assert!(page.contains("node3: compute int/linear at"), "{page}");
+    assert!(page.contains("<h3 id='node-node3'>node3: "), "{page}");
+    assert!(page.contains("stroke='#000'"), "{page}");
+    assert!(!page.contains("id='node-node1'"));
+    // Self-contained: nothing fetched.
+    assert!(!page.contains("src=") && !page.contains("href='http"));
+    assert!(!page.contains("<script"));
+    // An output never overwrites an input.
+    let before = std::fs::read(&fleet).expect("fleet file");
+    corescope()
+        .args(["fleet", "report"])
+        .arg(&fleet)
+        .arg("--html")
+        .arg(&fleet)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("nothing was written"));
+    assert_eq!(std::fs::read(&fleet).expect("fleet file"), before);
+}
+
+/// A hostile node name is escaped wherever the page shows it.
+#[test]
+fn the_fleet_page_escapes_node_names() {
+    let evil = "<script>alert('x')</script>&\"n";
+    let f = cmd::build((0..4).map(|i| {
+        let (name, factor) = if i == 2 {
+            (evil.to_string(), 0.6)
+        } else {
+            (format!("n{i}"), 1.0)
+        };
+        (node(&name, factor, 1.0 + 0.002 * f64::from(i)), None)
+    }));
+    assert!(f.analysis.groups[0].outliers.iter().any(|o| o.node == evil));
+    let page = html::render(&f);
+    assert!(!page.contains("<script"), "{page}");
+    assert!(!page.contains("alert('x')"));
+    assert!(page.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;n"));
 }
 
 /// The cost's structure at 10,000 nodes (docs/fleet.md): the merge keeps each
