@@ -5,7 +5,7 @@
 //! fleet file in, text out; every name is escaped.
 
 use super::file::{FleetFile, Group, Node};
-use super::report::{evidence, figure_label};
+use super::report::{evidence, figure_label, matrix_lines};
 use super::stats::{self, Side};
 use crate::model::Estimate;
 use crate::render::html::STYLE;
@@ -427,6 +427,14 @@ fn group_section(
             o,
             "<p class='more'>{left} nodes without an outlier left out of the map.</p>"
         );
+    }
+    let matrices = matrix_lines(f, g);
+    if !matrices.is_empty() {
+        o.push_str("<h3>Matrices that differ</h3><ul class='findings'>");
+        for l in &matrices {
+            let _ = write!(o, "<li>{}</li>", esc(l));
+        }
+        o.push_str("</ul>");
     }
     outlier_tables(o, f, g);
 }
