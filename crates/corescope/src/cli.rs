@@ -226,6 +226,10 @@ pub struct PlanArgs {
     /// run's topology, profile and budgets).
     #[arg(long, value_name = "RUN.json", conflicts_with_all = ["xml", "synthetic"])]
     pub check: Option<PathBuf>,
+    /// Also price a fleet run of this many nodes of this machine (`corescope fleet
+    /// run`): each node's run, then the gather, parse and judgement on rank 0.
+    #[arg(long, value_name = "NODES", conflicts_with = "check", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub fleet: Option<u64>,
 }
 
 impl PlanArgs {

@@ -9,12 +9,14 @@
 //! - `report.rs`: the report and the check lines in words (pure);
 //! - `html.rs`: the fleet page, a node × probe heat map and the outliers' tables
 //!   (a renderer);
+//! - `cost.rs`: a fleet run's bytes and seconds before it starts (`plan --fleet`);
 //! - `cmd.rs`: `corescope fleet merge | report`, the room's file I/O;
 //! - `node.rs`: one node's measurement for `fleet run` and its test-only switches;
 //! - `gather.rs` (feature `mpi`): `fleet run`, rank 0 gathering the run files.
 
 pub mod analyse;
 pub mod cmd;
+pub mod cost;
 pub mod figures;
 pub mod file;
 #[cfg(feature = "mpi")]
