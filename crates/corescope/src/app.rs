@@ -409,12 +409,24 @@ fn plan_cmd(a: PlanArgs) -> Result<()> {
     };
     let ctx = crate::estimate::plan_ctx(topo, profile, budget_s);
     let report = crate::estimate::plan_all(&probes, &ctx, &cal);
+    let fleet = a
+        .fleet
+        .map(|n| crate::fleet::cost::price(&report, usize::try_from(n).unwrap_or(usize::MAX)));
     if a.json {
-        return out_text(&format!("{}\n", serde_json::to_string_pretty(&report)?));
+        let json = match &fleet {
+            Some(f) => {
+                serde_json::to_string_pretty(&serde_json::json!({"node": report, "fleet": f}))?
+            }
+            None => serde_json::to_string_pretty(&report)?,
+        };
+        return out_text(&format!("{json}\n"));
     }
     let mut text = crate::render::plan::summary(&report);
     if !a.summary {
         text.push_str(&crate::render::plan::cases(&report));
+    }
+    if let Some(f) = &fleet {
+        text.push_str(&crate::fleet::cost::words(f));
     }
     out_text(&text)
 }

@@ -226,6 +226,10 @@ pub struct PlanArgs {
     /// run's topology, profile and budgets).
     #[arg(long, value_name = "RUN.json", conflicts_with_all = ["xml", "synthetic"])]
     pub check: Option<PathBuf>,
+    /// Also price a fleet run of this many nodes of this machine (`corescope fleet
+    /// run`): each node's run, then the gather, parse and judgement on rank 0.
+    #[arg(long, value_name = "NODES", conflicts_with = "check", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub fleet: Option<u64>,
 }
 
 impl PlanArgs {
@@ -522,6 +526,9 @@ pub struct FleetRunArgs {
     /// Print the check lines instead of the report; exit 3 when a node is bad.
     #[arg(long)]
     pub check: bool,
+    /// Also write the fleet page beside the fleet file (`fleet.json` → `fleet.html`).
+    #[arg(long)]
+    pub html: bool,
 }
 
 /// Options of `fleet merge`.
@@ -548,6 +555,10 @@ pub struct FleetReportArgs {
     /// With `--check`: only this node (what a node's own health check asks).
     #[arg(long, value_name = "NAME", requires = "check")]
     pub node: Option<String>,
+    /// Write the fleet page: a node × probe heat map of ratios to the fleet median
+    /// and each outlier's figures beside the fleet's (one self-contained file).
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<PathBuf>,
 }
 
 /// Largest thread count accepted (far above any machine's CPUs × 4).

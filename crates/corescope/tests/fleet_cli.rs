@@ -4,7 +4,7 @@
 //! prints its drain reason and exits 3; the analysis scales as the docs say.
 
 use assert_cmd::Command;
-use corescope::fleet::{analyse, cmd, figures, file};
+use corescope::fleet::{analyse, cmd, figures, file, html};
 use corescope::model::RunFile;
 use corescope::store;
 use std::path::{Path, PathBuf};
@@ -185,6 +185,184 @@ fn two_nodes_are_not_judged() {
     assert_eq!(back.figures, f.figures);
     assert_eq!(back.analysis.groups, f.analysis.groups);
     assert_eq!(back.nodes.len(), 2);
+}
+
+/// `fleet report --html`: a page that names the outlier, has one heat-map cell per
+/// node × probe, and never overwrites the fleet file it reads.
+#[test]
+fn the_fleet_page_names_the_outlier_and_guards_its_input() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let runs = five_nodes(dir.path());
+    let fleet = dir.path().join("fleet.json");
+    corescope()
+        .arg("fleet")
+        .arg("merge")
+        .args(&runs)
+        .arg("--out")
+        .arg(&fleet)
+        .assert()
+        .success();
+    let page_path = dir.path().join("fleet.html");
+    corescope()
+        .args(["fleet", "report"])
+        .arg(&fleet)
+        .arg("--html")
+        .arg(&page_path)
+        .assert()
+        .success()
+        .stdout("");
+    let page = std::fs::read_to_string(&page_path).expect("page written");
+    let f = cmd::load(&fleet).expect("fleet file loads");
+    let probes = html::probes(&f);
+    assert!(probes.len() >= 3, "{probes:?}");
+    assert_eq!(page.matches("class='cell'").count(), 5 * probes.len());
+    // The outlier: on the first screen, in its own table, marked in the map.
+    assert!(page.contains("<h2>Outlying nodes</h2>"), "{page}");
+    assert!(page.contains("node3: compute int/linear at"), "{page}");
+    assert!(page.contains("<h3 id='node-node3'>node3: "), "{page}");
+    assert!(page.contains("stroke='#000'"), "{page}");
+    assert!(!page.contains("id='node-node1'"));
+    // Self-contained: nothing fetched.
+    assert!(!page.contains("src=") && !page.contains("href='http"));
+    assert!(!page.contains("<script"));
+    // An output never overwrites an input.
+    let before = std::fs::read(&fleet).expect("fleet file");
+    corescope()
+        .args(["fleet", "report"])
+        .arg(&fleet)
+        .arg("--html")
+        .arg(&fleet)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("nothing was written"));
+    assert_eq!(std::fs::read(&fleet).expect("fleet file"), before);
+}
+
+/// A hostile node name is escaped wherever the page shows it.
+#[test]
+fn the_fleet_page_escapes_node_names() {
+    let evil = "<script>alert('x')</script>&\"n";
+    let f = cmd::build((0..4).map(|i| {
+        let (name, factor) = if i == 2 {
+            (evil.to_string(), 0.6)
+        } else {
+            (format!("n{i}"), 1.0)
+        };
+        (node(&name, factor, 1.0 + 0.002 * f64::from(i)), None)
+    }));
+    assert!(f.analysis.groups[0].outliers.iter().any(|o| o.node == evil));
+    let page = html::render(&f);
+    assert!(!page.contains("<script"), "{page}");
+    assert!(!page.contains("alert('x')"));
+    assert!(page.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;n"));
+}
+
+/// A node: the fixture named `name` with an 8 × 8 c2c matrix (about 100 ns off
+/// the diagonal, a small per-node wobble) whose row `slow_row` is `factor` ×
+/// slower.
+fn matrix_node(name: &str, wobble: f64, slow_row: usize, factor: f64) -> RunFile {
+    let mut run = node(name, 1.0, wobble);
+    let c2c = run
+        .probes
+        .iter_mut()
+        .find(|p| p.id == "c2c")
+        .expect("the fixture has c2c");
+    let labels: Vec<String> = (0..8).map(|i| i.to_string()).collect();
+    for m in &mut c2c.matrices {
+        m.rows = labels.clone();
+        m.cols = labels.clone();
+        m.values = (0..8)
+            .map(|r| {
+                (0..8)
+                    .map(|c| {
+                        let f = if r == slow_row { factor } else { 1.0 };
+                        (r != c).then(|| (100.0 + (r + c) as f64) * wobble * f)
+                    })
+                    .collect()
+            })
+            .collect();
+    }
+    run
+}
+
+/// A node whose c2c matrix is 1.5× slower in one row (one CPU's latency to all
+/// others) is named, with that row, and no other node or row is.
+#[test]
+fn a_matrix_row_that_differs_is_named() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let runs: Vec<PathBuf> = (0..5)
+        .map(|i| {
+            let name = format!("node{i}");
+            let factor = if i == 2 { 1.5 } else { 1.0 };
+            let run = matrix_node(&name, 1.0 + 0.002 * f64::from(i), 3, factor);
+            let path = dir.path().join(format!("{name}.json"));
+            store::save(&run, &path).expect("saved");
+            path
+        })
+        .collect();
+    let fleet = dir.path().join("fleet.json");
+    corescope()
+        .arg("fleet")
+        .arg("merge")
+        .args(&runs)
+        .arg("--out")
+        .arg(&fleet)
+        .assert()
+        .success();
+    let f = cmd::load(&fleet).expect("fleet file loads");
+    let g = &f.analysis.groups[0];
+    let rows: Vec<(&str, Option<&str>)> = g
+        .outliers
+        .iter()
+        .map(|o| (o.node.as_str(), f.figures[o.figure].row.as_deref()))
+        .collect();
+    // node2 only, and only CPU 3's rows of the two matrices (c2c/cas, c2c/rw).
+    assert_eq!(
+        rows,
+        [("node2", Some("3")), ("node2", Some("3"))],
+        "{rows:?}"
+    );
+    assert!((g.outliers[0].ratio.value - 1.5).abs() < 0.01);
+    let text = corescope::fleet::report::render(&f);
+    assert!(
+        text.contains("node2: c2c c2c/cas matrix, CPU 3's row (median) 1.49"),
+        "{text}"
+    );
+    assert!(
+        text.contains("node2: its c2c c2c/cas matrix differs in CPU 3's row"),
+        "{text}"
+    );
+    let page = html::render(&f);
+    assert!(page.contains("its c2c c2c/cas matrix differs in CPU 3&#39;s row"));
+}
+
+/// A fleet file written before matrices were figures (no `row` field) still reads.
+#[test]
+fn a_fleet_file_without_matrix_rows_still_reads() {
+    let f = cmd::build((0..3).map(|i| (node(&format!("n{i}"), 1.0, 1.0), None)));
+    let mut v: serde_json::Value = serde_json::to_value(&f).unwrap();
+    let old: Vec<bool> = v["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.get("row").is_none() && k["x_name"] != "matrix")
+        .collect();
+    assert!(old.iter().any(|o| !o), "the fixture has matrix figures");
+    let keep = |a: &mut Vec<serde_json::Value>| {
+        let mut i = 0;
+        a.retain(|_| {
+            i += 1;
+            old[i - 1]
+        });
+    };
+    keep(v["figures"].as_array_mut().unwrap());
+    for n in v["nodes"].as_array_mut().unwrap() {
+        keep(n["values"].as_array_mut().unwrap());
+    }
+    v["analysis"]["groups"][0]["figures"] = serde_json::json!([]);
+    v["analysis"]["groups"][0]["outliers"] = serde_json::json!([]);
+    let back = file::parse(&v.to_string()).expect("an old fleet file reads");
+    assert!(back.figures.iter().all(|k| k.row.is_none()));
 }
 
 /// The cost's structure at 10,000 nodes (docs/fleet.md): the merge keeps each

@@ -420,3 +420,32 @@ fn the_loaded_probes_thin_on_a_2048_strand_machine_and_say_what_they_leave_out()
         3
     );
 }
+
+/// `plan --fleet N`: a fleet run costs one node's run (all at once) plus the
+/// gather, parse and judgement on rank 0, which grow with the nodes; the bytes
+/// follow docs/fleet.md ("The cost at scale").
+#[test]
+fn a_fleet_run_is_priced_from_one_nodes_plan() {
+    use corescope::fleet::cost::{price, words};
+    let topo = from_synthetic("pack:1 core:2 pu:1").expect("synthetic machine");
+    let node = plan_profile(topo, Profile::Quick);
+    let costs: Vec<_> = [10, 1_000, 10_000].map(|n| price(&node, n)).into();
+    for c in &costs {
+        assert_eq!(c.node_run_s, node.total_s);
+        assert!(c.figures > 0 && c.run_file_bytes > 0.0);
+        assert!((c.gathered_bytes - c.nodes as f64 * c.run_file_bytes).abs() < 1.0);
+        assert!(c.total_s > c.node_run_s);
+        println!("{}", words(c));
+    }
+    // Rank 0's work grows with the nodes; a node's run does not.
+    assert!(costs[2].parse_s > 100.0 * costs[0].parse_s);
+    assert!(costs[2].total_s > costs[1].total_s && costs[1].total_s > costs[0].total_s);
+    // The whole quick suite of a small machine: a run file of a few hundred kB
+    // (docs/fleet.md: 109 kB for five probes; a few MB for a full profile).
+    assert!(
+        (50e3..5e6).contains(&costs[0].run_file_bytes),
+        "{:?}",
+        costs[0]
+    );
+    assert!(words(&costs[1]).contains("fleet of 1000 nodes"));
+}

@@ -3,7 +3,7 @@
 //! of the room.
 
 use super::file::{self, FleetFile, FLEET_KIND, FLEET_SCHEMA_VERSION};
-use super::{analyse, figures, report};
+use super::{analyse, figures, html, report};
 use crate::cli::{FleetArgs, FleetCmd, FleetMergeArgs, FleetReportArgs};
 use crate::model::ToolInfo;
 use crate::store;
@@ -89,6 +89,10 @@ pub fn load(path: &Path) -> Result<FleetFile> {
 }
 
 fn report_cmd(a: FleetReportArgs) -> Result<()> {
+    if let Some(out) = &a.html {
+        store::refuse_aliases(&[("the fleet file", &a.fleet)], &[("--html", out)])?;
+        store::check_writable(out).map_err(|e| anyhow!("--html: {e}"))?;
+    }
     let fleet = load(&a.fleet)?;
     if let Some(n) = &a.node {
         if !fleet.nodes.iter().any(|x| &x.name == n) {
@@ -99,10 +103,37 @@ fn report_cmd(a: FleetReportArgs) -> Result<()> {
             );
         }
     }
+    if let Some(out) = &a.html {
+        save_page(&fleet, out)?;
+    }
     if a.check {
         return print_check(&fleet, a.node.as_deref());
     }
+    if a.html.is_some() {
+        return Ok(());
+    }
     print(&report::render(&fleet))
+}
+
+/// Where `fleet run --html` writes the page: beside the fleet file
+/// (`fleet.json` → `fleet.html`; `x.html` → `x.page.html`).
+pub fn page_path_for(fleet_file: &Path) -> std::path::PathBuf {
+    if fleet_file
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("html"))
+    {
+        fleet_file.with_extension("page.html")
+    } else {
+        fleet_file.with_extension("html")
+    }
+}
+
+/// Write the fleet page (atomically) and say where it is on stderr.
+pub fn save_page(fleet: &FleetFile, out: &Path) -> Result<()> {
+    store::write_output(out, html::render(fleet).as_bytes())
+        .with_context(|| format!("writing {}", out.display()))?;
+    let _ = writeln!(std::io::stderr(), "fleet page: {}", out.display());
+    Ok(())
 }
 
 /// Print the check lines (of one node, or all); [`BadNodes`] when there is one.

@@ -1,11 +1,16 @@
 //! Run files → a fleet's nodes: each run's figures (every series point and each
-//! distribution's median, with its interval) filed in one table of figures shared
+//! distribution's median, with its interval; each matrix's median entry and each
+//! of its rows' median) filed in one table of figures shared
 //! by all nodes. A run file is read once and can be dropped: the fleet keeps only
 //! its figures (about 40 bytes each), never its samples. Pure.
 
-use super::file::{FigureKey, Node, NodeValue};
+use super::file::{FigureKey, Node, NodeValue, MATRIX, MATRIX_ROW};
+use crate::model::Matrix;
 use crate::model::{Estimate, RunFile, Status};
 use std::collections::HashMap;
+
+/// What tells figures apart: probe, name, x (as bits), x name, matrix row.
+type FigureId = (String, String, Option<u64>, String, Option<String>);
 
 /// Nodes and the figures they have, built one run at a time.
 #[derive(Debug, Default)]
@@ -15,7 +20,7 @@ pub struct Table {
     /// The nodes added so far (their `values` may be shorter than `figures`
     /// until [`Table::finish`]).
     pub nodes: Vec<Node>,
-    index: HashMap<(String, String, Option<u64>), usize>,
+    index: HashMap<FigureId, usize>,
     names: HashMap<String, usize>,
 }
 
@@ -32,6 +37,7 @@ pub fn run_figures(run: &RunFile) -> Vec<(FigureKey, Estimate)> {
                         x: Some(x),
                         x_name: s.x_name.clone(),
                         unit: s.y_name.clone(),
+                        row: None,
                     };
                     out.push((key, e));
                 }
@@ -44,8 +50,66 @@ pub fn run_figures(run: &RunFile) -> Vec<(FigureKey, Estimate)> {
                 x: None,
                 x_name: String::new(),
                 unit: d.unit.clone(),
+                row: None,
             };
             out.push((key, d.summary.median()));
+        }
+        for m in p.matrices.iter().filter(|m| is_central(m)) {
+            out.extend(matrix_figures(&p.id, m));
+        }
+    }
+    out
+}
+
+/// Suffixes of the matrices that hold another matrix's spread or interval, not a
+/// figure of its own (`c2c/cas/spread`).
+const SIDE_MATRICES: [&str; 4] = ["/spread", "/lo", "/hi", "/n"];
+
+/// Whether a matrix holds central values (not another one's spread or interval).
+fn is_central(m: &Matrix) -> bool {
+    !SIDE_MATRICES.iter().any(|s| m.name.ends_with(s))
+}
+
+/// The median of the positive, finite values, as an estimate without an interval
+/// of its own (`n`: the entries behind it); `None` when there is none.
+fn median_entry<'a>(values: impl Iterator<Item = &'a Option<f64>>) -> Option<Estimate> {
+    let v: Vec<f64> = values
+        .flatten()
+        .copied()
+        .filter(|v| *v > 0.0 && v.is_finite())
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    let m = crate::stats::median(&v);
+    Some(Estimate {
+        value: m,
+        lo: m,
+        hi: m,
+        n: v.len(),
+    })
+}
+
+/// A matrix's figures: its median entry, then each row's median (a row of the
+/// c2c matrix is one CPU's latency to all others), so that a node whose matrix
+/// differs in one row is found and the row named.
+fn matrix_figures(probe: &str, m: &Matrix) -> Vec<(FigureKey, Estimate)> {
+    let key = |x_name: &str, row: Option<String>| FigureKey {
+        probe: probe.to_string(),
+        name: m.name.clone(),
+        x: None,
+        x_name: x_name.to_string(),
+        unit: m.unit.clone(),
+        row,
+    };
+    let mut out = Vec::new();
+    if let Some(e) = median_entry(m.values.iter().flatten()) {
+        out.push((key(MATRIX, None), e));
+    }
+    for (r, values) in m.values.iter().enumerate() {
+        let label = m.rows.get(r).cloned().unwrap_or_else(|| r.to_string());
+        if let Some(e) = median_entry(values.iter()) {
+            out.push((key(MATRIX_ROW, Some(label)), e));
         }
     }
     out
@@ -94,7 +158,13 @@ impl Table {
     }
 
     fn figure_index(&mut self, key: FigureKey) -> usize {
-        let k = (key.probe.clone(), key.name.clone(), key.x.map(f64::to_bits));
+        let k = (
+            key.probe.clone(),
+            key.name.clone(),
+            key.x.map(f64::to_bits),
+            key.x_name.clone(),
+            key.row.clone(),
+        );
         let next = self.figures.len();
         let i = *self.index.entry(k).or_insert(next);
         if i == next {
@@ -129,6 +199,16 @@ mod tests {
         let points = figures.iter().filter(|(k, _)| k.x.is_some()).count();
         assert_eq!(points, 112);
         assert!(figures.iter().any(|(k, _)| k.x.is_none()));
+        // Two 2 × 2 c2c matrices: each its median entry and its two rows' medians.
+        let rows: Vec<Option<&str>> = figures
+            .iter()
+            .filter(|(k, _)| k.x_name.starts_with(MATRIX))
+            .map(|(k, _)| k.row.as_deref())
+            .collect();
+        assert_eq!(
+            rows,
+            [None, Some("0"), Some("1"), None, Some("0"), Some("1")]
+        );
         let mut t = Table::default();
         t.add(&run, Some("a.json".into()));
         let mut other = run.clone();

@@ -32,7 +32,8 @@ pub struct FleetFile {
     pub analysis: Analysis,
 }
 
-/// What one figure is: a series point or a distribution's median.
+/// What one figure is: a series point, a distribution's median, or a matrix's
+/// median entry or one of its rows' median (`x_name` `matrix` or `matrix row`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FigureKey {
     /// Probe id (`compute`).
@@ -42,12 +43,21 @@ pub struct FigureKey {
     /// The point's x; absent for a distribution's median.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub x: Option<f64>,
-    /// Name of the x axis (`threads`); empty for a distribution.
+    /// Name of the x axis (`threads`); empty for a distribution; [`MATRIX`] for a
+    /// matrix's median entry, [`MATRIX_ROW`] for the median of one of its rows.
     #[serde(default)]
     pub x_name: String,
+    /// The row's label (a CPU) of a [`MATRIX_ROW`] figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row: Option<String>,
     /// Unit of the value (`ops_per_s`, `ns`).
     pub unit: String,
 }
+
+/// `x_name` of a matrix's median entry.
+pub const MATRIX: &str = "matrix";
+/// `x_name` of the median of one row of a matrix (its `row` names the row).
+pub const MATRIX_ROW: &str = "matrix row";
 
 /// One node's value of one figure: `[value, lo, hi, n]` (the 95 % interval and
 /// the samples behind it, as in the run file).

@@ -55,6 +55,13 @@ fn measure_here(a: &FleetRunArgs, rank: usize) -> Result<Vec<u8>> {
 
 fn run(world: &::mpi::topology::SimpleCommunicator, a: &FleetRunArgs) -> Result<()> {
     let (rank, size) = (world.rank(), world.size());
+    let page = a.html.then(|| cmd::page_path_for(&a.out));
+    if rank == 0 {
+        if let Some(p) = &page {
+            store::refuse_aliases(&[], &[("--out", &a.out), ("the fleet page", p)])?;
+            store::check_writable(p).map_err(|e| anyhow!("the fleet page: {e}"))?;
+        }
+    }
     if a.serial && rank > 0 {
         let mut b = [0u8];
         let before = world.process_at_rank(rank - 1);
@@ -93,6 +100,9 @@ fn run(world: &::mpi::topology::SimpleCommunicator, a: &FleetRunArgs) -> Result<
     }
     let fleet = cmd::from_table(t);
     cmd::save(&fleet, &a.out)?;
+    if let Some(p) = &page {
+        cmd::save_page(&fleet, p)?;
+    }
     eprintln!(
         "fleet: {} nodes gathered: {} (run files in {})",
         fleet.nodes.len(),

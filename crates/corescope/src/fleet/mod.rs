@@ -7,16 +7,21 @@
 //! - `analyse.rs`: nodes grouped by model, every figure's spread and outliers (pure);
 //! - `file.rs`: the fleet file's serde types, version and parse;
 //! - `report.rs`: the report and the check lines in words (pure);
+//! - `html.rs`: the fleet page, a node × probe heat map and the outliers' tables
+//!   (a renderer);
+//! - `cost.rs`: a fleet run's bytes and seconds before it starts (`plan --fleet`);
 //! - `cmd.rs`: `corescope fleet merge | report`, the room's file I/O;
 //! - `node.rs`: one node's measurement for `fleet run` and its test-only switches;
 //! - `gather.rs` (feature `mpi`): `fleet run`, rank 0 gathering the run files.
 
 pub mod analyse;
 pub mod cmd;
+pub mod cost;
 pub mod figures;
 pub mod file;
 #[cfg(feature = "mpi")]
 mod gather;
+pub mod html;
 pub mod node;
 pub mod report;
 pub mod stats;

@@ -3,15 +3,32 @@
 //! one line per bad node that Slurm and NHC take as a drain reason. Pure: text in,
 //! text out.
 
-use super::file::{FigureKey, FleetFile, Group, Outlier};
+use super::file::{FigureKey, FleetFile, Group, Outlier, MATRIX, MATRIX_ROW};
 use super::stats::Side;
 use crate::units::{fmt_num, fmt_value, fmt_x, threads};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// `compute int/linear at 2 threads`, `threads create/joinable (median)`.
+/// A matrix row's name: `CPU 3` for a row labelled by a number, else its label.
+fn row_name(label: &str) -> String {
+    if !label.is_empty() && label.bytes().all(|b| b.is_ascii_digit()) {
+        format!("CPU {label}")
+    } else {
+        label.to_string()
+    }
+}
+
+/// `compute int/linear at 2 threads`, `threads create/joinable (median)`,
+/// `c2c c2c/cas matrix (median entry)`, `c2c c2c/cas matrix, CPU 3's row (median)`.
 pub fn figure_label(k: &FigureKey) -> String {
     match k.x {
+        None if k.x_name == MATRIX => format!("{} {} matrix (median entry)", k.probe, k.name),
+        None if k.x_name == MATRIX_ROW => format!(
+            "{} {} matrix, {}'s row (median)",
+            k.probe,
+            k.name,
+            row_name(k.row.as_deref().unwrap_or("?"))
+        ),
         Some(x) if k.x_name == "threads" => format!("{} {} at {}", k.probe, k.name, threads(x)),
         Some(x) => {
             let unit = if k.x_name == "bytes" {
@@ -135,9 +152,58 @@ pub fn render(f: &FleetFile) -> String {
             for o in &g.outliers {
                 let _ = writeln!(out, "    {}", evidence(f, o));
             }
+            let rows = matrix_lines(f, g);
+            if !rows.is_empty() {
+                let _ = writeln!(out, "  matrices that differ:");
+                for l in rows {
+                    let _ = writeln!(out, "    {l}");
+                }
+            }
         }
     }
     out
+}
+
+/// Rows named per matrix at most; the rest are counted.
+const MAX_ROWS_NAMED: usize = 4;
+
+/// Per node and matrix whose rows are outliers: `node2: its c2c c2c/cas matrix
+/// differs in CPU 3's row` (or `in the rows of CPU 3, CPU 5`), in the order of
+/// the outliers.
+pub fn matrix_lines(f: &FleetFile, g: &Group) -> Vec<String> {
+    // (node, probe, matrix) → the rows named.
+    type Rows<'a> = ((&'a str, &'a str, &'a str), Vec<String>);
+    let mut found: Vec<Rows> = Vec::new();
+    for o in &g.outliers {
+        let k = &f.figures[o.figure];
+        if k.x_name != MATRIX_ROW {
+            continue;
+        }
+        let id = (o.node.as_str(), k.probe.as_str(), k.name.as_str());
+        let row = row_name(k.row.as_deref().unwrap_or("?"));
+        match found.iter_mut().find(|(x, _)| *x == id) {
+            Some((_, rows)) => rows.push(row),
+            None => found.push((id, vec![row])),
+        }
+    }
+    found
+        .into_iter()
+        .map(|((node, probe, name), rows)| {
+            let named = rows
+                .iter()
+                .take(MAX_ROWS_NAMED)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            let more = rows.len().saturating_sub(MAX_ROWS_NAMED);
+            let which = match (rows.len(), more) {
+                (1, _) => format!("{named}'s row"),
+                (_, 0) => format!("the rows of {named}"),
+                _ => format!("the rows of {named} and {more} more"),
+            };
+            format!("{node}: its {probe} {name} matrix differs in {which}")
+        })
+        .collect()
 }
 
 /// Outliers by node, the farthest first, for the check lines.
