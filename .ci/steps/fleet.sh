@@ -13,7 +13,7 @@ dir="$(mktemp -d)"
 export CORESCOPE_FLEET_NODE_NAME_TEST='node{rank}' CORESCOPE_FLEET_HANDICAP_TEST='2:0.5'
 mpirun --allow-run-as-root --oversubscribe -np 4 \
     -x CORESCOPE_FLEET_NODE_NAME_TEST -x CORESCOPE_FLEET_HANDICAP_TEST \
-    "$bin" fleet run compute --serial --out "$dir/fleet.json" --dir "$dir/runs" >"$dir/report.txt"
+    "$bin" fleet run compute --serial --out "$dir/fleet.json" --dir "$dir/runs" --html >"$dir/report.txt"
 unset CORESCOPE_FLEET_NODE_NAME_TEST CORESCOPE_FLEET_HANDICAP_TEST
 cat "$dir/report.txt"
 test "$(ls "$dir/runs" | wc -l)" = 4
@@ -21,6 +21,8 @@ grep -q "^fleet of 4 nodes" "$dir/report.txt"
 # Every outlier of the report is node2's, and there is one.
 grep -q "^    node2: compute " "$dir/report.txt"
 if grep -E "^    node[013]: " "$dir/report.txt"; then echo "a node other than node2 named"; exit 1; fi
+# The fleet page beside the fleet file names node2 and no other node as outlying.
+grep -q "node2" "$dir/fleet.html" && grep -q "<svg" "$dir/fleet.html"
 # The health check: one line, node2's, exit status 3; node1 alone: 0, no line.
 rc=0; "$bin" fleet report "$dir/fleet.json" --check >"$dir/check.txt" || rc=$?
 cat "$dir/check.txt"
