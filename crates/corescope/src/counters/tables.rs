@@ -123,25 +123,59 @@ fn worker_wall_ns(c: &CaseCounters) -> f64 {
 /// Name of the table [`summary_table`] makes.
 pub const SUMMARY_TABLE: &str = "event counters (around the measured kernels)";
 
+/// The cases whose software counts exist (a case that refused its counters, e.g. for
+/// want of file descriptors, has none): summed alone, so that one refused case does
+/// not blank the totals of all the others. Every case when none was counted.
+fn counted_cases(pc: &ProbeCounters) -> Vec<&CaseCounters> {
+    let counted: Vec<&CaseCounters> = pc
+        .cases
+        .iter()
+        .filter(|c| c.total().is_some_and(|t| t.task_clock_ns.is_some()))
+        .collect();
+    if counted.is_empty() {
+        pc.cases.iter().collect()
+    } else {
+        counted
+    }
+}
+
+/// The summary's first row: how many cases and rounds its totals cover, and the
+/// cases left out of them.
+fn counted_row(
+    (cases, left_out): (usize, usize),
+    runs: usize,
+    worker_s: f64,
+) -> Vec<serde_json::Value> {
+    let (cell, note) = if left_out == 0 {
+        (
+            format!("{cases} cases, {runs} rounds"),
+            "workers' wall time between their start and end stamps".to_string(),
+        )
+    } else {
+        (
+            format!("{cases} of {} cases, {runs} rounds", cases + left_out),
+            format!(
+                "workers' wall time between their start and end stamps; {left_out} {} \
+                 without counts (refused: see the warnings) left out of every total",
+                if left_out == 1 { "case" } else { "cases" }
+            ),
+        )
+    };
+    vec![
+        "kernels counted".into(),
+        cell.into(),
+        format!("{worker_s:.2} worker-seconds").into(),
+        note.into(),
+    ]
+}
+
 /// One probe's counters in a few rows (every probe with teams): totals over every
 /// case and round, per worker-second, and what was not counted and why.
 pub fn summary_table(pc: &ProbeCounters) -> Option<Table> {
     if pc.cases.is_empty() {
         return None;
     }
-    // The cases whose software counts exist (a case refused its counters, e.g. for
-    // want of file descriptors, has none): summed alone, so that one refused case
-    // does not blank the totals of all the others.
-    let counted: Vec<&CaseCounters> = pc
-        .cases
-        .iter()
-        .filter(|c| c.total().is_some_and(|t| t.task_clock_ns.is_some()))
-        .collect();
-    let cases: Vec<&CaseCounters> = if counted.is_empty() {
-        pc.cases.iter().collect()
-    } else {
-        counted
-    };
+    let cases = counted_cases(pc);
     let mut total: Option<CounterReading> = None;
     for t in cases.iter().filter_map(|c| c.total()) {
         match &mut total {
@@ -159,26 +193,8 @@ pub fn summary_table(pc: &ProbeCounters) -> Option<Table> {
         .flat_map(|c| c.rounds.iter().filter_map(|r| r.pinned_migrations))
         .reduce(|a, b| a + b);
     let per_s = |v: Option<u64>| cell(v.map(|v| v as f64 / worker_s).filter(|_| worker_s > 0.0));
-    let cases_cell = if left_out == 0 {
-        format!("{} cases, {runs} rounds", cases.len())
-    } else {
-        format!("{} of {} cases, {runs} rounds", cases.len(), pc.cases.len())
-    };
-    let mut rows: Vec<Vec<serde_json::Value>> = vec![vec![
-        "kernels counted".into(),
-        cases_cell.into(),
-        format!("{worker_s:.2} worker-seconds").into(),
-        if left_out == 0 {
-            "workers' wall time between their start and end stamps".to_string()
-        } else {
-            format!(
-                "workers' wall time between their start and end stamps; {left_out} {} \
-                 without counts (refused: see the warnings) left out of every total",
-                if left_out == 1 { "case" } else { "cases" }
-            )
-        }
-        .into(),
-    ]];
+    let mut rows: Vec<Vec<serde_json::Value>> =
+        vec![counted_row((cases.len(), left_out), runs, worker_s)];
     let mut row = |name: &str, v: Option<u64>, rate: serde_json::Value, note: String| {
         rows.push(vec![name.into(), count_cell(v), rate, note.into()]);
     };
