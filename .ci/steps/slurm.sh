@@ -5,6 +5,10 @@
 # exit, whatever happens), and the fleet launched through its srun as
 # docs/fleet.md says. No timing thresholds.
 #
+# 0. The pinning `corescope topo --export srun` prints (compact and scatter, 2
+#    threads), run by srun under task/affinity: every task must run on exactly its
+#    CPU of the map_cpu list (its Cpus_allowed_list). The fleet's own sruns below
+#    say --cpu-bind=none: they measure unbound, as on a node of their own.
 # 1. Without MPI: `srun -n 4 --overcommit`, four tasks on the one node, each
 #    `corescope run compute --quick` (one at a time, by a lock in the temp dir: the
 #    four share the machine) writing node$SLURM_PROCID.json. The tasks stand for
@@ -83,7 +87,7 @@ SlurmdPidFile=$dir/slurmd.pid
 SlurmctldLogFile=$dir/slurmctld.log
 SlurmdLogFile=$dir/slurmd.log
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin=task/affinity
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 AccountingStorageType=accounting_storage/none
@@ -113,12 +117,29 @@ idle() { # wait until sinfo shows the node idle, at most 30 s
 idle
 echo "slurm: one-node cluster up in $((SECONDS - start)) s: $(srun --version), node $host $hw"
 
+# ---- 0. The binding corescope exports for srun, applied by srun ---------------------
+# `topo --export srun` gives `srun --ntasks=N --cpu-bind=map_cpu:LIST`; under
+# task/affinity each task must run on exactly its CPU of the list, in task order.
+for placement in compact scatter; do
+    line="$("$bin" topo --export srun --threads 2 --placement "$placement")"
+    map="${line##*map_cpu:}"
+    # shellcheck disable=SC2016,SC2086 # the line's options split as srun's own
+    got="$(timeout 60 srun ${line#srun } sh -c \
+        'echo "$SLURM_PROCID $(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"' | sort -n)"
+    want="$(echo "$map" | tr ',' '\n' | awk '{print NR - 1, $1}')"
+    if [ "$got" != "$want" ]; then
+        echo "slurm: '$line' ran tasks on (task cpus):"; echo "$got"; echo "expected:"; echo "$want"
+        exit 1
+    fi
+    echo "slurm: $line: every task on its CPU"
+done
+
 # ---- 1. Without MPI: srun tasks, each one corescope run -----------------------------
 runs="$dir/runs"
 mkdir "$runs"
 export CORESCOPE_BIN="$bin" CORESCOPE_RUNS="$runs"
 # shellcheck disable=SC2016 # expanded by each task's shell
-timeout 600 srun -n 4 --overcommit sh -c 'flock "$CORESCOPE_RUNS/lock" "$CORESCOPE_BIN" run compute \
+timeout 600 srun -n 4 --overcommit --cpu-bind=none sh -c 'flock "$CORESCOPE_RUNS/lock" "$CORESCOPE_BIN" run compute \
     --quick --no-progress --no-html --out "$CORESCOPE_RUNS/node$SLURM_PROCID.json" >/dev/null'
 unset CORESCOPE_BIN CORESCOPE_RUNS
 # The test-only switches, on the files: name each after its task, halve node2.
@@ -160,7 +181,7 @@ echo "slurm: srun without MPI: 4 tasks, node2 named, drain reason taken ($((SECO
 # ---- 2. With MPI: corescope fleet run under srun --mpi=pmix ------------------------
 export CORESCOPE_FLEET_NODE_NAME_TEST='node{rank}' CORESCOPE_FLEET_HANDICAP_TEST='2:0.5'
 rc=0
-TMPDIR="$dir/tmp" timeout 600 srun -n 4 --overcommit --mpi=pmix "$mpibin" fleet run compute --serial \
+TMPDIR="$dir/tmp" timeout 600 srun -n 4 --overcommit --cpu-bind=none --mpi=pmix "$mpibin" fleet run compute --serial \
     --out "$dir/mpi-fleet.json" --dir "$dir/mpi-runs" >"$dir/mpi-report.txt" 2>"$dir/mpi-err.txt" || rc=$?
 unset CORESCOPE_FLEET_NODE_NAME_TEST CORESCOPE_FLEET_HANDICAP_TEST
 if [ "$rc" != 0 ]; then
