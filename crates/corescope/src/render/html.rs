@@ -8,7 +8,7 @@
 use super::svg::{self, esc};
 use super::terminal::{estimates_by_x, interval_note, repetitions, series_groups};
 use super::{fmt_num, fmt_value, fmt_x, md, words};
-use crate::model::{Distribution, Estimate, ProbeResult, RunFile, Status};
+use crate::model::{Distribution, Estimate, ProbeResult, RunFile, Status, View};
 use std::fmt::Write;
 
 /// The report's stylesheet (shared with `compare`). Charts take the column's
@@ -27,8 +27,16 @@ svg{max-width:100%;height:auto;font-family:system-ui,sans-serif;display:block}de
 .side{display:flex;flex-wrap:wrap;gap:1em}.side figure{flex:1 1 480px;min-width:0}code{overflow-wrap:anywhere}\
 @page{margin:12mm}@media print{body{max-width:none;margin:0;font-size:11px}h2{page-break-before:always}figure,tr{break-inside:avoid}nav{display:none}.scroll{overflow:visible}}";
 
-/// The whole report.
+/// The whole report, each probe's special views those its registry entry
+/// declares.
 pub fn render_run(run: &RunFile) -> String {
+    render_run_in(run, &crate::probes::registry())
+}
+
+/// [`render_run`] with the probes of `registry`: a result gets the special views
+/// its probe declares there ([`crate::probes::Probe::views`]); a result whose
+/// probe `registry` does not know, none.
+pub fn render_run_in(run: &RunFile, registry: &[Box<dyn crate::probes::Probe>]) -> String {
     let run = &super::for_display(run);
     let mut o = String::new();
     let title = format!("corescope — {} — {}", run.host.hostname, run.started_utc);
@@ -55,7 +63,14 @@ pub fn render_run(run: &RunFile) -> String {
     let opts = chart_opts(run);
     for p in &run.probes {
         let answer = answers.probes.iter().find(|a| a.id == p.id);
-        probe(&mut o, p, answer.and_then(|a| a.head.as_deref()), opts);
+        let views = super::views_of(registry, &p.id);
+        probe(
+            &mut o,
+            p,
+            answer.and_then(|a| a.head.as_deref()),
+            opts,
+            views,
+        );
     }
     if let Some(cc) = &run.crosscheck {
         o.push_str(&super::crosscheck::html(cc));
@@ -169,7 +184,13 @@ const FINDINGS_SHOWN: usize = 6;
 /// One probe's section: its answer (the summary's headline) first, then its
 /// findings (the first [`FINDINGS_SHOWN`], the rest collapsed), its figures and
 /// tables, its warnings last.
-fn probe(o: &mut String, p: &ProbeResult, answer: Option<&str>, opts: svg::ChartOpts) {
+fn probe(
+    o: &mut String,
+    p: &ProbeResult,
+    answer: Option<&str>,
+    opts: svg::ChartOpts,
+    views: &[View],
+) {
     let _ = write!(
         o,
         "<section id='{id}'><h2>{id} <span class='badge {cls}'>{st}</span></h2><p>{title}</p>",
@@ -202,7 +223,9 @@ fn probe(o: &mut String, p: &ProbeResult, answer: Option<&str>, opts: svg::Chart
     o.push_str(&super::channel_roadmap::figures(p));
     o.push_str(&super::spin_bars::figures(p));
     o.push_str(&super::loaded_curve::figures(p));
-    o.push_str(&super::stream_chart::figure(p, opts));
+    if views.contains(&View::StreamChart) {
+        o.push_str(&super::stream_chart::figure(p, opts));
+    }
     o.push_str(&super::peak_overview::figures(p));
     let folded = super::peak_overview::folded(p).or_else(|| super::spin_bars::folded(p));
     if let Some(summary) = folded {
@@ -881,6 +904,7 @@ mod tests {
             &with_findings(FINDINGS_SHOWN + 3),
             Some("the <answer>"),
             svg::ChartOpts::default(),
+            &[],
         );
         let answer = o.find("<p class='answer'>").expect("answer shown");
         assert!(o.contains("the &lt;answer&gt;"), "{o}");
@@ -905,6 +929,7 @@ mod tests {
             &p,
             Some("skipped: no PMU"),
             svg::ChartOpts::default(),
+            &[],
         );
         assert!(!o.contains("class='answer'"), "{o}");
         assert!(o.contains("Skipped:"), "{o}");

@@ -1,0 +1,15 @@
+//! The special charts and sections a probe's results get in the report, as data:
+//! each probe states its views (`Probe::views`, in its own file) and the renderers
+//! look them up in the registry by the run file's probe id, never test the id
+//! themselves. A result whose probe the registry does not know (an older run
+//! file's) gets no special view; the generic charts and tables draw it all.
+
+/// A special chart or section of the report, drawn from the shapes of a result
+/// (named series and tables) in addition to the generic ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum View {
+    /// STREAM's kernels on one chart (`render/stream_chart.rs`): bandwidth
+    /// against threads, each point the best placement's, from the series
+    /// `<kernel>/<placement>` in bytes per second.
+    StreamChart,
+}
