@@ -12,4 +12,8 @@ pub enum View {
     /// against threads, each point the best placement's, from the series
     /// `<kernel>/<placement>` in bytes per second.
     StreamChart,
+    /// Seed 003's bars (`render/spin_bars.rs`): per benchmark, the slowdown
+    /// under each spin loop, from the tables `spin/<placement>`; the series
+    /// below them folded.
+    SpinBars,
 }

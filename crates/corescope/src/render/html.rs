@@ -221,13 +221,17 @@ fn probe(
     params(o, p);
     o.push_str(&super::channel_roadmap::figure(p).unwrap_or_default());
     o.push_str(&super::channel_roadmap::figures(p));
-    o.push_str(&super::spin_bars::figures(p));
+    let spin_bars = views.contains(&View::SpinBars);
+    if spin_bars {
+        o.push_str(&super::spin_bars::figures(p));
+    }
     o.push_str(&super::loaded_curve::figures(p));
     if views.contains(&View::StreamChart) {
         o.push_str(&super::stream_chart::figure(p, opts));
     }
     o.push_str(&super::peak_overview::figures(p));
-    let folded = super::peak_overview::folded(p).or_else(|| super::spin_bars::folded(p));
+    let folded = super::peak_overview::folded(p)
+        .or_else(|| spin_bars.then(|| super::spin_bars::folded(p)).flatten());
     if let Some(summary) = folded {
         let _ = write!(o, "<details><summary>{}</summary>", esc(summary));
     }
@@ -272,7 +276,7 @@ fn probe(
     }
     for t in &p.tables {
         // A table drawn as bars above keeps its numbers, collapsed.
-        let drawn = super::spin_bars::is_drawn(t)
+        let drawn = (spin_bars && super::spin_bars::is_drawn(t))
             || (super::loaded_curve::PROBES.contains(&p.id.as_str())
                 && super::loaded_curve::is_drawn(t));
         let summary = if super::peak_overview::is_drawn(p, t) {
