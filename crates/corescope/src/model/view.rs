@@ -16,4 +16,9 @@ pub enum View {
     /// under each spin loop, from the tables `spin/<placement>`; the series
     /// below them folded.
     SpinBars,
+    /// The peak overview (`render/peak_overview.rs`): FLOP per cycle per thread
+    /// of every ISA level and precision at every thread count beside the FMA
+    /// limit, from the series `<kernel>-per-cycle/<placement>` and the
+    /// limit table; the per-level charts below it folded.
+    PeakOverview,
 }

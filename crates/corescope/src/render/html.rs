@@ -229,8 +229,13 @@ fn probe(
     if views.contains(&View::StreamChart) {
         o.push_str(&super::stream_chart::figure(p, opts));
     }
-    o.push_str(&super::peak_overview::figures(p));
-    let folded = super::peak_overview::folded(p)
+    let peak = views.contains(&View::PeakOverview);
+    if peak {
+        o.push_str(&super::peak_overview::figures(p));
+    }
+    let folded = peak
+        .then(|| super::peak_overview::folded(p))
+        .flatten()
         .or_else(|| spin_bars.then(|| super::spin_bars::folded(p)).flatten());
     if let Some(summary) = folded {
         let _ = write!(o, "<details><summary>{}</summary>", esc(summary));
@@ -279,7 +284,7 @@ fn probe(
         let drawn = (spin_bars && super::spin_bars::is_drawn(t))
             || (super::loaded_curve::PROBES.contains(&p.id.as_str())
                 && super::loaded_curve::is_drawn(t));
-        let summary = if super::peak_overview::is_drawn(p, t) {
+        let summary = if peak && super::peak_overview::is_drawn(p, t) {
             Some("the FMA limit per kernel, as recorded at measure time")
         } else {
             drawn.then_some("the numbers behind the bars")
@@ -774,6 +779,7 @@ fn histogram(o: &mut String, d: &Distribution) {
 /// Markdown: findings and series tables per probe.
 pub fn markdown(run: &RunFile) -> String {
     let run = &super::for_display(run);
+    let registry = crate::probes::registry();
     let mut o = format!(
         "# corescope — {}\n\n{} · {} · {}\n",
         md(&run.host.hostname),
@@ -795,7 +801,9 @@ pub fn markdown(run: &RunFile) -> String {
         for f in &p.findings {
             let _ = writeln!(o, "- {}", md(&super::words::finding(f)));
         }
-        o.push_str(&super::peak_overview::markdown(p));
+        if super::views_of(&registry, &p.id).contains(&View::PeakOverview) {
+            o.push_str(&super::peak_overview::markdown(p));
+        }
         for group in series_groups(&p.series) {
             let first = group[0];
             let (xs, scale, label) = super::table_axes(&group);
