@@ -21,4 +21,8 @@ pub enum View {
     /// limit, from the series `<kernel>-per-cycle/<placement>` and the
     /// limit table; the per-level charts below it folded.
     PeakOverview,
+    /// Latency against the bandwidth the other CPUs draw (`render/loaded_curve.rs`),
+    /// as Intel MLC draws it, from the tables `…: latency vs bandwidth`; the
+    /// tables below it folded.
+    LoadedCurve,
 }

@@ -225,7 +225,10 @@ fn probe(
     if spin_bars {
         o.push_str(&super::spin_bars::figures(p));
     }
-    o.push_str(&super::loaded_curve::figures(p));
+    let loaded_curve = views.contains(&View::LoadedCurve);
+    if loaded_curve {
+        o.push_str(&super::loaded_curve::figures(p));
+    }
     if views.contains(&View::StreamChart) {
         o.push_str(&super::stream_chart::figure(p, opts));
     }
@@ -282,8 +285,7 @@ fn probe(
     for t in &p.tables {
         // A table drawn as bars above keeps its numbers, collapsed.
         let drawn = (spin_bars && super::spin_bars::is_drawn(t))
-            || (super::loaded_curve::PROBES.contains(&p.id.as_str())
-                && super::loaded_curve::is_drawn(t));
+            || (loaded_curve && super::loaded_curve::is_drawn(t));
         let summary = if peak && super::peak_overview::is_drawn(p, t) {
             Some("the FMA limit per kernel, as recorded at measure time")
         } else {
