@@ -25,4 +25,9 @@ pub enum View {
     /// as Intel MLC draws it, from the tables `…: latency vs bandwidth`; the
     /// tables below it folded.
     LoadedCurve,
+    /// Seed 004's figures (`render/channel_roadmap.rs`): the Stage One roadmap
+    /// as bars, from its roadmap table, and Stage Two's curves against their
+    /// reference lines (series `<step>/Optimal`, …), which leave the generic
+    /// charts.
+    ChannelRoadmap,
 }

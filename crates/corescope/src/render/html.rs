@@ -219,8 +219,11 @@ fn probe(
     }
     findings(o, p);
     params(o, p);
-    o.push_str(&super::channel_roadmap::figure(p).unwrap_or_default());
-    o.push_str(&super::channel_roadmap::figures(p));
+    let roadmap = views.contains(&View::ChannelRoadmap);
+    if roadmap {
+        o.push_str(&super::channel_roadmap::figure(p).unwrap_or_default());
+        o.push_str(&super::channel_roadmap::figures(p));
+    }
     let spin_bars = views.contains(&View::SpinBars);
     if spin_bars {
         o.push_str(&super::spin_bars::figures(p));
@@ -243,7 +246,11 @@ fn probe(
     if let Some(summary) = folded {
         let _ = write!(o, "<details><summary>{}</summary>", esc(summary));
     }
-    let series = super::channel_roadmap::undrawn_series(p);
+    let series = if roadmap {
+        super::channel_roadmap::undrawn_series(p)
+    } else {
+        std::borrow::Cow::Borrowed(&p.series[..])
+    };
     for g in chart_groups(&series) {
         series_figure(o, p, &g, opts);
     }
