@@ -178,6 +178,39 @@ fn chart_opts(run: &RunFile) -> svg::ChartOpts {
     }
 }
 
+/// The special figures of the views `p`'s probe declares, in the report's
+/// order; the summary under which its series charts are folded, if any.
+fn special_figures(
+    o: &mut String,
+    p: &ProbeResult,
+    views: &[View],
+    opts: svg::ChartOpts,
+) -> Option<&'static str> {
+    let roadmap = views.contains(&View::ChannelRoadmap);
+    if roadmap {
+        o.push_str(&super::channel_roadmap::figure(p).unwrap_or_default());
+        o.push_str(&super::channel_roadmap::figures(p));
+    }
+    let spin_bars = views.contains(&View::SpinBars);
+    if spin_bars {
+        o.push_str(&super::spin_bars::figures(p));
+    }
+    let loaded_curve = views.contains(&View::LoadedCurve);
+    if loaded_curve {
+        o.push_str(&super::loaded_curve::figures(p));
+    }
+    if views.contains(&View::StreamChart) {
+        o.push_str(&super::stream_chart::figure(p, opts));
+    }
+    let peak = views.contains(&View::PeakOverview);
+    if peak {
+        o.push_str(&super::peak_overview::figures(p));
+    }
+    peak.then(|| super::peak_overview::folded(p))
+        .flatten()
+        .or_else(|| spin_bars.then(|| super::spin_bars::folded(p)).flatten())
+}
+
 /// Findings shown before the rest of a probe's list is collapsed.
 const FINDINGS_SHOWN: usize = 6;
 
@@ -219,34 +252,11 @@ fn probe(
     }
     findings(o, p);
     params(o, p);
-    let roadmap = views.contains(&View::ChannelRoadmap);
-    if roadmap {
-        o.push_str(&super::channel_roadmap::figure(p).unwrap_or_default());
-        o.push_str(&super::channel_roadmap::figures(p));
-    }
-    let spin_bars = views.contains(&View::SpinBars);
-    if spin_bars {
-        o.push_str(&super::spin_bars::figures(p));
-    }
-    let loaded_curve = views.contains(&View::LoadedCurve);
-    if loaded_curve {
-        o.push_str(&super::loaded_curve::figures(p));
-    }
-    if views.contains(&View::StreamChart) {
-        o.push_str(&super::stream_chart::figure(p, opts));
-    }
-    let peak = views.contains(&View::PeakOverview);
-    if peak {
-        o.push_str(&super::peak_overview::figures(p));
-    }
-    let folded = peak
-        .then(|| super::peak_overview::folded(p))
-        .flatten()
-        .or_else(|| spin_bars.then(|| super::spin_bars::folded(p)).flatten());
+    let folded = special_figures(o, p, views, opts);
     if let Some(summary) = folded {
         let _ = write!(o, "<details><summary>{}</summary>", esc(summary));
     }
-    let series = if roadmap {
+    let series = if views.contains(&View::ChannelRoadmap) {
         super::channel_roadmap::undrawn_series(p)
     } else {
         std::borrow::Cow::Borrowed(&p.series[..])
@@ -291,8 +301,9 @@ fn probe(
     }
     for t in &p.tables {
         // A table drawn as bars above keeps its numbers, collapsed.
-        let drawn = (spin_bars && super::spin_bars::is_drawn(t))
-            || (loaded_curve && super::loaded_curve::is_drawn(t));
+        let drawn = (views.contains(&View::SpinBars) && super::spin_bars::is_drawn(t))
+            || (views.contains(&View::LoadedCurve) && super::loaded_curve::is_drawn(t));
+        let peak = views.contains(&View::PeakOverview);
         let summary = if peak && super::peak_overview::is_drawn(p, t) {
             Some("the FMA limit per kernel, as recorded at measure time")
         } else {
