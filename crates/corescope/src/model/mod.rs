@@ -18,6 +18,7 @@ mod notes;
 mod sensitivity;
 mod state;
 mod summary_shape;
+mod view;
 pub use crate::stats::{Distribution, Estimate, Histogram, ModeRange, Summary};
 pub use counts::{CaseCounters, ProbeCounters, RoundCount};
 pub use crosscheck::{Agreement, CrossCheck, CrossRow, RowStatus};
@@ -27,6 +28,7 @@ pub use notes::Notes;
 pub use sensitivity::Sensitivity;
 pub use state::{round_trip_span, GroupState};
 pub use summary_shape::{PairClass, Sides, SummaryShape};
+pub use view::View;
 
 /// Version of the run-file layout written by this build.
 ///

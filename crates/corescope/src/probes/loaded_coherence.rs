@@ -185,6 +185,11 @@ impl Probe for LoadedCoherence {
         "loaded-coherence"
     }
 
+    /// Hand-off and wake-up against bandwidth, as MLC draws latency.
+    fn views(&self) -> &'static [crate::model::View] {
+        &[crate::model::View::LoadedCurve]
+    }
+
     fn title(&self) -> &'static str {
         "c2c CAS hand-off and mutex wake-up of representative pairs, idle and under memory traffic"
     }

@@ -5,7 +5,7 @@
 
 use crate::clock::Clock;
 use crate::harness::team::{run_team_counted, TeamError, TeamOutcome};
-use crate::model::{Measurement, ProbeResult, Profile, Sensitivity, SummaryShape};
+use crate::model::{Measurement, ProbeResult, Profile, Sensitivity, SummaryShape, View};
 use crate::placement::{Placer, Strategy};
 use crate::topology::Topology;
 use serde::Serialize;
@@ -237,6 +237,12 @@ pub trait Probe: Send + Sync {
     /// condition it is sensitive to, looked up in the registry, never by id.
     /// Default: none.
     fn sensitive_to(&self) -> &'static [Sensitivity] {
+        &[]
+    }
+    /// The special charts and sections of the report its results get besides the
+    /// generic ones: the renderers look them up in the registry by the run file's
+    /// probe id, never by testing the id. Default: none.
+    fn views(&self) -> &'static [View] {
         &[]
     }
 }

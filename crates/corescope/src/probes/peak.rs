@@ -478,6 +478,10 @@ impl Probe for Peak {
     fn sensitive_to(&self) -> &'static [Sensitivity] {
         &[Sensitivity::CoreThroughput]
     }
+    /// The overview of every level against the FMA limit.
+    fn views(&self) -> &'static [crate::model::View] {
+        &[crate::model::View::PeakOverview]
+    }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         // FP instructions per thread per repetition: about 2.5 ms (quick), 25 ms

@@ -8,7 +8,7 @@
 use super::svg::{self, esc};
 use super::terminal::{estimates_by_x, interval_note, repetitions, series_groups};
 use super::{fmt_num, fmt_value, fmt_x, md, words};
-use crate::model::{Distribution, Estimate, ProbeResult, RunFile, Status};
+use crate::model::{Distribution, Estimate, ProbeResult, RunFile, Status, View};
 use std::fmt::Write;
 
 /// The report's stylesheet (shared with `compare`). Charts take the column's
@@ -27,8 +27,16 @@ svg{max-width:100%;height:auto;font-family:system-ui,sans-serif;display:block}de
 .side{display:flex;flex-wrap:wrap;gap:1em}.side figure{flex:1 1 480px;min-width:0}code{overflow-wrap:anywhere}\
 @page{margin:12mm}@media print{body{max-width:none;margin:0;font-size:11px}h2{page-break-before:always}figure,tr{break-inside:avoid}nav{display:none}.scroll{overflow:visible}}";
 
-/// The whole report.
+/// The whole report, each probe's special views those its registry entry
+/// declares.
 pub fn render_run(run: &RunFile) -> String {
+    render_run_in(run, &crate::probes::registry())
+}
+
+/// [`render_run`] with the probes of `registry`: a result gets the special views
+/// its probe declares there ([`crate::probes::Probe::views`]); a result whose
+/// probe `registry` does not know, none.
+pub fn render_run_in(run: &RunFile, registry: &[Box<dyn crate::probes::Probe>]) -> String {
     let run = &super::for_display(run);
     let mut o = String::new();
     let title = format!("corescope — {} — {}", run.host.hostname, run.started_utc);
@@ -55,7 +63,14 @@ pub fn render_run(run: &RunFile) -> String {
     let opts = chart_opts(run);
     for p in &run.probes {
         let answer = answers.probes.iter().find(|a| a.id == p.id);
-        probe(&mut o, p, answer.and_then(|a| a.head.as_deref()), opts);
+        let views = super::views_of(registry, &p.id);
+        probe(
+            &mut o,
+            p,
+            answer.and_then(|a| a.head.as_deref()),
+            opts,
+            views,
+        );
     }
     if let Some(cc) = &run.crosscheck {
         o.push_str(&super::crosscheck::html(cc));
@@ -163,13 +178,52 @@ fn chart_opts(run: &RunFile) -> svg::ChartOpts {
     }
 }
 
+/// The special figures of the views `p`'s probe declares, in the report's
+/// order; the summary under which its series charts are folded, if any.
+fn special_figures(
+    o: &mut String,
+    p: &ProbeResult,
+    views: &[View],
+    opts: svg::ChartOpts,
+) -> Option<&'static str> {
+    let roadmap = views.contains(&View::ChannelRoadmap);
+    if roadmap {
+        o.push_str(&super::channel_roadmap::figure(p).unwrap_or_default());
+        o.push_str(&super::channel_roadmap::figures(p));
+    }
+    let spin_bars = views.contains(&View::SpinBars);
+    if spin_bars {
+        o.push_str(&super::spin_bars::figures(p));
+    }
+    let loaded_curve = views.contains(&View::LoadedCurve);
+    if loaded_curve {
+        o.push_str(&super::loaded_curve::figures(p));
+    }
+    if views.contains(&View::StreamChart) {
+        o.push_str(&super::stream_chart::figure(p, opts));
+    }
+    let peak = views.contains(&View::PeakOverview);
+    if peak {
+        o.push_str(&super::peak_overview::figures(p));
+    }
+    peak.then(|| super::peak_overview::folded(p))
+        .flatten()
+        .or_else(|| spin_bars.then(|| super::spin_bars::folded(p)).flatten())
+}
+
 /// Findings shown before the rest of a probe's list is collapsed.
 const FINDINGS_SHOWN: usize = 6;
 
 /// One probe's section: its answer (the summary's headline) first, then its
 /// findings (the first [`FINDINGS_SHOWN`], the rest collapsed), its figures and
 /// tables, its warnings last.
-fn probe(o: &mut String, p: &ProbeResult, answer: Option<&str>, opts: svg::ChartOpts) {
+fn probe(
+    o: &mut String,
+    p: &ProbeResult,
+    answer: Option<&str>,
+    opts: svg::ChartOpts,
+    views: &[View],
+) {
     let _ = write!(
         o,
         "<section id='{id}'><h2>{id} <span class='badge {cls}'>{st}</span></h2><p>{title}</p>",
@@ -198,17 +252,15 @@ fn probe(o: &mut String, p: &ProbeResult, answer: Option<&str>, opts: svg::Chart
     }
     findings(o, p);
     params(o, p);
-    o.push_str(&super::channel_roadmap::figure(p).unwrap_or_default());
-    o.push_str(&super::channel_roadmap::figures(p));
-    o.push_str(&super::spin_bars::figures(p));
-    o.push_str(&super::loaded_curve::figures(p));
-    o.push_str(&super::stream_chart::figure(p, opts));
-    o.push_str(&super::peak_overview::figures(p));
-    let folded = super::peak_overview::folded(p).or_else(|| super::spin_bars::folded(p));
+    let folded = special_figures(o, p, views, opts);
     if let Some(summary) = folded {
         let _ = write!(o, "<details><summary>{}</summary>", esc(summary));
     }
-    let series = super::channel_roadmap::undrawn_series(p);
+    let series = if views.contains(&View::ChannelRoadmap) {
+        super::channel_roadmap::undrawn_series(p)
+    } else {
+        std::borrow::Cow::Borrowed(&p.series[..])
+    };
     for g in chart_groups(&series) {
         series_figure(o, p, &g, opts);
     }
@@ -249,10 +301,10 @@ fn probe(o: &mut String, p: &ProbeResult, answer: Option<&str>, opts: svg::Chart
     }
     for t in &p.tables {
         // A table drawn as bars above keeps its numbers, collapsed.
-        let drawn = super::spin_bars::is_drawn(t)
-            || (super::loaded_curve::PROBES.contains(&p.id.as_str())
-                && super::loaded_curve::is_drawn(t));
-        let summary = if super::peak_overview::is_drawn(p, t) {
+        let drawn = (views.contains(&View::SpinBars) && super::spin_bars::is_drawn(t))
+            || (views.contains(&View::LoadedCurve) && super::loaded_curve::is_drawn(t));
+        let peak = views.contains(&View::PeakOverview);
+        let summary = if peak && super::peak_overview::is_drawn(p, t) {
             Some("the FMA limit per kernel, as recorded at measure time")
         } else {
             drawn.then_some("the numbers behind the bars")
@@ -747,6 +799,7 @@ fn histogram(o: &mut String, d: &Distribution) {
 /// Markdown: findings and series tables per probe.
 pub fn markdown(run: &RunFile) -> String {
     let run = &super::for_display(run);
+    let registry = crate::probes::registry();
     let mut o = format!(
         "# corescope — {}\n\n{} · {} · {}\n",
         md(&run.host.hostname),
@@ -768,7 +821,9 @@ pub fn markdown(run: &RunFile) -> String {
         for f in &p.findings {
             let _ = writeln!(o, "- {}", md(&super::words::finding(f)));
         }
-        o.push_str(&super::peak_overview::markdown(p));
+        if super::views_of(&registry, &p.id).contains(&View::PeakOverview) {
+            o.push_str(&super::peak_overview::markdown(p));
+        }
         for group in series_groups(&p.series) {
             let first = group[0];
             let (xs, scale, label) = super::table_axes(&group);
@@ -881,6 +936,7 @@ mod tests {
             &with_findings(FINDINGS_SHOWN + 3),
             Some("the <answer>"),
             svg::ChartOpts::default(),
+            &[],
         );
         let answer = o.find("<p class='answer'>").expect("answer shown");
         assert!(o.contains("the &lt;answer&gt;"), "{o}");
@@ -905,6 +961,7 @@ mod tests {
             &p,
             Some("skipped: no PMU"),
             svg::ChartOpts::default(),
+            &[],
         );
         assert!(!o.contains("class='answer'"), "{o}");
         assert!(o.contains("Skipped:"), "{o}");

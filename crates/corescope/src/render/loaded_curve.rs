@@ -1,4 +1,5 @@
-//! The loaded-latency curve in the HTML report, as Intel MLC (`--loaded_latency`)
+//! The loaded-latency curve in the HTML report (`View::LoadedCurve`, which
+//! `loaded-latency` and `loaded-coherence` declare), as Intel MLC (`--loaded_latency`)
 //! and the Mess benchmark draw it: latency (y) against the bandwidth the other CPUs
 //! draw (x), a 95 % interval on each axis where the run has one. Built from the
 //! curve tables `loaded-latency` and `loaded-coherence` write ("…: latency vs
@@ -14,9 +15,6 @@ use std::fmt::Write;
 
 /// The end of a curve table's name.
 pub const TABLE_SUFFIX: &str = ": latency vs bandwidth";
-
-/// The probes whose curve tables are drawn.
-pub const PROBES: [&str; 2] = ["loaded-latency", "loaded-coherence"];
 
 /// Columns read, in order: bandwidth and its interval, latency and its interval.
 const COLUMNS: [&str; 6] = [
@@ -68,13 +66,10 @@ fn chart_and_label(t: &Table) -> (String, String) {
     }
 }
 
-/// The charts of a result's curve tables as HTML figures (empty for other probes
-/// and for results without such tables).
+/// The charts of a result's curve tables as HTML figures (empty for results
+/// without such tables).
 pub fn figures(p: &ProbeResult) -> String {
     let mut o = String::new();
-    if !PROBES.contains(&p.id.as_str()) {
-        return o;
-    }
     let mut charts: Vec<(String, Vec<XyCurve>)> = Vec::new();
     for t in p.tables.iter().filter(|t| is_drawn(t)) {
         let (chart, label) = chart_and_label(t);
@@ -163,7 +158,7 @@ mod tests {
     }
 
     #[test]
-    fn coherence_figures_share_a_chart_per_metric_and_other_probes_draw_none() {
+    fn coherence_figures_share_a_chart_per_metric_and_other_tables_draw_none() {
         let mut p = ProbeResult::new("loaded-coherence", "t", Status::Completed);
         p.tables.push(mlc_table("CAS hand-off, other-core 0↔1"));
         p.tables.push(mlc_table("CAS hand-off, other-package 0↔8"));
@@ -171,7 +166,9 @@ mod tests {
         let html = figures(&p);
         assert_eq!(html.matches("<figure>").count(), 2);
         assert!(html.contains("CAS hand-off vs bandwidth"));
-        p.id = "memory".into();
+        p.tables
+            .iter_mut()
+            .for_each(|t| t.name = "something else".into());
         assert!(figures(&p).is_empty());
     }
 

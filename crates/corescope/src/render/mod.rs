@@ -38,6 +38,20 @@ pub mod xy_chart;
 
 pub use crate::units::{fmt_num, fmt_ratio, fmt_value, fmt_x, unit_scale};
 
+/// The special views the probe `id` declares in `registry` ([`Probe::views`]);
+/// none for an id the registry does not know (an older run file's).
+///
+/// [`Probe::views`]: crate::probes::Probe::views
+pub fn views_of(
+    registry: &[Box<dyn crate::probes::Probe>],
+    id: &str,
+) -> &'static [crate::model::View] {
+    registry
+        .iter()
+        .find(|p| p.id() == id)
+        .map_or(&[], |p| p.views())
+}
+
 /// Escape text for HTML and SVG.
 pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());

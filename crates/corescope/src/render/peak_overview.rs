@@ -1,4 +1,4 @@
-//! `peak` at a glance: FLOP per cycle per thread of every ISA level and precision
+//! The peak overview (`View::PeakOverview`, which `peak` declares): FLOP per cycle per thread of every ISA level and precision
 //! (a row each) at every thread count (a column each), the best placement's
 //! median with its 95 % interval, beside the FMA units' limit the probe recorded
 //! at measure time (its `fma-limit` table: a report drawn on another machine never
@@ -112,12 +112,8 @@ fn best_at(p: &ProbeResult, prefix: &str, x: f64) -> Option<Cell> {
         .max_by(|a, b| a.value.value.total_cmp(&b.value.value))
 }
 
-/// The overview of a `peak` result; `None` for other probes and for a result
-/// without per-cycle series.
+/// The overview of a result; `None` for a result without per-cycle series.
 pub fn overview(p: &ProbeResult) -> Option<Overview> {
-    if p.id != "peak" {
-        return None;
-    }
     let kernels: Vec<String> = LEVELS
         .iter()
         .flat_map(|&l| [Precision::F64, Precision::F32].map(|pr| kernel_name(l, pr)))
@@ -465,7 +461,7 @@ mod tests {
     #[test]
     fn other_probes_and_empty_results_draw_nothing() {
         let mut p = result(None);
-        p.id = "compute".into();
+        p.series.clear();
         assert!(figures(&p).is_empty() && folded(&p).is_none());
         let empty = ProbeResult::new("peak", "t", Status::Skipped);
         assert!(overview(&empty).is_none() && markdown(&empty).is_empty());

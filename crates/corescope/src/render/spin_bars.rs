@@ -75,18 +75,16 @@ pub const FOLDED: &str = "mean slowdown over all benchmarks against the spin loo
                           often the loop reads the flag; the table's read interval row says \
                           which loop is which)";
 
-/// [`FOLDED`] when `p` is a spin result whose bars are drawn above its series.
+/// [`FOLDED`] when `p`'s bars are drawn above its series (a result whose probe
+/// declares `View::SpinBars`).
 pub fn folded(p: &ProbeResult) -> Option<&'static str> {
-    (p.id == "spin" && !p.series.is_empty() && p.tables.iter().any(is_drawn)).then_some(FOLDED)
+    (!p.series.is_empty() && p.tables.iter().any(is_drawn)).then_some(FOLDED)
 }
 
-/// The charts of a spin result, one per placement, as HTML figures (empty for any
-/// other probe).
+/// The charts of a result's spin tables, one per placement, as HTML figures
+/// (empty for a result without such tables).
 pub fn figures(p: &ProbeResult) -> String {
     let mut o = String::new();
-    if p.id != "spin" {
-        return o;
-    }
     let reference = Reference {
         value: 1.0,
         label: "1× = alone".into(),
@@ -175,7 +173,7 @@ mod tests {
             1.2,
         ));
         assert_eq!(folded(&p), Some(FOLDED));
-        p.id = "peak".into();
+        p.series.clear();
         assert_eq!(folded(&p), None);
     }
 

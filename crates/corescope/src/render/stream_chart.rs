@@ -1,6 +1,7 @@
-//! memory's STREAM figure: read, write, copy and triad on one chart, bandwidth
-//! against threads, each point the best placement's median with its interval.
-//! The per-kernel charts below it keep every placement.
+//! The STREAM figure (`View::StreamChart`, which `memory` declares): read, write,
+//! copy and triad on one chart, bandwidth against threads, each point the best
+//! placement's median with its interval. The per-kernel charts below it keep
+//! every placement.
 
 use super::svg::{self, esc, ChartOpts, Curve};
 use crate::model::{ProbeResult, Series};
@@ -8,15 +9,12 @@ use crate::model::{ProbeResult, Series};
 /// The kernels drawn, in STREAM's order (read stands for a load-only stream).
 pub const KERNELS: [&str; 4] = ["read", "write", "copy", "triad"];
 
-/// The unit of the memory probe's bandwidth series.
+/// The unit of the bandwidth series drawn.
 const UNIT: &str = "bytes_per_s";
 
 /// One curve per kernel that `p` measured: at each thread count, the best
-/// placement's median and its interval. Empty for other probes.
+/// placement's median and its interval. Empty for a result without such series.
 pub fn curves(p: &ProbeResult) -> Vec<Curve> {
-    if p.id != "memory" {
-        return Vec::new();
-    }
     KERNELS.iter().filter_map(|k| curve(p, k)).collect()
 }
 
@@ -69,15 +67,10 @@ pub fn figure(p: &ProbeResult, opts: ChartOpts) -> String {
     if cs.len() < 2 || cs.iter().all(|c| c.x.len() < 2) {
         return String::new();
     }
+    let title = format!("{} — STREAM kernels, best placement", p.id);
     format!(
         "<figure>{}<figcaption>{}</figcaption></figure>",
-        svg::chart_with(
-            "memory — STREAM kernels, best placement",
-            "threads",
-            UNIT,
-            &cs,
-            opts
-        ),
+        svg::chart_with(&title, "threads", UNIT, &cs, opts),
         esc(
             "the four kernels side by side: at each thread count the best placement's median \
              (byte counting as STREAM: read and write 8 B, copy 16 B, triad 24 B per element); \
@@ -144,9 +137,9 @@ mod tests {
     }
 
     #[test]
-    fn nothing_for_other_probes_or_a_single_kernel() {
+    fn nothing_without_bandwidth_series_or_for_a_single_kernel() {
         let mut p = result();
-        p.id = "peak".into();
+        p.series.retain(|s| s.y_name != UNIT);
         assert!(curves(&p).is_empty());
         let mut one = ProbeResult::new("memory", "t", Status::Completed);
         one.push_point(Point::samples(

@@ -5,7 +5,7 @@
 use super::fmt_num;
 use super::words;
 use crate::model::{
-    Distribution, Estimate, Matrix, ProbeResult, RunFile, Series, Status, Table as ModelTable,
+    Distribution, Estimate, Matrix, ProbeResult, RunFile, Series, Status, Table as ModelTable, View,
 };
 use comfy_table::{
     presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table,
@@ -258,12 +258,15 @@ fn or_unknown(s: &str) -> &str {
     }
 }
 
-/// Everything: header, then every probe.
+/// Everything: header, then every probe, each with the special views its
+/// registry entry declares.
 pub fn render_run(run: &RunFile) -> String {
+    let registry = crate::probes::registry();
     let mut out = header(run);
     for p in &run.probes {
         out.push('\n');
-        out.push_str(&render_probe(p));
+        let views = super::views_of(&registry, &p.id);
+        out.push_str(&probe_section(&super::probe_for_display(p), views));
     }
     if let Some(cc) = &run.crosscheck {
         out.push_str("\ncross-check against established tools:\n");
@@ -315,12 +318,14 @@ pub fn drift_summary(run: &RunFile) -> String {
     super::clean(&out, 8 * super::MAX_TEXT_CHARS, true)
 }
 
-/// One probe's section (strings cleaned and cut for the terminal).
+/// One probe's section (strings cleaned and cut for the terminal), with the
+/// special views its registry entry declares.
 pub fn render_probe(p: &ProbeResult) -> String {
-    probe_section(&super::probe_for_display(p))
+    let views = super::views_of(&crate::probes::registry(), &p.id);
+    probe_section(&super::probe_for_display(p), views)
 }
 
-fn probe_section(p: &ProbeResult) -> String {
+fn probe_section(p: &ProbeResult, views: &[View]) -> String {
     let mut out = wrapped(
         "",
         &format!("== {} — {} [{}]", p.id, p.title, p.status.name()),
@@ -340,7 +345,8 @@ fn probe_section(p: &ProbeResult) -> String {
     for f in &p.findings {
         out.push_str(&wrapped(" • ", &super::words::finding(f), 3, width()));
     }
-    if let Some(t) = super::peak_overview::text(p) {
+    let peak = views.contains(&View::PeakOverview);
+    if let Some(t) = peak.then(|| super::peak_overview::text(p)).flatten() {
         out.push_str(&overview_table(t));
     }
     for group in series_groups(&p.series) {

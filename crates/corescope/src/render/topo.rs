@@ -11,14 +11,14 @@ use crate::topology::{Cache, Topology};
 /// Widest table we aim for.
 const WIDTH: u16 = 100;
 
-/// What a run file's `sharing` probe measured of each pair of CPUs (a shared core
-/// or not, with the throughput ratio and its interval) next to what the topology
-/// says, one line per pair; or how to measure it when the run has none.
+/// What a run file measured of each pair of CPUs (its `Finding::CoreSharing`s,
+/// whichever probe wrote them: a shared core or not, with the throughput ratio
+/// and its interval) next to what the topology says, one line per pair; or how
+/// to measure it when the run has none.
 pub fn measured_sharing(run: &crate::model::RunFile) -> String {
     let lines: Vec<String> = run
         .probes
         .iter()
-        .filter(|p| p.id == "sharing")
         .flat_map(|p| &p.findings)
         .filter(|f| matches!(f, crate::model::Finding::CoreSharing { .. }))
         .map(|f| format!("  {}\n", crate::render::words::finding(f)))

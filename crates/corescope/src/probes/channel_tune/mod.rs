@@ -747,6 +747,10 @@ impl Probe for ChannelTune {
     fn sensitive_to(&self) -> &'static [Sensitivity] {
         &[Sensitivity::CrossCpu]
     }
+    /// Seed 004's roadmap and Stage Two figures.
+    fn views(&self) -> &'static [crate::model::View] {
+        &[crate::model::View::ChannelRoadmap]
+    }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         let [quick, default, full] = SUITE_BUDGET_S;

@@ -59,6 +59,11 @@ impl Probe for LoadedLatency {
         "loaded-latency"
     }
 
+    /// Latency against bandwidth, as MLC draws it.
+    fn views(&self) -> &'static [crate::model::View] {
+        &[crate::model::View::LoadedCurve]
+    }
+
     fn title(&self) -> &'static str {
         "memory latency vs the bandwidth the other CPUs draw (read, read/write), knee and saturation"
     }

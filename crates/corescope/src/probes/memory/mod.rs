@@ -85,6 +85,10 @@ impl Probe for Memory {
             Sensitivity::PagePlacement,
         ]
     }
+    /// STREAM's kernels on one chart.
+    fn views(&self) -> &'static [crate::model::View] {
+        &[crate::model::View::StreamChart]
+    }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         plan::plan(ctx)

@@ -104,6 +104,10 @@ impl Probe for Spin {
     fn sensitive_to(&self) -> &'static [Sensitivity] {
         &[Sensitivity::CoreThroughput, Sensitivity::CrossCpu]
     }
+    /// Seed 003's slowdown bars.
+    fn views(&self) -> &'static [crate::model::View] {
+        &[crate::model::View::SpinBars]
+    }
 
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         let reps: usize = ctx.profile.pick(5, 11, 31);
