@@ -113,13 +113,21 @@ impl Axis {
     }
     fn ticks(&self) -> Vec<f64> {
         if self.log {
+            // Exponents within f64's range: an end of 0 or a subnormal (a hostile
+            // run file) would give -inf, i.e. i32::MIN, and billions of ticks.
+            let exp = |x: f64, (lo, hi): (i32, i32)| (x as i32).clamp(lo, hi);
             let mut t: Vec<f64> = if self.binary {
-                let (a, b) = (self.lo.log2().floor() as i32, self.hi.log2().ceil() as i32);
+                let range = F64_EXP2_RANGE;
+                let (a, b) = (
+                    exp(self.lo.log2().floor(), range),
+                    exp(self.hi.log2().ceil(), range),
+                );
                 (a..=b).map(|e| 2f64.powi(e)).collect()
             } else {
+                let range = F64_EXP10_RANGE;
                 let (a, b) = (
-                    self.lo.log10().floor() as i32,
-                    self.hi.log10().ceil() as i32,
+                    exp(self.lo.log10().floor(), range),
+                    exp(self.hi.log10().ceil(), range),
                 );
                 (a..=b)
                     .flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e)))
@@ -178,6 +186,12 @@ fn log_ends(lo: f64, hi: f64, binary: bool) -> (f64, f64) {
 }
 
 /// The smallest of 1, 2, 2.5, 5 × 10^k that is at least `raw`.
+/// Binary exponents of finite, nonzero f64 values, subnormals included
+/// (`f64::MIN_POSITIVE` is 2^-1022; the smallest subnormal 2^-1074).
+const F64_EXP2_RANGE: (i32, i32) = (-1075, 1024);
+/// Decimal exponents of finite, nonzero f64 values (about 4.9e-324 … 1.8e308).
+const F64_EXP10_RANGE: (i32, i32) = (-324, 309);
+
 pub(crate) fn nice_step(raw: f64) -> f64 {
     if raw.is_nan() || raw <= 0.0 || !raw.is_finite() {
         return 1.0;
@@ -726,6 +740,28 @@ mod tests {
         );
         assert!(!svg.contains("<b>") && !svg.contains("<i>"));
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+    }
+
+    /// A log axis whose low end is 0 or subnormal (a hostile run file's values
+    /// padded down) keeps a handful of ticks: found by the run-file fuzz test, which
+    /// once asked for 51 GB of them.
+    #[test]
+    fn log_ticks_stay_few_at_the_ends_of_f64() {
+        for binary in [true, false] {
+            for (lo, hi) in [(0.0, 1e300), (5e-324, 1.0), (1e-310, f64::MAX)] {
+                let a = Axis {
+                    lo,
+                    hi,
+                    log: true,
+                    step: 0.0,
+                    binary,
+                };
+                let t = a.ticks();
+                assert!((2..=12).contains(&t.len()), "{a:?}: {} ticks", t.len());
+            }
+        }
+        let a = Axis::over([5e-324, 1.0].into_iter(), true, false).binary(5e-324, 1.0);
+        assert!(a.ticks().len() <= 12, "{a:?}");
     }
 
     #[test]
