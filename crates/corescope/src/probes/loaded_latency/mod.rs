@@ -20,9 +20,10 @@
 //! its latency and its bandwidth carry a 95 % interval; `finish` pairs them into the
 //! curve (a table per traffic kind) and names its knee and its saturation bandwidth.
 //!
-//! Cross-check: the idle step is also measured with default pages
-//! (`latency/idle-default-pages`), the memory probe's chase at the same size and
-//! page advice (`ws-latency/1t` at its largest working set).
+//! Cross-check: the idle step (huge pages requested) is the memory probe's
+//! `ws-latency/1t` at its largest working set; it is also measured with default
+//! pages (`latency/idle-default-pages`), the memory probe's
+//! `ws-latency-default-pages/1t` at that size.
 //!
 //! On a machine of several NUMA nodes each node is measured: chaser, injectors and
 //! their memory (first touched by the thread that uses it) on that node.

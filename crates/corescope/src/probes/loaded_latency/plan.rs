@@ -381,7 +381,7 @@ pub(super) fn plan(ctx: &PlanCtx) -> Result<Plan, ProbeError> {
             .param("read_write_delays_turns", &rw_delays)
             .param("delay_unit", "turns of a dec/jnz loop (about one core cycle each) between two cache lines")
             .param("chase_bytes", chase.per_thread)
-            .param("chase_pages", "MADV_HUGEPAGE (idle-default-pages: no advice, as the memory probe's chase)")
+            .param("chase_pages", "MADV_HUGEPAGE (idle-default-pages: no advice, as the memory probe's ws-latency-default-pages/1t; the huge-page steps as its ws-latency/1t)")
             .param("injector_bytes_per_thread", inj.per_thread)
             .param("line_bytes", line_bytes)
             .param("chase_steps", steps)

@@ -2,6 +2,7 @@
 //! against per-thread timing, first touch, huge pages, and the cache boundaries the
 //! working-set latency shows.
 
+use super::plan::ws_latency_series;
 use crate::analysis;
 use crate::memguard;
 use crate::model::{Finding, ProbeResult};
@@ -90,9 +91,10 @@ pub(super) fn findings(result: &mut ProbeResult, ctx: &PlanCtx) {
         team_vs_threads(result, cpus),
         first_touch(result, ctx),
         huge_pages(result),
+        chase_pages(result),
     ];
     result.findings.extend(found.into_iter().flatten());
-    if let Some(s) = result.series("ws-latency/1t") {
+    if let Some(s) = result.series(ws_latency_series(true)) {
         let (x, y) = (s.x.clone(), s.y.clone());
         result
             .findings
@@ -199,6 +201,32 @@ fn huge_pages(result: &ProbeResult) -> Option<Finding> {
         ("MADV_HUGEPAGE", &format!("read-thp/{p}"), x),
         ("MADV_NOHUGEPAGE", &format!("read-nothp/{p}"), x),
         Some(granted),
+    )
+}
+
+/// The chase at the largest working set with huge pages requested vs no advice,
+/// interleaved: past the TLBs' reach the difference is the page walks' cost.
+fn chase_pages(result: &ProbeResult) -> Option<Finding> {
+    let default = result.series(ws_latency_series(false))?;
+    let x = *default.x.last()?;
+    let share = result
+        .estimate("ws-latency-huge-share/1t", x)
+        .map(|e| {
+            format!(
+                "the chase's block was {:.0} % backed by huge pages with MADV_HUGEPAGE (median over rounds); ",
+                e.value * 100.0
+            )
+        })
+        .unwrap_or_default();
+    analysis::compare(
+        result,
+        &format!("pointer chase over {}, pages", memguard::human(x as u64)),
+        "ns",
+        ("MADV_HUGEPAGE", ws_latency_series(true), x),
+        ("no advice", ws_latency_series(false), x),
+        Some(format!(
+            "{share}a difference is the cost of page walks, which the `ws-latency/1t` series leaves out"
+        )),
     )
 }
 

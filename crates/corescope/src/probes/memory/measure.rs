@@ -5,6 +5,7 @@
 use super::arrays::{self, Lease};
 use super::kernel::{bytes_moved, Kernel};
 use super::pages::huge_bytes_at;
+use super::plan::ws_latency_series;
 use crate::kernels::buffer::{Block, BlockTag, Loan, Pages};
 use crate::kernels::chase::{build_chase, chase, chase_from};
 use crate::kernels::stream::read_sum;
@@ -250,57 +251,92 @@ pub(super) fn run_ws_read(
     )]))
 }
 
+/// Smallest chase block whose huge-page share is read (two huge pages: below it
+/// the share says little, and the sweep's small sizes skip the smaps read).
+const CHASE_SHARE_MIN_BYTES: u64 = 2 * crate::kernels::buffer::HUGE_PAGE_BYTES as u64;
+
 pub(super) fn run_ws_latency(
     ctx: &mut RunCtx,
     ws_bytes: u64,
     steps: u64,
+    huge_pages: bool,
 ) -> Result<Measurement, ProbeError> {
     let line = ctx.plan.topo.line_bytes_or_default() as usize;
     let stride = line / 8; // words per line: one link per cache line
     let slots = ((ws_bytes as usize) / line).max(2);
     let cpus = placement::assign(&ctx.plan.topo, &Strategy::Linear, 1)
         .map_err(|e| ProbeError::Failed(e.to_string()))?;
+    let pages = if huge_pages {
+        Pages::Huge
+    } else {
+        Pages::Default
+    };
     // The chain is built and first walked once per group; each run continues the
     // walk where the last stopped, so the runs of a group cover the whole cycle.
     let tag = BlockTag {
         holds: "pointer chase",
         words: slots * stride,
-        pages: Pages::Default,
+        pages,
         node: first_touch_node(&ctx.plan.topo, cpus.first().copied().flatten()),
     };
     let cache = std::mem::take(&mut ctx.blocks);
     let make = || {
-        Block::new(slots * stride, Pages::Default, 0).map(|mut b| {
+        Block::new(slots * stride, pages, 0).map(|mut b| {
             build_chase(b.as_mut_slice(), stride, slots, ws_bytes ^ 0x5eed);
             // Walk it once so the first repetition is not a cold start.
             black_box(chase(b.as_slice(), stride, slots as u64));
             b
         })
     };
+    // Untimed, before each run: how much of the block the kernel backs with huge
+    // pages (it may collapse pages between runs), for the blocks where it matters.
+    let read_share = huge_pages && ws_bytes >= CHASE_SHARE_MIN_BYTES;
     let out = ctx.team(
         &cpus,
         1,
-        |_t| Loan::take_or_make(Some(&cache), 0, tag, make),
-        |_t, loan| -> Result<u64, String> {
-            let loan = loan.as_mut().map_err(|e| e.clone())?;
+        |_t| {
+            Loan::take_or_make(Some(&cache), usize::from(!huge_pages), tag, make).map(|loan| {
+                let b = loan.block();
+                let share = read_share
+                    .then(|| huge_bytes_at(b.addr()))
+                    .flatten()
+                    .map(|h| (h as f64 / b.allocated_bytes().max(1) as f64).min(1.0));
+                (loan, share)
+            })
+        },
+        |_t, state| -> Result<(u64, Option<f64>), String> {
+            let (loan, share) = state.as_mut().map_err(|e| e.clone())?;
             loan.cursor = chase_from(loan.block().as_slice(), stride, loan.cursor, steps);
-            Ok(black_box(loan.cursor))
+            Ok((black_box(loan.cursor), *share))
         },
     );
     ctx.blocks = cache;
     let out = out?;
-    if let Some(err) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
-        return Err(ProbeError::Failed(format!("ws-latency: {err}")));
-    }
+    let first = out.results.iter().flatten().next();
+    let share = match first {
+        Some(Err(err)) => return Err(ProbeError::Failed(format!("ws-latency: {err}"))),
+        Some(Ok((_, share))) => *share,
+        None => None,
+    };
     let rep = out
         .reps
         .first()
         .ok_or_else(|| ProbeError::Failed("no repetition ran".into()))?;
-    Ok(Measurement::points(vec![Point::new(
-        "ws-latency/1t",
+    let mut points = vec![Point::new(
+        ws_latency_series(huge_pages),
         "bytes",
         ws_bytes as f64,
         "ns",
         rep.team_ns() as f64 / steps as f64,
-    )]))
+    )];
+    if let Some(share) = share {
+        points.push(Point::new(
+            "ws-latency-huge-share/1t",
+            "bytes",
+            ws_bytes as f64,
+            "fraction",
+            share,
+        ));
+    }
+    Ok(Measurement::points(points))
 }

@@ -64,7 +64,7 @@ impl Probe for Memory {
             families: &["read", "write", "copy", "triad"],
             by_placement: &["read", "write"],
             table2: &[],
-            latency_series: Some("ws-latency/1t"),
+            latency_series: Some(plan::ws_latency_series(true)),
         }
     }
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
@@ -108,7 +108,11 @@ impl Probe for Memory {
                 ws_bytes,
                 passes,
             } => run_ws_read(ctx, threads, &label, ws_bytes, passes),
-            CaseParams::WsLatency { ws_bytes, steps } => run_ws_latency(ctx, ws_bytes, steps),
+            CaseParams::WsLatency {
+                ws_bytes,
+                steps,
+                huge_pages,
+            } => run_ws_latency(ctx, ws_bytes, steps, huge_pages),
         }
     }
 

@@ -82,10 +82,12 @@ fn cells_rule(n: usize, profile: Profile) -> String {
 }
 
 /// Rounds of a cell: beyond two nodes the default and quick profiles take 6 to 8
-/// (enough for the signed-rank test to separate two cells).
+/// (enough for the signed-rank test to separate two cells). One node has a single
+/// cell per kind and nothing to compare it with, so 6 to 8 give its interval too
+/// (rounds widened to 30 there cost a default run about a minute of a 2 GiB chase).
 fn cell_rounds(profile: Profile, nodes: usize) -> Rounds {
     let mut rounds = crate::probes::pool::rounds_for(profile, Rounds::COMPARED);
-    if nodes > 2 && profile != Profile::Full {
+    if (nodes > 2 || nodes == 1) && profile != Profile::Full {
         rounds.min = rounds.min.min(6);
         rounds.max = rounds.max.min(8);
     }
