@@ -5,7 +5,9 @@
 
 use crate::clock::Clock;
 use crate::harness::team::{run_team_counted, TeamError, TeamOutcome};
-use crate::model::{Measurement, ProbeResult, Profile, Sensitivity, SummaryShape, View};
+use crate::model::{
+    Measurement, ProbeResult, Profile, SameQuantity, Sensitivity, SummaryShape, View,
+};
 use crate::placement::{Placer, Strategy};
 use crate::topology::Topology;
 use serde::Serialize;
@@ -243,6 +245,12 @@ pub trait Probe: Send + Sync {
     /// generic ones: the renderers look them up in the registry by the run file's
     /// probe id, never by testing the id. Default: none.
     fn views(&self) -> &'static [View] {
+        &[]
+    }
+    /// Its figures that another probe measures too (same quantity, same size, same
+    /// method): every report puts each pair side by side with their ratio
+    /// (`analysis::consistency`). Default: none.
+    fn same_quantities(&self) -> &'static [SameQuantity] {
         &[]
     }
 }

@@ -19,7 +19,7 @@ fn clean(s: &str) -> String {
 }
 
 /// A value with its interval: `25.0 GB/s (24.1–25.9)`.
-fn value(unit: &str, e: Option<&Estimate>) -> String {
+pub fn value(unit: &str, e: Option<&Estimate>) -> String {
     match e {
         Some(e) if e.n > 1 && e.hi > e.lo => format!(
             "{} ({}–{})",

@@ -75,6 +75,8 @@ pub fn render_run_in(run: &RunFile, registry: &[Box<dyn crate::probes::Probe>]) 
     if let Some(cc) = &run.crosscheck {
         o.push_str(&super::crosscheck::html(cc));
     }
+    let same = super::consistency::of_run(run, registry);
+    o.push_str(&super::consistency::html(run, &same));
     o.push_str(&super::glossary::html());
     let _ = write!(
         o,

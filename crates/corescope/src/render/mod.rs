@@ -7,6 +7,7 @@ pub mod compare_first;
 pub mod compare_html;
 pub mod compare_text;
 pub mod compare_view;
+pub mod consistency;
 pub mod crosscheck;
 pub mod csv;
 pub mod distribution_svg;

@@ -272,7 +272,23 @@ pub fn render_run(run: &RunFile) -> String {
         out.push_str("\ncross-check against established tools:\n");
         out.push_str(&super::crosscheck::table(cc, width()));
     }
+    let same = super::consistency::of_run(run, &registry);
+    out.push_str(&consistency_text(&super::consistency::lines(run, &same)));
     out.push_str(&drift_summary(run));
+    out
+}
+
+/// The pairs of probes that measure one quantity: the heading, a sentence a pair
+/// (hanging), the note; empty without pairs.
+fn consistency_text(lines: &[String]) -> String {
+    let Some((head, rest)) = lines.split_first() else {
+        return String::new();
+    };
+    let mut out = format!("\n{head}\n");
+    for (k, l) in rest.iter().enumerate() {
+        let indent = if k + 1 == rest.len() { 1 } else { 3 };
+        out.push_str(&wrapped(" ", l, indent, width()));
+    }
     out
 }
 

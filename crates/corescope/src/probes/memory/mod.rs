@@ -44,8 +44,9 @@ pub use kernel::{bytes_moved, Kernel};
 pub use measure::{sustained_bytes_per_s, BANDWIDTH_PASSES, WS_READ_REPS};
 pub use pages::{huge_bytes_at, thp_probe};
 pub use plan::{
-    team_block_bytes, working_sets, MAX_WORKING_SET_BYTES, MIN_BLOCK_BYTES, PLACEMENTS,
-    STREAM_CACHE_FACTOR, TEAM_BLOCK_RULE, WS_FALLBACK_MAX_BYTES, WS_LLC_FACTOR, WS_MIN_BYTES,
+    team_block_bytes, working_sets, ws_latency_series, MAX_WORKING_SET_BYTES, MIN_BLOCK_BYTES,
+    PLACEMENTS, STREAM_CACHE_FACTOR, TEAM_BLOCK_RULE, WS_FALLBACK_MAX_BYTES, WS_LATENCY_PAGES,
+    WS_LLC_FACTOR, WS_MIN_BYTES,
 };
 
 use crate::model::{Measurement, ProbeResult, Sensitivity};

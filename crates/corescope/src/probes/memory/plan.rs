@@ -45,6 +45,10 @@ pub(super) enum CaseParams {
     },
 }
 
+/// The memory probe's `ws_latency_pages` parameter: how the chase's blocks were
+/// advised (files written before the chase asked for huge pages lack it).
+pub const WS_LATENCY_PAGES: &str = "ws-latency/1t: MADV_HUGEPAGE at every size; ws-latency-default-pages/1t: no advice, at the largest size";
+
 /// The chase's series: `ws-latency/1t` with huge pages requested,
 /// `ws-latency-default-pages/1t` with no advice.
 pub fn ws_latency_series(huge_pages: bool) -> &'static str {
@@ -373,6 +377,7 @@ pub(super) fn plan(ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         .param("ws_bytes", &sizes)
         .param("ws_read_bytes_per_case", target)
         .param("ws_latency_steps", steps)
+        .param("ws_latency_pages", WS_LATENCY_PAGES)
         .param("memory_available_bytes", avail.bytes)
         .param("memory_available_source", &avail.source);
     let mut notes = Vec::new();
