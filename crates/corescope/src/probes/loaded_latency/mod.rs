@@ -49,6 +49,9 @@ use plan::CaseParams;
 /// The probe.
 pub struct LoadedLatency;
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "loaded-latency";
+
 impl Probe for LoadedLatency {
     /// Its chase's duration, its blocks' first touch, its team ([`loaded_run_cost_s`]).
     fn run_cost_s(&self, c: &super::cost::Cost) -> Option<f64> {
@@ -56,7 +59,7 @@ impl Probe for LoadedLatency {
     }
 
     fn id(&self) -> &'static str {
-        "loaded-latency"
+        ID
     }
 
     /// Latency against bandwidth, as MLC draws it.

@@ -56,6 +56,9 @@ use plan::CaseParams;
 /// The probe.
 pub struct Memory;
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "memory";
+
 impl Probe for Memory {
     /// [`cost::run_s`], with the probe's passes and repetitions.
     /// Summary: the four kernels' peaks, read and write per placement, the load latency per cache level.
@@ -72,7 +75,7 @@ impl Probe for Memory {
     }
 
     fn id(&self) -> &'static str {
-        "memory"
+        ID
     }
 
     fn title(&self) -> &'static str {
