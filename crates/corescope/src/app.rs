@@ -558,7 +558,7 @@ pub fn html_path_for(run_file: &std::path::Path) -> PathBuf {
 }
 
 /// Targets `tune` knows.
-pub const TUNE_TARGETS: [&str; 1] = ["channel"];
+pub const TUNE_TARGETS: [&str; 1] = [tune::TUNE_TARGET];
 
 fn tune_cmd(a: TuneArgs) -> Result<()> {
     if !TUNE_TARGETS.contains(&a.target.as_str()) {

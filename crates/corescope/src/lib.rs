@@ -27,6 +27,7 @@ pub mod harness;
 pub mod input;
 pub mod interrupt;
 pub mod kernels;
+pub mod measured_topology;
 pub mod memguard;
 pub mod model;
 pub mod mpi;

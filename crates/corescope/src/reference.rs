@@ -3,6 +3,7 @@
 //! (`data/references/*.json`), and put beside a run where the same quantity exists.
 
 use crate::model::{Finding, RunFile};
+use crate::probes::{compute, pool, workload};
 use serde::{Deserialize, Serialize};
 
 /// The reference files, compiled in.
@@ -188,6 +189,14 @@ pub fn unmatched(run: &RunFile, r: &Reference, rows: &[Row]) -> Vec<(String, Str
         .collect()
 }
 
+/// Whether a reference quantity is probe `id`'s (`workload/io/cpi` is `workload`'s):
+/// the papers' values are named after the probes that measure them.
+fn named_after(quantity: &str, id: &str) -> bool {
+    quantity
+        .strip_prefix(id)
+        .is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// Why a paper's value has no counterpart in this run.
 fn unmatched_reason<'a>(
     v: &RefValue,
@@ -197,17 +206,17 @@ fn unmatched_reason<'a>(
     let (head, tail) = q.rsplit_once('/').unwrap_or((q, ""));
     let missing = |id: &str| format!("this run has no `{id}` probe");
     match (head, tail) {
-        (_, "mips" | "cpi" | "efficiency") if head.starts_with("workload/") => {
-            match probe("workload") {
-                None => missing("workload"),
+        (_, "mips" | "cpi" | "efficiency") if named_after(head, workload::ID) => {
+            match probe(workload::ID) {
+                None => missing(workload::ID),
                 Some(_) => "counted per case in the workload's counters table where the machine has a PMU; the paper's figure is for its whole run, so it is not matched automatically".into(),
             }
         }
-        (_, "units" | "avg_time") if head.starts_with("workload/") => {
+        (_, "units" | "avg_time") if named_after(head, workload::ID) => {
             "the paper counts units in its own run time; this run gives a rate (`<work>/rate`) and a scalability, which is compared where the thread counts match".into()
         }
-        ("rmatmul", order) => match probe("pool") {
-            None => missing("pool"),
+        ("rmatmul", order) => match probe(pool::ID) {
+            None => missing(pool::ID),
             Some(p) => {
                 let orders: Vec<&str> = p
                     .series
@@ -220,8 +229,8 @@ fn unmatched_reason<'a>(
                 )
             }
         },
-        ("fft", _) => match probe("pool") {
-            None => missing("pool"),
+        ("fft", _) => match probe(pool::ID) {
+            None => missing(pool::ID),
             Some(_) => "this run has no FFT at this size with this runtime (sizes end where the profile or the budget stops them)".into(),
         },
         _ => "no series of this run has this quantity at this x".into(),
@@ -240,10 +249,10 @@ pub fn side_by_side(run: &RunFile, r: &Reference) -> Vec<Row> {
         _ => None,
     };
     // Compute: the peak of int / fp over the cores (seed 000 §4 compares per core).
-    if let Some(p) = run.probes.iter().find(|p| p.id == "compute") {
+    if let Some(p) = run.probes.iter().find(|p| p.id == compute::ID) {
         for f in &p.findings {
             if let Finding::Scaling { what, peak, .. } = f {
-                let q = format!("compute/{what}/per_core");
+                let q = format!("{}/{what}/per_core", compute::ID);
                 if let Some(v) = r.value(&q, None) {
                     let this = peak.value / cores;
                     rows.push(Row {
@@ -262,12 +271,13 @@ pub fn side_by_side(run: &RunFile, r: &Reference) -> Vec<Row> {
     for p in &run.probes {
         for s in &p.series {
             let (q, scale) = match (p.id.as_str(), s.name.split_once('/')) {
-                ("workload", Some((kind, "scalability"))) => {
-                    (format!("workload/{}/scalability", paper_work(kind)), 1.0)
+                (workload::ID, Some((kind, "scalability"))) => {
+                    let q = format!("{}/{}/scalability", workload::ID, paper_work(kind));
+                    (q, 1.0)
                 }
                 // The pool probe's FFT times are seconds; the paper's ms.
-                ("pool", Some(("fft", "mutex"))) => ("fft/mutex".to_string(), 1e3),
-                ("pool", Some(("fft", "lockfree"))) => ("fft/lockless".to_string(), 1e3),
+                (pool::ID, _) if s.name == "fft/mutex" => ("fft/mutex".to_string(), 1e3),
+                (pool::ID, _) if s.name == "fft/lockfree" => ("fft/lockless".to_string(), 1e3),
                 _ => continue,
             };
             for (i, &x) in s.x.iter().enumerate() {

@@ -5,8 +5,8 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::analysis::measured_topology::measured_distances;
 use crate::cli::{self, ExportFormat, TopoArgs};
+use crate::measured_topology::measured_distances;
 use crate::model::RunFile;
 use crate::placement::{self, Strategy};
 use crate::render::hwloc_xml::hwloc_xml;

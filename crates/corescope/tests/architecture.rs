@@ -1,7 +1,7 @@
 //! The rooms below the commands do not import the renderer (`render/` is a leaf that
 //! only the commands use), and the rooms table of docs/architecture.md is the import
-//! graph of `src/`. Plain text scans of the sources,
-//! comments left out.
+//! graph of `src/`, and no code outside `probes/` names a probe by its id. Plain text
+//! scans of the sources, comments left out.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -554,5 +554,164 @@ fn no_function_is_longer_than_the_limit() {
         long.is_empty(),
         "functions over {MAX_FUNCTION_LINES} lines:\n{}",
         long.join("\n")
+    );
+}
+
+/// `(line number, contents)` of every string literal in `code` (plain, byte and raw
+/// strings; comments, char literals and lifetimes skipped). Contents are as written,
+/// escapes left in.
+fn string_literals(code: &str) -> Vec<(usize, String)> {
+    let c: Vec<char> = code.chars().collect();
+    let (mut i, mut line, mut out) = (0, 1, Vec::new());
+    let ident = |k: usize| k > 0 && (c[k - 1].is_alphanumeric() || c[k - 1] == '_');
+    let until = |from: usize, end: &str| -> usize {
+        let end: Vec<char> = end.chars().collect();
+        (from..c.len())
+            .find(|&k| c[k..].starts_with(&end))
+            .unwrap_or(c.len())
+    };
+    while i < c.len() {
+        let raw_hashes = (c[i] == 'r' && !ident(i) || c[i] == 'b' && c.get(i + 1) == Some(&'r'))
+            .then(|| {
+                let start = i + if c[i] == 'b' { 2 } else { 1 };
+                let hashes = c[start..].iter().take_while(|&&h| h == '#').count();
+                (c.get(start + hashes) == Some(&'"')).then_some((start + hashes + 1, hashes))
+            })
+            .flatten();
+        if let Some((start, hashes)) = raw_hashes.filter(|_| !ident(i)) {
+            let end = until(start, &format!("\"{}", "#".repeat(hashes)));
+            let s: String = c[start..end].iter().collect();
+            out.push((line, s.clone()));
+            line += s.matches('\n').count();
+            i = end + 1 + hashes;
+        } else if c[i..].starts_with(&['/', '/']) {
+            i = until(i, "\n");
+        } else if c[i..].starts_with(&['/', '*']) {
+            let end = (until(i + 2, "*/") + 2).min(c.len());
+            line += c[i..end].iter().filter(|&&x| x == '\n').count();
+            i = end;
+        } else if c[i] == '"' {
+            let mut k = i + 1;
+            while k < c.len() && c[k] != '"' {
+                k += if c[k] == '\\' { 2 } else { 1 };
+            }
+            let s: String = c[i + 1..k.min(c.len())].iter().collect();
+            out.push((line, s.clone()));
+            line += s.matches('\n').count();
+            i = k + 1;
+        } else if c[i] == '\'' {
+            // A char literal ('"', '\'', '\u{7f}') or a lifetime ('a).
+            i += match (c.get(i + 1), c.get(i + 2)) {
+                (Some('\\'), _) => until(i + 3, "'") - i + 1,
+                (Some(_), Some('\'')) => 3,
+                _ => 1,
+            };
+        } else {
+            if c[i] == '\n' {
+                line += 1;
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn the_literal_scan_reads_strings_only() {
+    let code = "let a = \"c2c\"; // \"memory\"\n/* \"numa\" */ let b = '\"'; let s: &'static str = r#\"x \"y\"\"#;\nf(\"a\\\"b\", b\"c\", 'x');\n";
+    let got = string_literals(code);
+    let want: Vec<(usize, String)> = vec![
+        (1, "c2c".into()),
+        (2, "x \"y\"".into()),
+        (3, "a\\\"b".into()),
+        (3, "c".into()),
+    ];
+    assert_eq!(got, want);
+}
+
+/// Literals that are a probe's id by chance and name something else, each with the
+/// file it is in (`*`: any), a piece of its line, and what it names. A literal equal to
+/// an id is allowed on a line of that file containing the piece; `<id>/…` never is.
+const NOT_PROBE_IDS: [(&str, &str, &str); 5] = [
+    (
+        "*",
+        "\"threads\"",
+        "the thread count: the x axis of sweeps, a case parameter, a table column",
+    ),
+    ("topology/host.rs", "\"memory\"", "the cgroup controller"),
+    (
+        "mpi/jacobi.rs",
+        "\"compute\"",
+        "a span kind of the Jacobi ranks",
+    ),
+    (
+        "render/glossary.rs",
+        "\"peak\",",
+        "a glossary term: a series' highest rate",
+    ),
+    (
+        "crosscheck/rows.rs",
+        "[\"bench\", \"syscall\", \"basic\"",
+        "perf's `bench syscall basic`",
+    ),
+];
+
+/// No code outside `probes/` names a probe by its id: each probe's id is its `ID`, in
+/// its own file, and the registry holds the probes. A string literal equal to a
+/// registered id, or starting with `<id>/` (a series or matrix name built from it),
+/// anywhere else in `src/` (comments and the unit-test module at a file's end left out)
+/// fails here; words that merely contain an id (`"memory node 1"`) do not count.
+#[test]
+fn probe_ids_are_named_only_by_their_probes() {
+    let ids: Vec<&str> = corescope::probes::registry()
+        .iter()
+        .map(|p| p.id())
+        .collect();
+    assert!(ids.len() > 10 && ids.contains(&"c2c"), "{ids:?}");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let (mut offenders, mut used) = (Vec::new(), BTreeSet::new());
+    for f in &files {
+        let rel = f.strip_prefix(&src).expect("under src");
+        if room_of(rel) == "probes" {
+            continue;
+        }
+        let rel_name = rel.to_string_lossy().replace('\\', "/");
+        let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let code_end = text.find("#[cfg(test)]\nmod tests").unwrap_or(text.len());
+        let lines: Vec<&str> = text.lines().collect();
+        for (n, lit) in string_literals(&text[..code_end]) {
+            let Some(id) = ids
+                .iter()
+                .find(|id| lit == **id || lit.starts_with(&format!("{id}/")))
+            else {
+                continue;
+            };
+            let line = lines.get(n - 1).copied().unwrap_or("");
+            let excused = NOT_PROBE_IDS.iter().position(|(file, piece, _)| {
+                lit == *id && (*file == "*" || *file == rel_name) && line.contains(piece)
+            });
+            match excused {
+                Some(k) => {
+                    used.insert(k);
+                }
+                None => offenders.push(format!("{rel_name}:{n}: \"{lit}\": {}", line.trim())),
+            }
+        }
+    }
+    let stale: Vec<&str> = (0..NOT_PROBE_IDS.len())
+        .filter(|k| !used.contains(k))
+        .map(|k| NOT_PROBE_IDS[k].1)
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "NOT_PROBE_IDS entries no longer needed: {stale:?}"
+    );
+    assert!(
+        offenders.is_empty(),
+        "probe ids named outside their probe (use `probes::<probe>::ID`, or a name the \
+         probe's file gives, e.g. `probes::c2c::MATRIX_CAS`):\n{}",
+        offenders.join("\n")
     );
 }

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use corescope::analysis::measured_topology::{
+use corescope::measured_topology::{
     measured_distances, DistanceMeaning, DistanceObjects, MeasuredDistances,
 };
 use corescope::placement::{assign, Strategy};

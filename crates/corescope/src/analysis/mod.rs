@@ -10,7 +10,6 @@ use crate::model::{Estimate, Finding, ProbeResult};
 use crate::stats;
 
 pub mod consistency;
-pub mod measured_topology;
 pub mod pairs;
 pub mod seed001;
 pub mod warning_groups;

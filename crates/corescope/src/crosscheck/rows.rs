@@ -5,9 +5,10 @@ use super::ours::{self, OurCase};
 use super::tools::{self, Tool};
 use super::Setup;
 use crate::model::{CrossRow, Profile, RowStatus};
-use crate::probes::memory::Kernel;
-use crate::probes::peak::{kernel_name, limit, Level, Precision};
+use crate::probes::memory::{self, Kernel};
+use crate::probes::peak::{self, kernel_name, limit, Level, Precision};
 use crate::probes::syscall::{self, Call};
+use crate::probes::{c2c, mutex};
 use serde_json::json;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -81,7 +82,7 @@ pub fn plan_rows(setup: &Setup) -> Vec<RowPlan> {
     let cpus: Vec<u32> = setup.topo.allowed_os_indices();
     let mut out = Vec::new();
     let wanted = |p: &str| setup.probes.is_empty() || setup.probes.iter().any(|w| w == p);
-    if wanted("memory") {
+    if wanted(memory::ID) {
         for threads in [1usize, 2] {
             for kernel in [Kernel::Read, Kernel::Write, Kernel::Copy] {
                 out.push(memory_row(setup, &cpus, kernel, threads, None));
@@ -100,24 +101,24 @@ pub fn plan_rows(setup: &Setup) -> Vec<RowPlan> {
             }
         }
     }
-    if wanted("peak") {
+    if wanted(peak::ID) {
         for level in [Level::Avx2Fma, Level::Avx512Fma] {
             out.push(peak_likwid_row(setup, &cpus, level));
             out.push(peak_limit_row(setup, &cpus, level));
         }
     }
-    if wanted("mutex") {
+    if wanted(mutex::ID) {
         for which in [MutexRow::Probe, MutexRow::ToolAtSettle] {
             out.push(mutex_row(setup, &cpus, which));
         }
     }
-    if wanted("c2c") {
+    if wanted(c2c::ID) {
         for cas in [true, false] {
             out.push(c2c_row(setup, &cpus, cas, true));
             out.push(c2c_row(setup, &cpus, cas, false));
         }
     }
-    if wanted("syscall") {
+    if wanted(syscall::ID) {
         out.push(syscall_row(setup, &cpus, Call::Getpid));
         out.push(syscall_row(setup, &cpus, Call::Getppid));
     }
@@ -125,7 +126,7 @@ pub fn plan_rows(setup: &Setup) -> Vec<RowPlan> {
 }
 
 /// The names `crosscheck` accepts.
-pub const PROBES: [&str; 5] = ["memory", "peak", "mutex", "c2c", "syscall"];
+pub const PROBES: [&str; 5] = [memory::ID, peak::ID, mutex::ID, c2c::ID, syscall::ID];
 
 fn threads_words(n: usize) -> String {
     if n == 1 {
@@ -288,14 +289,14 @@ fn memory_row(
     let test = likwid_memory_test(kernel);
     let mut row = match sustained {
         None => new_row(
-            format!("memory/{}/{threads}", kernel.name()),
+            format!("{}/{}/{threads}", memory::ID, kernel.name()),
             format!("memory {}, {}", kernel.name(), threads_words(threads)),
             format!("likwid-bench {test}"),
             "bytes_per_s",
             memory_definition(kernel),
         ),
         Some(passes) => new_row(
-            format!("memory/{}/{threads}/sustained", kernel.name()),
+            format!("{}/{}/{threads}/sustained", memory::ID, kernel.name()),
             format!(
                 "memory {}, {}, {passes} passes timed back to back",
                 kernel.name(),
@@ -317,7 +318,7 @@ fn memory_row(
     }
     // The probe's own block for this machine (the default profile's), found in its plan.
     let probe = OurCase::find(
-        "memory",
+        memory::ID,
         setup.topo,
         setup.clock,
         Profile::Default,
@@ -371,7 +372,7 @@ fn memory_row(
         let stale = built.borrow().as_ref().is_none_or(|(l, _)| *l != list);
         if stale {
             let case = OurCase::find(
-                "memory",
+                memory::ID,
                 &topo,
                 &clock,
                 Profile::Default,
@@ -387,7 +388,7 @@ fn memory_row(
         let guard = built.borrow();
         let (list, case) = guard.as_ref().ok_or("no case")?;
         if let Some(passes) = sustained {
-            return crate::probes::memory::sustained_bytes_per_s(kernel, list, block_bytes, passes);
+            return memory::sustained_bytes_per_s(kernel, list, block_bytes, passes);
         }
         let mut passes = Vec::with_capacity(MEMORY_PASSES_PER_ROUND);
         for _ in 0..MEMORY_PASSES_PER_ROUND {
@@ -409,7 +410,7 @@ fn likwid_peak_test(level: Level) -> &'static str {
 fn peak_ours(setup: &Setup, cpu: u32, level: Level) -> Result<Measure, String> {
     let name = kernel_name(level, Precision::F64);
     let case = OurCase::find(
-        "peak",
+        peak::ID,
         setup.topo,
         setup.clock,
         Profile::Default,
@@ -429,7 +430,7 @@ fn peak_ours(setup: &Setup, cpu: u32, level: Level) -> Result<Measure, String> {
 fn peak_likwid_row(setup: &Setup, cpus: &[u32], level: Level) -> RowPlan {
     let test = likwid_peak_test(level);
     let mut row = new_row(
-        format!("peak/{}-f64/likwid", level.name()),
+        format!("{}/{}-f64/likwid", peak::ID, level.name()),
         format!("peak {} f64, 1 thread", level.name()),
         format!("likwid-bench {test}, {PEAK_WORKING_SET_KB} kB"),
         "flops_per_s",
@@ -469,7 +470,7 @@ fn peak_likwid_row(setup: &Setup, cpus: &[u32], level: Level) -> RowPlan {
 
 fn peak_limit_row(setup: &Setup, cpus: &[u32], level: Level) -> RowPlan {
     let mut row = new_row(
-        format!("peak/{}-f64/limit", level.name()),
+        format!("{}/{}-f64/limit", peak::ID, level.name()),
         format!("peak {} f64, 1 thread", level.name()),
         "FMA limit: pipes × lanes × 2 at the measured core clock".into(),
         "flops_per_s",
@@ -520,7 +521,7 @@ pub enum MutexRow {
 
 /// ptsematest's interval in the [`MutexRow::ToolAtSettle`] experiment: the
 /// probe's settle time, µs.
-pub const PTSEMATEST_SETTLE_INTERVAL_US: u32 = crate::probes::mutex::SETTLE_US as u32;
+pub const PTSEMATEST_SETTLE_INTERVAL_US: u32 = mutex::SETTLE_US as u32;
 
 fn mutex_definition(which: MutexRow) -> &'static str {
     match which {
@@ -530,15 +531,12 @@ fn mutex_definition(which: MutexRow) -> &'static str {
 }
 
 fn mutex_row(setup: &Setup, cpus: &[u32], which: MutexRow) -> RowPlan {
-    let (id, interval_us) = match which {
-        MutexRow::Probe => ("mutex/wake/same-cpu", PTSEMATEST_INTERVAL_US),
-        MutexRow::ToolAtSettle => (
-            "mutex/wake/same-cpu/tool-at-settle",
-            PTSEMATEST_SETTLE_INTERVAL_US,
-        ),
+    let (experiment, interval_us) = match which {
+        MutexRow::Probe => ("", PTSEMATEST_INTERVAL_US),
+        MutexRow::ToolAtSettle => ("/tool-at-settle", PTSEMATEST_SETTLE_INTERVAL_US),
     };
     let mut row = new_row(
-        id.into(),
+        format!("{}/wake/same-cpu{experiment}", mutex::ID),
         "sleeping mutex waiter's wake-up, both threads on one CPU".into(),
         format!("rt-tests ptsematest -t 1 -i {interval_us}"),
         "ns",
@@ -548,7 +546,7 @@ fn mutex_row(setup: &Setup, cpus: &[u32], which: MutexRow) -> RowPlan {
         return skipped(row, "no CPU allowed");
     };
     let case = OurCase::find(
-        "mutex",
+        mutex::ID,
         setup.topo,
         setup.clock,
         Profile::Default,
@@ -603,12 +601,12 @@ fn c2c_row(setup: &Setup, cpus: &[u32], cas: bool, pause: bool) -> RowPlan {
     let (name, bench) = if cas { ("cas", "1") } else { ("rw", "2") };
     let (id, what) = if pause {
         (
-            format!("c2c/{name}"),
+            format!("{}/{name}", c2c::ID),
             format!("core-to-core latency, {name}"),
         )
     } else {
         (
-            format!("c2c/{name}/no-pause"),
+            format!("{}/{name}/no-pause", c2c::ID),
             format!("core-to-core latency, {name}, corescope's waiter without pause"),
         )
     };
@@ -625,7 +623,7 @@ fn c2c_row(setup: &Setup, cpus: &[u32], cas: bool, pause: bool) -> RowPlan {
     row.what = format!("{}, CPUs {a} and {b}", row.what);
     let case = if pause {
         OurCase::find(
-            "c2c",
+            c2c::ID,
             setup.topo,
             setup.clock,
             Profile::Default,
@@ -635,11 +633,11 @@ fn c2c_row(setup: &Setup, cpus: &[u32], cas: bool, pause: bool) -> RowPlan {
         )
     } else {
         OurCase::with_case(
-            "c2c",
+            c2c::ID,
             setup.topo,
             setup.clock,
             Profile::Default,
-            crate::probes::c2c::case_without_pause(a, b, C2C_ROUND_TRIPS),
+            c2c::case_without_pause(a, b, C2C_ROUND_TRIPS),
         )
     };
     let case = match case {
@@ -659,8 +657,8 @@ fn c2c_row(setup: &Setup, cpus: &[u32], cas: bool, pause: bool) -> RowPlan {
         "-c".into(),
         format!("{a},{b}"),
     ];
-    let matrix = format!("c2c/{name}");
-    let ours = Box::new(move || ours::cell(&case.run()?, &matrix)) as Measure;
+    let matrix = if cas { c2c::MATRIX_CAS } else { c2c::MATRIX_RW };
+    let ours = Box::new(move || ours::cell(&case.run()?, matrix)) as Measure;
     tool_row(row, path, args, None, tools::parse_core_to_core_csv, ours)
 }
 
@@ -671,7 +669,7 @@ fn syscall_row(setup: &Setup, cpus: &[u32], call: Call) -> RowPlan {
     let experiment = call == Call::Getppid;
     let mut row = if experiment {
         new_row(
-            "syscall/getppid".into(),
+            format!("{}/getppid", syscall::ID),
             "a trivial system call, corescope's loop on getppid".into(),
             "perf bench syscall basic".into(),
             "ns",
@@ -679,7 +677,7 @@ fn syscall_row(setup: &Setup, cpus: &[u32], call: Call) -> RowPlan {
         )
     } else {
         new_row(
-            "syscall/getpid".into(),
+            format!("{}/getpid", syscall::ID),
             "a trivial system call".into(),
             "perf bench syscall basic".into(),
             "ns",
@@ -702,7 +700,7 @@ fn syscall_row(setup: &Setup, cpus: &[u32], call: Call) -> RowPlan {
         }) as Measure
     } else {
         let case = match OurCase::find(
-            "syscall",
+            syscall::ID,
             setup.topo,
             setup.clock,
             Profile::Quick,

@@ -162,6 +162,9 @@ pub fn total(s: &Shared, method: Method) -> u64 {
     }
 }
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "atomics";
+
 impl Probe for Atomics {
     /// Its duration and its team's creation.
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
@@ -169,7 +172,7 @@ impl Probe for Atomics {
     }
 
     fn id(&self) -> &'static str {
-        "atomics"
+        ID
     }
 
     fn title(&self) -> &'static str {

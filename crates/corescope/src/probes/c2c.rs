@@ -164,6 +164,13 @@ fn bounce(l: &Lines, me: usize, n: u64, pause: bool) -> Option<(u64, u64)> {
     Some((t1 - t0, crate::clock::ticks() - t1))
 }
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "c2c";
+/// The matrix of compare-and-swap hand-over latencies between CPUs (ns).
+pub const MATRIX_CAS: &str = "c2c/cas";
+/// The matrix of write-to-read latencies between CPUs (ns).
+pub const MATRIX_RW: &str = "c2c/rw";
+
 impl Probe for C2c {
     /// Its round trips (three cache-line transfers each, at the calibrated round
     /// trip) and the pair's creation, twice over three threads.
@@ -172,12 +179,12 @@ impl Probe for C2c {
         crate::model::SummaryShape::PairClasses {
             classes: &[
                 crate::model::PairClass {
-                    name: "c2c/cas",
+                    name: MATRIX_CAS,
                     head: "compare-and-swap hand-over",
                     item: "one cache line handed between two CPUs by compare-and-swap",
                 },
                 crate::model::PairClass {
-                    name: "c2c/rw",
+                    name: MATRIX_RW,
                     head: "a write seen by a read",
                     item: "a write seen by the other CPU's read (ping-pong)",
                 },
@@ -189,7 +196,7 @@ impl Probe for C2c {
     }
 
     fn id(&self) -> &'static str {
-        "c2c"
+        ID
     }
 
     fn title(&self) -> &'static str {
@@ -318,7 +325,7 @@ impl Probe for C2c {
         let rw_ns: Vec<f64> = rw_t.iter().map(per).collect();
         let mut m = Measurement::default();
         // One 1×1 matrix per pair and quantity; `finish` assembles the full matrices.
-        for (name, v) in [("c2c/cas", &cas_ns), ("c2c/rw", &rw_ns)] {
+        for (name, v) in [(MATRIX_CAS, &cas_ns), (MATRIX_RW, &rw_ns)] {
             let (median, spread) = median_spread(v);
             for (name, value) in [
                 (name.to_string(), median),
@@ -339,7 +346,7 @@ impl Probe for C2c {
     fn finish(&self, result: &mut ProbeResult, plan: &Plan, ctx: &PlanCtx) {
         let cpus: Vec<u32> = plan.facts::<Vec<u32>>().cloned().unwrap_or_default();
         let mut full = Vec::new();
-        for name in ["c2c/cas", "c2c/rw"] {
+        for name in [MATRIX_CAS, MATRIX_RW] {
             let spread_name = format!("{name}/spread");
             let (values, cells) = assemble(&result.matrices, name, "ns", &cpus);
             let (spreads, _) = assemble(&result.matrices, &spread_name, "ns", &cpus);

@@ -170,6 +170,9 @@ fn steady(case: Case, cpus: PairCpus) -> Case {
 /// not raced).
 const SPSC_PEERS: [Impl; 3] = [Impl::Rtrb, Impl::Ringbuf, Impl::Heapless];
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "channel";
+
 impl Probe for ChannelProbe {
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
@@ -190,7 +193,7 @@ impl Probe for ChannelProbe {
     }
 
     fn id(&self) -> &'static str {
-        "channel"
+        ID
     }
 
     fn title(&self) -> &'static str {

@@ -153,6 +153,9 @@ struct CaseParams {
     team_threads: usize,
 }
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "clock-curve";
+
 impl Probe for ClockCurve {
     /// As `loaded-latency`'s runs ([`super::loaded_latency::loaded_run_cost_s`]).
     fn run_cost_s(&self, c: &super::cost::Cost) -> Option<f64> {
@@ -160,7 +163,7 @@ impl Probe for ClockCurve {
     }
 
     fn id(&self) -> &'static str {
-        "clock-curve"
+        ID
     }
 
     fn title(&self) -> &'static str {

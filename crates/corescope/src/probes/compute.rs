@@ -108,6 +108,9 @@ pub const PLACEMENTS: [Strategy; 4] = [
     Strategy::Unbound,
 ];
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "compute";
+
 impl Probe for Compute {
     /// The kernel (`passes` × 1,024 dependent ops per thread, in waves over the
     /// CPUs), the team's creation, then the round's clock.
@@ -129,7 +132,7 @@ impl Probe for Compute {
     }
 
     fn id(&self) -> &'static str {
-        "compute"
+        ID
     }
 
     fn title(&self) -> &'static str {

@@ -154,6 +154,9 @@ fn run_pair(
     (call, wake, stop)
 }
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "condvar";
+
 impl Probe for Condvar {
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
@@ -176,7 +179,7 @@ impl Probe for Condvar {
     }
 
     fn id(&self) -> &'static str {
-        "condvar"
+        ID
     }
 
     fn title(&self) -> &'static str {

@@ -97,6 +97,9 @@ pub fn work(c: &AtomicU16, barrier: &Barrier, portions: usize, increments: u64) 
 /// dependent integer ops. Fitted on the reference runs (`final1.json`).
 const COST_OPS_PER_INCREMENT: f64 = 3.3;
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "false-sharing";
+
 impl Probe for FalseSharing {
     /// Its increments of a contended line (each about
     /// [`COST_OPS_PER_INCREMENT`] dependent integer ops) in waves over the CPUs,
@@ -113,7 +116,7 @@ impl Probe for FalseSharing {
     }
 
     fn id(&self) -> &'static str {
-        "false-sharing"
+        ID
     }
 
     fn title(&self) -> &'static str {

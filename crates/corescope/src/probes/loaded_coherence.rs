@@ -175,6 +175,9 @@ struct CaseParams {
     team_threads: usize,
 }
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "loaded-coherence";
+
 impl Probe for LoadedCoherence {
     /// As `loaded-latency`'s runs ([`super::loaded_latency::loaded_run_cost_s`]).
     fn run_cost_s(&self, c: &super::cost::Cost) -> Option<f64> {
@@ -182,7 +185,7 @@ impl Probe for LoadedCoherence {
     }
 
     fn id(&self) -> &'static str {
-        "loaded-coherence"
+        ID
     }
 
     /// Hand-off and wake-up against bandwidth, as MLC draws latency.

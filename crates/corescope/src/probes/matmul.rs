@@ -138,6 +138,9 @@ fn inputs(n: usize) -> (Vec<f64>, Vec<f64>) {
 /// (`final1.json`).
 const COST_OPS_PER_N3: f64 = 7.4;
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "matmul";
+
 impl Probe for Matmul {
     /// n³ multiply-adds, [`COST_OPS_PER_N3`] dependent integer ops each (every loop
     /// order and the library averaged).
@@ -155,7 +158,7 @@ impl Probe for Matmul {
     }
 
     fn id(&self) -> &'static str {
-        "matmul"
+        ID
     }
 
     fn title(&self) -> &'static str {

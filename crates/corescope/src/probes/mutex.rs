@@ -211,6 +211,9 @@ fn uncontended(imp: Impl, samples: usize) -> Vec<u64> {
     out
 }
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "mutex";
+
 impl Probe for MutexProbe {
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
@@ -229,7 +232,7 @@ impl Probe for MutexProbe {
     }
 
     fn id(&self) -> &'static str {
-        "mutex"
+        ID
     }
 
     fn title(&self) -> &'static str {

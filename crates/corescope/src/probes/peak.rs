@@ -447,6 +447,9 @@ struct CaseParams {
 /// Fitted on the reference runs (`final1.json`).
 const PEAK_COST_PER_INSTRUCTION: f64 = 0.116;
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "peak";
+
 impl Probe for Peak {
     /// The FP instructions per thread (a fraction of a dependent integer op each:
     /// [`PEAK_COST_PER_INSTRUCTION`]) in waves over the CPUs, the team's creation,
@@ -469,7 +472,7 @@ impl Probe for Peak {
     }
 
     fn id(&self) -> &'static str {
-        "peak"
+        ID
     }
 
     fn title(&self) -> &'static str {

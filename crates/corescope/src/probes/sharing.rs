@@ -447,6 +447,9 @@ fn throughput_cost_s(c: &crate::probes::cost::Cost) -> f64 {
     kernels * (CALIBRATION_RUN_S + c.spawn_s(1.0) + rounds * (2.0 * run_s + c.spawn_s(3.0)))
 }
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "sharing";
+
 impl Probe for Sharing {
     /// Six kernels of `passes` × 1,024 ops, three times, their 18 threads, then
     /// the throughput kernels ([`throughput_cost_s`]).
@@ -463,7 +466,7 @@ impl Probe for Sharing {
     }
 
     fn id(&self) -> &'static str {
-        "sharing"
+        ID
     }
 
     fn title(&self) -> &'static str {

@@ -273,6 +273,9 @@ struct CaseParams {
     max_duration_ns: u64,
 }
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "syscall";
+
 impl Probe for Syscall {
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
@@ -286,7 +289,7 @@ impl Probe for Syscall {
     }
 
     fn id(&self) -> &'static str {
-        "syscall"
+        ID
     }
 
     fn title(&self) -> &'static str {

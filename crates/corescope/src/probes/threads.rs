@@ -177,6 +177,9 @@ fn sample(c: &Variant, samples: usize, limit_ticks: u64, deadline: std::time::In
     (a, b, None)
 }
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "threads";
+
 impl Probe for Threads {
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
@@ -199,7 +202,7 @@ impl Probe for Threads {
     }
 
     fn id(&self) -> &'static str {
-        "threads"
+        ID
     }
 
     fn title(&self) -> &'static str {

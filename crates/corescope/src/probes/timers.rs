@@ -222,6 +222,9 @@ fn monotonic_across(read: fn() -> u64, cpus: &[u32]) -> Option<bool> {
     moved.then_some(ok)
 }
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "timers";
+
 impl Probe for Timers {
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
@@ -240,7 +243,7 @@ impl Probe for Timers {
     }
 
     fn id(&self) -> &'static str {
-        "timers"
+        ID
     }
 
     fn title(&self) -> &'static str {

@@ -197,6 +197,9 @@ fn tmp_dir() -> CString {
         .unwrap_or_else(|_| CString::from(c"/tmp"))
 }
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "workload";
+
 impl Probe for Workload {
     /// Its duration and its team's creation.
     fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
@@ -204,7 +207,7 @@ impl Probe for Workload {
     }
 
     fn id(&self) -> &'static str {
-        "workload"
+        ID
     }
 
     fn title(&self) -> &'static str {

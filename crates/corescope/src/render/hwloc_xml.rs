@@ -12,7 +12,7 @@ use std::io;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 use quick_xml::Writer;
 
-use crate::analysis::measured_topology::{DistanceMeaning, DistanceObjects, MeasuredDistances};
+use crate::measured_topology::{DistanceMeaning, DistanceObjects, MeasuredDistances};
 use crate::topology::Topology;
 
 /// hwloc's distance kinds (`hwloc/distances.h`): given by the user, meaning a

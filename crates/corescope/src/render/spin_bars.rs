@@ -7,7 +7,9 @@
 use super::bars::{bars, Bar, BarGroup, Reference};
 use super::svg::esc;
 use crate::model::{ProbeResult, Table};
-use crate::probes::spin::{bench_column, bench_high_column, bench_low_column, BENCHES};
+use crate::probes::spin::{
+    bench_column, bench_high_column, bench_low_column, table_placement, BENCHES,
+};
 use std::fmt::Write;
 
 /// The group of the slowdown over every benchmark (the table's `slowdown ×` row).
@@ -15,7 +17,7 @@ pub const ALL_GROUP: &str = "all benchmarks";
 
 /// Whether `t` is a spin table these charts draw.
 pub fn is_drawn(t: &Table) -> bool {
-    t.name.starts_with("spin/") && !groups(t).is_empty()
+    table_placement(&t.name).is_some() && !groups(t).is_empty()
 }
 
 /// One group per benchmark (then one over all of them), one bar per loop, with the
@@ -90,7 +92,7 @@ pub fn figures(p: &ProbeResult) -> String {
         label: "1× = alone".into(),
     };
     for t in p.tables.iter().filter(|t| is_drawn(t)) {
-        let rel = t.name.strip_prefix("spin/").unwrap_or(&t.name);
+        let rel = table_placement(&t.name).unwrap_or(&t.name);
         let title = format!("slowdown of the active thread, spinner {rel}");
         let _ = write!(
             o,

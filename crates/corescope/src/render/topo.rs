@@ -36,7 +36,7 @@ pub fn measured_sharing(run: &crate::model::RunFile) -> String {
 /// than the topology's packages do), "nothing measured differs" where nothing
 /// does, and "not measured in this run" for what the run lacks.
 pub fn topology_vs_measured(run: &crate::model::RunFile) -> String {
-    use crate::analysis::measured_topology::{numa_check, sharing_check, Check};
+    use crate::measured_topology::{numa_check, sharing_check, Check};
     let sharing = sharing_check(run);
     let numa = numa_check(run);
     let mut lines = Vec::new();

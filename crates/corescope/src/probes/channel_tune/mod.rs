@@ -705,6 +705,9 @@ fn per_million(n: u64, events: u64) -> f64 {
 /// Id of the probe and of its run-file entry.
 pub const ID: &str = "channel-tune";
 
+/// The word `corescope tune` takes for this tuner: what it tunes, the channel.
+pub const TUNE_TARGET: &str = "channel";
+
 /// Seconds the tuner takes inside a suite: quick, default and full profile (`tune
 /// channel` runs it alone with its own budget).
 pub const SUITE_BUDGET_S: [f64; 3] = [8.0, 30.0, 120.0];

@@ -56,19 +56,19 @@ pub struct LoadedLatency;
 /// is held to it.
 pub const IDLE_AGREEMENT: f64 = 0.10;
 
-/// The memory probe's id (its chase is the idle step's twin).
-const MEMORY: &str = "memory";
-
 const IDLE_IS_THE_MEMORY_CHASE: [crate::model::SameQuantity; 1] = [crate::model::SameQuantity {
     what: "memory latency, idle, huge pages, 4× the LLC",
     series: "latency/idle",
     x: crate::model::Pick::First,
-    other_probe: MEMORY,
-    other_series: "ws-latency/1t",
+    other_probe: super::memory::ID,
+    other_series: super::memory::WS_LATENCY_HUGE_SERIES,
     other_x: crate::model::Pick::AtParam("chase_bytes"),
     other_param: Some(("ws_latency_pages", super::memory::WS_LATENCY_PAGES)),
     tolerance: IDLE_AGREEMENT,
 }];
+
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "loaded-latency";
 
 impl Probe for LoadedLatency {
     /// Its chase's duration, its blocks' first touch, its team ([`loaded_run_cost_s`]).
@@ -77,7 +77,7 @@ impl Probe for LoadedLatency {
     }
 
     fn id(&self) -> &'static str {
-        "loaded-latency"
+        ID
     }
 
     /// Latency against bandwidth, as MLC draws it.

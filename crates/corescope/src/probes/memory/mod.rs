@@ -45,8 +45,8 @@ pub use measure::{sustained_bytes_per_s, BANDWIDTH_PASSES, WS_READ_REPS};
 pub use pages::{huge_bytes_at, thp_probe};
 pub use plan::{
     team_block_bytes, working_sets, ws_latency_series, MAX_WORKING_SET_BYTES, MIN_BLOCK_BYTES,
-    PLACEMENTS, STREAM_CACHE_FACTOR, TEAM_BLOCK_RULE, WS_FALLBACK_MAX_BYTES, WS_LATENCY_PAGES,
-    WS_LLC_FACTOR, WS_MIN_BYTES,
+    PLACEMENTS, STREAM_CACHE_FACTOR, TEAM_BLOCK_RULE, WS_FALLBACK_MAX_BYTES,
+    WS_LATENCY_HUGE_SERIES, WS_LATENCY_PAGES, WS_LLC_FACTOR, WS_MIN_BYTES,
 };
 
 use crate::model::{Measurement, ProbeResult, Sensitivity};
@@ -56,6 +56,9 @@ use plan::CaseParams;
 
 /// The probe.
 pub struct Memory;
+
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "memory";
 
 impl Probe for Memory {
     /// [`cost::run_s`], with the probe's passes and repetitions.
@@ -73,7 +76,7 @@ impl Probe for Memory {
     }
 
     fn id(&self) -> &'static str {
-        "memory"
+        ID
     }
 
     fn title(&self) -> &'static str {

@@ -49,11 +49,14 @@ pub(super) enum CaseParams {
 /// advised (files written before the chase asked for huge pages lack it).
 pub const WS_LATENCY_PAGES: &str = "ws-latency/1t: MADV_HUGEPAGE at every size; ws-latency-default-pages/1t: no advice, at the largest size";
 
-/// The chase's series: `ws-latency/1t` with huge pages requested,
+/// The chase's series with huge pages requested.
+pub const WS_LATENCY_HUGE_SERIES: &str = "ws-latency/1t";
+
+/// The chase's series: [`WS_LATENCY_HUGE_SERIES`] with huge pages requested,
 /// `ws-latency-default-pages/1t` with no advice.
 pub fn ws_latency_series(huge_pages: bool) -> &'static str {
     if huge_pages {
-        "ws-latency/1t"
+        WS_LATENCY_HUGE_SERIES
     } else {
         "ws-latency-default-pages/1t"
     }

@@ -48,6 +48,13 @@ pub struct Numa;
 /// The model's price of a dependent load from memory (`corescope plan`), ns.
 const COST_DRAM_LOAD_NS: f64 = 100.0;
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "numa";
+/// The matrix of latencies from each CPU node to each memory node (ns).
+pub const MATRIX_LATENCY: &str = "numa/latency";
+/// The matrix of read bandwidths from each CPU node to each memory node (bytes/s).
+pub const MATRIX_READ: &str = "numa/read";
+
 impl Probe for Numa {
     /// A latency cell chases `steps` dependent loads (about
     /// [`COST_DRAM_LOAD_NS`] each) after writing its buffer; a read cell streams
@@ -65,7 +72,7 @@ impl Probe for Numa {
     }
 
     fn id(&self) -> &'static str {
-        "numa"
+        ID
     }
 
     fn title(&self) -> &'static str {

@@ -151,6 +151,9 @@ fn fft_cases(
     cases
 }
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "pool";
+
 impl Probe for PoolProbe {
     /// [`cost_run_s`].
     /// Summary: taskpool against rayon.
@@ -164,7 +167,7 @@ impl Probe for PoolProbe {
     }
 
     fn id(&self) -> &'static str {
-        "pool"
+        ID
     }
 
     fn title(&self) -> &'static str {

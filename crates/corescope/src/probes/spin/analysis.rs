@@ -26,7 +26,7 @@ pub fn merge_tables(tables: Vec<Table>) -> (Vec<Table>, Vec<Finding>) {
     let mut findings = Vec::new();
     let mut out = Vec::new();
     for t in merged {
-        let Some(rel) = t.name.strip_prefix("spin/").map(str::to_string) else {
+        let Some(rel) = super::table_placement(&t.name).map(str::to_string) else {
             out.push(t);
             continue;
         };
@@ -88,7 +88,7 @@ pub const SAME_CPU_MEANS: &str = "the spinner shares the active thread's CPU: th
 /// whose upper bound is below every other loop's central value is called cheapest).
 fn table_findings(t: &Table) -> Vec<Finding> {
     let rows = loop_rows(t);
-    let rel = t.name.strip_prefix("spin/").unwrap_or(&t.name);
+    let rel = super::table_placement(&t.name).unwrap_or(&t.name);
     let what = format!("active thread, spinner {rel}");
     let mut out = Vec::new();
     for (loop_name, cause) in [

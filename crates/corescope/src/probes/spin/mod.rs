@@ -23,8 +23,8 @@ pub use analysis::{merge_tables, slowed_everywhere, BenchSlowdown, PARKED_LOOP, 
 pub use bench::{ChaseRing, Work, BENCHES, HASH_WORDS, MATVEC_ORDER, SORT_LEN};
 pub use measure::{spinner_first, SPINNER_START_US};
 pub use table::{
-    bench_column, bench_high_column, bench_low_column, slowdown_measurement, SpinnerCount,
-    SPINNER_COLUMNS, SPINNER_NOT_COUNTED, SUMMARY_COLUMNS,
+    bench_column, bench_high_column, bench_low_column, slowdown_measurement, table_placement,
+    SpinnerCount, SPINNER_COLUMNS, SPINNER_NOT_COUNTED, SUMMARY_COLUMNS,
 };
 
 use crate::kernels::spin_loops::SpinKind;
@@ -75,6 +75,9 @@ pub fn all_others(topo: &crate::topology::Topology) -> Result<(u32, Vec<u32>), S
     }
 }
 
+/// Id of the probe and of its run-file entry.
+pub const ID: &str = "spin";
+
 impl Probe for Spin {
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
@@ -95,7 +98,7 @@ impl Probe for Spin {
     }
 
     fn id(&self) -> &'static str {
-        "spin"
+        ID
     }
 
     fn title(&self) -> &'static str {

@@ -91,6 +91,17 @@ impl SpinnerCount {
     }
 }
 
+/// The name of the spin table of one spinner placement (`spin/same-cpu`).
+fn table_name(placement: &str) -> String {
+    format!("{}/{placement}", super::ID)
+}
+
+/// The spinner placement a spin table is of (`same-cpu` of `spin/same-cpu`); `None`
+/// for a table of another kind.
+pub fn table_placement(name: &str) -> Option<&str> {
+    name.strip_prefix(super::ID)?.strip_prefix('/')
+}
+
 /// Column of benchmark `b`'s slowdown; its interval's ends and its outcome follow.
 pub fn bench_column(b: &str) -> String {
     format!("{b} ×")
@@ -170,7 +181,7 @@ pub fn slowdown_measurement(
     columns.extend(SUMMARY_COLUMNS.iter().map(|c| c.to_string()));
     columns.extend(SPINNER_COLUMNS.iter().map(|c| c.to_string()));
     m.tables.push(Table {
-        name: format!("spin/{rel}"),
+        name: table_name(rel),
         columns,
         rows: vec![row],
     });

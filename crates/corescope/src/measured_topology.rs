@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::{Finding, Matrix, RunFile};
+use crate::probes::{c2c, numa, sharing};
 use crate::topology::Topology;
 
 /// Which objects a distance matrix relates.
@@ -60,16 +61,16 @@ pub fn measured_distances(run: &RunFile) -> Vec<MeasuredDistances> {
     for p in &run.probes {
         for m in &p.matrices {
             let spec = match (p.id.as_str(), m.name.as_str()) {
-                ("c2c", "c2c/cas" | "c2c/rw") => {
+                (c2c::ID, c2c::MATRIX_CAS | c2c::MATRIX_RW) => {
                     (DistanceObjects::Pu, DistanceMeaning::Latency, "ns", 1.0)
                 }
-                ("numa", "numa/latency") => (
+                (numa::ID, numa::MATRIX_LATENCY) => (
                     DistanceObjects::NumaNode,
                     DistanceMeaning::Latency,
                     "ns",
                     1.0,
                 ),
-                ("numa", "numa/read") => (
+                (numa::ID, numa::MATRIX_READ) => (
                     DistanceObjects::NumaNode,
                     DistanceMeaning::Bandwidth,
                     "MiB/s",
@@ -209,7 +210,7 @@ pub fn sharing_check(run: &RunFile) -> Check<SharingDifference> {
     let verdicts: Vec<(u32, u32, Option<bool>, &str, bool)> = run
         .probes
         .iter()
-        .filter(|p| p.id == "sharing")
+        .filter(|p| p.id == sharing::ID)
         .flat_map(|p| &p.findings)
         .filter_map(|f| match f {
             Finding::CoreSharing {
@@ -279,7 +280,7 @@ fn topology_rank(t: &Topology, from: u32, to: u32) -> Option<u8> {
 /// structure stands for it: local, then the package's other nodes, then other
 /// packages). A pair counts only when the two intervals separate.
 pub fn numa_check(run: &RunFile) -> Check<NumaDifference> {
-    let Some(numa) = run.probes.iter().find(|p| p.id == "numa") else {
+    let Some(numa) = run.probes.iter().find(|p| p.id == numa::ID) else {
         return Check::NotMeasured("no `numa` probe in this run".into());
     };
     // CPU node → memory node → (median, lo, hi).
@@ -353,7 +354,7 @@ mod tests {
     use crate::topology::Pu;
 
     fn quick() -> RunFile {
-        serde_json::from_str(include_str!("../../tests/fixtures/quick.json")).unwrap()
+        serde_json::from_str(include_str!("../tests/fixtures/quick.json")).unwrap()
     }
 
     /// Four CPUs: 0, 1 on package 0 / node 0; 2, 3 on package 1 / node 1.
