@@ -2,7 +2,8 @@
 # The checks of a four-node fleet whose node2 was handicapped (.ci/steps/fleet.sh,
 # .ci/steps/slurm.sh source this file). Call each as a plain command, never in an
 # `if`, `&&` or `||`: the callers' `set -e` is what stops them at the first failing
-# check, as it did when the checks were written out in each step.
+# check. One check a line, for the same reason: under `set -e`, `a && b` whose `a`
+# fails does not stop the script.
 
 # fleet_report_names_only_node2 REPORT [PREFIX]: a report of 4 nodes naming node2
 # and no other node as outlying (PREFIX starts the message when another is named).
@@ -19,7 +20,8 @@ fleet_check_names_only_node2() {
     local bin=$1 fleet=$2 out=$3 rc=0
     "$bin" fleet report "$fleet" --check >"$out" || rc=$?
     cat "$out"
-    test "$rc" = 3 && test "$(wc -l <"$out")" = 1
+    test "$rc" = 3
+    test "$(wc -l <"$out")" = 1
     grep -q "^node2: corescope fleet: compute " "$out"
 }
 

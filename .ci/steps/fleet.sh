@@ -22,13 +22,16 @@ test "$(ls "$dir/runs" | wc -l)" = 4
 # Every outlier of the report is node2's, and there is one.
 fleet_report_names_only_node2 "$dir/report.txt"
 # The fleet page beside the fleet file names node2 and no other node as outlying.
-grep -q "node2" "$dir/fleet.html" && grep -q "<svg" "$dir/fleet.html"
+grep -q "node2" "$dir/fleet.html"
+grep -q "<svg" "$dir/fleet.html"
 # The health check: one line, node2's, exit status 3; node1 alone: 0, no line.
 fleet_check_names_only_node2 "$bin" "$dir/fleet.json" "$dir/check.txt"
 fleet_check_node1_is_silent "$bin" "$dir/fleet.json" "$dir/one.txt"
 # The gathered run files merge offline into the same verdict.
 "$bin" fleet merge "$dir"/runs/*.json --out "$dir/merged.json" 2>/dev/null
 rc=0; "$bin" fleet report "$dir/merged.json" --check >"$dir/check2.txt" || rc=$?
-test "$rc" = 3 && grep -q "^node2: " "$dir/check2.txt" && test "$(wc -l <"$dir/check2.txt")" = 1
+test "$rc" = 3
+grep -q "^node2: " "$dir/check2.txt"
+test "$(wc -l <"$dir/check2.txt")" = 1
 echo "fleet step ok"
 rm -rf "$dir"
