@@ -28,6 +28,8 @@
 # About 3.5 minutes on 2 CPUs, nearly all of it the eight `compute --quick` runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=.ci/lib/fleet_checks.sh
+. .ci/lib/fleet_checks.sh
 
 if [ "$(id -u)" != 0 ]; then echo "slurm: the Slurm daemons need root (CI runs as root)"; exit 1; fi
 for tool in munged mungekey slurmctld slurmd srun sinfo scontrol squeue scancel; do
@@ -159,15 +161,9 @@ PY
 "$bin" fleet merge "$runs"/node*.json --out "$dir/fleet.json" 2>/dev/null
 "$bin" fleet report "$dir/fleet.json" >"$dir/report.txt"
 grep -E "^fleet of|outliers" "$dir/report.txt"
-grep -q "^fleet of 4 nodes" "$dir/report.txt"
-grep -q "^    node2: compute " "$dir/report.txt"
-if grep -E "^    node[013]: " "$dir/report.txt"; then echo "slurm: a node other than node2 named"; exit 1; fi
-rc=0; "$bin" fleet report "$dir/fleet.json" --check >"$dir/check.txt" || rc=$?
-cat "$dir/check.txt"
-test "$rc" = 3 && test "$(wc -l <"$dir/check.txt")" = 1
-grep -q "^node2: corescope fleet: compute " "$dir/check.txt"
-"$bin" fleet report "$dir/fleet.json" --check --node node1 >"$dir/one.txt"
-test ! -s "$dir/one.txt"
+fleet_report_names_only_node2 "$dir/report.txt" "slurm: "
+fleet_check_names_only_node2 "$bin" "$dir/fleet.json" "$dir/check.txt"
+fleet_check_node1_is_silent "$bin" "$dir/fleet.json" "$dir/one.txt"
 # The hook's drain: the reason without the node name, on this node, then back.
 reason="$(sed 's/^[^:]*: //' "$dir/check.txt")"
 scontrol update nodename="$host" state=drain reason="$reason"
@@ -189,12 +185,7 @@ if [ "$rc" != 0 ]; then
 fi
 grep -E "^fleet of|outliers" "$dir/mpi-report.txt"
 test "$(find "$dir/mpi-runs" -name "*.json" | wc -l)" = 4
-grep -q "^fleet of 4 nodes" "$dir/mpi-report.txt"
-grep -q "^    node2: compute " "$dir/mpi-report.txt"
-if grep -E "^    node[013]: " "$dir/mpi-report.txt"; then echo "slurm: a node other than node2 named"; exit 1; fi
-rc=0; "$bin" fleet report "$dir/mpi-fleet.json" --check >"$dir/mpi-check.txt" || rc=$?
-cat "$dir/mpi-check.txt"
-test "$rc" = 3 && test "$(wc -l <"$dir/mpi-check.txt")" = 1
-grep -q "^node2: corescope fleet: compute " "$dir/mpi-check.txt"
+fleet_report_names_only_node2 "$dir/mpi-report.txt" "slurm: "
+fleet_check_names_only_node2 "$bin" "$dir/mpi-fleet.json" "$dir/mpi-check.txt"
 echo "slurm: srun --mpi=pmix corescope fleet run: 4 ranks, node2 named"
 echo "slurm step ok in $((SECONDS - start)) s"

@@ -715,3 +715,183 @@ fn probe_ids_are_named_only_by_their_probes() {
         offenders.join("\n")
     );
 }
+
+/// Room → lines of its `.rs` files under `src/` (every line: blank lines, comments and
+/// unit tests included), `lib.rs` left out (it has no row).
+fn room_lines(src: &Path) -> BTreeMap<String, usize> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut out = BTreeMap::new();
+    for f in &files {
+        let room = room_of(f.strip_prefix(src).expect("under src"));
+        if room == "lib" {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        *out.entry(room).or_insert(0) += text.lines().count();
+    }
+    out
+}
+
+/// Whether a size the doc states is near enough to the measured one: within 10 %
+/// (and at least 10 lines), so ordinary edits do not make the doc wrong.
+fn near(stated: usize, measured: usize) -> bool {
+    stated.abs_diff(measured) <= (measured / 10).max(10)
+}
+
+/// The longest function of the three crates' sources (unit-test modules left out):
+/// `(lines, name, file relative to crates/)`, and the length of every function by
+/// file and name (the longest of that name in that file).
+type Longest = ((usize, String, String), BTreeMap<(String, String), usize>);
+
+fn longest_function() -> Longest {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut longest = (0, String::new(), String::new());
+    let mut by_name: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for krate in ["corescope", "hspc", "taskpool"] {
+        let mut files = Vec::new();
+        rust_files(&crates.join(krate).join("src"), &mut files);
+        for f in files {
+            let text =
+                std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            let code_end = text.find("#[cfg(test)]\nmod tests").unwrap_or(text.len());
+            let file = f.strip_prefix(&crates).unwrap_or(&f).display().to_string();
+            for (_, n, name) in functions(&text[..code_end]) {
+                let e = by_name.entry((file.clone(), name.clone())).or_insert(0);
+                *e = (*e).max(n);
+                if n > longest.0 {
+                    longest = (n, name, file.clone());
+                }
+            }
+        }
+    }
+    (longest, by_name)
+}
+
+/// Where the doc states the longest function: "The longest function is `NAME` in
+/// `FILE`, N lines" (on one line).
+const LONGEST_MARKER: &str = "The longest function is `";
+
+/// The byte range of the doc's longest-function statement and what it states:
+/// `(range, name, file, lines)`.
+fn stated_longest(doc: &str) -> Option<(std::ops::Range<usize>, String, String, usize)> {
+    let start = doc.find(LONGEST_MARKER)?;
+    let line_end = doc[start..].find('\n').map_or(doc.len(), |i| start + i);
+    let line = &doc[start + LONGEST_MARKER.len()..line_end];
+    let parts: Vec<&str> = line.splitn(4, '`').collect();
+    let [name, " in ", file, rest] = parts[..] else {
+        return None;
+    };
+    let digits = rest.strip_prefix(", ")?;
+    let number: String = digits.chars().take_while(char::is_ascii_digit).collect();
+    let after = digits[number.len()..].strip_prefix(" lines")?;
+    let end = line_end - after.len();
+    Some((start..end, name.into(), file.into(), number.parse().ok()?))
+}
+
+/// The rooms table with its `lines` column set from `sizes`.
+fn with_room_sizes(doc: &str, sizes: &BTreeMap<String, usize>) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for line in doc.lines() {
+        let mut cells: Vec<String> = line.split('|').map(String::from).collect();
+        let room = row_room(line);
+        match room.as_ref().and_then(|r| sizes.get(r)) {
+            Some(n) if cells.len() >= 6 => {
+                cells[2] = format!(" {n} ");
+                out.push(cells.join("|"));
+            }
+            _ => out.push(line.to_string()),
+        }
+    }
+    let mut text = out.join("\n");
+    if doc.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+/// The room of a line of the rooms table (its first backticked name), if it is a row.
+fn row_room(line: &str) -> Option<String> {
+    if !line.starts_with("| `") {
+        return None;
+    }
+    let first = line.split('`').nth(1)?;
+    Some(
+        first
+            .split(['/', ':'])
+            .next()?
+            .trim_end_matches(".rs")
+            .to_string(),
+    )
+}
+
+#[test]
+fn the_doc_parses_a_longest_function_and_rewrites_sizes() {
+    let doc = "a\nThe longest function is `f` in `x/src/a.rs`, 97 lines (limit).\n";
+    let (range, name, file, n) = stated_longest(doc).expect("parsed");
+    assert_eq!((name.as_str(), file.as_str(), n), ("f", "x/src/a.rs", 97));
+    assert_eq!(
+        &doc[range],
+        "The longest function is `f` in `x/src/a.rs`, 97 lines"
+    );
+    let table = "| `store.rs` | 1 | what | `model` |\n| `x/` |  | y | — |\n";
+    let sizes = BTreeMap::from([("store".to_string(), 717), ("x".to_string(), 5)]);
+    assert_eq!(
+        with_room_sizes(table, &sizes),
+        "| `store.rs` | 717 | what | `model` |\n| `x/` | 5 | y | — |\n"
+    );
+    assert!(near(100, 109) && !near(100, 112) && near(15, 5));
+}
+
+/// The `lines` column of the rooms table and the longest function the doc names
+/// are measured: within 10 % of the sources. With `UPDATE_ARCHITECTURE_DOC=1` the
+/// test writes the measured numbers into the doc instead of failing.
+#[test]
+fn the_doc_states_the_rooms_sizes_and_the_longest_function() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let doc_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/architecture.md");
+    let doc = std::fs::read_to_string(&doc_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", doc_path.display()));
+    let sizes = room_lines(&src);
+    let ((max_n, max_name, max_file), by_name) = longest_function();
+    if std::env::var_os("UPDATE_ARCHITECTURE_DOC").is_some_and(|v| v == "1") {
+        let mut text = with_room_sizes(&doc, &sizes);
+        let (range, ..) = stated_longest(&text).expect("the doc states the longest function");
+        let sentence = format!("{LONGEST_MARKER}{max_name}` in `{max_file}`, {max_n} lines");
+        text.replace_range(range, &sentence);
+        std::fs::write(&doc_path, text).unwrap_or_else(|e| panic!("{}: {e}", doc_path.display()));
+        return;
+    }
+    let mut wrong = Vec::new();
+    for line in doc.lines() {
+        let Some(room) = row_room(line) else { continue };
+        let Some(&measured) = sizes.get(&room) else {
+            continue;
+        };
+        let stated = line.split('|').nth(2).and_then(|c| c.trim().parse().ok());
+        if !stated.is_some_and(|s| near(s, measured)) {
+            wrong.push(format!(
+                "{room}: the table says {stated:?} lines, it has {measured}"
+            ));
+        }
+    }
+    match stated_longest(&doc) {
+        None => wrong.push(format!(
+            "no sentence \"{LONGEST_MARKER}NAME` in `FILE`, N lines\""
+        )),
+        Some((_, name, file, n)) => {
+            let named = by_name.get(&(file.clone(), name.clone()));
+            if !near(n, max_n) || !named.is_some_and(|&m| near(m, max_n)) {
+                wrong.push(format!(
+                    "the doc names `{name}` in {file} ({n} lines) as the longest function; \
+                     it is `{max_name}` in {max_file}, {max_n} lines"
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/architecture.md is out of date (UPDATE_ARCHITECTURE_DOC=1 rewrites it):\n{}",
+        wrong.join("\n")
+    );
+}

@@ -4,43 +4,19 @@
 //! looks the affected probes up by what each probe states
 //! (`Probe::sensitive_to`), never by id (issue 38).
 
+mod support;
+
 use corescope::doctor::{read, read_in, Options};
-use corescope::model::{CheckId, Checks, Measurement, Sensitivity};
-use corescope::probes::{registry, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use corescope::model::{CheckId, Checks, Sensitivity};
+use corescope::probes::{registry, Probe};
 use corescope::topology::knobs::HostFiles;
+use support::TestProbe;
 
-/// A test probe sensitive to what `sensitive` says.
-struct Declared {
-    id: &'static str,
-    sensitive: &'static [Sensitivity],
-}
-
-impl Probe for Declared {
-    fn id(&self) -> &'static str {
-        self.id
-    }
-    fn title(&self) -> &'static str {
-        "a probe of this test only"
-    }
-    fn plan(&self, _ctx: &PlanCtx) -> Result<Plan, ProbeError> {
-        Ok(Plan::new(Vec::new()))
-    }
-    fn run(&self, _case: &Case, _ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        Err(ProbeError::Skipped("never run here".into()))
-    }
-    fn sensitive_to(&self) -> &'static [Sensitivity] {
-        self.sensitive
-    }
-}
-
-const TLB: Declared = Declared {
-    id: "tlb-walk",
-    sensitive: &[Sensitivity::PageSize],
+const TLB: TestProbe = TestProbe {
+    sensitive_to: &[Sensitivity::PageSize],
+    ..TestProbe::new("tlb-walk")
 };
-const QUIET: Declared = Declared {
-    id: "quiet",
-    sensitive: &[],
-};
+const QUIET: TestProbe = TestProbe::new("quiet");
 
 fn affects(checks: &Checks, id: CheckId) -> Vec<String> {
     checks

@@ -39,34 +39,61 @@ fn node(name: &str, factor: f64, wobble: f64) -> RunFile {
     run
 }
 
-/// Five nodes in `dir`, node3's `compute int/linear` at 0.71×.
-fn five_nodes(dir: &Path) -> Vec<PathBuf> {
+/// Five nodes, node3's `compute int/linear` at 0.71×.
+fn five_nodes() -> Vec<RunFile> {
     (0..5)
         .map(|i| {
-            let name = format!("node{i}");
             let factor = if i == 3 { 0.71 } else { 1.0 };
-            let run = node(&name, factor, 1.0 + 0.002 * f64::from(i));
-            let path = dir.join(format!("{name}.json"));
-            store::save(&run, &path).expect("saved");
-            path
+            node(&format!("node{i}"), factor, 1.0 + 0.002 * f64::from(i))
         })
         .collect()
 }
 
+/// A fleet merged by the binary in a temporary directory: each node's run file
+/// saved as `HOST.json`, then `corescope fleet merge HOST.json… --out fleet.json`.
+struct Fleet {
+    dir: tempfile::TempDir,
+    runs: Vec<PathBuf>,
+    file: PathBuf,
+}
+
+impl Fleet {
+    fn merged(nodes: &[RunFile]) -> Fleet {
+        Fleet::merged_with(nodes, "--out")
+    }
+
+    /// The same, naming the output with `out_flag` (`--out` or `-o`).
+    fn merged_with(nodes: &[RunFile], out_flag: &str) -> Fleet {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let runs: Vec<PathBuf> = nodes
+            .iter()
+            .map(|run| {
+                let path = dir.path().join(format!("{}.json", run.host.hostname));
+                store::save(run, &path).expect("saved");
+                path
+            })
+            .collect();
+        let file = dir.path().join("fleet.json");
+        corescope()
+            .args(["fleet", "merge"])
+            .args(&runs)
+            .arg(out_flag)
+            .arg(&file)
+            .assert()
+            .success();
+        Fleet { dir, runs, file }
+    }
+
+    fn load(&self) -> file::FleetFile {
+        cmd::load(&self.file).expect("fleet file loads")
+    }
+}
+
 #[test]
 fn merge_report_and_check_name_the_slow_node() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let runs = five_nodes(dir.path());
-    let fleet = dir.path().join("fleet.json");
-    corescope()
-        .arg("fleet")
-        .arg("merge")
-        .args(&runs)
-        .arg("--out")
-        .arg(&fleet)
-        .assert()
-        .success();
-    let f = cmd::load(&fleet).expect("fleet file loads");
+    let merged = Fleet::merged(&five_nodes());
+    let f = merged.load();
+    let fleet = &merged.file;
     assert_eq!(f.nodes.len(), 5);
     assert_eq!(f.analysis.groups.len(), 1);
     let g = &f.analysis.groups[0];
@@ -84,7 +111,7 @@ fn merge_report_and_check_name_the_slow_node() {
     }
     let report = corescope()
         .args(["fleet", "report"])
-        .arg(&fleet)
+        .arg(fleet)
         .assert()
         .success();
     let text = String::from_utf8_lossy(&report.get_output().stdout).into_owned();
@@ -98,7 +125,7 @@ fn merge_report_and_check_name_the_slow_node() {
     // --check: one line, node3, exit 3.
     let check = corescope()
         .args(["fleet", "report", "--check"])
-        .arg(&fleet)
+        .arg(fleet)
         .assert()
         .code(3);
     let out = String::from_utf8_lossy(&check.get_output().stdout).into_owned();
@@ -116,18 +143,18 @@ fn merge_report_and_check_name_the_slow_node() {
     // A node's own health check: a good node exits 0 and prints nothing.
     corescope()
         .args(["fleet", "report", "--check", "--node", "node1"])
-        .arg(&fleet)
+        .arg(fleet)
         .assert()
         .code(0)
         .stdout("");
     corescope()
         .args(["fleet", "report", "--check", "--node", "node3"])
-        .arg(&fleet)
+        .arg(fleet)
         .assert()
         .code(3);
     corescope()
         .args(["fleet", "report", "--check", "--node", "nodeX"])
-        .arg(&fleet)
+        .arg(fleet)
         .assert()
         .code(1)
         .stderr(predicates::str::contains("no such node"));
@@ -135,26 +162,12 @@ fn merge_report_and_check_name_the_slow_node() {
 
 #[test]
 fn like_nodes_give_no_line_and_bad_input_one_error() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let runs: Vec<PathBuf> = (0..4)
-        .map(|i| {
-            let p = dir.path().join(format!("n{i}.json"));
-            store::save(&node(&format!("n{i}"), 1.0, 1.0), &p).expect("saved");
-            p
-        })
-        .collect();
-    let fleet = dir.path().join("fleet.json");
-    corescope()
-        .arg("fleet")
-        .arg("merge")
-        .args(&runs)
-        .arg("-o")
-        .arg(&fleet)
-        .assert()
-        .success();
+    let nodes: Vec<RunFile> = (0..4).map(|i| node(&format!("n{i}"), 1.0, 1.0)).collect();
+    let merged = Fleet::merged_with(&nodes, "-o");
+    let (runs, fleet) = (&merged.runs, &merged.file);
     corescope()
         .args(["fleet", "report", "--check"])
-        .arg(&fleet)
+        .arg(fleet)
         .assert()
         .code(0)
         .stdout("");
@@ -168,7 +181,7 @@ fn like_nodes_give_no_line_and_bad_input_one_error() {
     corescope()
         .arg("fleet")
         .arg("merge")
-        .args(&runs)
+        .args(runs)
         .arg("--out")
         .arg(&runs[0])
         .assert()
@@ -191,28 +204,19 @@ fn two_nodes_are_not_judged() {
 /// node × probe, and never overwrites the fleet file it reads.
 #[test]
 fn the_fleet_page_names_the_outlier_and_guards_its_input() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let runs = five_nodes(dir.path());
-    let fleet = dir.path().join("fleet.json");
-    corescope()
-        .arg("fleet")
-        .arg("merge")
-        .args(&runs)
-        .arg("--out")
-        .arg(&fleet)
-        .assert()
-        .success();
-    let page_path = dir.path().join("fleet.html");
+    let merged = Fleet::merged(&five_nodes());
+    let fleet = &merged.file;
+    let page_path = merged.dir.path().join("fleet.html");
     corescope()
         .args(["fleet", "report"])
-        .arg(&fleet)
+        .arg(fleet)
         .arg("--html")
         .arg(&page_path)
         .assert()
         .success()
         .stdout("");
     let page = std::fs::read_to_string(&page_path).expect("page written");
-    let f = cmd::load(&fleet).expect("fleet file loads");
+    let f = merged.load();
     let probes = html::probes(&f);
     assert!(probes.len() >= 3, "{probes:?}");
     assert_eq!(page.matches("class='cell'").count(), 5 * probes.len());
@@ -226,16 +230,16 @@ fn the_fleet_page_names_the_outlier_and_guards_its_input() {
     assert!(!page.contains("src=") && !page.contains("href='http"));
     assert!(!page.contains("<script"));
     // An output never overwrites an input.
-    let before = std::fs::read(&fleet).expect("fleet file");
+    let before = std::fs::read(fleet).expect("fleet file");
     corescope()
         .args(["fleet", "report"])
-        .arg(&fleet)
+        .arg(fleet)
         .arg("--html")
-        .arg(&fleet)
+        .arg(fleet)
         .assert()
         .code(1)
         .stderr(predicates::str::contains("nothing was written"));
-    assert_eq!(std::fs::read(&fleet).expect("fleet file"), before);
+    assert_eq!(std::fs::read(fleet).expect("fleet file"), before);
 }
 
 /// A hostile node name is escaped wherever the page shows it.
@@ -289,27 +293,13 @@ fn matrix_node(name: &str, wobble: f64, slow_row: usize, factor: f64) -> RunFile
 /// others) is named, with that row, and no other node or row is.
 #[test]
 fn a_matrix_row_that_differs_is_named() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let runs: Vec<PathBuf> = (0..5)
+    let nodes: Vec<RunFile> = (0..5)
         .map(|i| {
-            let name = format!("node{i}");
             let factor = if i == 2 { 1.5 } else { 1.0 };
-            let run = matrix_node(&name, 1.0 + 0.002 * f64::from(i), 3, factor);
-            let path = dir.path().join(format!("{name}.json"));
-            store::save(&run, &path).expect("saved");
-            path
+            matrix_node(&format!("node{i}"), 1.0 + 0.002 * f64::from(i), 3, factor)
         })
         .collect();
-    let fleet = dir.path().join("fleet.json");
-    corescope()
-        .arg("fleet")
-        .arg("merge")
-        .args(&runs)
-        .arg("--out")
-        .arg(&fleet)
-        .assert()
-        .success();
-    let f = cmd::load(&fleet).expect("fleet file loads");
+    let f = Fleet::merged(&nodes).load();
     let g = &f.analysis.groups[0];
     let rows: Vec<(&str, Option<&str>)> = g
         .outliers

@@ -4,33 +4,12 @@
 //! (`Probe::views`), never test the id (issue 38). An id the registry does not
 //! know gets no special view.
 
-use corescope::model::{Measurement, Point, ProbeResult, RunFile, Status, View};
-use corescope::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+mod support;
+
+use corescope::model::{Point, ProbeResult, RunFile, Status, View};
+use corescope::probes::Probe;
 use corescope::render::html::render_run_in;
-
-/// A test probe declaring `views`.
-struct Declared {
-    id: &'static str,
-    views: &'static [View],
-}
-
-impl Probe for Declared {
-    fn id(&self) -> &'static str {
-        self.id
-    }
-    fn title(&self) -> &'static str {
-        "a probe of this test only"
-    }
-    fn plan(&self, _ctx: &PlanCtx) -> Result<Plan, ProbeError> {
-        Ok(Plan::new(Vec::new()))
-    }
-    fn run(&self, _case: &Case, _ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        Err(ProbeError::Skipped("never run here".into()))
-    }
-    fn views(&self) -> &'static [View] {
-        self.views
-    }
-}
+use support::TestProbe;
 
 /// A run file of the fixtures with one result of `id` holding two bandwidth
 /// kernels at two thread counts: what the STREAM chart draws.
@@ -52,9 +31,9 @@ fn run_with(id: &str) -> RunFile {
 
 #[test]
 fn a_probe_of_one_file_gets_the_view_it_declares() {
-    let mine: Vec<Box<dyn Probe>> = vec![Box::new(Declared {
-        id: "stream-like",
+    let mine: Vec<Box<dyn Probe>> = vec![Box::new(TestProbe {
         views: &[View::StreamChart],
+        ..TestProbe::new("stream-like")
     })];
     let html = render_run_in(&run_with("stream-like"), &mine);
     assert!(html.contains("stream-like — STREAM kernels, best placement"));
@@ -62,10 +41,7 @@ fn a_probe_of_one_file_gets_the_view_it_declares() {
 
 #[test]
 fn a_probe_declaring_nothing_or_unknown_gets_no_special_view() {
-    let quiet: Vec<Box<dyn Probe>> = vec![Box::new(Declared {
-        id: "stream-like",
-        views: &[],
-    })];
+    let quiet: Vec<Box<dyn Probe>> = vec![Box::new(TestProbe::new("stream-like"))];
     let html = render_run_in(&run_with("stream-like"), &quiet);
     assert!(!html.contains("STREAM kernels"));
     let html = render_run_in(&run_with("from-an-older-build"), &quiet);

@@ -4,42 +4,30 @@
 //! never by its id (issue 38). A result whose probe the registry does not know (an
 //! older run file's) gets the default shape.
 
-use corescope::model::{Measurement, ProbeResult, RunFile, Status, SummaryShape};
-use corescope::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+mod support;
+
+use corescope::model::{ProbeResult, RunFile, Status, SummaryShape};
+use corescope::probes::Probe;
 use corescope::render::summary::{summary, summary_in};
 use corescope::store;
 use std::path::Path;
+use support::TestProbe;
 
 /// The test's probe: how long a doorbell takes to ring and the door to open, per
 /// where the visitor stands, as distributions.
-struct Doorbell;
-
-impl Probe for Doorbell {
-    fn id(&self) -> &'static str {
-        "doorbell"
-    }
-    fn title(&self) -> &'static str {
-        "a probe of this test only"
-    }
-    fn plan(&self, _ctx: &PlanCtx) -> Result<Plan, ProbeError> {
-        Ok(Plan::new(Vec::new()))
-    }
-    fn run(&self, _case: &Case, _ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        Err(ProbeError::Skipped("never run here".into()))
-    }
-    fn summary_shape(&self) -> SummaryShape {
-        SummaryShape::PlacedMedians {
-            prefix: "visit/",
-            head_part: "open",
-            head_lead: "the door opens after",
-            item_lead: "visitor at",
-            item_parts: &[
-                ("ring", "the bell rings in"),
-                ("open", "the door opens after"),
-            ],
-        }
-    }
-}
+const DOORBELL: TestProbe = TestProbe {
+    summary_shape: SummaryShape::PlacedMedians {
+        prefix: "visit/",
+        head_part: "open",
+        head_lead: "the door opens after",
+        item_lead: "visitor at",
+        item_parts: &[
+            ("ring", "the bell rings in"),
+            ("open", "the door opens after"),
+        ],
+    },
+    ..TestProbe::new("doorbell")
+};
 
 /// A recorded run with the doorbell's result in place of its probes.
 fn run_with_doorbell() -> RunFile {
@@ -62,7 +50,7 @@ fn run_with_doorbell() -> RunFile {
 
 #[test]
 fn a_probe_of_one_file_heads_the_summary_by_its_own_shape() {
-    let registry: Vec<Box<dyn Probe>> = vec![Box::new(Doorbell)];
+    let registry: Vec<Box<dyn Probe>> = vec![Box::new(DOORBELL)];
     let text = summary_in(&run_with_doorbell(), 200, &registry).join("\n");
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(

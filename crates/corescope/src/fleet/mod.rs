@@ -41,9 +41,7 @@ pub fn main(a: FleetArgs) -> anyhow::Result<()> {
 /// `fleet run` under MPI.
 #[cfg(feature = "mpi")]
 fn run(a: crate::cli::FleetRunArgs) -> anyhow::Result<()> {
-    if crate::mpi::launcher::from_env().is_none() {
-        anyhow::bail!("{}", crate::mpi::launcher::how_to_start("fleet run"));
-    }
+    crate::mpi::launcher::require("fleet run")?;
     gather::main(a)
 }
 

@@ -58,6 +58,15 @@ pub fn how_to_start(what: &str) -> String {
     )
 }
 
+/// Fails with [`how_to_start`]'s advice unless this process was started by a
+/// launcher: the first step of `corescope mpi` and `corescope fleet run`.
+pub fn require(what: &str) -> anyhow::Result<()> {
+    if from_env().is_none() {
+        anyhow::bail!("{}", how_to_start(what));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,6 +100,17 @@ mod tests {
         // Inside a Slurm allocation but not a task of a step (salloc's shell).
         assert_eq!(detect(["SLURM_JOB_ID", "SLURM_NODELIST"]), None);
         assert_eq!(detect(["SLURM_JOB_ID", "SLURM_STEP_ID"]), None);
+    }
+
+    #[test]
+    fn require_fails_with_the_advice_only_without_a_launcher() {
+        match from_env() {
+            None => assert_eq!(
+                require("fleet run").map_err(|e| e.to_string()),
+                Err(how_to_start("fleet run"))
+            ),
+            Some(_) => assert!(require("fleet run").is_ok()),
+        }
     }
 
     #[test]

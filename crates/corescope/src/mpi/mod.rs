@@ -41,9 +41,7 @@ and start it under mpirun, e.g. `mpirun -np 2 corescope mpi pingpong`\n\
 /// Run `corescope mpi` (under `mpirun`).
 #[cfg(feature = "mpi")]
 pub fn main(a: MpiArgs) -> anyhow::Result<()> {
-    if launcher::from_env().is_none() {
-        anyhow::bail!("{}", launcher::how_to_start("mpi"));
-    }
+    launcher::require("mpi")?;
     driver::main(a)
 }
 
