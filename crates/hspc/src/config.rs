@@ -183,9 +183,11 @@ pub struct Config {
     /// Bytes to shift the producer thread's stack by, relative to the
     /// consumer's (seed 004 `p4_adjuststack`, Figure 2 loop 2), so the two
     /// threads' hot frames do not share cache sets. hspc starts no threads,
-    /// so the channel itself ignores it: run the producer's loop under
-    /// [`stack::with_stack_offset`](crate::stack::with_stack_offset) with it.
-    /// 0 (the default, and what files without the field read as): no shift.
+    /// so the channel itself ignores it: the application runs its producer's
+    /// loop that much lower on the stack, for instance below a frame that is
+    /// never inlined and holds an array of that many bytes (the tuner that
+    /// writes it measures 0, 32, 64, … 1024). 0 (the default, and what files
+    /// without the field read as): no shift.
     pub stack_offset_bytes: usize,
     /// Where the tuner measured this configuration at its best: the producer and
     /// the consumer pinned to these CPUs (seed 004 §4.1, "use processor

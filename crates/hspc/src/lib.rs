@@ -25,8 +25,7 @@
 //! - its configuration: [`Config`] (with serde support under the default
 //!   feature `serde`), [`Mode`], [`WaitStrategy`], [`Affinity`],
 //!   [`Geometry`], [`ConfigError`], [`DEFAULT_BUFFERS`] and
-//!   [`DEFAULT_BUFFER_BYTES`]; [`stack::with_stack_offset`] applies a tuned
-//!   [`Config::stack_offset_bytes`];
+//!   [`DEFAULT_BUFFER_BYTES`];
 //! - its backoff: [`wait::Backoff`], a crossbeam-style building block for
 //!   wait loops, with its limits [`wait::SPIN_LIMIT`] and
 //!   [`wait::YIELD_LIMIT`].
@@ -85,7 +84,6 @@ mod config;
 mod pad;
 mod prefetch;
 mod signal;
-pub mod stack;
 mod storage;
 mod sync;
 pub mod wait;

@@ -5,6 +5,25 @@
 //! channel's spinning and spin-then-park [`WaitStrategy`](crate::WaitStrategy)s
 //! use it, and other code may too. [`SPIN_LIMIT`] and [`YIELD_LIMIT`] are its
 //! two thresholds.
+//!
+//! ```
+//! use std::sync::atomic::{AtomicBool, Ordering};
+//! use hspc::wait::Backoff;
+//!
+//! // Wait for a flag: spin, then yield, then sleep briefly.
+//! let ready = AtomicBool::new(false);
+//! std::thread::scope(|s| {
+//!     s.spawn(|| ready.store(true, Ordering::Release));
+//!     let backoff = Backoff::new();
+//!     while !ready.load(Ordering::Acquire) {
+//!         if backoff.is_completed() {
+//!             std::thread::sleep(std::time::Duration::from_micros(50));
+//!         } else {
+//!             backoff.snooze();
+//!         }
+//!     }
+//! });
+//! ```
 
 mod backoff;
 // Under loom the eventcount models the futex with loom's lock and condition

@@ -10,7 +10,8 @@
 //! 2. loop 1 of Figure 2: `p3` with each padding, 8 … 256 bytes; the choice is
 //!    the channel's padding between buffers from then on;
 //! 3. loop 2 of Figure 2 (`p4_adjuststack`): the producer's stack shifted by 0,
-//!    32 … 1024 bytes relative to the consumer's ([`hspc::stack::with_stack_offset`]);
+//!    32 … 1024 bytes relative to the consumer's
+//!    ([`crate::harness::stack::with_stack_offset`]);
 //! 4. loop 3 of Figure 2: 2 … 5 buffers × sizes 256 B … 1.5 MB (the 4 × 25 grid),
 //!    spread over the grid in time, what the budget leaves out named;
 //! 5. every wait strategy, and the ring mode, on the fastest layout.

@@ -3,7 +3,7 @@
 
 use super::roadmap::{baselines, offloaded_note, roadmap_step, Road, Roadmap, HAND_PAD_BYTES};
 use super::*;
-use hspc::stack::{with_stack_offset, STACK_OFFSETS};
+use crate::harness::stack::{with_stack_offset, STACK_OFFSETS};
 use std::hint::black_box;
 use std::sync::Barrier;
 
@@ -324,7 +324,7 @@ pub(super) fn stage_one<const N: usize>(
     )?;
     stack.notes.push(
         "stack +N B: the producer's loop runs N bytes lower on its stack than the \
-         consumer's (hspc::stack::with_stack_offset; seed 004 p4_adjuststack)"
+         consumer's (harness::stack::with_stack_offset; seed 004 p4_adjuststack)"
             .into(),
     );
     let stacked = chosen(&stack).unwrap_or(padded);

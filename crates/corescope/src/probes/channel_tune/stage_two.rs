@@ -3,7 +3,7 @@
 //! lines, over buffer sizes × wait strategies × affinity.
 
 use super::*;
-use hspc::stack::with_stack_offset;
+use crate::harness::stack::with_stack_offset;
 use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
 use std::sync::Barrier;

@@ -5,8 +5,8 @@
 //! cache sets; shifting one thread's stack by a few hundred bytes moves its
 //! frames off them. [`with_stack_offset`] runs a closure with the stack below
 //! the caller shifted by a fixed number of bytes; a tuned
-//! [`Config::stack_offset_bytes`](crate::Config::stack_offset_bytes) says how
-//! far to shift the producer's.
+//! [`hspc::Config::stack_offset_bytes`] says how far to shift the producer's
+//! (`corescope tune channel` measures each of [`STACK_OFFSETS`]).
 
 use std::hint::black_box;
 
@@ -14,8 +14,8 @@ use std::hint::black_box;
 /// loop 2's powers of two.
 ///
 /// ```
-/// assert!(hspc::stack::STACK_OFFSETS.contains(&256));
-/// assert_eq!(hspc::stack::STACK_OFFSETS[0], 0);
+/// assert!(corescope::harness::stack::STACK_OFFSETS.contains(&256));
+/// assert_eq!(corescope::harness::stack::STACK_OFFSETS[0], 0);
 /// ```
 pub const STACK_OFFSETS: [usize; 7] = [0, 32, 64, 128, 256, 512, 1024];
 
@@ -23,7 +23,7 @@ pub const STACK_OFFSETS: [usize; 7] = [0, 32, 64, 128, 256, 512, 1024];
 /// [`STACK_OFFSETS`] that is at least `bytes`, at most 1024.
 ///
 /// ```
-/// use hspc::stack::applied_stack_offset;
+/// use corescope::harness::stack::applied_stack_offset;
 /// assert_eq!(applied_stack_offset(0), 0);
 /// assert_eq!(applied_stack_offset(100), 128);
 /// assert_eq!(applied_stack_offset(1 << 20), 1024);
@@ -43,7 +43,7 @@ pub fn applied_stack_offset(bytes: usize) -> usize {
 ///
 /// ```
 /// let config = hspc::Config::default().with_stack_offset(256);
-/// let sum = hspc::stack::with_stack_offset(config.stack_offset_bytes, || {
+/// let sum = corescope::harness::stack::with_stack_offset(config.stack_offset_bytes, || {
 ///     (0..100u64).sum::<u64>()
 /// });
 /// assert_eq!(sum, 4950);
