@@ -575,6 +575,57 @@ fn waiter(sh: &Shared, m: &PthreadMutex, c: &CaseParams, limit: u64) {
 mod tests {
     use super::*;
 
+    /// The loaded path (pair, injector, bandwidth) runs end to end on any machine
+    /// with two CPUs: the pair on the first two and one injector sharing the first
+    /// CPU. The plan never does that (the figures time the CPU's sharing, so none is
+    /// checked); it is here so the code that a 2-CPU machine always skips still runs
+    /// in the tests. Structure only: finite, positive figures and a bandwidth.
+    #[test]
+    fn the_loaded_path_runs_with_an_injector_sharing_a_cpu() {
+        let topo = crate::topology::detect().expect("the test machine's topology");
+        let allowed = topo.allowed_os_indices();
+        let [a, b, ..] = allowed[..] else {
+            eprintln!("one allowed CPU: no pair to run");
+            return;
+        };
+        let plan = PlanCtx {
+            topo,
+            clock: crate::clock::Clock::calibrate(std::time::Duration::from_millis(10)),
+            profile: crate::model::Profile::Quick,
+            overrides: Default::default(),
+            budget_s: 30.0,
+        };
+        let mut ctx = RunCtx {
+            plan: &plan,
+            deadline: std::time::Instant::now() + std::time::Duration::from_secs(30),
+            warnings: Vec::new(),
+            counted: Vec::new(),
+            blocks: Default::default(),
+        };
+        let c = CaseParams {
+            pair: PairPlan {
+                relation: Relation::OtherCore,
+                a,
+                b,
+                injectors: vec![a],
+            },
+            load_step: 1,
+            delay_turns: 0,
+            loaded: true,
+            injector_bytes: MIN_INJECTOR_BYTES,
+            line_bytes: 64,
+            round_trips: 200,
+            wakeups: 3,
+            duration_ns: 0,
+            setup_bytes_per_run: 0,
+            team_threads: 3,
+        };
+        let r = measure(&mut ctx, &c).expect("the loaded run completes");
+        assert!(r.cas_ns.is_finite() && r.cas_ns > 0.0, "{}", r.cas_ns);
+        assert!(r.wake_ns.is_finite() && r.wake_ns > 0.0, "{}", r.wake_ns);
+        assert!(r.bytes_per_s.is_some_and(|bw| bw.is_finite() && bw > 0.0));
+    }
+
     #[test]
     fn a_two_cpu_machine_measures_idle_and_says_why_not_under_traffic() {
         let two = crate::topology::from_synthetic("pack:1 core:2 pu:1").unwrap();
