@@ -170,7 +170,6 @@ impl<const W: usize> Sink for Inline<W> {
     }
 }
 
-/// Events into an hspc channel.
 /// Events into an hspc channel, until `cut`: then the channel is closed and the
 /// rest of the computation sends nothing.
 struct ToChannel<const W: usize> {
@@ -225,9 +224,6 @@ pub(super) fn time<R>(f: impl FnOnce() -> R) -> (f64, R) {
     (t.elapsed().as_secs_f64(), r)
 }
 
-/// Fibonacci through a channel made with `config`; the consumer profiles. Returns
-/// the time from the start gate to the consumer's last event, checked against
-/// `reference`.
 /// One Stage Two channel run.
 #[derive(Debug)]
 pub(super) struct FibRun {
@@ -241,6 +237,9 @@ pub(super) struct FibRun {
     pub(super) cpu_share: Option<[f64; 2]>,
 }
 
+/// Fibonacci through a channel made with `config`; the consumer profiles. Returns
+/// the time from the start gate to the consumer's last event, checked against
+/// `reference`.
 pub(super) fn fib_channel<const W: usize>(
     config: Config,
     n: u64,
