@@ -32,6 +32,8 @@
 mod result;
 mod roadmap;
 pub use roadmap::ROADMAP_TITLE;
+mod fib;
+mod grid;
 mod settle;
 mod stage_one;
 mod stage_two;
