@@ -104,19 +104,14 @@ fn pick(declaring: &ProbeResult, xs: &[f64], at: Pick) -> Option<f64> {
     }
 }
 
-/// `a ÷ b` with the conservative interval; `None` unless both are positive and
-/// finite.
+/// `a ÷ b` with the conservative interval (`stats::compare_estimates`'s); `None`
+/// unless both are positive and finite.
 fn ratio(a: &Estimate, b: &Estimate) -> Option<Estimate> {
-    let ok = |v: f64| v.is_finite() && v > 0.0;
-    if !(ok(a.value) && ok(b.value) && ok(a.lo) && ok(b.lo) && ok(a.hi) && ok(b.hi)) {
+    let finite = |e: &Estimate| e.value.is_finite() && e.lo.is_finite() && e.hi.is_finite();
+    if !(finite(a) && finite(b)) {
         return None;
     }
-    Some(Estimate {
-        value: a.value / b.value,
-        lo: a.lo / b.hi,
-        hi: a.hi / b.lo,
-        n: a.n.min(b.n),
-    })
+    crate::stats::compare_estimates(*a, *b).map(|c| c.ratio)
 }
 
 #[cfg(test)]

@@ -17,13 +17,14 @@ pub fn of_run(run: &RunFile, registry: &[Box<dyn crate::probes::Probe>]) -> Vec<
     check(run, &declared)
 }
 
+/// A series of a probe of the run, by the probe's id and the series' name.
+fn series_of<'r>(run: &'r RunFile, probe: &str, series: &str) -> Option<&'r crate::model::Series> {
+    run.probes.iter().find(|p| p.id == probe)?.series(series)
+}
+
 /// The unit both figures share: the declaring probe's series'.
 fn unit(run: &RunFile, c: &Consistency) -> String {
-    run.probes
-        .iter()
-        .find(|p| p.id == c.probe)
-        .and_then(|p| p.series(&c.series))
-        .map_or_else(String::new, |s| s.y_name.clone())
+    series_of(run, &c.probe, &c.series).map_or_else(String::new, |s| s.y_name.clone())
 }
 
 /// One sentence a pair.
@@ -47,11 +48,7 @@ pub fn sentence(run: &RunFile, c: &Consistency) -> String {
 
 /// The x unit of the other probe's series (`bytes` for a working set).
 fn x_unit(run: &RunFile, c: &Consistency) -> String {
-    run.probes
-        .iter()
-        .find(|p| p.id == c.other_probe)
-        .and_then(|p| p.series(&c.other_series))
-        .map_or_else(String::new, |s| s.x_name.clone())
+    series_of(run, &c.other_probe, &c.other_series).map_or_else(String::new, |s| s.x_name.clone())
 }
 
 /// The terminal section's heading, its sentences and its closing note, unwrapped

@@ -4,7 +4,7 @@
 
 use super::arrays::{self, Lease};
 use super::kernel::{bytes_moved, Kernel};
-use super::pages::huge_bytes_at;
+use super::pages::{huge_bytes_at, huge_share};
 use super::plan::ws_latency_series;
 use crate::kernels::buffer::{Block, BlockTag, Loan, Pages};
 use crate::kernels::chase::{build_chase, chase, chase_from};
@@ -297,10 +297,7 @@ pub(super) fn run_ws_latency(
         |_t| {
             Loan::take_or_make(Some(&cache), usize::from(!huge_pages), tag, make).map(|loan| {
                 let b = loan.block();
-                let share = read_share
-                    .then(|| huge_bytes_at(b.addr()))
-                    .flatten()
-                    .map(|h| (h as f64 / b.allocated_bytes().max(1) as f64).min(1.0));
+                let share = read_share.then(|| huge_share(b)).flatten();
                 (loan, share)
             })
         },

@@ -7,8 +7,13 @@ use crate::kernels::buffer::{Block, Pages};
 /// with huge pages, if /proc/self/smaps says.
 pub fn thp_probe() -> Option<f64> {
     let b = Block::new((8 << 20) / 8, Pages::Huge, 1).ok()?;
+    huge_share(&b)
+}
+
+/// Fraction of `b`'s allocation backed by huge pages, if /proc/self/smaps says.
+pub fn huge_share(b: &Block) -> Option<f64> {
     let huge = huge_bytes_at(b.addr())?;
-    Some((huge as f64 / b.allocated_bytes() as f64).min(1.0))
+    Some((huge as f64 / b.allocated_bytes().max(1) as f64).min(1.0))
 }
 
 /// `AnonHugePages` of the mapping of /proc/self/smaps that contains `addr`, in bytes.
