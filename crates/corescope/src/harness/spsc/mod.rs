@@ -492,14 +492,19 @@ pub fn roundtrip<E: Event, P1: Tx<E>, C1: Rx<E>, P2: Tx<E>, C2: Rx<E>>(
     deadline: Instant,
     log: &PairLog,
 ) -> Result<Vec<u64>, RunFail> {
+    // Each thread owns the two ends it uses (`move`): ends left in this frame
+    // and borrowed by both threads would sit side by side on one stack line, and
+    // a crate whose ends keep their indices in the handle (rtrb, ringbuf) would
+    // then pay a false-sharing miss on every call: 1.5× rtrb's round trip here
+    // on a 2-vCPU KVM guest (`docs/channel.md`, the three harnesses).
     let (mut ping_tx, mut ping_rx) = ping;
     let (mut pong_tx, mut pong_rx) = pong;
     let total = (samples + ROUNDTRIP_WARMUP) as u64;
-    let stop = AtomicBool::new(false);
+    let stop = &AtomicBool::new(false);
     std::thread::scope(|s| {
-        let echo = s.spawn(|| {
+        let echo = s.spawn(move || {
             counted(log, cpus.1, || -> Result<(), RunFail> {
-                let mut idle = Idle::new(&stop, deadline);
+                let mut idle = Idle::new(stop, deadline);
                 for k in 0..total {
                     let e = loop {
                         if let Some(e) = ping_rx.recv_one() {
@@ -528,9 +533,9 @@ pub fn roundtrip<E: Event, P1: Tx<E>, C1: Rx<E>, P2: Tx<E>, C2: Rx<E>>(
                 Ok(())
             })
         });
-        let origin = s.spawn(|| {
+        let origin = s.spawn(move || {
             counted(log, cpus.0, || -> Result<Vec<u64>, RunFail> {
-                let mut idle = Idle::new(&stop, deadline);
+                let mut idle = Idle::new(stop, deadline);
                 let mut out = Vec::with_capacity(samples);
                 for k in 0..total {
                     let t0 = ticks();
