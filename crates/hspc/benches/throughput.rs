@@ -369,10 +369,33 @@ fn send_spinning<P: Tx<u64>>(tx: &mut P, v: u64) {
     tx.flush();
 }
 
-/// `iters` round trips of one 8-byte event: this thread sends event k on
-/// `ping`, an echo thread sends it back on `pong`; the time of the measured
-/// round trips (after [`ROUNDTRIP_WARMUP`]). Every event is checked on its
-/// way back.
+/// The CPUs of the round trip's two threads (origin, echo), as the `channel`
+/// probe's `other-core` pair on a machine whose first two CPUs are two cores
+/// and the `pingpong` example's default. Unpinned, the two threads of a short
+/// ping-pong may share a CPU or move, and the three harnesses would not be
+/// measuring the same thing.
+const ROUNDTRIP_CPUS: (usize, usize) = (0, 1);
+
+/// Pins the calling thread to `cpu`; whether the OS accepted (a machine with
+/// one CPU, or a cpuset without it, refuses, and the thread runs where the OS
+/// puts it).
+fn pin(cpu: usize) -> bool {
+    // SAFETY: `set` is a zeroed `cpu_set_t` (a valid empty set) that CPU_SET
+    // writes one bit of; `sched_setaffinity` reads `size_of` bytes of it and
+    // changes only the calling thread's affinity (pid 0).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
+/// `iters` round trips of one 8-byte event: an origin thread on
+/// `ROUNDTRIP_CPUS.0` sends event k on `ping`, an echo thread on
+/// `ROUNDTRIP_CPUS.1` sends it back on `pong`; the time of the measured round
+/// trips (after [`ROUNDTRIP_WARMUP`]). Every event is checked on its way back.
+/// Each thread owns the ends it uses (`move`), so no two ends share a line of
+/// one stack.
 fn round_trips<P1: Tx<u64>, C1: Rx<u64>, P2: Tx<u64>, C2: Rx<u64>>(
     ping: (P1, C1),
     pong: (P2, C2),
@@ -383,27 +406,33 @@ fn round_trips<P1: Tx<u64>, C1: Rx<u64>, P2: Tx<u64>, C2: Rx<u64>>(
     let total = iters + ROUNDTRIP_WARMUP;
     std::thread::scope(|s| {
         s.spawn(move || {
+            pin(ROUNDTRIP_CPUS.1);
             for _ in 0..total {
                 let v = recv_spinning(&mut ping_rx);
                 send_spinning(&mut pong_tx, v);
             }
         });
-        let mut start = Instant::now();
-        for k in 0..total {
-            if k == ROUNDTRIP_WARMUP {
-                start = Instant::now();
+        let origin = s.spawn(move || {
+            pin(ROUNDTRIP_CPUS.0);
+            let mut start = Instant::now();
+            for k in 0..total {
+                if k == ROUNDTRIP_WARMUP {
+                    start = Instant::now();
+                }
+                send_spinning(&mut ping_tx, k);
+                let back = recv_spinning(&mut pong_rx);
+                assert_eq!(back, k, "round trip {k} came back as {back}");
             }
-            send_spinning(&mut ping_tx, k);
-            let back = recv_spinning(&mut pong_rx);
-            assert_eq!(back, k, "round trip {k} came back as {back}");
-        }
-        start.elapsed()
+            start.elapsed()
+        });
+        origin.join().expect("the origin thread panicked")
     })
 }
 
 /// The latency view of the race: one 8-byte event there and back, per
 /// contender, with the same 32 KiB channels (hspc's n-buffer flushes after
-/// each send, as the probe's does).
+/// each send, as the probe's does), the two threads pinned to
+/// [`ROUNDTRIP_CPUS`].
 fn bench_round_trip(c: &mut Criterion) {
     const N: usize = CHANNEL_BYTES / 8;
     let ring = hspc::Config::ring(CHANNEL_BYTES).with_wait(SPIN);
