@@ -286,11 +286,7 @@ pub fn numa_check(run: &RunFile) -> Check<NumaDifference> {
     // CPU node → memory node → (median, lo, hi).
     let mut lat: BTreeMap<u32, BTreeMap<u32, (f64, f64, f64)>> = BTreeMap::new();
     for s in &numa.series {
-        let Some(from) = s
-            .name
-            .strip_prefix("latency/cpus-node")
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
+        let Some(from) = numa::latency_series_node(&s.name) else {
             continue;
         };
         for (i, &x) in s.x.iter().enumerate() {

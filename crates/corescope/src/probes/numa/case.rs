@@ -34,10 +34,40 @@ pub(super) struct CaseParams {
 
 /// The series of a kind and CPU node.
 pub(super) fn series_name(kind: Kind, cpu_node: u32) -> String {
-    format!("{}/cpus-node{cpu_node}", kind.name())
+    format!("{}{cpu_node}", series_prefix(kind))
+}
+
+/// What every series of a kind starts with, before the CPU node's number.
+fn series_prefix(kind: Kind) -> String {
+    format!("{}/cpus-node", kind.name())
+}
+
+/// The CPU node of a latency series (`latency/cpus-node3` → 3), the inverse of
+/// [`series_name`] for [`Kind::Latency`]; `None` for any other series. Readers
+/// outside the probe (the measured topology) find the node-to-node latencies with it.
+pub fn latency_series_node(name: &str) -> Option<u32> {
+    name.strip_prefix(&series_prefix(Kind::Latency))?
+        .parse()
+        .ok()
 }
 
 /// The comparison of a kind and CPU node (its variants are the memory nodes).
 pub(super) fn group_name(kind: Kind, cpu_node: u32) -> String {
     format!("{}, CPUs on node {cpu_node}", kind.name())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_latency_series_gives_back_its_cpu_node_and_no_other_series_does() {
+        for node in [0, 3, 17] {
+            let name = series_name(Kind::Latency, node);
+            assert_eq!(latency_series_node(&name), Some(node), "{name}");
+            assert_eq!(latency_series_node(&series_name(Kind::Read, node)), None);
+        }
+        assert_eq!(latency_series_node("latency/cpus-nodex"), None);
+        assert_eq!(latency_series_node("latency/idle"), None);
+    }
 }

@@ -34,6 +34,7 @@ mod measure;
 mod plan;
 
 pub use buffer::{Binding, NodeBuffer, CHECKED_PAGES};
+pub use case::latency_series_node;
 pub use plan::{
     bandwidth_threads, cpu_nodes, LATENCY_LLC_FACTOR, LATENCY_MIN_BYTES, MIN_BLOCK_BYTES,
 };
