@@ -506,6 +506,9 @@ pub enum ProbeError {
     /// A block could not be allocated; a failure like `Failed`.
     #[error(transparent)]
     Buffer(#[from] crate::kernels::buffer::BufferError),
+    /// A channel could not be made; a failure like `Failed`.
+    #[error(transparent)]
+    Channel(#[from] crate::harness::spsc::adapters::ChannelError),
 }
 
 /// User overrides of the sweep.
