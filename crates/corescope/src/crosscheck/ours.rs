@@ -76,7 +76,7 @@ pub enum CrossError {
     #[error("{source} (stderr: {stderr})")]
     ToolSaid {
         /// Why no figure.
-        source: ToolError,
+        source: Box<CrossError>,
         /// Its first line on stderr.
         stderr: String,
     },

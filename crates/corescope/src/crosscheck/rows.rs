@@ -237,15 +237,15 @@ fn run_tool<E: Into<CrossError>>(
     if out.code != Some(0) {
         return Err(tools::ToolError::Exit(tools::failure_line(&out)).into());
     }
-    parse(&out.stdout).map_err(|e| {
-        match (e.into(), out.stderr.lines().find(|l| !l.trim().is_empty())) {
-            (CrossError::Tool(source), Some(l)) => CrossError::ToolSaid {
-                source,
+    parse(&out.stdout).map_err(
+        |e| match out.stderr.lines().find(|l| !l.trim().is_empty()) {
+            Some(l) => CrossError::ToolSaid {
+                source: Box::new(e.into()),
                 stderr: l.trim().to_string(),
             },
-            (e, _) => e,
-        }
-    })
+            None => e.into(),
+        },
+    )
 }
 
 /// likwid-bench's kernels matching corescope's read, write and copy: AVX where the
