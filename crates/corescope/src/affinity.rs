@@ -73,17 +73,35 @@ pub fn current_cpu() -> Option<u32> {
     u32::try_from(c).ok()
 }
 
-/// Pin to `cpu` and check that the OS honoured it. `Err` carries a message for a
+/// Why a thread is not on the CPU it was pinned to; its message is a warning's.
+#[derive(Debug, thiserror::Error)]
+pub enum PinError {
+    /// The OS refused the pin.
+    #[error("the OS refused to pin a thread to CPU {cpu} ({source}); it ran unpinned")]
+    Refused {
+        /// The CPU asked for.
+        cpu: u32,
+        /// What the OS said.
+        #[source]
+        source: io::Error,
+    },
+    /// The pin was accepted but the thread runs elsewhere.
+    #[error("pinned a thread to CPU {cpu} but it runs on CPU {now}")]
+    Elsewhere {
+        /// The CPU asked for.
+        cpu: u32,
+        /// Where it runs.
+        now: u32,
+    },
+}
+
+/// Pin to `cpu` and check that the OS honoured it. `Err` says why, for a
 /// warning; the thread then runs wherever it was allowed before.
-pub fn pin_checked(cpu: u32) -> Result<(), String> {
+pub fn pin_checked(cpu: u32) -> Result<(), PinError> {
     match pin_current(cpu) {
-        Err(e) => Err(format!(
-            "the OS refused to pin a thread to CPU {cpu} ({e}); it ran unpinned"
-        )),
+        Err(source) => Err(PinError::Refused { cpu, source }),
         Ok(()) => match current_cpu() {
-            Some(now) if now != cpu => Err(format!(
-                "pinned a thread to CPU {cpu} but it runs on CPU {now}"
-            )),
+            Some(now) if now != cpu => Err(PinError::Elsewhere { cpu, now }),
             _ => Ok(()),
         },
     }

@@ -1,7 +1,7 @@
 //! Command-line definitions and their validation into typed options. No measuring.
 
 use crate::model::Profile;
-use crate::placement::Strategy;
+use crate::placement::{PlacementError, Strategy};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -405,13 +405,75 @@ pub struct DoctorArgs {
     pub root: Option<PathBuf>,
 }
 
+/// Why a value given on the command line is refused; each message names the
+/// value (and the flag where one value has one flag).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgError {
+    /// `--event-bytes` is not a number.
+    #[error("--event-bytes {0}: expected a number of bytes from 1 to 1024")]
+    EventBytes(String),
+    /// A negative thread count.
+    #[error("thread count {0} is negative: give a positive integer")]
+    NegativeThreads(String),
+    /// A thread count of 0.
+    #[error("thread count 0: give at least 1")]
+    ZeroThreads,
+    /// A thread count above [`MAX_THREADS`].
+    #[error("thread count {0} is above the limit of {MAX_THREADS}")]
+    TooManyThreads(String),
+    /// Not a thread count.
+    #[error("thread count '{0}' is not a positive integer")]
+    NotThreads(String),
+    /// An item of a `--threads` list.
+    #[error("--threads {list}: {source}; expected a list like 1,2,4,8")]
+    ThreadList {
+        /// The list as given.
+        list: String,
+        /// What is wrong with the item.
+        source: Box<ArgError>,
+    },
+    /// A placement that does not parse.
+    #[error(transparent)]
+    Placement(#[from] PlacementError),
+    /// A CPU list, with what exactly is wrong.
+    #[error("CPU list '{list}': {why}")]
+    CpuList {
+        /// The list as given.
+        list: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// A placement name misspelt.
+    #[error("{source}; did you mean '{name}'?")]
+    Misspelt {
+        /// The parse error.
+        source: PlacementError,
+        /// The name meant.
+        name: &'static str,
+    },
+    /// A duration beyond [`MAX_DURATION_S`].
+    #[error("{flag} {value}: at most {MAX_DURATION_S:.0} seconds (7 days)")]
+    TooLong {
+        /// The flag.
+        flag: String,
+        /// The value as given.
+        value: String,
+    },
+    /// Not a duration.
+    #[error("{flag} {value}: expected a positive number of seconds, e.g. 60")]
+    NotSeconds {
+        /// The flag.
+        flag: String,
+        /// The value as given.
+        value: String,
+    },
+}
+
 /// Parse `--event-bytes`: a positive integer.
-pub fn parse_event_bytes(s: &str) -> Result<usize, String> {
+pub fn parse_event_bytes(s: &str) -> Result<usize, ArgError> {
     match s.trim().parse::<usize>() {
         Ok(n) => Ok(n),
-        Err(_) => Err(format!(
-            "--event-bytes {s}: expected a number of bytes from 1 to 1024"
-        )),
+        Err(_) => Err(ArgError::EventBytes(s.to_string())),
     }
 }
 
@@ -565,45 +627,44 @@ pub struct FleetReportArgs {
 pub const MAX_THREADS: usize = 1 << 16;
 
 /// Parse a thread count: a positive integer.
-pub fn parse_thread_count(s: &str) -> Result<usize, String> {
+pub fn parse_thread_count(s: &str) -> Result<usize, ArgError> {
     let t = s.trim();
     if t.starts_with('-') && t[1..].bytes().all(|b| b.is_ascii_digit()) && t.len() > 1 {
-        return Err(format!(
-            "thread count {t} is negative: give a positive integer"
-        ));
+        return Err(ArgError::NegativeThreads(t.to_string()));
     }
     match t.parse::<usize>() {
-        Ok(0) => Err("thread count 0: give at least 1".into()),
-        Ok(n) if n > MAX_THREADS => Err(format!(
-            "thread count {n} is above the limit of {MAX_THREADS}"
-        )),
+        Ok(0) => Err(ArgError::ZeroThreads),
+        Ok(n) if n > MAX_THREADS => Err(ArgError::TooManyThreads(n.to_string())),
         Ok(n) => Ok(n),
-        Err(_) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => Err(format!(
-            "thread count {t} is above the limit of {MAX_THREADS}"
-        )),
-        Err(_) => Err(format!("thread count '{t}' is not a positive integer")),
+        Err(_) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(ArgError::TooManyThreads(t.to_string()))
+        }
+        Err(_) => Err(ArgError::NotThreads(t.to_string())),
     }
 }
 
 /// Parse `1,2,4,8` into thread counts (sorted, deduplicated).
-pub fn parse_thread_list(s: &str) -> Result<Vec<usize>, String> {
+pub fn parse_thread_list(s: &str) -> Result<Vec<usize>, ArgError> {
     let mut v = s
         .split(',')
         .map(parse_thread_count)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("--threads {s}: {e}; expected a list like 1,2,4,8"))?;
+        .map_err(|e| ArgError::ThreadList {
+            list: s.to_string(),
+            source: Box::new(e),
+        })?;
     v.sort_unstable();
     v.dedup();
     Ok(v)
 }
 
 /// Parse the values of `--placement`: names separated by commas, or CPU lists.
-pub fn parse_placements(values: &[String]) -> Result<Vec<Strategy>, String> {
+pub fn parse_placements(values: &[String]) -> Result<Vec<Strategy>, ArgError> {
     let mut out = Vec::new();
     for v in values {
         // An expression may hold commas (`N0:0,2`): one per flag.
         if v.contains(':') || v.contains('@') {
-            out.push(Strategy::parse(v).map_err(|e| e.to_string())?);
+            out.push(Strategy::parse(v)?);
             continue;
         }
         let looks_like_list = v
@@ -626,7 +687,7 @@ const STRATEGY_NAMES: [&str; 4] = ["linear", "compact", "scatter", "unbound"];
 /// Parse one strategy or CPU list; when it is invalid, say exactly why
 /// (a reversed range, a CPU id too large, a negative id, an empty item, a
 /// misspelt name) instead of the generic message.
-pub fn parse_strategy(v: &str) -> Result<Strategy, String> {
+pub fn parse_strategy(v: &str) -> Result<Strategy, ArgError> {
     Strategy::parse(v).map_err(|e| {
         let t = v.trim();
         let list_like = !t.is_empty()
@@ -634,12 +695,15 @@ pub fn parse_strategy(v: &str) -> Result<Strategy, String> {
                 .all(|c| c.is_ascii_digit() || c == ',' || c == '-' || c == ' ');
         if list_like {
             if let Some(why) = cpu_list_problem(t) {
-                return format!("CPU list '{t}': {why}");
+                return ArgError::CpuList {
+                    list: t.to_string(),
+                    why,
+                };
             }
         } else if let Some(name) = suggest(t, &STRATEGY_NAMES) {
-            return format!("{e}; did you mean '{name}'?");
+            return ArgError::Misspelt { source: e, name };
         }
-        e.to_string()
+        ArgError::Placement(e)
     })
 }
 
@@ -719,21 +783,22 @@ pub const MAX_DURATION_S: f64 = 7.0 * 24.0 * 3600.0;
 /// Parse a duration in seconds given to `flag`: a finite number above 0 and at
 /// most [`MAX_DURATION_S`]. The one check of every duration option, so no
 /// later conversion to a `Duration` can overflow.
-pub fn parse_seconds(flag: &str, s: &str) -> Result<f64, String> {
+pub fn parse_seconds(flag: &str, s: &str) -> Result<f64, ArgError> {
     match s.trim().parse::<f64>() {
         Ok(b) if b.is_finite() && b > 0.0 && b <= MAX_DURATION_S => Ok(b),
-        Ok(b) if b.is_finite() && b > MAX_DURATION_S => Err(format!(
-            "{flag} {}: at most {MAX_DURATION_S:.0} seconds (7 days)",
-            s.trim()
-        )),
-        _ => Err(format!(
-            "{flag} {s}: expected a positive number of seconds, e.g. 60"
-        )),
+        Ok(b) if b.is_finite() && b > MAX_DURATION_S => Err(ArgError::TooLong {
+            flag: flag.to_string(),
+            value: s.trim().to_string(),
+        }),
+        _ => Err(ArgError::NotSeconds {
+            flag: flag.to_string(),
+            value: s.to_string(),
+        }),
     }
 }
 
 /// Parse `--budget`: seconds (see [`parse_seconds`]).
-pub fn parse_budget(s: &str) -> Result<f64, String> {
+pub fn parse_budget(s: &str) -> Result<f64, ArgError> {
     parse_seconds("--budget", s)
 }
 
@@ -762,15 +827,23 @@ mod tests {
     #[test]
     fn thread_lists() {
         assert_eq!(parse_thread_list("4,1,2,2").unwrap(), vec![1, 2, 4]);
-        assert!(parse_thread_list("0").unwrap_err().contains("0"));
+        assert!(parse_thread_list("0")
+            .unwrap_err()
+            .to_string()
+            .contains("0"));
         assert!(parse_thread_list("x")
             .unwrap_err()
+            .to_string()
             .contains("not a positive integer"));
         assert!(parse_thread_list("1,,2").is_err());
         assert!(parse_thread_count("99999999").is_err());
-        assert!(parse_thread_count("-1").unwrap_err().contains("negative"));
+        assert!(parse_thread_count("-1")
+            .unwrap_err()
+            .to_string()
+            .contains("negative"));
         assert!(parse_thread_count("99999999999999999999999")
             .unwrap_err()
+            .to_string()
             .contains("above the limit"));
     }
 
@@ -786,9 +859,11 @@ mod tests {
             p.iter().map(Strategy::name).collect::<Vec<_>>(),
             ["N0:0,2", "scatter", "S1"]
         );
-        let e = parse_placements(&["N0:3-1".into()]).unwrap_err();
+        let e = parse_placements(&["N0:3-1".into()])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("bad index list"), "{e}");
-        let e = |v: &str| parse_placements(&[v.into()]).unwrap_err();
+        let e = |v: &str| parse_placements(&[v.into()]).unwrap_err().to_string();
         assert!(e("1-0").contains("reversed; write 0-1"), "{}", e("1-0"));
         assert!(e("0-4000000000").contains("4000000000 is above"));
         assert!(e("4294967295").contains("4294967295 is above"));
@@ -805,7 +880,10 @@ mod tests {
         assert!(parse_budget("0").is_err());
         assert!(parse_budget("-3").is_err());
         assert!(parse_budget("inf").is_err());
-        assert!(parse_budget("1e19").unwrap_err().contains("at most 604800"));
+        assert!(parse_budget("1e19")
+            .unwrap_err()
+            .to_string()
+            .contains("at most 604800"));
         assert_eq!(parse_budget("604800").unwrap(), MAX_DURATION_S);
     }
 

@@ -212,6 +212,7 @@ pub fn estimate_probe(probe: &dyn Probe, ctx: &PlanCtx, cal: &Calibration) -> Pr
             est.status = "skipped".into();
             est.reason = Some(match e {
                 ProbeError::Skipped(r) | ProbeError::GaveUp(r) | ProbeError::Failed(r) => r,
+                typed => typed.to_string(),
             });
             return est;
         }

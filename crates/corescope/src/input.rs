@@ -44,8 +44,36 @@ pub enum Problem {
     )]
     TooLarge,
     /// Not UTF-8 text.
-    #[error("{0}")]
-    Encoding(String),
+    #[error(transparent)]
+    Encoding(#[from] Encoding),
+}
+
+/// What bytes that are not UTF-8 text look like instead.
+#[derive(Debug, thiserror::Error)]
+pub enum Encoding {
+    /// Compressed data, with the command that undoes it.
+    #[error("not valid UTF-8: looks like {name}-compressed data; {undo} it first")]
+    Compressed {
+        /// The format.
+        name: &'static str,
+        /// The command that undoes it.
+        undo: &'static str,
+    },
+    /// UTF-32 text.
+    #[error(
+        "not valid UTF-8: looks like UTF-32 text (it starts with a UTF-32 \
+         byte-order mark); convert it to UTF-8 first (iconv -f UTF-32 -t UTF-8)"
+    )]
+    Utf32,
+    /// UTF-16 text.
+    #[error(
+        "not valid UTF-8: looks like UTF-16 text; convert it to UTF-8 first \
+         (iconv -f UTF-16 -t UTF-8)"
+    )]
+    Utf16,
+    /// Some other invalid byte, at this offset.
+    #[error("not valid UTF-8 text (an invalid byte at offset {0}); corescope reads UTF-8")]
+    Invalid(usize),
 }
 
 /// What a file that is not regular is, for messages.
@@ -132,22 +160,16 @@ const COMPRESSED: [(&[u8], &str, &str); 5] = [
 ];
 
 /// UTF-8 text from bytes, or what they look like instead.
-pub fn decode(mut bytes: Vec<u8>) -> Result<String, String> {
+pub fn decode(mut bytes: Vec<u8>) -> Result<String, Encoding> {
     if bytes.starts_with(UTF8_BOM) {
         bytes.drain(..UTF8_BOM.len());
     }
-    if let Some((_, name, undo)) = COMPRESSED.iter().find(|(m, _, _)| bytes.starts_with(m)) {
-        return Err(format!(
-            "not valid UTF-8: looks like {name}-compressed data; {undo} it first"
-        ));
+    if let Some(&(_, name, undo)) = COMPRESSED.iter().find(|(m, _, _)| bytes.starts_with(m)) {
+        return Err(Encoding::Compressed { name, undo });
     }
     let utf32 = bytes.starts_with(b"\xff\xfe\x00\x00") || bytes.starts_with(b"\x00\x00\xfe\xff");
     if utf32 {
-        return Err(
-            "not valid UTF-8: looks like UTF-32 text (it starts with a UTF-32 \
-                    byte-order mark); convert it to UTF-8 first (iconv -f UTF-32 -t UTF-8)"
-                .into(),
-        );
+        return Err(Encoding::Utf32);
     }
     // UTF-16: a byte-order mark, or ASCII text with every other byte zero.
     let bom16 = bytes.starts_with(b"\xff\xfe") || bytes.starts_with(b"\xfe\xff");
@@ -156,18 +178,9 @@ pub fn decode(mut bytes: Vec<u8>) -> Result<String, String> {
         && (bytes.iter().step_by(2).all(|&b| b == 0)
             || bytes.iter().skip(1).step_by(2).all(|&b| b == 0));
     if bom16 || zeros_alternate {
-        return Err(
-            "not valid UTF-8: looks like UTF-16 text; convert it to UTF-8 first \
-                    (iconv -f UTF-16 -t UTF-8)"
-                .into(),
-        );
+        return Err(Encoding::Utf16);
     }
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not valid UTF-8 text (an invalid byte at offset {}); corescope reads UTF-8",
-            e.utf8_error().valid_up_to()
-        )
-    })
+    String::from_utf8(bytes).map_err(|e| Encoding::Invalid(e.utf8_error().valid_up_to()))
 }
 
 #[cfg(test)]
@@ -180,16 +193,23 @@ mod tests {
         assert_eq!(decode(b"{}".to_vec()).unwrap(), "{}");
         assert!(decode(b"\x1f\x8b\x08".to_vec())
             .unwrap_err()
+            .to_string()
             .contains("gunzip it first"));
         assert!(decode(b"\xff\xfe{\x00".to_vec())
             .unwrap_err()
+            .to_string()
             .contains("UTF-16"));
         assert!(decode(b"{\x00}\x00".to_vec())
             .unwrap_err()
+            .to_string()
             .contains("UTF-16"));
         assert!(decode(b"\xff\xfe\x00\x00".to_vec())
             .unwrap_err()
+            .to_string()
             .contains("UTF-32"));
-        assert!(decode(b"{\xff}".to_vec()).unwrap_err().contains("offset 1"));
+        assert!(decode(b"{\xff}".to_vec())
+            .unwrap_err()
+            .to_string()
+            .contains("offset 1"));
     }
 }

@@ -26,6 +26,15 @@ pub enum StoreError {
         /// What is wrong.
         detail: String,
     },
+    /// JSON shaped like a run file whose content is not valid (see [`validate`]).
+    #[error("{path}: not a valid corescope run file: {detail}")]
+    InvalidContent {
+        /// File concerned.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        detail: InvalidRun,
+    },
     /// Another corescope process is writing this run file.
     #[error(
         "{path} is being written by another corescope run (its lock is held); \
@@ -140,30 +149,73 @@ pub fn parse(text: &str, path: &Path) -> Result<RunFile, StoreError> {
         });
     }
     let run: RunFile = serde_json::from_str(text).map_err(|e| invalid(json_error(e)))?;
-    validate(&run).map_err(invalid)?;
+    validate(&run).map_err(|detail| StoreError::InvalidContent {
+        path: path.to_path_buf(),
+        detail,
+    })?;
     Ok(run)
 }
+
+/// Why a run file's content is not valid, naming the probe and the part.
+#[derive(Debug, thiserror::Error)]
+pub enum InvalidRun {
+    /// The topology says what no machine has.
+    #[error("topology: {0}")]
+    Topology(#[source] crate::topology::Implausible),
+    /// A number that must be finite is not.
+    #[error("{what} is {value}, not a finite number")]
+    NotFinite {
+        /// The number's name.
+        what: String,
+        /// Its value.
+        value: f64,
+    },
+    /// A series, distribution, matrix, timeline or table of a probe is malformed.
+    #[error("probe '{probe}', {kind} '{name}': {shape}")]
+    Part {
+        /// The probe's id.
+        probe: String,
+        /// `series`, `distribution`, `matrix`, `timeline` or `table`.
+        kind: &'static str,
+        /// The part's name.
+        name: String,
+        /// What is wrong with it.
+        #[source]
+        shape: Shape,
+    },
+}
+
+/// What is malformed in one part of a probe's result, in words.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Shape(String);
 
 /// Check every shape of a run file once, so renderers can trust the model:
 /// parallel vectors of equal length, rectangular matrices whose labels match,
 /// histogram edges one more than the counts and increasing, finite numbers.
 /// The message names the probe and the series (or distribution, matrix, ...).
-pub fn validate(run: &RunFile) -> Result<(), String> {
-    let finite = |what: &str, v: f64| -> Result<(), String> {
+pub fn validate(run: &RunFile) -> Result<(), InvalidRun> {
+    let finite = |what: &str, v: f64| -> Result<(), InvalidRun> {
         if v.is_finite() {
             Ok(())
         } else {
-            Err(format!("{what} is {v}, not a finite number"))
+            Err(InvalidRun::NotFinite {
+                what: what.to_string(),
+                value: v,
+            })
         }
     };
-    run.topology.check().map_err(|e| format!("topology: {e}"))?;
+    run.topology.check().map_err(InvalidRun::Topology)?;
     for p in &run.probes {
-        let at = |kind: &str, name: &str, detail: String| {
-            format!("probe '{}', {kind} '{name}': {detail}", p.id)
+        let at = |kind: &'static str, name: &str, shape: Shape| InvalidRun::Part {
+            probe: p.id.clone(),
+            kind,
+            name: name.to_string(),
+            shape,
         };
         finite(&format!("probe '{}': elapsed_s", p.id), p.elapsed_s)?;
         for s in &p.series {
-            let e = |d: String| at("series", &s.name, d);
+            let e = |d: String| at("series", &s.name, Shape(d));
             if s.x.len() != s.y.len() {
                 return Err(e(format!(
                     "x has {} values but y has {}",
@@ -211,7 +263,7 @@ pub fn validate(run: &RunFile) -> Result<(), String> {
                     )));
                 }
             }
-            validate_epochs(s).map_err(e)?;
+            validate_epochs(s).map_err(|d| at("series", &s.name, d))?;
         }
         for d in &p.distributions {
             validate_distribution(d).map_err(|m| at("distribution", &d.name, m))?;
@@ -226,7 +278,7 @@ pub fn validate(run: &RunFile) -> Result<(), String> {
                         return Err(at(
                             "timeline",
                             &t.name,
-                            format!("lane '{}' has a span that is not finite", l.label),
+                            Shape(format!("lane '{}' has a span that is not finite", l.label)),
                         ));
                     }
                 }
@@ -242,11 +294,11 @@ pub fn validate(run: &RunFile) -> Result<(), String> {
                 return Err(at(
                     "table",
                     &t.name,
-                    format!(
+                    Shape(format!(
                         "row {i} has {} cells but there are {} columns",
                         r.len(),
                         t.columns.len()
-                    ),
+                    )),
                 ));
             }
         }
@@ -256,20 +308,23 @@ pub fn validate(run: &RunFile) -> Result<(), String> {
 
 /// Epoch counts (version 3) are absent or one list per x, adding up to the point's
 /// samples; per-state estimates are absent or one list per x, finite.
-fn validate_epochs(s: &crate::model::Series) -> Result<(), String> {
+fn validate_epochs(s: &crate::model::Series) -> Result<(), Shape> {
     for (what, len) in [("epochs", s.epochs.len()), ("states", s.states.len())] {
         if len != 0 && len != s.x.len() {
-            return Err(format!("x has {} values but {what} has {len}", s.x.len()));
+            return Err(Shape(format!(
+                "x has {} values but {what} has {len}",
+                s.x.len()
+            )));
         }
     }
     if !s.epochs.is_empty() && s.samples.len() == s.x.len() {
         for (i, (counts, reps)) in s.epochs.iter().zip(&s.samples).enumerate() {
             let total = counts.iter().try_fold(0usize, |a, &c| a.checked_add(c));
             if total != Some(reps.len()) {
-                return Err(format!(
+                return Err(Shape(format!(
                     "point {i}: the epochs count {counts:?} samples but it has {}",
                     reps.len()
-                ));
+                )));
             }
         }
     }
@@ -278,12 +333,12 @@ fn validate_epochs(s: &crate::model::Series) -> Result<(), String> {
         .flat_map(|e| [e.value, e.lo, e.hi])
         .any(|v| !v.is_finite())
     {
-        return Err("a state's estimate is not a finite number".into());
+        return Err(Shape("a state's estimate is not a finite number".into()));
     }
     Ok(())
 }
 
-fn validate_distribution(d: &crate::model::Distribution) -> Result<(), String> {
+fn validate_distribution(d: &crate::model::Distribution) -> Result<(), Shape> {
     let s = &d.summary;
     for (k, v) in [
         ("min", s.min),
@@ -296,42 +351,42 @@ fn validate_distribution(d: &crate::model::Distribution) -> Result<(), String> {
         ("stddev", s.stddev),
     ] {
         if !v.is_finite() {
-            return Err(format!("summary {k} is not a finite number"));
+            return Err(Shape(format!("summary {k} is not a finite number")));
         }
     }
     let h = &d.histogram;
     if !(h.edges.is_empty() && h.counts.is_empty()) && h.edges.len() != h.counts.len() + 1 {
-        return Err(format!(
+        return Err(Shape(format!(
             "histogram has {} edges for {} bins (edges must be one more than counts)",
             h.edges.len(),
             h.counts.len()
-        ));
+        )));
     }
     if h.edges.iter().any(|v| !v.is_finite()) {
-        return Err("histogram edge is not a finite number".into());
+        return Err(Shape("histogram edge is not a finite number".into()));
     }
     // Equal edges occur when every sample is equal (one bin [v, v]).
     if let Some(i) = h.edges.windows(2).position(|w| w[1] < w[0]) {
-        return Err(format!("histogram edges decrease at edge {}", i + 1));
+        return Err(Shape(format!("histogram edges decrease at edge {}", i + 1)));
     }
     if let Some(m) = &d.mode_range {
         if !(m.fraction.is_finite() && m.low.is_finite() && m.high.is_finite()) {
-            return Err("mode range is not finite".into());
+            return Err(Shape("mode range is not finite".into()));
         }
     }
     if d.pairs.iter().flatten().any(|v| !v.is_finite()) {
-        return Err("a pair is not a finite number".into());
+        return Err(Shape("a pair is not a finite number".into()));
     }
     Ok(())
 }
 
-fn validate_matrix(m: &crate::model::Matrix) -> Result<(), String> {
+fn validate_matrix(m: &crate::model::Matrix) -> Result<(), Shape> {
     if m.values.len() != m.rows.len() {
-        return Err(format!(
+        return Err(Shape(format!(
             "{} rows of values but {} row labels",
             m.values.len(),
             m.rows.len()
-        ));
+        )));
     }
     if let Some((r, row)) = m
         .values
@@ -339,14 +394,14 @@ fn validate_matrix(m: &crate::model::Matrix) -> Result<(), String> {
         .enumerate()
         .find(|(_, row)| row.len() != m.cols.len())
     {
-        return Err(format!(
+        return Err(Shape(format!(
             "row {r} has {} values but there are {} column labels (not rectangular)",
             row.len(),
             m.cols.len()
-        ));
+        )));
     }
     if m.values.iter().flatten().flatten().any(|v| !v.is_finite()) {
-        return Err("a value is not a finite number".into());
+        return Err(Shape("a value is not a finite number".into()));
     }
     Ok(())
 }
@@ -674,9 +729,40 @@ pub fn refuse_aliases(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<(),
     Ok(())
 }
 
+/// Why a file cannot be created at a path.
+#[derive(Debug, thiserror::Error)]
+pub enum Unwritable {
+    /// Opening or creating it failed.
+    #[error("cannot write {}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// Its directory does not exist.
+    #[error("cannot write {}: directory {} does not exist", path.display(), dir.display())]
+    NoDirectory {
+        /// The path.
+        path: PathBuf,
+        /// Its directory.
+        dir: PathBuf,
+    },
+    /// It is a directory.
+    #[error("cannot write {}: it is a directory", path.display())]
+    IsDirectory {
+        /// The path.
+        path: PathBuf,
+    },
+}
+
 /// Check that a file can be created at `path` (its directory exists and is
 /// writable) without leaving anything behind.
-pub fn check_writable(path: &Path) -> Result<(), String> {
+pub fn check_writable(path: &Path) -> Result<(), Unwritable> {
+    let io = |source| Unwritable::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     if let Ok(m) = std::fs::symlink_metadata(path) {
         use std::os::unix::fs::FileTypeExt;
         let t = m.file_type();
@@ -693,25 +779,23 @@ pub fn check_writable(path: &Path) -> Result<(), String> {
                 .custom_flags(libc::O_NONBLOCK)
                 .open(path)
                 .map(drop)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()));
+                .map_err(io);
         }
     }
     let dir = parent_dir(path);
     if !dir.is_dir() {
-        return Err(format!(
-            "cannot write {}: directory {} does not exist",
-            path.display(),
-            dir.display()
-        ));
+        return Err(Unwritable::NoDirectory {
+            path: path.to_path_buf(),
+            dir: dir.to_path_buf(),
+        });
     }
     if path.is_dir() {
-        return Err(format!(
-            "cannot write {}: it is a directory",
-            path.display()
-        ));
+        return Err(Unwritable::IsDirectory {
+            path: path.to_path_buf(),
+        });
     }
     // Removed again when dropped.
     create_temp_in(dir, ".corescope-write-test.")
         .map(drop)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        .map_err(io)
 }

@@ -401,7 +401,7 @@ fn topologies_stop_at_max_pus_with_a_reason() {
         os_index: u32::try_from(MAX_PUS).unwrap(),
         ..Default::default()
     });
-    assert!(big.check().unwrap_err().contains("16385 PUs"));
+    assert!(big.check().unwrap_err().to_string().contains("16385 PUs"));
     let dir = tempfile::tempdir().unwrap();
     let xml = dir.path().join("big.xml");
     let pus: String = (0..=MAX_PUS)

@@ -62,17 +62,45 @@ pub fn issue_width_for(vendor: &str, family: u32, model: u32) -> Option<IssueWid
     }
 }
 
+/// Why this CPU's signature is not known.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown on {arch} (no table yet)")]
+pub struct NoSignature {
+    /// The architecture (`std::env::consts::ARCH`).
+    pub arch: &'static str,
+}
+
+/// Why the issue width of this machine's cores is not known.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IssueWidthUnknown {
+    /// No CPU signature on this architecture.
+    #[error(transparent)]
+    Signature(#[from] NoSignature),
+    /// A CPU the table does not list.
+    #[error("unknown for {vendor} family {family:#x} model {model:#x} (not in the table)")]
+    NotInTable {
+        /// CPUID vendor string.
+        vendor: String,
+        /// Display family.
+        family: u32,
+        /// Display model.
+        model: u32,
+    },
+}
+
 /// The issue width of this machine's cores, or why it is unknown.
-pub fn issue_width_here() -> Result<IssueWidth, String> {
+pub fn issue_width_here() -> Result<IssueWidth, IssueWidthUnknown> {
     let (vendor, family, model) = cpu_signature()?;
-    issue_width_for(&vendor, family, model).ok_or_else(|| {
-        format!("unknown for {vendor} family {family:#x} model {model:#x} (not in the table)")
+    issue_width_for(&vendor, family, model).ok_or(IssueWidthUnknown::NotInTable {
+        vendor,
+        family,
+        model,
     })
 }
 
 /// This CPU's CPUID vendor string, family and model (the display family and model,
 /// extended fields included), or why they are not known.
-pub fn cpu_signature() -> Result<(String, u32, u32), String> {
+pub fn cpu_signature() -> Result<(String, u32, u32), NoSignature> {
     #[cfg(target_arch = "x86_64")]
     {
         use core::arch::x86_64::__cpuid;
@@ -100,10 +128,9 @@ pub fn cpu_signature() -> Result<(String, u32, u32), String> {
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        Err(format!(
-            "unknown on {} (no table yet)",
-            std::env::consts::ARCH
-        ))
+        Err(NoSignature {
+            arch: std::env::consts::ARCH,
+        })
     }
 }
 
@@ -127,7 +154,7 @@ mod tests {
         assert!(issue_width_for("GenuineIntel", 6, 0x97).is_none());
         match issue_width_here() {
             Ok(w) => assert!(w.width >= 1 && !w.source.is_empty()),
-            Err(why) => assert!(why.contains("unknown"), "{why}"),
+            Err(why) => assert!(why.to_string().contains("unknown"), "{why}"),
         }
     }
 }

@@ -39,12 +39,14 @@ pub use from_count::{
     busy_cpus, cpi_from_count, machine_max_mips, mips_from_count, CPI_FROM_COUNT, MIPS_FROM_COUNT,
     PERCENT_OF_MAX_MIPS,
 };
-pub use issue_width::{cpu_signature, issue_width_for, issue_width_here, IssueWidth};
+pub use issue_width::{
+    cpu_signature, issue_width_for, issue_width_here, IssueWidth, IssueWidthUnknown, NoSignature,
+};
 pub use perf::Counters;
 pub use tables::{case_table, case_tables, hardware_note, record, summary_table, SUMMARY_TABLE};
 pub use threads::{
-    descriptors_allow, CountedRun, CountedThread, SharedCounters, TeamCount, ThreadCount,
-    ThreadCounter, FDS_PER_THREAD,
+    descriptors_allow, CountedRun, CountedThread, DescriptorShortage, SharedCounters, TeamCount,
+    ThreadCount, ThreadCounter, FDS_PER_THREAD,
 };
 
 /// Why a counter operation failed after the counters were opened.

@@ -66,16 +66,28 @@ fn open_software(kernel: bool) -> io::Result<SoftwareSet> {
     })
 }
 
-fn open_hardware() -> Result<HardwareSet, String> {
+/// An event `perf_event_open` refused; its message is the report's reason.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", skip_reason(event, source))]
+struct OpenError {
+    event: &'static str,
+    source: io::Error,
+}
+
+fn refused(event: &'static str) -> impl Fn(io::Error) -> OpenError {
+    move |source| OpenError { event, source }
+}
+
+fn open_hardware() -> Result<HardwareSet, OpenError> {
     // User mode only: what the kernel does for the thread is not the kernel's
     // instructions, and user-mode counting needs no privilege.
-    let mut group = Group::new().map_err(|e| skip_reason("group", &e))?;
+    let mut group = Group::new().map_err(refused("group"))?;
     let cycles = group
         .add(&member(Hardware::CPU_CYCLES, false))
-        .map_err(|e| skip_reason("cycles", &e))?;
+        .map_err(refused("cycles"))?;
     let instructions = group
         .add(&member(Hardware::INSTRUCTIONS, false))
-        .map_err(|e| skip_reason("instructions", &e))?;
+        .map_err(refused("instructions"))?;
     let alone = |ev: Hardware| member(ev, false).build().ok();
     Ok(HardwareSet {
         group,
@@ -129,7 +141,7 @@ impl Counters {
         };
         let (hardware, hw_status) = match open_hardware() {
             Ok(h) => (Some(h), Availability::Counted),
-            Err(why) => (None, Availability::Skipped(why)),
+            Err(why) => (None, Availability::Skipped(why.to_string())),
         };
         Self {
             software,

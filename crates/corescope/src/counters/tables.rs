@@ -9,7 +9,7 @@ use crate::model::{CaseCounters, ProbeCounters, ProbeResult, RoundCount, Table, 
 fn probe_counters(status: &CounterStatus) -> ProbeCounters {
     let (issue_width, issue_width_source) = match issue_width_here() {
         Ok(w) => (Some(w.width), format!("{}: {}", w.uarch, w.source)),
-        Err(why) => (None, why),
+        Err(why) => (None, why.to_string()),
     };
     ProbeCounters {
         software: status.software.clone(),

@@ -11,11 +11,26 @@ use super::{Availability, CounterError, CounterReading, CounterStatus};
 /// hardware events.
 pub const FDS_PER_THREAD: usize = 11;
 
+/// Too few file descriptors left for the counters of a team.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "not counted: {threads} threads × {FDS_PER_THREAD} descriptors would take more \
+     than half of the {left} left under RLIMIT_NOFILE (ulimit -n {limit})"
+)]
+pub struct DescriptorShortage {
+    /// Threads of the team.
+    pub threads: usize,
+    /// Descriptors left under the limit.
+    pub left: usize,
+    /// `RLIMIT_NOFILE`.
+    pub limit: usize,
+}
+
 /// Whether `threads` threads may open their counters without starving the
 /// process of file descriptors (the probes open files and sockets too): `Err`
 /// with the reason when they would take more than half of what is left of
 /// `RLIMIT_NOFILE`.
-pub fn descriptors_allow(threads: usize) -> Result<(), String> {
+pub fn descriptors_allow(threads: usize) -> Result<(), DescriptorShortage> {
     let mut r = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -32,11 +47,11 @@ pub fn descriptors_allow(threads: usize) -> Result<(), String> {
     if need <= limit.saturating_sub(open) / 2 {
         Ok(())
     } else {
-        Err(format!(
-            "not counted: {threads} threads × {FDS_PER_THREAD} descriptors would take more \
-             than half of the {} left under RLIMIT_NOFILE (ulimit -n {limit})",
-            limit.saturating_sub(open)
-        ))
+        Err(DescriptorShortage {
+            threads,
+            left: limit.saturating_sub(open),
+            limit,
+        })
     }
 }
 

@@ -87,7 +87,7 @@ fn measure_row(plan: RowPlan, rounds: usize, tick: &mut dyn FnMut(usize)) -> Cro
     for round in 0..=rounds {
         tick(round);
         if crate::interrupt::requested().is_some() {
-            outcome = Err("interrupted".to_string());
+            outcome = Err(ours::CrossError::Interrupted);
             break;
         }
         let pair = if round % 2 == 0 {
@@ -110,7 +110,9 @@ fn measure_row(plan: RowPlan, rounds: usize, tick: &mut dyn FnMut(usize)) -> Cro
     }
     row.command = sides.command();
     if let Err(why) = outcome {
-        row.status = RowStatus::Failed { why };
+        row.status = RowStatus::Failed {
+            why: why.to_string(),
+        };
     }
     summarise(&mut row, ours, theirs);
     row

@@ -1,11 +1,12 @@
 //! corescope's side of a row: the probe's own case, found in the probe's own plan and
 //! run by the probe's own code, so what is compared is what `corescope run` measures.
 
+use super::tools::ToolError;
 use crate::clock::Clock;
 use crate::kernels::buffer::BlockCache;
 use crate::model::{Measurement, Profile};
-use crate::placement::Strategy;
-use crate::probes::{Case, Overrides, PlanCtx, Probe, RunCtx};
+use crate::placement::{PlacementError, Strategy};
+use crate::probes::{Case, Overrides, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::topology::Topology;
 use serde_json::Value;
 use std::sync::Mutex;
@@ -27,6 +28,89 @@ pub struct OurCase {
 /// What a case must hold: `(key, value)` pairs found anywhere in its parameters.
 pub type Want<'a> = &'a [(&'a str, Value)];
 
+/// Why one side of a row gave no figure.
+#[derive(Debug, thiserror::Error)]
+pub enum CrossError {
+    /// The probe is not in this build.
+    #[error("no probe '{0}' in this build")]
+    NoProbe(String),
+    /// The CPUs do not make a placement.
+    #[error("CPUs {cpus:?}: {source}")]
+    Cpus {
+        /// The CPUs.
+        cpus: Vec<u32>,
+        /// Why not.
+        source: PlacementError,
+    },
+    /// The probe could not plan.
+    #[error("{probe}: cannot plan: {source}")]
+    Plan {
+        /// The probe's id.
+        probe: String,
+        /// Why.
+        source: ProbeError,
+    },
+    /// No case of the plan has the parameters wanted.
+    #[error("{probe}: no case with {wanted} on this machine")]
+    NoCase {
+        /// The probe's id.
+        probe: String,
+        /// The parameters, `key=value, …`.
+        wanted: String,
+    },
+    /// The case's run failed.
+    #[error("{case}: {source}")]
+    Run {
+        /// The case's label.
+        case: String,
+        /// Why.
+        source: ProbeError,
+    },
+    /// The measurement lacks the figure (`point of 'read/…'`, `matrix 'cas'`, …).
+    #[error("no {0} in the measurement")]
+    Missing(String),
+    /// The tool gave no figure.
+    #[error(transparent)]
+    Tool(#[from] ToolError),
+    /// The tool gave no figure, and said something on stderr.
+    #[error("{source} (stderr: {stderr})")]
+    ToolSaid {
+        /// Why no figure.
+        source: Box<CrossError>,
+        /// Its first line on stderr.
+        stderr: String,
+    },
+    /// The thread could not be pinned.
+    #[error(transparent)]
+    Pin(#[from] crate::affinity::PinError),
+    /// The sustained stream was not measured.
+    #[error(transparent)]
+    Sustained(#[from] crate::probes::memory::SustainedError),
+    /// likwid-bench did not report where its threads ran.
+    #[error("likwid-bench did not say where its {0} threads ran")]
+    LikwidSilent(usize),
+    /// likwid-bench ran elsewhere than corescope.
+    #[error("likwid-bench ran on CPUs {theirs:?}, corescope on {ours}")]
+    LikwidElsewhere {
+        /// likwid's CPUs.
+        theirs: Vec<u32>,
+        /// corescope's CPU.
+        ours: u32,
+    },
+    /// The case was not built.
+    #[error("no case")]
+    NotBuilt,
+    /// The core clock cannot be measured here.
+    #[error("the core clock cannot be measured here")]
+    NoCoreClock,
+    /// The pinned thread panicked.
+    #[error("the pinned thread panicked")]
+    PinnedPanic,
+    /// The user interrupted the check.
+    #[error("interrupted")]
+    Interrupted,
+}
+
 impl OurCase {
     /// The first case of `probe`'s plan, under `profile`, with these thread counts and
     /// CPUs, whose parameters hold every pair of `want`.
@@ -38,12 +122,15 @@ impl OurCase {
         threads: Option<usize>,
         cpus: Option<&[u32]>,
         want: Want,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, CrossError> {
         let probe = crate::probes::find(probe_id)
-            .ok_or_else(|| format!("no probe '{probe_id}' in this build"))?;
+            .ok_or_else(|| CrossError::NoProbe(probe_id.to_string()))?;
         let placements = match cpus {
             Some(list) => Some(vec![Strategy::parse(&Topology::format_cpu_list(list))
-                .map_err(|e| format!("CPUs {list:?}: {e}"))?]),
+                .map_err(|source| CrossError::Cpus {
+                    cpus: list.to_vec(),
+                    source,
+                })?]),
             None => None,
         };
         let ctx = PlanCtx {
@@ -57,19 +144,20 @@ impl OurCase {
             },
             budget_s: CASE_BUDGET.as_secs_f64(),
         };
-        let plan = probe
-            .plan(&ctx)
-            .map_err(|e| format!("{probe_id}: cannot plan: {e}"))?;
+        let plan = probe.plan(&ctx).map_err(|source| CrossError::Plan {
+            probe: probe_id.to_string(),
+            source,
+        })?;
         let case = plan
             .cases
             .into_iter()
             .find(|c| want.iter().all(|(k, v)| holds(&c.params, k, v)))
             .ok_or_else(|| {
                 let wanted: Vec<String> = want.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                format!(
-                    "{probe_id}: no case with {} on this machine",
-                    wanted.join(", ")
-                )
+                CrossError::NoCase {
+                    probe: probe_id.to_string(),
+                    wanted: wanted.join(", "),
+                }
             })?;
         Ok(Self {
             probe,
@@ -87,9 +175,9 @@ impl OurCase {
         clock: &Clock,
         profile: Profile,
         case: Case,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, CrossError> {
         let probe = crate::probes::find(probe_id)
-            .ok_or_else(|| format!("no probe '{probe_id}' in this build"))?;
+            .ok_or_else(|| CrossError::NoProbe(probe_id.to_string()))?;
         let ctx = PlanCtx {
             topo: topo.clone(),
             clock: clock.clone(),
@@ -111,7 +199,7 @@ impl OurCase {
     }
 
     /// Run the case once.
-    pub fn run(&self) -> Result<Measurement, String> {
+    pub fn run(&self) -> Result<Measurement, CrossError> {
         let mut kept = self.blocks.lock().unwrap_or_else(|p| p.into_inner());
         let mut ctx = RunCtx {
             plan: &self.ctx,
@@ -123,7 +211,10 @@ impl OurCase {
         let out = self
             .probe
             .run(&self.case, &mut ctx)
-            .map_err(|e| format!("{}: {e}", self.case.label));
+            .map_err(|source| CrossError::Run {
+                case: self.case.label.clone(),
+                source,
+            });
         *kept = ctx.blocks;
         out
     }
@@ -153,39 +244,39 @@ pub fn lookup<'a>(params: &'a Value, key: &str) -> Option<&'a Value> {
 }
 
 /// The first point of a series whose name starts with `prefix`.
-pub fn point(m: &Measurement, prefix: &str) -> Result<f64, String> {
+pub fn point(m: &Measurement, prefix: &str) -> Result<f64, CrossError> {
     m.points
         .iter()
         .find(|p| p.series.starts_with(prefix))
         .map(|p| crate::stats::median(&p.samples))
-        .ok_or_else(|| format!("no point of '{prefix}…' in the measurement"))
+        .ok_or_else(|| CrossError::Missing(format!("point of '{prefix}…'")))
 }
 
 /// The mean of a named distribution (ns for the primitive probes).
-pub fn distribution_mean(m: &Measurement, name: &str) -> Result<f64, String> {
+pub fn distribution_mean(m: &Measurement, name: &str) -> Result<f64, CrossError> {
     m.distributions
         .iter()
         .find(|d| d.name == name && d.summary.count > 0)
         .map(|d| d.summary.mean)
-        .ok_or_else(|| format!("no distribution '{name}' in the measurement"))
+        .ok_or_else(|| CrossError::Missing(format!("distribution '{name}'")))
 }
 
 /// The median of a named distribution.
-pub fn distribution_median(m: &Measurement, name: &str) -> Result<f64, String> {
+pub fn distribution_median(m: &Measurement, name: &str) -> Result<f64, CrossError> {
     m.distributions
         .iter()
         .find(|d| d.name == name && d.summary.count > 0)
         .map(|d| d.summary.p50)
-        .ok_or_else(|| format!("no distribution '{name}' in the measurement"))
+        .ok_or_else(|| CrossError::Missing(format!("distribution '{name}'")))
 }
 
 /// The cell `a`, `b` of a named matrix (the 1×1 matrices of one c2c case).
-pub fn cell(m: &Measurement, name: &str) -> Result<f64, String> {
+pub fn cell(m: &Measurement, name: &str) -> Result<f64, CrossError> {
     m.matrices
         .iter()
         .find(|x| x.name == name)
         .and_then(|x| x.values.first()?.first().copied().flatten())
-        .ok_or_else(|| format!("no matrix '{name}' in the measurement"))
+        .ok_or_else(|| CrossError::Missing(format!("matrix '{name}'")))
 }
 
 #[cfg(test)]

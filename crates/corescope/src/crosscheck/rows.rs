@@ -1,7 +1,7 @@
 //! The rows: which probe case meets which tool, on which CPUs and sizes, and what
 //! differs in definition.
 
-use super::ours::{self, OurCase};
+use super::ours::{self, CrossError, OurCase};
 use super::tools::{self, Tool};
 use super::Setup;
 use crate::model::{CrossRow, Profile, RowStatus};
@@ -43,7 +43,7 @@ pub const PERF_SYSCALL_LOOPS: u32 = 1_000_000;
 pub const TOOL_LIMIT: Duration = Duration::from_secs(120);
 
 /// One side of a row, measured once: its value in the row's unit.
-type Measure = Box<dyn FnMut() -> Result<f64, String>>;
+type Measure = Box<dyn FnMut() -> Result<f64, CrossError>>;
 
 /// The two sides of a measurable row.
 pub struct Side {
@@ -54,12 +54,12 @@ pub struct Side {
 
 impl Side {
     /// corescope's value.
-    pub fn ours(&mut self) -> Result<f64, String> {
+    pub fn ours(&mut self) -> Result<f64, CrossError> {
         (self.ours)()
     }
 
     /// The tool's value.
-    pub fn theirs(&mut self) -> Result<f64, String> {
+    pub fn theirs(&mut self) -> Result<f64, CrossError> {
         (self.theirs)()
     }
 
@@ -155,8 +155,10 @@ fn new_row(id: String, what: String, tool: String, unit: &str, definition: &str)
     }
 }
 
-fn skipped(mut row: CrossRow, why: impl Into<String>) -> RowPlan {
-    row.status = RowStatus::Skipped { why: why.into() };
+fn skipped(mut row: CrossRow, why: impl std::fmt::Display) -> RowPlan {
+    row.status = RowStatus::Skipped {
+        why: why.to_string(),
+    };
     RowPlan { row, sides: None }
 }
 
@@ -195,12 +197,12 @@ fn measured(
 
 /// A row whose tool side runs `path args` (started from a thread pinned to `pin`
 /// when one is given) and reads its value from the output with `parse`.
-fn tool_row(
+fn tool_row<E: Into<CrossError>>(
     row: CrossRow,
     path: PathBuf,
     args: Vec<String>,
     pin: Option<u32>,
-    parse: impl Fn(&str) -> Result<f64, String> + 'static,
+    parse: impl Fn(&str) -> Result<f64, E> + 'static,
     ours: Measure,
 ) -> RowPlan {
     let command = Rc::new(RefCell::new(String::new()));
@@ -213,13 +215,13 @@ fn tool_row(
 
 /// Run a tool (from a thread pinned to `pin`, which it inherits, when one is given)
 /// and parse its output; a failed run says what it printed.
-fn run_tool(
+fn run_tool<E: Into<CrossError>>(
     path: &Path,
     args: &[String],
     command: &Rc<RefCell<String>>,
-    parse: impl Fn(&str) -> Result<f64, String>,
+    parse: impl Fn(&str) -> Result<f64, E>,
     pin: Option<u32>,
-) -> Result<f64, String> {
+) -> Result<f64, CrossError> {
     *command.borrow_mut() = match pin {
         Some(cpu) => format!(
             "{} {} (started pinned to CPU {cpu})",
@@ -229,16 +231,19 @@ fn run_tool(
         None => format!("{} {}", path.display(), args.join(" ")),
     };
     let out = match pin {
-        Some(cpu) => pinned(cpu, || tools::run(path, args, TOOL_LIMIT))?,
+        Some(cpu) => pinned(cpu, || Ok(tools::run(path, args, TOOL_LIMIT)?))?,
         None => tools::run(path, args, TOOL_LIMIT)?,
     };
     if out.code != Some(0) {
-        return Err(tools::failure_line(&out));
+        return Err(tools::ToolError::Exit(tools::failure_line(&out)).into());
     }
     parse(&out.stdout).map_err(
         |e| match out.stderr.lines().find(|l| !l.trim().is_empty()) {
-            Some(l) => format!("{e} (stderr: {})", l.trim()),
-            None => e,
+            Some(l) => CrossError::ToolSaid {
+                source: Box::new(e.into()),
+                stderr: l.trim().to_string(),
+            },
+            None => e.into(),
         },
     )
 }
@@ -335,7 +340,7 @@ fn memory_row(
     {
         Ok(Some(b)) => b,
         Ok(None) => return skipped(row, "the memory probe's case has no block size"),
-        Err(e) => return skipped(row, e.clone()),
+        Err(e) => return skipped(row, e),
     };
     row.what = format!("{}, {} MiB per thread", row.what, block_bytes >> 20);
     let Some(path) = locate(&mut row, Tool::LikwidBench, setup.os) else {
@@ -352,7 +357,7 @@ fn memory_row(
         .collect();
     let parse = {
         let likwid_cpus = likwid_cpus.clone();
-        move |text: &str| {
+        move |text: &str| -> Result<f64, tools::ToolError> {
             let l = tools::parse_likwid(text)?;
             *likwid_cpus.borrow_mut() = l.hwthreads;
             Ok(l.mbyte_per_s * 1e6)
@@ -365,9 +370,7 @@ fn memory_row(
         let list = if want.len() == threads {
             want
         } else {
-            return Err(format!(
-                "likwid-bench did not say where its {threads} threads ran"
-            ));
+            return Err(CrossError::LikwidSilent(threads));
         };
         let stale = built.borrow().as_ref().is_none_or(|(l, _)| *l != list);
         if stale {
@@ -386,9 +389,10 @@ fn memory_row(
             *built.borrow_mut() = Some((list, case));
         }
         let guard = built.borrow();
-        let (list, case) = guard.as_ref().ok_or("no case")?;
+        let (list, case) = guard.as_ref().ok_or(CrossError::NotBuilt)?;
         if let Some(passes) = sustained {
-            return memory::sustained_bytes_per_s(kernel, list, block_bytes, passes);
+            let bytes_per_s = memory::sustained_bytes_per_s(kernel, list, block_bytes, passes)?;
+            return Ok(bytes_per_s);
         }
         let mut passes = Vec::with_capacity(MEMORY_PASSES_PER_ROUND);
         for _ in 0..MEMORY_PASSES_PER_ROUND {
@@ -407,7 +411,7 @@ fn likwid_peak_test(level: Level) -> &'static str {
 }
 
 /// corescope's peak case at one thread on `cpu`, as a measure of FLOP/s.
-fn peak_ours(setup: &Setup, cpu: u32, level: Level) -> Result<Measure, String> {
+fn peak_ours(setup: &Setup, cpu: u32, level: Level) -> Result<Measure, CrossError> {
     let name = kernel_name(level, Precision::F64);
     let case = OurCase::find(
         peak::ID,
@@ -458,10 +462,10 @@ fn peak_likwid_row(setup: &Setup, cpus: &[u32], level: Level) -> RowPlan {
     let parse = move |text: &str| {
         let l = tools::parse_likwid(text)?;
         if l.hwthreads != [cpu] {
-            return Err(format!(
-                "likwid-bench ran on CPUs {:?}, corescope on {cpu}",
-                l.hwthreads
-            ));
+            return Err(CrossError::LikwidElsewhere {
+                theirs: l.hwthreads,
+                ours: cpu,
+            });
         }
         Ok(l.mflop_per_s * 1e6)
     };
@@ -505,7 +509,7 @@ fn peak_limit_row(setup: &Setup, cpus: &[u32], level: Level) -> RowPlan {
     let theirs = Box::new(move || {
         crate::clock::core_hz_now(&clock, &[cpu])
             .map(|hz| hz * per_cycle)
-            .ok_or_else(|| "the core clock cannot be measured here".to_string())
+            .ok_or(CrossError::NoCoreClock)
     }) as Measure;
     measured(row, ours, theirs, command)
 }
@@ -725,13 +729,16 @@ fn syscall_row(setup: &Setup, cpus: &[u32], call: Call) -> RowPlan {
 }
 
 /// Run `f` on a thread pinned to `cpu`: a child it starts inherits the pin.
-fn pinned<T: Send>(cpu: u32, f: impl FnOnce() -> Result<T, String> + Send) -> Result<T, String> {
+fn pinned<T: Send>(
+    cpu: u32,
+    f: impl FnOnce() -> Result<T, CrossError> + Send,
+) -> Result<T, CrossError> {
     std::thread::scope(|s| {
         s.spawn(|| {
             crate::affinity::pin_checked(cpu)?;
             f()
         })
         .join()
-        .unwrap_or_else(|_| Err("the pinned thread panicked".into()))
+        .unwrap_or(Err(CrossError::PinnedPanic))
     })
 }

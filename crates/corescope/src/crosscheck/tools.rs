@@ -138,16 +138,76 @@ pub const OUTPUT_CAP_BYTES: usize = 1 << 20;
 /// that still holds the pipe) before it is given up.
 const PIPE_GRACE: Duration = Duration::from_secs(5);
 
+/// Why a tool gave no figure: it did not run to its end, or its output does not
+/// hold the figure.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The program could not be started.
+    #[error("{}: cannot start: {source}", program.display())]
+    Start {
+        /// The program.
+        program: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// It ran past its limit and was stopped.
+    #[error("{} did not finish within {secs} s and was stopped", program.display())]
+    Overran {
+        /// The program.
+        program: PathBuf,
+        /// The limit.
+        secs: u64,
+    },
+    /// Waiting for it failed.
+    #[error("{}: {source}", program.display())]
+    Wait {
+        /// The program.
+        program: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// It ended with an error; the line of its output that says so.
+    #[error("{0}")]
+    Exit(String),
+    /// Its output does not hold the figure.
+    #[error("{tool}: {what}")]
+    Output {
+        /// The tool.
+        tool: &'static str,
+        /// What is missing or wrong.
+        what: String,
+    },
+    /// Its JSON does not parse.
+    #[error("{tool}: its JSON does not parse: {source}")]
+    Json {
+        /// The tool.
+        tool: &'static str,
+        /// The parser's error.
+        source: serde_json::Error,
+    },
+}
+
+/// A [`ToolError::Output`].
+fn unparsed(tool: &'static str, what: impl Into<String>) -> ToolError {
+    ToolError::Output {
+        tool,
+        what: what.into(),
+    }
+}
+
 /// Run `program args` with a time limit; the child is killed when it overruns.
 /// Each output stream keeps its first [`OUTPUT_CAP_BYTES`].
-pub fn run(program: &Path, args: &[String], limit: Duration) -> Result<Output, String> {
+pub fn run(program: &Path, args: &[String], limit: Duration) -> Result<Output, ToolError> {
     let mut child = Command::new(program)
         .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .map_err(|e| format!("{}: cannot start: {e}", program.display()))?;
+        .map_err(|source| ToolError::Start {
+            program: program.to_path_buf(),
+            source,
+        })?;
     // Read both pipes on threads so a chatty tool never blocks on a full pipe.
     let read_out = read_on_thread(child.stdout.take());
     let read_err = read_on_thread(child.stderr.take());
@@ -158,14 +218,18 @@ pub fn run(program: &Path, args: &[String], limit: Duration) -> Result<Output, S
             Ok(None) if start.elapsed() > limit => {
                 let _ = child.kill();
                 let _ = child.wait();
-                break Err(format!(
-                    "{} did not finish within {} s and was stopped",
-                    program.display(),
-                    limit.as_secs()
-                ));
+                break Err(ToolError::Overran {
+                    program: program.to_path_buf(),
+                    secs: limit.as_secs(),
+                });
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => break Err(format!("{}: {e}", program.display())),
+            Err(source) => {
+                break Err(ToolError::Wait {
+                    program: program.to_path_buf(),
+                    source,
+                })
+            }
         }
     };
     let until = std::time::Instant::now() + PIPE_GRACE;
@@ -292,12 +356,12 @@ pub struct Likwid {
 }
 
 /// Parse likwid-bench's report; an error names the line that says what went wrong.
-pub fn parse_likwid(text: &str) -> Result<Likwid, String> {
+pub fn parse_likwid(text: &str) -> Result<Likwid, ToolError> {
     if let Some(l) = text
         .lines()
         .find(|l| l.starts_with("Error") || l.starts_with("ERROR") || l.starts_with("Cannot"))
     {
-        return Err(format!("likwid-bench: {}", l.trim()));
+        return Err(unparsed("likwid-bench", l.trim()));
     }
     let field = |name: &str| -> Option<f64> {
         text.lines()
@@ -305,7 +369,7 @@ pub fn parse_likwid(text: &str) -> Result<Likwid, String> {
             .and_then(|v| v.trim().parse::<f64>().ok())
     };
     let mbyte_per_s = field("MByte/s:")
-        .ok_or_else(|| "likwid-bench: no 'MByte/s:' line in its output".to_string())?;
+        .ok_or_else(|| unparsed("likwid-bench", "no 'MByte/s:' line in its output"))?;
     let mflop_per_s = field("MFlops/s:").unwrap_or(0.0);
     let hwthreads = text
         .lines()
@@ -327,30 +391,32 @@ pub fn parse_likwid(text: &str) -> Result<Likwid, String> {
 }
 
 /// Parse ptsematest's `--json` file: the receiver's average latency, in µs.
-pub fn parse_ptsematest_json(text: &str) -> Result<f64, String> {
-    let v: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| format!("ptsematest: its JSON does not parse: {e}"))?;
+pub fn parse_ptsematest_json(text: &str) -> Result<f64, ToolError> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|source| ToolError::Json {
+        tool: "ptsematest",
+        source,
+    })?;
     let threads = v
         .get("thread")
         .and_then(|t| t.as_object())
-        .ok_or_else(|| "ptsematest: no 'thread' object in its JSON".to_string())?;
+        .ok_or_else(|| unparsed("ptsematest", "no 'thread' object in its JSON"))?;
     let avg: Vec<f64> = threads
         .values()
         .filter_map(|t| t.get("receiver")?.get("avg")?.as_f64())
         .collect();
     match avg.as_slice() {
         [a] if a.is_finite() && *a >= 0.0 => Ok(*a),
-        [] => Err("ptsematest: no receiver average in its JSON".into()),
-        _ => Err(format!(
-            "ptsematest: {} thread pairs where one was asked for",
-            avg.len()
+        [] => Err(unparsed("ptsematest", "no receiver average in its JSON")),
+        _ => Err(unparsed(
+            "ptsematest",
+            format!("{} thread pairs where one was asked for", avg.len()),
         )),
     }
 }
 
 /// Parse ptsematest's summary line (`#1 -> #0, Min 2, Cur 3, Avg 4, Max 8`): the
 /// average in whole µs, for versions without `--json`.
-pub fn parse_ptsematest_text(text: &str) -> Result<f64, String> {
+pub fn parse_ptsematest_text(text: &str) -> Result<f64, ToolError> {
     text.lines()
         .find(|l| l.contains("->") && l.contains("Avg"))
         .and_then(|l| {
@@ -366,13 +432,13 @@ pub fn parse_ptsematest_text(text: &str) -> Result<f64, String> {
                 .lines()
                 .find(|l| l.contains("ERROR") || l.contains("rror"))
                 .unwrap_or("no 'Avg' line in its output");
-            format!("ptsematest: {}", first.trim())
+            unparsed("ptsematest", first.trim())
         })
 }
 
 /// Parse `core-to-core-latency --csv` for two cores: the one cell of the lower
 /// triangle, the mean one-way latency in ns.
-pub fn parse_core_to_core_csv(text: &str) -> Result<f64, String> {
+pub fn parse_core_to_core_csv(text: &str) -> Result<f64, ToolError> {
     let cells: Vec<f64> = text
         .lines()
         .flat_map(|l| l.split(','))
@@ -380,30 +446,33 @@ pub fn parse_core_to_core_csv(text: &str) -> Result<f64, String> {
         .filter(|c| !c.is_empty())
         .map(|c| {
             c.parse::<f64>()
-                .map_err(|_| format!("core-to-core-latency: '{c}' is not a number"))
+                .map_err(|_| unparsed("core-to-core-latency", format!("'{c}' is not a number")))
         })
         .collect::<Result<_, _>>()?;
     match cells.as_slice() {
         [v] if v.is_finite() && *v > 0.0 => Ok(*v),
-        [] => Err("core-to-core-latency: no latency in its CSV output".into()),
-        _ => Err(format!(
-            "core-to-core-latency: {} cells where one pair was asked for",
-            cells.len()
+        [] => Err(unparsed(
+            "core-to-core-latency",
+            "no latency in its CSV output",
+        )),
+        _ => Err(unparsed(
+            "core-to-core-latency",
+            format!("{} cells where one pair was asked for", cells.len()),
         )),
     }
 }
 
 /// Parse `perf bench syscall basic`: ns per call.
-pub fn parse_perf_syscall(text: &str) -> Result<f64, String> {
+pub fn parse_perf_syscall(text: &str) -> Result<f64, ToolError> {
     text.lines()
         .find(|l| l.contains("usecs/op"))
         .and_then(|l| l.split_whitespace().next()?.parse::<f64>().ok())
         .map(|us| us * 1e3)
         .ok_or_else(|| {
             let first = text.lines().map(str::trim).find(|l| !l.is_empty());
-            format!(
-                "perf bench: no 'usecs/op' line ({})",
-                first.unwrap_or("no output")
+            unparsed(
+                "perf bench",
+                format!("no 'usecs/op' line ({})", first.unwrap_or("no output")),
             )
         })
 }
@@ -456,9 +525,9 @@ mod tests {
     #[test]
     fn likwid_failures_say_what_went_wrong() {
         let e = parse_likwid(&fixture("likwid-unknown-test.txt")).expect_err("fails");
-        assert!(e.contains("Unknown test case"), "{e}");
+        assert!(e.to_string().contains("Unknown test case"), "{e}");
         let e = parse_likwid(&fixture("likwid-bad-domain.txt")).expect_err("fails");
-        assert!(e.contains("S9"), "{e}");
+        assert!(e.to_string().contains("S9"), "{e}");
         assert!(parse_likwid("").is_err());
         assert!(parse_likwid("MByte/s:\tlots\n").is_err());
     }
@@ -470,7 +539,7 @@ mod tests {
         let t = parse_ptsematest_text(&fixture("ptsematest.txt")).expect("parses");
         assert!(t > 0.0, "{t}");
         let e = parse_ptsematest_text(&fixture("ptsematest-bad-cpu.txt")).expect_err("fails");
-        assert!(e.contains("CPU #7"), "{e}");
+        assert!(e.to_string().contains("CPU #7"), "{e}");
         assert!(parse_ptsematest_json("{").is_err());
         assert!(parse_ptsematest_json("{\"thread\": {}}").is_err());
     }
@@ -480,7 +549,7 @@ mod tests {
         let v = parse_core_to_core_csv(&fixture("c2c-cas.csv")).expect("parses");
         assert!(v > 0.0, "{v}");
         let e = parse_core_to_core_csv(&fixture("c2c-bad.csv")).expect_err("empty");
-        assert!(e.contains("no latency"), "{e}");
+        assert!(e.to_string().contains("no latency"), "{e}");
         assert!(parse_core_to_core_csv(",\n1,\n2,3,\n").is_err());
         assert!(parse_core_to_core_csv("x,\n").is_err());
     }
@@ -490,7 +559,7 @@ mod tests {
         let ns = parse_perf_syscall(&fixture("perf-syscall.txt")).expect("parses");
         assert!(ns > 1.0 && ns < 1e5, "{ns}");
         let e = parse_perf_syscall(&fixture("perf-bad.txt")).expect_err("fails");
-        assert!(e.contains("Unknown benchmark"), "{e}");
+        assert!(e.to_string().contains("Unknown benchmark"), "{e}");
     }
 
     #[test]
@@ -561,7 +630,7 @@ mod tests {
             &["5".into()],
             Duration::from_millis(100),
         );
-        assert!(out.is_err_and(|e| e.contains("did not finish")));
+        assert!(out.is_err_and(|e| e.to_string().contains("did not finish")));
         let ok = run(
             Path::new("/bin/echo"),
             &["hi".into()],

@@ -356,7 +356,7 @@ where
 {
     let n = cpus.len();
     let skipped_counts = match count.then(|| crate::counters::descriptors_allow(n)) {
-        Some(Err(why)) => Some(why),
+        Some(Err(why)) => Some(why.to_string()),
         _ => None,
     };
     let count = count && skipped_counts.is_none();
@@ -373,7 +373,8 @@ where
             let (gate, setup, kernel) = (&gate, &setup, &kernel);
             let worker = move || -> WorkerOut<R> {
                 let body = || {
-                    let warning = cpu.and_then(|c| affinity::pin_checked(c).err());
+                    let warning =
+                        cpu.and_then(|c| affinity::pin_checked(c).err().map(|e| e.to_string()));
                     let mut state = setup(i);
                     let mut stamps = Vec::with_capacity(reps);
                     let mut results = Vec::with_capacity(reps);

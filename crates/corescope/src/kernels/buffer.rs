@@ -20,6 +20,26 @@ pub enum Pages {
     Small,
 }
 
+/// Why a block could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BufferError {
+    /// The size does not make a valid layout.
+    #[error("block of {bytes} B: {source}")]
+    Layout {
+        /// The bytes asked for.
+        bytes: usize,
+        /// What the layout refused.
+        #[source]
+        source: std::alloc::LayoutError,
+    },
+    /// The allocator returned nothing.
+    #[error("could not allocate {}", fmt_value("bytes", *bytes as f64))]
+    Alloc {
+        /// The bytes asked for.
+        bytes: usize,
+    },
+}
+
 /// A page-aligned, heap-allocated array of 64-bit words, optionally with
 /// transparent huge pages requested before the first touch.
 pub struct Block {
@@ -37,14 +57,13 @@ unsafe impl Sync for Block {}
 impl Block {
     /// Allocate `words` words (rounded up to whole huge pages), advise the kernel
     /// which pages to use, and write every word (the first touch) with `fill`.
-    pub fn new(words: usize, pages: Pages, fill: u64) -> Result<Self, String> {
+    pub fn new(words: usize, pages: Pages, fill: u64) -> Result<Self, BufferError> {
         let bytes = (words.max(1) * 8).div_ceil(HUGE_PAGE_BYTES) * HUGE_PAGE_BYTES;
         let layout = Layout::from_size_align(bytes, HUGE_PAGE_BYTES)
-            .map_err(|e| format!("block of {bytes} B: {e}"))?;
+            .map_err(|source| BufferError::Layout { bytes, source })?;
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { std::alloc::alloc(layout) } as *mut u64;
-        let ptr = NonNull::new(raw)
-            .ok_or_else(|| format!("could not allocate {}", fmt_value("bytes", bytes as f64)))?;
+        let ptr = NonNull::new(raw).ok_or(BufferError::Alloc { bytes })?;
         let advice = match pages {
             Pages::Default => None,
             Pages::Huge => Some(libc::MADV_HUGEPAGE),
@@ -205,12 +224,12 @@ impl<'c> Loan<'c> {
     /// The block kept in `cache`'s `slot` for `tag`, or a new one from `make`
     /// (after freeing whatever the slot held); kept again when dropped if `cache`
     /// is given.
-    pub fn take_or_make(
+    pub fn take_or_make<E>(
         cache: Option<&'c BlockCache>,
         slot: usize,
         tag: BlockTag,
-        make: impl FnOnce() -> Result<Block, String>,
-    ) -> Result<Self, String> {
+        make: impl FnOnce() -> Result<Block, E>,
+    ) -> Result<Self, E> {
         let (block, cursor) = match cache.and_then(|c| c.take(slot, &tag)) {
             Some(kept) => kept,
             None => (make()?, 0),
@@ -309,8 +328,8 @@ mod tests {
         assert_ne!(free.block().addr(), 0);
         drop(free);
         assert_eq!(cache.held_bytes(), HUGE_PAGE_BYTES, "only the kept one");
-        let failed = Loan::take_or_make(None, 0, t, || Err("no memory".into()));
-        assert_eq!(failed.err().as_deref(), Some("no memory"));
+        let failed = Loan::take_or_make(None, 0, t, || Err(BufferError::Alloc { bytes: 8 }));
+        assert_eq!(failed.err(), Some(BufferError::Alloc { bytes: 8 }));
     }
 
     #[test]

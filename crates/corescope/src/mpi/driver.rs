@@ -2,7 +2,7 @@
 //! benchmarks on every rank, gather on rank 0 and write one run file there.
 
 use super::ctrl::{wait_ctrl, TAG_CTRL};
-use super::jacobi::{self, Decomposition, SPAN_KINDS};
+use super::jacobi::{self, Decomposition, GridTooSmall, SPAN_KINDS};
 use super::{allreduce, pingpong};
 use crate::cli::{MpiArgs, MpiBench, MpiPairs};
 use crate::model::{Lane, Point, ProbeResult, Profile, Span, Status, Table, Timeline};
@@ -118,29 +118,37 @@ pub fn main(a: MpiArgs) -> Result<()> {
 #[error("{0}")]
 struct Rejected(String);
 
+/// What rank 0 found wrong with the options.
+#[derive(Debug, thiserror::Error)]
+enum RankZeroCheck {
+    /// `--out` cannot be written.
+    #[error("--out: {0}")]
+    Out(#[source] store::Unwritable),
+    /// `--trace` cannot be written.
+    #[error("--trace: {0}")]
+    Trace(#[source] store::Unwritable),
+    /// The process grid does not fit `--nx`.
+    #[error(transparent)]
+    Grid(#[from] GridTooSmall),
+    /// pingpong without a partner.
+    #[error("pingpong needs at least 2 ranks: mpirun -np 2 corescope mpi pingpong")]
+    Alone,
+}
+
 /// What only rank 0 can check: its files can be written, the process grid fits,
 /// pingpong has a partner.
-fn check_on_rank_zero(plan: &Plan, size: usize) -> Result<(), String> {
-    store::check_writable(&plan.out)
-        .map_err(|e| format!("--out: {e}"))
-        .and_then(|()| match &plan.trace {
-            Some(t) => store::check_writable(t).map_err(|e| format!("--trace: {e}")),
-            None => Ok(()),
-        })
-        .and_then(|()| {
-            if matches!(plan.bench, MpiBench::Jacobi | MpiBench::All) {
-                Decomposition::new(plan.nx, size, 0).map(|_| ())
-            } else {
-                Ok(())
-            }
-        })
-        .and_then(|()| {
-            if plan.bench == MpiBench::Pingpong && size < 2 {
-                Err("pingpong needs at least 2 ranks: mpirun -np 2 corescope mpi pingpong".into())
-            } else {
-                Ok(())
-            }
-        })
+fn check_on_rank_zero(plan: &Plan, size: usize) -> Result<(), RankZeroCheck> {
+    store::check_writable(&plan.out).map_err(RankZeroCheck::Out)?;
+    if let Some(t) = &plan.trace {
+        store::check_writable(t).map_err(RankZeroCheck::Trace)?;
+    }
+    if matches!(plan.bench, MpiBench::Jacobi | MpiBench::All) {
+        Decomposition::new(plan.nx, size, 0)?;
+    }
+    if plan.bench == MpiBench::Pingpong && size < 2 {
+        return Err(RankZeroCheck::Alone);
+    }
+    Ok(())
 }
 
 /// Run the benchmarks the plan asks for on every rank; returns how many were planned
@@ -207,7 +215,7 @@ fn run(world: &SimpleCommunicator, a: &MpiArgs) -> Result<()> {
     if rank == 0 {
         if let Err(e) = check_on_rank_zero(&plan, size) {
             ok = 0;
-            problem = Some(e);
+            problem = Some(e.to_string());
         }
     }
     world.process_at_rank(0).broadcast_into(&mut ok);

@@ -50,16 +50,27 @@ pub struct Decomposition {
     pub rank: usize,
 }
 
+/// A grid too small for its processes: one would get no columns.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--nx {nx} is too small for {p} processes ({prow} × {pcol} grid): give at least {pcol}")]
+pub struct GridTooSmall {
+    /// Points per side.
+    pub nx: usize,
+    /// Processes.
+    pub p: usize,
+    /// Process rows.
+    pub prow: usize,
+    /// Process columns.
+    pub pcol: usize,
+}
+
 impl Decomposition {
     /// The block of `rank` among `p` processes on an `nx × nx` grid; an error when
     /// a process would get no rows or columns.
-    pub fn new(nx: usize, p: usize, rank: usize) -> Result<Self, String> {
+    pub fn new(nx: usize, p: usize, rank: usize) -> Result<Self, GridTooSmall> {
         let (prow, pcol) = dims(p);
         if nx < pcol {
-            return Err(format!(
-                "--nx {nx} is too small for {p} processes ({prow} × {pcol} grid): \
-                 give at least {pcol}"
-            ));
+            return Err(GridTooSmall { nx, p, prow, pcol });
         }
         Ok(Self {
             nx,
@@ -265,7 +276,11 @@ pub fn reference(nx: usize, iterations: usize) -> Vec<f64> {
 /// Run the decomposed algorithm for `p` processes inside one process (halos are
 /// copied instead of sent): residuals per iteration and the final blocks. This is
 /// what each MPI rank does, minus MPI; tests compare it with [`reference`].
-pub fn simulate(nx: usize, p: usize, iterations: usize) -> Result<(Vec<f64>, Vec<Block>), String> {
+pub fn simulate(
+    nx: usize,
+    p: usize,
+    iterations: usize,
+) -> Result<(Vec<f64>, Vec<Block>), GridTooSmall> {
     let decs: Vec<Decomposition> = (0..p)
         .map(|r| Decomposition::new(nx, p, r))
         .collect::<Result<_, _>>()?;

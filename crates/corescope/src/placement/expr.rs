@@ -66,7 +66,7 @@ pub fn looks_like_expr(s: &str) -> bool {
 impl Expr {
     /// Parse `N0:0-3`, `S1`, `kind:P`, `N0:0-1@N1:0-1`, ...
     pub fn parse(s: &str) -> Result<Self, super::PlacementError> {
-        let err = |reason: String| super::PlacementError::Expr {
+        let err = |reason: SyntaxError| super::PlacementError::Expr {
             expr: s.trim().to_string(),
             reason,
         };
@@ -94,13 +94,11 @@ impl Expr {
                         let Some(p) = cpus.get(i as usize) else {
                             return Err(super::PlacementError::Domain {
                                 expr: self.text.clone(),
-                                reason: format!(
-                                    "index {i} is out of range: {} has {} allowed CPU{} (indexes 0-{})",
-                                    describe(&sel.domain),
-                                    cpus.len(),
-                                    if cpus.len() == 1 { "" } else { "s" },
-                                    cpus.len().saturating_sub(1)
-                                ),
+                                reason: DomainError::IndexOutOfRange {
+                                    index: i,
+                                    domain: describe(&sel.domain),
+                                    cpus: cpus.len(),
+                                },
                             });
                         };
                         out.push(p.os_index);
@@ -112,10 +110,70 @@ impl Expr {
     }
 }
 
+/// Why a selection of an expression does not parse (the reason only).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SyntaxError {
+    /// Nothing between two `@`.
+    #[error("an empty selection; {EXAMPLES}")]
+    Empty,
+    /// `kind:` without a label.
+    #[error("'{0}': the kind needs a label such as P or E, e.g. kind:P")]
+    KindLabel(String),
+    /// Not `N`, `S` or `kind:`, or a number out of range.
+    #[error("unknown domain '{0}'; {EXAMPLES}")]
+    UnknownDomain(String),
+    /// `N` or `S` without its number.
+    #[error("domain '{head}' needs a number, e.g. {letter}0")]
+    DomainNumber {
+        /// The domain as given.
+        head: String,
+        /// Its letter.
+        letter: char,
+    },
+    /// The index list after `:`.
+    #[error("bad index list '{0}'; expected indexes like 0-3 or 0,2,4-7")]
+    IndexList(String),
+}
+
+/// Why an expression's domain or index is not on this machine.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DomainError {
+    /// The domain's CPUs are all outside the cpuset.
+    #[error("{domain} has no CPU this process may use (its CPUs {cpus} are outside the cpuset)")]
+    OutsideCpuset {
+        /// The domain in words.
+        domain: String,
+        /// Its CPUs in list syntax.
+        cpus: String,
+    },
+    /// No such domain here.
+    #[error("{domain} has no CPU here; {there}")]
+    Missing {
+        /// The domain in words.
+        domain: String,
+        /// What there is instead.
+        there: String,
+    },
+    /// An index past the domain's allowed CPUs.
+    #[error(
+        "index {index} is out of range: {domain} has {cpus} allowed CPU{} (indexes 0-{})",
+        if *cpus == 1 { "" } else { "s" },
+        cpus.saturating_sub(1)
+    )]
+    IndexOutOfRange {
+        /// The index given.
+        index: u32,
+        /// The domain in words.
+        domain: String,
+        /// Its allowed CPUs.
+        cpus: usize,
+    },
+}
+
 /// `N0:0-3` → a selection; the error is the reason only.
-fn parse_selection(part: &str) -> Result<Selection, String> {
+fn parse_selection(part: &str) -> Result<Selection, SyntaxError> {
     if part.is_empty() {
-        return Err(format!("an empty selection; {EXAMPLES}"));
+        return Err(SyntaxError::Empty);
     }
     let (domain, rest) = if let Some(rest) = strip_prefix_ci(part, "kind:") {
         let (label, idx) = match rest.split_once(':') {
@@ -123,9 +181,7 @@ fn parse_selection(part: &str) -> Result<Selection, String> {
             None => (rest.trim(), None),
         };
         if label.is_empty() || !label.chars().all(|c| c.is_ascii_alphanumeric()) {
-            return Err(format!(
-                "'{part}': the kind needs a label such as P or E, e.g. kind:P"
-            ));
+            return Err(SyntaxError::KindLabel(part.to_string()));
         }
         (Domain::Kind(label.to_string()), idx)
     } else {
@@ -139,27 +195,27 @@ fn parse_selection(part: &str) -> Result<Selection, String> {
         let make: fn(u32) -> Domain = match letter {
             Some('N') => Domain::Numa,
             Some('S') => Domain::Package,
-            _ => return Err(format!("unknown domain '{head}'; {EXAMPLES}")),
+            _ => return Err(SyntaxError::UnknownDomain(head.to_string())),
         };
         if num.is_empty() {
-            return Err(format!(
-                "domain '{head}' needs a number, e.g. {}0",
-                letter.unwrap_or('N')
-            ));
+            return Err(SyntaxError::DomainNumber {
+                head: head.to_string(),
+                letter: letter.unwrap_or('N'),
+            });
         }
         let n = num
             .parse::<u32>()
             .ok()
             .filter(|_| num.bytes().all(|b| b.is_ascii_digit()))
             .filter(|&n| n <= super::MAX_CPU_INDEX)
-            .ok_or_else(|| format!("unknown domain '{head}'; {EXAMPLES}"))?;
+            .ok_or_else(|| SyntaxError::UnknownDomain(head.to_string()))?;
         (make(n), idx)
     };
     let indexes = match rest {
         None => None,
-        Some(list) => Some(super::parse_cpu_list(list).ok_or_else(|| {
-            format!("bad index list '{list}'; expected indexes like 0-3 or 0,2,4-7")
-        })?),
+        Some(list) => Some(
+            super::parse_cpu_list(list).ok_or_else(|| SyntaxError::IndexList(list.to_string()))?,
+        ),
     };
     Ok(Selection { domain, indexes })
 }
@@ -215,7 +271,7 @@ fn describe(d: &Domain) -> String {
 }
 
 /// The allowed PUs of a domain in topology order, or why there are none.
-fn domain_cpus<'t>(topo: &'t Topology, d: &Domain) -> Result<Vec<&'t Pu>, String> {
+fn domain_cpus<'t>(topo: &'t Topology, d: &Domain) -> Result<Vec<&'t Pu>, DomainError> {
     let member = |p: &Pu| match d {
         Domain::Numa(n) => p.numa_node == Some(*n),
         Domain::Package(n) => p.package == *n,
@@ -227,11 +283,10 @@ fn domain_cpus<'t>(topo: &'t Topology, d: &Domain) -> Result<Vec<&'t Pu>, String
         return Ok(allowed);
     }
     if !all.is_empty() {
-        return Err(format!(
-            "{} has no CPU this process may use (its CPUs {} are outside the cpuset)",
-            describe(d),
-            Topology::format_cpu_list(&all.iter().map(|p| p.os_index).collect::<Vec<_>>())
-        ));
+        return Err(DomainError::OutsideCpuset {
+            domain: describe(d),
+            cpus: Topology::format_cpu_list(&all.iter().map(|p| p.os_index).collect::<Vec<_>>()),
+        });
     }
     let there = match d {
         Domain::Numa(_) => {
@@ -258,7 +313,10 @@ fn domain_cpus<'t>(topo: &'t Topology, d: &Domain) -> Result<Vec<&'t Pu>, String
                 .join(", ")
         ),
     };
-    Err(format!("{} has no CPU here; {there}", describe(d)))
+    Err(DomainError::Missing {
+        domain: describe(d),
+        there,
+    })
 }
 
 /// `0-3,8` or `none`.

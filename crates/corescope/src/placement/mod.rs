@@ -65,7 +65,8 @@ pub enum PlacementError {
         /// The expression as given.
         expr: String,
         /// What is wrong, and what would be right.
-        reason: String,
+        #[source]
+        reason: expr::SyntaxError,
     },
     /// A placement expression that names a domain or index this machine lacks.
     #[error("placement '{expr}': {reason}")]
@@ -73,7 +74,8 @@ pub enum PlacementError {
         /// The expression.
         expr: String,
         /// What is missing, and what there is.
-        reason: String,
+        #[source]
+        reason: expr::DomainError,
     },
     /// A CPU list names a CPU this machine does not have.
     #[error("CPU {cpu} does not exist on this machine; CPUs that may be used: {allowed}")]

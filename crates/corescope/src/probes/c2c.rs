@@ -20,7 +20,7 @@
 //! when their ranges (each cell ± its spread) separate; otherwise the report says they
 //! do not.
 
-use super::numa::NodeBuffer;
+use super::numa::{NodeBuffer, NumaError};
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::model::{Estimate, Finding, Matrix, Measurement, ProbeResult, Sensitivity};
 use crate::placement::subset;
@@ -83,7 +83,7 @@ struct LinePage {
 impl LinePage {
     /// Map a fresh page bound to `node` and write every line (the first touch):
     /// call it on the first CPU's thread, after pinning.
-    fn new(node: Option<u32>) -> Result<Self, String> {
+    fn new(node: Option<u32>) -> Result<Self, NumaError> {
         let words = std::mem::size_of::<Lines>().div_ceil(8);
         let page = LinePage {
             buf: NodeBuffer::new(words, node, false)?,
@@ -262,7 +262,7 @@ impl Probe for C2c {
             // Fresh lines per repetition, mapped and first written by the first
             // thread once pinned (setup); unmapped when `page` drops.
             let node = ctx.plan.topo.pu(c.a).and_then(|p| p.numa_node);
-            let page: OnceLock<Result<LinePage, String>> = OnceLock::new();
+            let page: OnceLock<Result<LinePage, NumaError>> = OnceLock::new();
             let deadline = ctx.deadline;
             let page_ref = &page;
             let watchdog_done = AtomicBool::new(false);

@@ -296,7 +296,7 @@ impl Probe for ChannelProbe {
                         _ => transfer_of::<[u64; 8]>(impl_, events, batch, cpus, d, &log),
                     };
                     absorb(log, ctx);
-                    let run = run.map_err(ProbeError::Failed)?;
+                    let run = run?;
                     let what = format!("{event_bytes}B batch {batch}");
                     let elapsed = run.map_err(|f| fail(impl_, &what, f, ctx))?;
                     m.points.push(Point::new(
@@ -320,9 +320,7 @@ impl Probe for ChannelProbe {
                 let (d, log) = (run_deadline(ctx), PairLog::default());
                 let ticks = roundtrip_of::<u64>(impl_, samples, placement.cpus, d, &log);
                 absorb(log, ctx);
-                let ticks = ticks
-                    .map_err(ProbeError::Failed)?
-                    .map_err(|f| fail(impl_, "round trip", f, ctx))?;
+                let ticks = ticks?.map_err(|f| fail(impl_, "round trip", f, ctx))?;
                 let clock: &Clock = &ctx.plan.clock;
                 let dist = pair_stats::dist_ns(
                     &format!("roundtrip/{}/{}", impl_.name(), placement.name),

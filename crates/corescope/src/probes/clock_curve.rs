@@ -462,18 +462,30 @@ mod x86 {
 /// The FMA latency in cycles implied by the scalar clock and the dependent FMA rate
 /// at one thread: the nearest integer, if within [`LATENCY_TOLERANCE`] of the ratio
 /// and at least 1; else why not.
-pub fn infer_latency(scalar_hz: f64, fma_per_s: f64) -> Result<u32, String> {
+pub fn infer_latency(scalar_hz: f64, fma_per_s: f64) -> Result<u32, NoLatency> {
     if !(scalar_hz > 0.0 && fma_per_s > 0.0) {
-        return Err("no one-thread figure to infer the FMA latency from".into());
+        return Err(NoLatency::NoFigure);
     }
     let ratio = scalar_hz / fma_per_s;
     let l = ratio.round();
     if l < 1.0 || (ratio - l).abs() > LATENCY_TOLERANCE {
-        return Err(format!(
-            "scalar clock / FMA rate at one thread is {ratio:.2} cycles, not within {LATENCY_TOLERANCE} of a whole latency: the clock of this width already differs at one thread"
-        ));
+        return Err(NoLatency::NotWhole(ratio));
     }
     Ok(l as u32)
+}
+
+/// Why no FMA latency is inferred.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NoLatency {
+    /// A one-thread figure is missing.
+    #[error("no one-thread figure to infer the FMA latency from")]
+    NoFigure,
+    /// Only one chain has a one-thread figure.
+    #[error("no one-thread figure of both chains")]
+    NoChains,
+    /// The ratio is not near a whole number of cycles.
+    #[error("scalar clock / FMA rate at one thread is {0:.2} cycles, not within {LATENCY_TOLERANCE} of a whole latency: the clock of this width already differs at one thread")]
+    NotWhole(f64),
 }
 
 /// The boost curves (`clock/<isa>`, Hz by thread count, with the chain series'
@@ -495,7 +507,7 @@ pub fn boost_curves(series: &[Series]) -> (Vec<Series>, Vec<Finding>) {
             Isa::Scalar => Ok(clock_chain::ADD_LATENCY_CYCLES as u32),
             _ => match (scalar_1, chain.estimate_at(1.0)) {
                 (Some(s), Some(f)) => infer_latency(s.value, f.value),
-                _ => Err("no one-thread figure of both chains".into()),
+                _ => Err(NoLatency::NoChains),
             },
         };
         let l = match latency {
@@ -597,7 +609,10 @@ mod tests {
         assert_eq!(infer_latency(3.6e9, 0.72e9), Ok(5));
         assert_eq!(infer_latency(3.6e9, 0.9e9 * 1.03), Ok(4));
         // 4.5 cycles: a licence that lowers the clock by 11 % already at one thread.
-        assert!(infer_latency(3.6e9, 0.8e9).unwrap_err().contains("4.50"));
+        assert!(infer_latency(3.6e9, 0.8e9)
+            .unwrap_err()
+            .to_string()
+            .contains("4.50"));
         assert!(infer_latency(0.0, 1e9).is_err());
         assert!(infer_latency(3e9, f64::NAN).is_err());
     }

@@ -12,7 +12,7 @@
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::clock::now_ns;
-use crate::kernels::buffer::{Block, Pages};
+use crate::kernels::buffer::{Block, BufferError, Pages};
 use crate::model::{
     Finding, Lane, Measurement, Outcome, Point, ProbeResult, Sensitivity, Span, Timeline,
 };
@@ -57,7 +57,7 @@ pub struct Counters {
 
 impl Counters {
     /// Room for `n` counters `pad` bytes apart (pad even, ≥ 2).
-    pub fn new(n: usize, pad: usize) -> Result<Self, String> {
+    pub fn new(n: usize, pad: usize) -> Result<Self, BufferError> {
         let pad = pad.max(2) & !1;
         let words = (n * pad).div_ceil(8) + 1;
         Ok(Self {
@@ -172,7 +172,7 @@ impl Probe for FalseSharing {
         let c: CaseParams = case.typed()?;
         let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, c.threads)
             .map_err(|e| ProbeError::Failed(e.to_string()))?;
-        let counters = Counters::new(c.threads, c.pad).map_err(ProbeError::Failed)?;
+        let counters = Counters::new(c.threads, c.pad)?;
         let barrier = Barrier::new(c.threads);
         let out = ctx.team(
             &cpus,

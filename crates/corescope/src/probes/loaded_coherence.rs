@@ -26,7 +26,7 @@ use super::loaded_latency::{
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::clock::ticks;
 use crate::harness::pair::PthreadMutex;
-use crate::kernels::buffer::{Block, BlockTag, Loan, Pages, HUGE_PAGE_BYTES};
+use crate::kernels::buffer::{Block, BlockTag, BufferError, Loan, Pages, HUGE_PAGE_BYTES};
 use crate::memguard;
 use crate::model::{Estimate, Finding, Measurement, Point, ProbeResult};
 use crate::placement::pairs::{pairs, Relation};
@@ -415,14 +415,14 @@ fn measure(ctx: &mut RunCtx, c: &CaseParams) -> Result<PairRun, ProbeError> {
     };
     let stride = (c.line_bytes / 8).max(1) as usize;
     let cache = std::mem::take(&mut ctx.blocks);
-    let setup = |t: usize| -> Option<Result<Loan<'_>, String>> {
+    let setup = |t: usize| -> Option<Result<Loan<'_>, BufferError>> {
         (t >= 2).then(|| {
             Loan::take_or_make(Some(&cache), t, tag, || {
                 Block::new(words, Pages::Huge, t as u64)
             })
         })
     };
-    let kernel = |t: usize, held: &mut Option<Result<Loan<'_>, String>>| -> Done {
+    let kernel = |t: usize, held: &mut Option<Result<Loan<'_>, BufferError>>| -> Done {
         match (t, held) {
             (0, _) => {
                 let r = holder(&shared, &mutex, c, settle, limit);
@@ -444,7 +444,7 @@ fn measure(ctx: &mut RunCtx, c: &CaseParams) -> Result<PairRun, ProbeError> {
                 );
                 Done::Injector(n, ticks().wrapping_sub(t0))
             }
-            (_, Some(Err(e))) => Done::Failed(e.clone()),
+            (_, Some(Err(e))) => Done::Failed(e.to_string()),
             (_, None) => Done::Failed("an injector without a block".into()),
         }
     };

@@ -500,12 +500,15 @@ pub enum ProbeError {
     /// Anything else.
     #[error("{0}")]
     Failed(String),
-}
-
-impl From<TeamError> for ProbeError {
-    fn from(e: TeamError) -> Self {
-        ProbeError::Failed(e.to_string())
-    }
+    /// The thread team failed (a spawn, a pin, a panic); a failure like `Failed`.
+    #[error(transparent)]
+    Team(#[from] TeamError),
+    /// A block could not be allocated; a failure like `Failed`.
+    #[error(transparent)]
+    Buffer(#[from] crate::kernels::buffer::BufferError),
+    /// A channel could not be made; a failure like `Failed`.
+    #[error(transparent)]
+    Channel(#[from] crate::harness::spsc::adapters::ChannelError),
 }
 
 /// User overrides of the sweep.

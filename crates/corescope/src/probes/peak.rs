@@ -141,8 +141,13 @@ impl Level {
     }
 
     /// Whether this CPU (and OS) runs the level: `Ok` or why not.
-    pub fn available(self) -> Result<(), String> {
-        let missing = |what: &str| Err(format!("{}: {what} not detected", self.name()));
+    pub fn available(self) -> Result<(), LevelMissing> {
+        let missing = |feature: &'static str| {
+            Err(LevelMissing::Feature {
+                level: self.name(),
+                feature,
+            })
+        };
         match self {
             Level::Scalar => Ok(()),
             #[cfg(target_arch = "x86_64")]
@@ -163,11 +168,10 @@ impl Level {
             Level::Avx512Fma => Ok(()),
             #[cfg(target_arch = "aarch64")]
             Level::NeonFma => Ok(()),
-            _ => Err(format!(
-                "{}: not an instruction set of {}",
-                self.name(),
-                std::env::consts::ARCH
-            )),
+            _ => Err(LevelMissing::OtherArch {
+                level: self.name(),
+                arch: std::env::consts::ARCH,
+            }),
         }
     }
 }
@@ -377,8 +381,32 @@ mod arm {
     }
 }
 
+/// Why a level's kernel cannot run here.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LevelMissing {
+    /// The CPU (or OS) lacks a feature the level needs.
+    #[error("{level}: {feature} not detected")]
+    Feature {
+        /// The level's name.
+        level: &'static str,
+        /// The feature.
+        feature: &'static str,
+    },
+    /// The level belongs to another architecture.
+    #[error("{level}: not an instruction set of {arch}")]
+    OtherArch {
+        /// The level's name.
+        level: &'static str,
+        /// This architecture.
+        arch: &'static str,
+    },
+    /// This build has no kernel for the level.
+    #[error("{0}: no kernel in this build")]
+    NoKernel(&'static str),
+}
+
 /// Run one kernel call: `iters` turns of [`CHAINS`] steps; the consumed result.
-pub fn run_kernel(level: Level, p: Precision, iters: u64, seed: f64) -> Result<f64, String> {
+pub fn run_kernel(level: Level, p: Precision, iters: u64, seed: f64) -> Result<f64, LevelMissing> {
     level.available()?;
     let (a, b) = (black_box(A), black_box(B));
     let (a32, b32, s32) = (a as f32, b as f32, seed as f32);
@@ -396,7 +424,7 @@ pub fn run_kernel(level: Level, p: Precision, iters: u64, seed: f64) -> Result<f
         #[cfg(not(target_arch = "x86_64"))]
         _ => None,
     };
-    r.ok_or_else(|| format!("{}: no kernel in this build", level.name()))
+    r.ok_or(LevelMissing::NoKernel(level.name()))
 }
 
 /// The x86 vector kernels.
@@ -501,7 +529,7 @@ impl Probe for Peak {
         for level in LEVELS.into_iter().filter(|l| l.of_this_arch()) {
             match level.available() {
                 Ok(()) => found.push(level),
-                Err(why) => absent.push(why),
+                Err(why) => absent.push(why.to_string()),
             }
         }
         // The widest unit found sweeps every count; on a big machine the narrower
@@ -578,7 +606,7 @@ impl Probe for Peak {
             |_, seed| run_kernel(level, precision, iters, *seed).map(black_box),
         )?;
         if let Some(Err(e)) = out.results.iter().flatten().find(|r| r.is_err()) {
-            return Err(ProbeError::Failed(e.clone()));
+            return Err(ProbeError::Failed(e.to_string()));
         }
         let flop = c.threads as f64 * level.flop_per_call(precision, iters) as f64;
         let flops: Vec<f64> = out

@@ -146,7 +146,13 @@ impl Throughput {
     }
 
     /// Run `size` turns (passes) on thread `t`; `block` is its L1 block.
-    fn run(self, level: Level, size: u64, t: usize, block: &[u64]) -> Result<(), String> {
+    fn run(
+        self,
+        level: Level,
+        size: u64,
+        t: usize,
+        block: &[u64],
+    ) -> Result<(), peak::LevelMissing> {
         match self {
             Throughput::Fma => {
                 black_box(peak::run_kernel(
@@ -371,7 +377,7 @@ fn one_run(
                 Work::Dependent { fp, passes } => kernel(fp, t, passes),
                 Work::Throughput { kind, level, size } => kind.run(level, size, t, block)?,
             }
-            Ok::<_, String>(
+            Ok::<_, peak::LevelMissing>(
                 thread_cpu_ns()
                     .zip(before)
                     .map(|(e, s)| e.saturating_sub(s)),
@@ -379,7 +385,7 @@ fn one_run(
         },
     )?;
     if let Some(e) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
-        return Err(ProbeError::Failed(e.clone()));
+        return Err(ProbeError::Failed(e.to_string()));
     }
     let rep = out
         .best()

@@ -76,13 +76,29 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> *mut libc::c_void {
 /// A pthread attribute set, destroyed on drop.
 struct Attr(libc::pthread_attr_t);
 
+/// Why an attribute set could not be made.
+#[derive(Debug, thiserror::Error)]
+enum AttrError {
+    /// `pthread_attr_init` failed.
+    #[error("pthread_attr_init failed")]
+    Init,
+    /// The CPU could not be set.
+    #[error("pthread_attr_setaffinity_np(CPU {cpu}) failed: {rc}")]
+    Affinity {
+        /// The CPU.
+        cpu: u32,
+        /// The return code.
+        rc: i32,
+    },
+}
+
 impl Attr {
-    fn new(detached: bool, cpu: Option<u32>) -> Result<Self, String> {
+    fn new(detached: bool, cpu: Option<u32>) -> Result<Self, AttrError> {
         // SAFETY: pthread_attr_init initialises the zeroed storage we own.
         let mut a = Attr(unsafe { std::mem::zeroed() });
         // SAFETY: a.0 is valid storage for an attribute object.
         if unsafe { libc::pthread_attr_init(&mut a.0) } != 0 {
-            return Err("pthread_attr_init failed".into());
+            return Err(AttrError::Init);
         }
         let state = if detached {
             libc::PTHREAD_CREATE_DETACHED
@@ -106,9 +122,7 @@ impl Attr {
                     )
                 };
                 if rc != 0 {
-                    return Err(format!(
-                        "pthread_attr_setaffinity_np(CPU {cpu}) failed: {rc}"
-                    ));
+                    return Err(AttrError::Affinity { cpu, rc });
                 }
             }
         }
@@ -130,7 +144,7 @@ fn sample(c: &Variant, samples: usize, limit_ticks: u64, deadline: std::time::In
     let (mut a, mut b) = (Vec::with_capacity(samples), Vec::with_capacity(samples));
     let attr = match Attr::new(c.detached, c.child) {
         Ok(x) => x,
-        Err(e) => return (a, b, Some(e)),
+        Err(e) => return (a, b, Some(e.to_string())),
     };
     for i in 0..samples {
         if i % 64 == 0 && std::time::Instant::now() >= deadline {

@@ -36,6 +36,7 @@ use serde::{Deserialize, Serialize};
 use std::ffi::CString;
 use std::hint::black_box;
 use std::os::unix::ffi::OsStrExt;
+use std::sync::Arc;
 
 /// Passes of the compute kernel per compute unit (about 10 µs on a 3 GHz core).
 pub const COMPUTE_PASSES: u64 = 32;
@@ -104,40 +105,63 @@ pub fn doubling(max: usize) -> Vec<usize> {
     v
 }
 
-/// Whether this process may count hardware instructions: `Ok` or why not
+/// Why hardware instructions are not counted here, as the counters' status says
 /// ("no PMU (perf_event_open(cycles): …)").
-pub fn counters_available() -> Result<(), String> {
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotCounted(pub String);
+
+/// Whether this process may count hardware instructions: `Ok` or why not.
+pub fn counters_available() -> Result<(), NotCounted> {
     match crate::counters::Counters::open().status().hardware.clone() {
         crate::counters::Availability::Counted => Ok(()),
-        crate::counters::Availability::Skipped(why) => Err(why),
+        crate::counters::Availability::Skipped(why) => Err(NotCounted(why)),
     }
 }
 
+/// Why an I/O unit failed (the OS errors are shared so every worker can report them).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum UnitError {
+    /// The unnamed file could not be made.
+    #[error("O_TMPFILE in {dir}: {source}")]
+    Open {
+        /// The directory.
+        dir: String,
+        /// What the OS said.
+        source: Arc<std::io::Error>,
+    },
+    /// The write fell short.
+    #[error("write: {0}")]
+    Write(#[source] Arc<std::io::Error>),
+    /// The fsync failed.
+    #[error("fsync: {0}")]
+    Fsync(#[source] Arc<std::io::Error>),
+}
+
 /// An unnamed file in `dir` (O_TMPFILE): nothing to clean up, ever.
-fn open_tmpfile(dir: &CString) -> Result<libc::c_int, String> {
+fn open_tmpfile(dir: &CString) -> Result<libc::c_int, UnitError> {
     // SAFETY: dir is a NUL-terminated path; O_TMPFILE needs a mode.
     let fd = unsafe { libc::open(dir.as_ptr(), libc::O_TMPFILE | libc::O_WRONLY, 0o600) };
     if fd < 0 {
-        Err(format!(
-            "O_TMPFILE in {}: {}",
-            dir.to_string_lossy(),
-            std::io::Error::last_os_error()
-        ))
+        Err(UnitError::Open {
+            dir: dir.to_string_lossy().into_owned(),
+            source: Arc::new(std::io::Error::last_os_error()),
+        })
     } else {
         Ok(fd)
     }
 }
 
 /// Write one unit and fsync.
-fn write_unit(fd: libc::c_int, buf: &[u8]) -> Result<(), String> {
+fn write_unit(fd: libc::c_int, buf: &[u8]) -> Result<(), UnitError> {
     // SAFETY: buf is valid for buf.len() bytes; fd is open for writing.
     let n = unsafe { libc::pwrite(fd, buf.as_ptr().cast(), buf.len(), 0) };
     if n != buf.len() as isize {
-        return Err(format!("write: {}", std::io::Error::last_os_error()));
+        return Err(UnitError::Write(Arc::new(std::io::Error::last_os_error())));
     }
     // SAFETY: fd is open.
     if unsafe { libc::fsync(fd) } != 0 {
-        return Err(format!("fsync: {}", std::io::Error::last_os_error()));
+        return Err(UnitError::Fsync(Arc::new(std::io::Error::last_os_error())));
     }
     Ok(())
 }
@@ -300,7 +324,7 @@ impl Probe for Workload {
         let out = ctx.team(
             &cpus,
             1,
-            |t| -> Result<State, String> {
+            |t| -> Result<State, UnitError> {
                 Ok(match c.work {
                     Work::Compute => {
                         State::Compute(Box::new(std::array::from_fn(|i| (2 * (i + t) + 3) as i64)))
@@ -312,7 +336,7 @@ impl Probe for Workload {
                     Work::IoOpenEach => State::Io(None, vec![t as u8; IO_UNIT_BYTES]),
                 })
             },
-            |_t, state| -> Result<u64, String> {
+            |_t, state| -> Result<u64, UnitError> {
                 let state = state.as_mut().map_err(|e| e.clone())?;
                 let end = now_ns() + dur;
                 let mut units = 0u64;
@@ -531,7 +555,7 @@ mod tests {
                 assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
             }
             // Some file systems have no O_TMPFILE: the probe then skips IO.
-            Err(e) => assert!(e.contains("O_TMPFILE"), "{e}"),
+            Err(e) => assert!(e.to_string().contains("O_TMPFILE"), "{e}"),
         }
         std::fs::remove_dir(&dir).unwrap();
     }
@@ -546,7 +570,7 @@ mod tests {
     fn the_counter_check_answers_either_way() {
         match counters_available() {
             Ok(()) => {}
-            Err(e) => assert!(e.contains("perf_event_open"), "{e}"),
+            Err(e) => assert!(e.0.contains("perf_event_open"), "{e}"),
         }
     }
 }

@@ -120,6 +120,7 @@ fn status_of(e: &ProbeError) -> (Status, String) {
         ProbeError::Skipped(r) => (Status::Skipped, r.clone()),
         ProbeError::GaveUp(r) => (Status::GaveUp, r.clone()),
         ProbeError::Failed(r) => (Status::Failed, r.clone()),
+        typed => (Status::Failed, typed.to_string()),
     }
 }
 

@@ -75,6 +75,19 @@ pub enum TopologyError {
         /// What hwloc said.
         reason: String,
     },
+    /// An XML file with what hwloc's importer must not see (see `xml_guard`).
+    #[error(
+        "{} is not an hwloc XML topology that this hwloc can read ({reason}); \
+         export one with `lstopo FILE.xml`",
+        path.display()
+    )]
+    UnsafeXml {
+        /// The file.
+        path: PathBuf,
+        /// What it holds.
+        #[source]
+        reason: XmlRefusal,
+    },
     /// Discovery of this machine failed.
     #[error("hwloc could not discover this machine's topology: {0}")]
     Detect(String),
@@ -84,7 +97,8 @@ pub enum TopologyError {
         /// Where it came from.
         source_name: String,
         /// What is wrong.
-        reason: String,
+        #[source]
+        reason: super::Implausible,
     },
     /// The topology has no processing unit with an OS index.
     #[error("the topology from {source_name} has no processing units")]
@@ -196,7 +210,7 @@ pub fn from_xml_file(path: &Path) -> Result<Topology, TopologyError> {
         reason,
     };
     let text = crate::input::read_text(path).map_err(|e| match e.problem {
-        crate::input::Problem::Encoding(what) => invalid(what),
+        crate::input::Problem::Encoding(what) => invalid(what.to_string()),
         crate::input::Problem::Io(source) => TopologyError::XmlRead {
             path: path.to_path_buf(),
             source,
@@ -212,7 +226,10 @@ pub fn from_xml_file(path: &Path) -> Result<Topology, TopologyError> {
     if !text.contains("<topology") {
         return Err(invalid("no <topology> element".into()));
     }
-    xml_guard(&text).map_err(invalid)?;
+    xml_guard(&text).map_err(|reason| TopologyError::UnsafeXml {
+        path: path.to_path_buf(),
+        reason,
+    })?;
     let topo = TopologyBuilder::new()
         .with_flags(BuildFlags::INCLUDE_DISALLOWED)
         .map_err(|e| invalid(e.to_string()))?
@@ -226,26 +243,47 @@ pub fn from_xml_file(path: &Path) -> Result<Topology, TopologyError> {
     convert(&topo, format!("xml: {}", path.display()))
 }
 
+/// What [`xml_guard`] refuses in an XML file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum XmlRefusal {
+    /// A DTD with an internal subset or entities.
+    #[error(
+        "it declares a DTD with an internal subset or entities, \
+         which corescope refuses before hwloc parses it"
+    )]
+    Dtd,
+    /// Entities outside a DTD.
+    #[error("it declares entities, which corescope refuses")]
+    Entities,
+    /// Too many PUs.
+    #[error(transparent)]
+    Pus(super::Implausible),
+    /// Elements nested too deep.
+    #[error("elements nest more than {MAX_XML_DEPTH} deep")]
+    Depth,
+    /// An `os_index` outside a C `int` (its first characters).
+    #[error("an os_index \"{0}\" that is not a number from 0 to {max}", max = i32::MAX)]
+    OsIndex(String),
+}
+
 /// What hwloc's XML importer must not see: a DTD with an internal subset or
 /// entities (entity expansion), elements nested deeper than [`MAX_XML_DEPTH`],
 /// or an `os_index` beyond a C `int`. The plain `<!DOCTYPE topology SYSTEM
 /// "hwloc2.dtd">` line of an lstopo export is let through.
-fn xml_guard(text: &str) -> Result<(), String> {
+fn xml_guard(text: &str) -> Result<(), XmlRefusal> {
     if let Some(at) = text.find("<!DOCTYPE") {
         let decl = text[at..].split('>').next().unwrap_or_default();
         if decl.contains('[') || text.contains("<!ENTITY") {
-            return Err("it declares a DTD with an internal subset or entities, \
-                        which corescope refuses before hwloc parses it"
-                .into());
+            return Err(XmlRefusal::Dtd);
         }
     }
     if text.contains("<!ENTITY") {
-        return Err("it declares entities, which corescope refuses".into());
+        return Err(XmlRefusal::Entities);
     }
     // PUs, counted before hwloc builds them ([`super::MAX_PUS`]).
     let pus = text.matches("type=\"PU\"").count() + text.matches("type='PU'").count();
     if pus > super::MAX_PUS {
-        return Err(super::too_many_pus(pus));
+        return Err(XmlRefusal::Pus(super::Implausible::TooManyPus(pus)));
     }
     // Depth: opening tags less closing and self-closing ones.
     let mut depth: usize = 0;
@@ -259,7 +297,7 @@ fn xml_guard(text: &str) -> Result<(), String> {
         } else if !(tag.starts_with('?') || tag.starts_with('!') || tag.ends_with('/')) {
             depth += 1;
             if depth > MAX_XML_DEPTH {
-                return Err(format!("elements nest more than {MAX_XML_DEPTH} deep"));
+                return Err(XmlRefusal::Depth);
             }
         }
     }
@@ -269,13 +307,8 @@ fn xml_guard(text: &str) -> Result<(), String> {
             .parse::<u32>()
             .is_ok_and(|v| i32::try_from(v).is_ok());
         if !in_c_int {
-            return Err(format!(
-                "an os_index \"{}\" that is not a number from 0 to {}",
-                digits
-                    .chars()
-                    .take(MAX_QUOTED_INDEX_CHARS)
-                    .collect::<String>(),
-                i32::MAX
+            return Err(XmlRefusal::OsIndex(
+                digits.chars().take(MAX_QUOTED_INDEX_CHARS).collect(),
             ));
         }
     }

@@ -36,6 +36,28 @@ pub fn too_many_pus(pus: impl std::fmt::Display) -> String {
     )
 }
 
+/// What no machine has, found by [`Topology::check`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Implausible {
+    /// More than [`MAX_PUS`] PUs.
+    #[error("{}", too_many_pus(.0))]
+    TooManyPus(usize),
+    /// An OS CPU number listed twice.
+    #[error("PU {0} is listed twice (each OS CPU number names one PU)")]
+    PuTwice(u32),
+    /// A cache beyond [`MAX_CACHE_BYTES`].
+    #[error("an L{level} cache of {bytes} bytes, above the {MAX_CACHE_BYTES} corescope accepts")]
+    Cache {
+        /// The cache's level.
+        level: u8,
+        /// Its size.
+        bytes: u64,
+    },
+    /// Memory beyond [`MAX_MEMORY_BYTES`].
+    #[error("{0} bytes of memory, above the {MAX_MEMORY_BYTES} corescope accepts")]
+    Memory(u64),
+}
+
 /// A machine's processing units and their hierarchy, as plain data.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Topology {
@@ -245,27 +267,22 @@ impl Topology {
     /// number listed twice, a cache or memory size beyond
     /// [`MAX_CACHE_BYTES`] / [`MAX_MEMORY_BYTES`] (near 2^64, sizes derived
     /// from them would overflow).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), Implausible> {
         if self.pus.len() > MAX_PUS {
-            return Err(too_many_pus(self.pus.len()));
+            return Err(Implausible::TooManyPus(self.pus.len()));
         }
         let mut seen = std::collections::HashSet::new();
         if let Some(p) = self.pus.iter().find(|p| !seen.insert(p.os_index)) {
-            return Err(format!(
-                "PU {} is listed twice (each OS CPU number names one PU)",
-                p.os_index
-            ));
+            return Err(Implausible::PuTwice(p.os_index));
         }
         if let Some(c) = self.caches.iter().find(|c| c.size_bytes > MAX_CACHE_BYTES) {
-            return Err(format!(
-                "an L{} cache of {} bytes, above the {MAX_CACHE_BYTES} corescope accepts",
-                c.level, c.size_bytes
-            ));
+            return Err(Implausible::Cache {
+                level: c.level,
+                bytes: c.size_bytes,
+            });
         }
         if let Some(m) = self.memory_bytes.filter(|&m| m > MAX_MEMORY_BYTES) {
-            return Err(format!(
-                "{m} bytes of memory, above the {MAX_MEMORY_BYTES} corescope accepts"
-            ));
+            return Err(Implausible::Memory(m));
         }
         Ok(())
     }

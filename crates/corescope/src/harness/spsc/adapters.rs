@@ -214,10 +214,23 @@ impl<E: Event> Rx<E> for Receiver<E> {
     }
 }
 
+/// Why a channel could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChannelError {
+    /// hspc refused its configuration.
+    #[error("hspc: {0}")]
+    Hspc(#[source] hspc::ConfigError),
+    /// heapless has no queue type for the event size.
+    #[error("heapless: no queue type for {0}-byte events")]
+    HeaplessSize(usize),
+}
+
 /// A channel of hspc's `impl_`; why not, when hspc refuses its configuration.
-fn hspc_pair<E: Event>(impl_: Impl) -> Result<(hspc::Producer<E>, hspc::Consumer<E>), String> {
+fn hspc_pair<E: Event>(
+    impl_: Impl,
+) -> Result<(hspc::Producer<E>, hspc::Consumer<E>), ChannelError> {
     let config = hspc_config(impl_).expect("an hspc implementation");
-    hspc::channel::<E>(config).map_err(|e| format!("hspc: {e}"))
+    hspc::channel::<E>(config).map_err(ChannelError::Hspc)
 }
 
 /// heapless's queue has its size in its type: one per event size, on the heap. Its
@@ -231,11 +244,11 @@ enum HeaplessQueue<E> {
 }
 
 impl<E: Event> HeaplessQueue<E> {
-    fn new() -> Result<Self, String> {
+    fn new() -> Result<Self, ChannelError> {
         match E::BYTES {
             8 => Ok(Self::Small(Box::new(heapless::spsc::Queue::new()))),
             64 => Ok(Self::Large(Box::new(heapless::spsc::Queue::new()))),
-            b => Err(format!("heapless: no queue type for {b}-byte events")),
+            b => Err(ChannelError::HeaplessSize(b)),
         }
     }
 
@@ -265,7 +278,7 @@ pub fn transfer_of<E: Event>(
     cpus: Cpus,
     deadline: Instant,
     log: &PairLog,
-) -> Result<Result<Duration, RunFail>, String> {
+) -> Result<Result<Duration, RunFail>, ChannelError> {
     let cap = CHANNEL_BYTES / E::BYTES;
     let (e, b, c, d, w) = (events, batch, cpus, deadline, log);
     Ok(match impl_ {
@@ -305,7 +318,7 @@ pub fn roundtrip_of<E: Event>(
     cpus: Cpus,
     deadline: Instant,
     log: &PairLog,
-) -> Result<Result<Vec<u64>, RunFail>, String> {
+) -> Result<Result<Vec<u64>, RunFail>, ChannelError> {
     let cap = CHANNEL_BYTES / E::BYTES;
     let (n, c, d, w) = (samples, cpus, deadline, log);
     Ok(match impl_ {

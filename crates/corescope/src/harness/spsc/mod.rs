@@ -232,6 +232,7 @@ impl PairLog {
             match crate::affinity::pin_checked(c) {
                 Ok(()) => pinned = true,
                 Err(w) => {
+                    let w = w.to_string();
                     let mut ws = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
                     if !ws.contains(&w) {
                         ws.push(w);

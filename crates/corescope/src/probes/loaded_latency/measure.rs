@@ -5,21 +5,21 @@
 use super::plan::CaseParams;
 use super::traffic::{inject, Traffic};
 use crate::clock::ticks;
-use crate::kernels::buffer::{Block, BlockTag, Loan, Pages};
+use crate::kernels::buffer::{Block, BlockTag, BufferError, Loan, Pages};
 use crate::kernels::chase::{build_chase, chase_from};
 use crate::probes::{ProbeError, RunCtx};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a worker of a step's team holds: the chaser's chain, or an injector's block.
-type Held<'c> = Result<Loan<'c>, String>;
+type Held<'c> = Result<Loan<'c>, BufferError>;
 
 /// What a worker returns: the chaser its timed ticks, an injector its lines and
 /// its own start and end ticks.
 enum Done {
     Chaser(u64),
     Injector { lines: u64, ticks: u64 },
-    Failed(String),
+    Failed(BufferError),
 }
 
 /// One run of a step: the chaser's ns per step and the injectors' summed bandwidth

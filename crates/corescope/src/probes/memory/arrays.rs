@@ -7,7 +7,7 @@
 //! first run on its CPU's NUMA node and kept until the group ends.
 
 use super::kernel::Kernel;
-use crate::kernels::buffer::{Block, BlockCache, BlockTag, Loan, HUGE_PAGE_BYTES};
+use crate::kernels::buffer::{Block, BlockCache, BlockTag, BufferError, Loan, HUGE_PAGE_BYTES};
 use crate::kernels::stream::{copy, read_sum, triad, write_fill};
 use std::hint::black_box;
 
@@ -66,8 +66,28 @@ pub fn lease<'c>(
     ))
 }
 
+/// Why a pass over a thread's arrays did not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PassError {
+    /// The thread's block could not be made.
+    #[error(transparent)]
+    Buffer(#[from] BufferError),
+    /// The block is too small for the kernel's arrays.
+    #[error("{kernel}: block of {held} words holds no {arrays} arrays of {words}")]
+    Short {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Words the block holds.
+        held: usize,
+        /// Arrays the kernel needs.
+        arrays: usize,
+        /// Words per array.
+        words: usize,
+    },
+}
+
 /// A thread's block for one run, handed back to its cache when dropped.
-pub struct Lease<'c>(Result<Loan<'c>, String>);
+pub struct Lease<'c>(Result<Loan<'c>, BufferError>);
 
 impl Lease<'_> {
     /// Start address and size of the block (for the huge-page check).
@@ -77,18 +97,18 @@ impl Lease<'_> {
     }
 
     /// One pass of `kernel` over the block's arrays of `block_bytes`.
-    pub fn pass(&mut self, kernel: Kernel, block_bytes: u64) -> Result<u64, String> {
+    pub fn pass(&mut self, kernel: Kernel, block_bytes: u64) -> Result<u64, PassError> {
         let block = self.0.as_mut().map_err(|e| e.clone())?.block_mut();
         let words = array_words(kernel, block_bytes);
         let stride = stride_words(words);
         let all = block.as_mut_slice();
         if all.len() < kernel.arrays() * stride {
-            return Err(format!(
-                "{}: block of {} words holds no {} arrays of {words}",
-                kernel.name(),
-                all.len(),
-                kernel.arrays()
-            ));
+            return Err(PassError::Short {
+                kernel: kernel.name(),
+                held: all.len(),
+                arrays: kernel.arrays(),
+                words,
+            });
         }
         let (a, rest) = all.split_at_mut(stride);
         let a = &mut a[..words];

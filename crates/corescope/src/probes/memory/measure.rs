@@ -6,7 +6,7 @@ use super::arrays::{self, Lease};
 use super::kernel::{bytes_moved, Kernel};
 use super::pages::{huge_bytes_at, huge_share};
 use super::plan::ws_latency_series;
-use crate::kernels::buffer::{Block, BlockTag, Loan, Pages};
+use crate::kernels::buffer::{Block, BlockTag, BufferError, Loan, Pages};
 use crate::kernels::chase::{build_chase, chase, chase_from};
 use crate::kernels::stream::read_sum;
 use crate::model::{Measurement, Point};
@@ -112,7 +112,7 @@ fn bandwidth_points(
     strategy: Strategy,
     threads: usize,
     block_bytes: u64,
-    out: &crate::harness::team::TeamOutcome<Result<u64, String>>,
+    out: &crate::harness::team::TeamOutcome<Result<u64, arrays::PassError>>,
     huge_share: Option<f64>,
 ) -> Result<Measurement, ProbeError> {
     let rep = out
@@ -174,6 +174,26 @@ fn on_cpu<T: Send>(
     })
 }
 
+/// Why a sustained stream was not measured.
+#[derive(Debug, thiserror::Error)]
+pub enum SustainedError {
+    /// The thread team failed.
+    #[error(transparent)]
+    Team(#[from] crate::harness::team::TeamError),
+    /// A thread's pass did not run.
+    #[error("{kernel}: {source}")]
+    Pass {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Why.
+        #[source]
+        source: arrays::PassError,
+    },
+    /// Only the untimed pass ran.
+    #[error("no timed pass ran")]
+    NoTimedPass,
+}
+
 /// Bytes per second of `kernel` on `cpus` (one pinned thread each, `block_bytes`
 /// per thread) over `passes` timed passes back to back after one untimed pass, as
 /// likwid-bench times its iterations: all bytes over the sum of the timed passes'
@@ -184,7 +204,7 @@ pub fn sustained_bytes_per_s(
     cpus: &[u32],
     block_bytes: u64,
     passes: usize,
-) -> Result<f64, String> {
+) -> Result<f64, SustainedError> {
     let team: Vec<Option<u32>> = cpus.iter().map(|&c| Some(c)).collect();
     let out = crate::harness::team::run_team(
         &team,
@@ -192,14 +212,16 @@ pub fn sustained_bytes_per_s(
         None,
         |t| arrays::lease(None, kernel, block_bytes, t, None),
         |_t, lease| lease.pass(kernel, block_bytes),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     if let Some(err) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
-        return Err(format!("{}: {err}", kernel.name()));
+        return Err(SustainedError::Pass {
+            kernel: kernel.name(),
+            source: err.clone(),
+        });
     }
     let timed: Vec<u64> = out.reps.iter().skip(1).map(|r| r.team_ns()).collect();
     if timed.is_empty() {
-        return Err("no timed pass ran".into());
+        return Err(SustainedError::NoTimedPass);
     }
     let bytes = cpus.len() as f64 * bytes_moved(kernel, block_bytes) as f64 * timed.len() as f64;
     Ok(bytes / (timed.iter().sum::<u64>().max(1) as f64 * 1e-9))
@@ -224,7 +246,7 @@ pub(super) fn run_ws_read(
         &cpus,
         WS_READ_REPS,
         |t| Block::new(words, Pages::Default, t as u64 + 1),
-        |_t, block| -> Result<u64, String> {
+        |_t, block| -> Result<u64, BufferError> {
             let b = block.as_ref().map_err(|e| e.clone())?;
             let mut s = 0u64;
             for _ in 0..passes {
@@ -301,7 +323,7 @@ pub(super) fn run_ws_latency(
                 (loan, share)
             })
         },
-        |_t, state| -> Result<(u64, Option<f64>), String> {
+        |_t, state| -> Result<(u64, Option<f64>), BufferError> {
             let (loan, share) = state.as_mut().map_err(|e| e.clone())?;
             loan.cursor = chase_from(loan.block().as_slice(), stride, loan.cursor, steps);
             Ok((black_box(loan.cursor), *share))

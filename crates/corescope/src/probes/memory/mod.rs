@@ -41,7 +41,7 @@ mod plan;
 
 pub use analysis::{cache_findings, cache_levels, LATENCY_STEP_RATIO};
 pub use kernel::{bytes_moved, Kernel};
-pub use measure::{sustained_bytes_per_s, BANDWIDTH_PASSES, WS_READ_REPS};
+pub use measure::{sustained_bytes_per_s, SustainedError, BANDWIDTH_PASSES, WS_READ_REPS};
 pub use pages::{huge_bytes_at, thp_probe};
 pub use plan::{
     team_block_bytes, working_sets, ws_latency_series, MAX_WORKING_SET_BYTES, MIN_BLOCK_BYTES,

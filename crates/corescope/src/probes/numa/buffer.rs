@@ -3,6 +3,7 @@
 //! its pages went (the binding is never assumed).
 
 use crate::memguard;
+use std::sync::Arc;
 
 /// Pages per buffer whose node `move_pages` reports (spread evenly over it).
 pub const CHECKED_PAGES: usize = 64;
@@ -28,10 +29,46 @@ unsafe impl Send for NodeBuffer {}
 // SAFETY: `&NodeBuffer` hands out only `&[u64]` (shared reads).
 unsafe impl Sync for NodeBuffer {}
 
+/// Why a node's buffer could not be mapped, bound or located (the OS errors are
+/// shared so the team's workers can each report them).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NumaError {
+    /// `mmap` failed.
+    #[error("mmap of {}: {source}", memguard::human(*bytes as u64))]
+    Map {
+        /// The bytes asked for.
+        bytes: usize,
+        /// What the OS said.
+        source: Arc<std::io::Error>,
+    },
+    /// `mmap` returned NULL.
+    #[error("mmap returned NULL")]
+    Null,
+    /// `mbind` refused the node.
+    #[error("mbind to node {node}: {source}")]
+    Bind {
+        /// The node.
+        node: u32,
+        /// What the OS said.
+        source: Arc<std::io::Error>,
+    },
+    /// `move_pages` could not say where the pages are.
+    #[error("move_pages: {source}")]
+    Query {
+        /// What the OS said.
+        source: Arc<std::io::Error>,
+    },
+}
+
+/// The calling thread's last OS error, to share.
+fn last_os_error() -> Arc<std::io::Error> {
+    Arc::new(std::io::Error::last_os_error())
+}
+
 impl NodeBuffer {
     /// Map `words` words (at least one page), bind them to `node` (when known), and
     /// ask for transparent huge pages when `huge`. Nothing is touched yet.
-    pub fn new(words: usize, node: Option<u32>, huge: bool) -> Result<Self, String> {
+    pub fn new(words: usize, node: Option<u32>, huge: bool) -> Result<Self, NumaError> {
         let page = page_bytes();
         let bytes = (words.max(1) * 8).div_ceil(page) * page;
         // SAFETY: an anonymous private mapping at an address of the kernel's choosing;
@@ -47,13 +84,12 @@ impl NodeBuffer {
             )
         };
         if raw == libc::MAP_FAILED {
-            return Err(format!(
-                "mmap of {}: {}",
-                memguard::human(bytes as u64),
-                std::io::Error::last_os_error()
-            ));
+            return Err(NumaError::Map {
+                bytes,
+                source: last_os_error(),
+            });
         }
-        let ptr = std::ptr::NonNull::new(raw.cast::<u64>()).ok_or("mmap returned NULL")?;
+        let ptr = std::ptr::NonNull::new(raw.cast::<u64>()).ok_or(NumaError::Null)?;
         if huge {
             // SAFETY: ptr..ptr+bytes is our own mapping; madvise only changes how the
             // kernel backs it. A failure (THP off) is harmless.
@@ -63,7 +99,7 @@ impl NodeBuffer {
         }
         let mbind = match node.map(|n| bind(raw, bytes, n)) {
             Some(Ok(())) => "ok".to_string(),
-            Some(Err(e)) => e,
+            Some(Err(e)) => e.to_string(),
             None => "not bound: the OS reports no NUMA node".to_string(),
         };
         Ok(Self {
@@ -123,7 +159,7 @@ impl NodeBuffer {
             }
             Err(e) => {
                 b.unknown = n as u64;
-                b.query_error = Some(e);
+                b.query_error = Some(e.to_string());
             }
         }
         b
@@ -148,7 +184,7 @@ fn page_bytes() -> usize {
 }
 
 /// `mbind(addr, len, MPOL_BIND, {node}, ..., MPOL_MF_STRICT)`; the error in words.
-fn bind(addr: *mut libc::c_void, len: usize, node: u32) -> Result<(), String> {
+fn bind(addr: *mut libc::c_void, len: usize, node: u32) -> Result<(), NumaError> {
     let words = node as usize / 64 + 1;
     let mut mask = vec![0u64; words];
     mask[node as usize / 64] |= 1u64 << (node % 64);
@@ -170,16 +206,16 @@ fn bind(addr: *mut libc::c_void, len: usize, node: u32) -> Result<(), String> {
     if r == 0 {
         Ok(())
     } else {
-        Err(format!(
-            "mbind to node {node}: {}",
-            std::io::Error::last_os_error()
-        ))
+        Err(NumaError::Bind {
+            node,
+            source: last_os_error(),
+        })
     }
 }
 
 /// The node of each page (`move_pages` in query mode: `nodes` NULL moves nothing);
 /// a negative entry is −errno (`-ENOENT`: not present).
-fn page_nodes(addrs: &[*mut libc::c_void]) -> Result<Vec<i32>, String> {
+fn page_nodes(addrs: &[*mut libc::c_void]) -> Result<Vec<i32>, NumaError> {
     let mut status = vec![i32::MIN; addrs.len()];
     // SAFETY: `addrs` and `status` hold `addrs.len()` entries each; with nodes NULL
     // the kernel only writes each page's node into `status`.
@@ -195,7 +231,9 @@ fn page_nodes(addrs: &[*mut libc::c_void]) -> Result<Vec<i32>, String> {
         )
     };
     if r < 0 {
-        return Err(format!("move_pages: {}", std::io::Error::last_os_error()));
+        return Err(NumaError::Query {
+            source: last_os_error(),
+        });
     }
     Ok(status)
 }

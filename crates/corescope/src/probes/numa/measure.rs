@@ -1,7 +1,7 @@
 //! Measuring one `numa` cell: the CPUs of one node read, or chase through, memory
 //! bound to another; the bandwidth or ns per step, and where the pages went.
 
-use super::buffer::{Binding, NodeBuffer, CHECKED_PAGES};
+use super::buffer::{Binding, NodeBuffer, NumaError, CHECKED_PAGES};
 use super::case::{series_name, CaseParams, Kind};
 use crate::kernels::chase::{build_chase, chase};
 use crate::kernels::stream::read_sum;
@@ -18,7 +18,7 @@ pub(super) fn measure_cell(case: &Case, ctx: &mut RunCtx) -> Result<Measurement,
     let out = ctx.team(
         &cpus,
         1,
-        |_t| -> Result<(NodeBuffer, Binding), String> {
+        |_t| -> Result<(NodeBuffer, Binding), NumaError> {
             let mut b = NodeBuffer::new(words, Some(c.mem_node), c.kind == Kind::Latency)?;
             match c.kind {
                 Kind::Read => b.as_mut_slice().fill(0x0101_0101_0101_0101),
@@ -31,7 +31,7 @@ pub(super) fn measure_cell(case: &Case, ctx: &mut RunCtx) -> Result<Measurement,
             let binding = b.check(CHECKED_PAGES);
             Ok((b, binding))
         },
-        |_t, s| -> Result<(u64, Binding), String> {
+        |_t, s| -> Result<(u64, Binding), NumaError> {
             let (b, binding) = s.as_ref().map_err(|e| e.clone())?;
             let r = match c.kind {
                 Kind::Read => black_box(read_sum(b.as_slice())),

@@ -33,7 +33,7 @@ mod case;
 mod measure;
 mod plan;
 
-pub use buffer::{Binding, NodeBuffer, CHECKED_PAGES};
+pub use buffer::{Binding, NodeBuffer, NumaError, CHECKED_PAGES};
 pub use case::latency_series_node;
 pub use plan::{
     bandwidth_threads, cpu_nodes, LATENCY_LLC_FACTOR, LATENCY_MIN_BYTES, MIN_BLOCK_BYTES,

@@ -89,13 +89,33 @@ pub fn flop_per_cycle(units: FmaUnits, level: Level, precision: Precision) -> Op
     ))
 }
 
+/// Why this machine's FMA units are not known.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FmaUnitsUnknown {
+    /// No CPU signature on this architecture.
+    #[error(transparent)]
+    Signature(#[from] crate::counters::NoSignature),
+    /// A CPU the table does not list.
+    #[error(
+        "FMA units unknown for {vendor} family {family:#x} model {model:#x} (not in the table)"
+    )]
+    NotInTable {
+        /// CPUID vendor string.
+        vendor: String,
+        /// Display family.
+        family: u32,
+        /// Display model.
+        model: u32,
+    },
+}
+
 /// This machine's FMA units, or why they are not known.
-pub fn fma_units_here() -> Result<FmaUnits, String> {
+pub fn fma_units_here() -> Result<FmaUnits, FmaUnitsUnknown> {
     let (vendor, family, model) = crate::counters::cpu_signature()?;
-    fma_units_for(&vendor, family, model).ok_or_else(|| {
-        format!(
-            "FMA units unknown for {vendor} family {family:#x} model {model:#x} (not in the table)"
-        )
+    fma_units_for(&vendor, family, model).ok_or(FmaUnitsUnknown::NotInTable {
+        vendor,
+        family,
+        model,
     })
 }
 
@@ -110,7 +130,10 @@ pub const COLUMNS: [&str; 3] = ["kernel", "limit_flop_per_cycle_per_core", "sour
 /// The limit of each measured kernel as a table row: the figure with its source,
 /// or an empty figure and the reason (units not known here, or a level without
 /// FMA); never an invented number.
-pub fn limit_table(kernels: &[(Level, Precision)], units: &Result<FmaUnits, String>) -> Table {
+pub fn limit_table(
+    kernels: &[(Level, Precision)],
+    units: &Result<FmaUnits, FmaUnitsUnknown>,
+) -> Table {
     let no_fma = "no FMA at this level: its multiplies and adds use other pipes, \
                   the FMA units set no limit";
     let rows = kernels
@@ -118,7 +141,7 @@ pub fn limit_table(kernels: &[(Level, Precision)], units: &Result<FmaUnits, Stri
         .map(|&(level, p)| {
             let (limit, source) = match units {
                 _ if !level.fused() => (Value::Null, no_fma.to_string()),
-                Err(why) => (Value::Null, why.clone()),
+                Err(why) => (Value::Null, why.to_string()),
                 Ok(u) => match flop_per_cycle(*u, level, p) {
                     Some(v) => (
                         json!(v),
@@ -194,7 +217,11 @@ mod tests {
             (Level::Avx2, Precision::F64),
             (Level::Avx512Fma, Precision::F32),
         ];
-        let zen4 = fma_units_for("AuthenticAMD", 0x19, 0x11).ok_or_else(String::new);
+        let zen4 = fma_units_for("AuthenticAMD", 0x19, 0x11).ok_or(FmaUnitsUnknown::NotInTable {
+            vendor: "AuthenticAMD".into(),
+            family: 0x19,
+            model: 0x11,
+        });
         let t = limit_table(&kernels, &zen4);
         assert_eq!(t.name, TABLE);
         assert_eq!(t.rows.len(), 2);
@@ -206,8 +233,11 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("Zen 4: 2 × 256-bit"));
-        let unknown: Result<FmaUnits, String> =
-            Err("FMA units unknown for GenuineIntel family 0x6 model 0xcf".into());
+        let unknown: Result<FmaUnits, FmaUnitsUnknown> = Err(FmaUnitsUnknown::NotInTable {
+            vendor: "GenuineIntel".into(),
+            family: 6,
+            model: 0xcf,
+        });
         let t = limit_table(&kernels, &unknown);
         assert!(t.rows.iter().all(|r| r[1].is_null()));
         // A level without FMA has none on any CPU; the FMA level says why it has no figure.

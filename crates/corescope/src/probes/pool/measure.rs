@@ -256,6 +256,7 @@ pub(super) fn run_fft_cutoff(
     counted.stop();
     let secs = secs.map_err(|e| match e {
         ProbeError::Failed(m) if stop.stopped() => ProbeError::GaveUp(m),
+        ProbeError::Team(t) if stop.stopped() => ProbeError::GaveUp(t.to_string()),
         other => other,
     })?;
     if output != reference {

@@ -128,7 +128,7 @@ pub(super) fn counted_run<T: Send>(
         Exec::Sequential => 0,
     };
     if let Err(why) = crate::counters::descriptors_allow(threads) {
-        counted.refuse(why);
+        counted.refuse(why.to_string());
     }
     counted.join_this_thread(false);
     let out = if exec == Exec::Rayon {

@@ -62,18 +62,20 @@ pub const MAX_SPINNERS: usize = 63;
 
 /// The `all-others` placement: the active thread on the first allowed CPU and a
 /// spinner on every other allowed CPU (at most [`MAX_SPINNERS`]), or why not.
-pub fn all_others(topo: &crate::topology::Topology) -> Result<(u32, Vec<u32>), String> {
+pub fn all_others(topo: &crate::topology::Topology) -> Result<(u32, Vec<u32>), TooFewOthers> {
     let cpus = topo.allowed_os_indices();
     match cpus.split_first() {
         Some((&a, rest)) if rest.len() >= 2 => {
             Ok((a, rest.iter().copied().take(MAX_SPINNERS).collect()))
         }
-        _ => Err(format!(
-            "{} other CPU(s) allowed: k spinners need at least 2 besides the active thread's",
-            cpus.len().saturating_sub(1)
-        )),
+        _ => Err(TooFewOthers(cpus.len().saturating_sub(1))),
     }
 }
+
+/// Fewer than two CPUs besides the active thread's: no `all-others` case.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0} other CPU(s) allowed: k spinners need at least 2 besides the active thread's")]
+pub struct TooFewOthers(pub usize);
 
 /// Id of the probe and of its run-file entry.
 pub const ID: &str = "spin";
@@ -273,7 +275,10 @@ mod tests {
     #[test]
     fn k_spinners_fill_every_other_cpu() {
         let two = crate::topology::from_synthetic("pack:1 core:2 pu:1").unwrap();
-        assert!(all_others(&two).unwrap_err().contains("1 other CPU"));
+        assert!(all_others(&two)
+            .unwrap_err()
+            .to_string()
+            .contains("1 other CPU"));
         let four = crate::topology::from_synthetic("pack:1 core:2 pu:2").unwrap();
         let (a, others) = all_others(&four).unwrap();
         assert!(!others.contains(&a));
