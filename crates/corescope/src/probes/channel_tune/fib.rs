@@ -5,6 +5,7 @@
 //! and one run of a limit line.
 
 use super::*;
+use crate::clock::thread_cpu_s;
 use crate::harness::stack::with_stack_offset;
 use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
@@ -237,6 +238,11 @@ pub(super) struct FibRun {
     pub(super) cpu_share: Option<[f64; 2]>,
 }
 
+/// CPU seconds of the calling thread since `before` (a [`thread_cpu_s`] reading).
+fn cpu_since(before: Option<f64>) -> Option<f64> {
+    Some(thread_cpu_s()? - before?)
+}
+
 /// Fibonacci through a channel made with `config`; the consumer profiles. Returns
 /// the time from the start gate to the consumer's last event, checked against
 /// `reference`.
@@ -264,7 +270,7 @@ pub(super) fn fib_channel<const W: usize>(
             with_stack_offset(config.stack_offset_bytes, || {
                 black_box(fib(n, 0, &mut sink));
             });
-            let cpu = thread_cpu_since(cpu);
+            let cpu = cpu_since(cpu);
             counter.stop_into(&counted);
             (sink.seq, sink.tx.is_none(), cpu)
         });
@@ -277,7 +283,7 @@ pub(super) fn fib_channel<const W: usize>(
             while let Ok(e) = rx.pop() {
                 p.record(&e);
             }
-            let (secs, cpu) = (t.elapsed().as_secs_f64(), thread_cpu_since(cpu));
+            let (secs, cpu) = (t.elapsed().as_secs_f64(), cpu_since(cpu));
             counter.stop_into(&counted);
             (secs, p, cpu)
         });

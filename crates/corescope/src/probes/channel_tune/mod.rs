@@ -38,8 +38,7 @@ mod settle;
 mod stage_one;
 mod stage_two;
 
-use crate::clock::clock_ns;
-use crate::counters::{CountedRun, TeamCount};
+use crate::counters::{CountedRun, Switches, TeamCount};
 use crate::harness::spsc::SideCounter;
 use crate::model::{Measurement, Sensitivity};
 use crate::placement::pairs::{self, PairCpus, Relation};
@@ -177,71 +176,6 @@ pub struct Row {
     /// Why the row was not measured (the SMT baseline without SMT): its numbers
     /// are left empty, never invented.
     pub skipped: Option<String>,
-}
-
-/// CPU time of the calling thread so far, in seconds; `None` where the OS does not
-/// say (`clock_ns` reads 0 for a clock this host does not have).
-fn thread_cpu_s() -> Option<f64> {
-    let ns = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
-    (ns != 0).then_some(ns as f64 * 1e-9)
-}
-
-/// CPU seconds of the calling thread since `before` (a [`thread_cpu_s`] reading).
-fn thread_cpu_since(before: Option<f64>) -> Option<f64> {
-    Some(thread_cpu_s()? - before?)
-}
-
-/// Context switches of one thread (`getrusage(RUSAGE_THREAD)`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Switches {
-    /// The thread gave up the CPU (blocked in a system call: futex, sleep…).
-    pub voluntary: u64,
-    /// The OS took the CPU away (time slice over, another task preferred).
-    pub involuntary: u64,
-}
-
-impl Switches {
-    /// Both kinds.
-    pub fn total(&self) -> u64 {
-        self.voluntary + self.involuntary
-    }
-
-    /// The calling thread's switches so far; `None` where the OS does not say.
-    #[cfg(target_os = "linux")]
-    pub fn of_this_thread() -> Option<Self> {
-        let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-        // SAFETY: `ru` is valid for writes of one `rusage`; RUSAGE_THREAD (Linux
-        // 2.6.26+) fills it for the calling thread and touches nothing else.
-        let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, ru.as_mut_ptr()) };
-        if rc != 0 {
-            return None;
-        }
-        // SAFETY: zero-initialised (a valid `rusage`) and filled by the kernel.
-        let ru = unsafe { ru.assume_init() };
-        Some(Self {
-            voluntary: u64::try_from(ru.ru_nvcsw).unwrap_or(0),
-            involuntary: u64::try_from(ru.ru_nivcsw).unwrap_or(0),
-        })
-    }
-
-    /// The calling thread's switches so far; `None` where the OS does not say.
-    #[cfg(not(target_os = "linux"))]
-    pub fn of_this_thread() -> Option<Self> {
-        None
-    }
-
-    /// Switches between `before` and `self`.
-    fn since(self, before: Self) -> Self {
-        Self {
-            voluntary: self.voluntary.saturating_sub(before.voluntary),
-            involuntary: self.involuntary.saturating_sub(before.involuntary),
-        }
-    }
-}
-
-/// Switches between a reading before and one after, where both exist.
-fn switches_between(before: Option<Switches>, after: Option<Switches>) -> Option<Switches> {
-    Some(after?.since(before?))
 }
 
 /// One Stage One channel run.

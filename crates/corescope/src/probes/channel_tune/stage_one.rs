@@ -49,23 +49,23 @@ fn channel_run<const N: usize>(
             let mut counter = cpus.pin_counted(cpus.cpus.0);
             gate.wait();
             counter.start();
-            let before = Switches::of_this_thread();
             // The producer's loop runs `stack_offset_bytes` lower on its stack
             // than the consumer's (seed 004 `p4_adjuststack`).
-            let sent = with_stack_offset(config.stack_offset_bytes, move || {
-                let mut sent = 0;
-                for k in 0..m {
-                    if (k & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= cut)
-                        || tx.push(Ev::new(k)).is_err()
-                    {
-                        break;
+            let (sent, switches) = Switches::during(|| {
+                with_stack_offset(config.stack_offset_bytes, move || {
+                    let mut sent = 0;
+                    for k in 0..m {
+                        if (k & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= cut)
+                            || tx.push(Ev::new(k)).is_err()
+                        {
+                            break;
+                        }
+                        sent += 1;
                     }
-                    sent += 1;
-                }
-                drop(tx);
-                sent
+                    drop(tx);
+                    sent
+                })
             });
-            let switches = switches_between(before, Switches::of_this_thread());
             counter.stop_into(&counted);
             (sent, switches)
         });
@@ -73,17 +73,18 @@ fn channel_run<const N: usize>(
             let mut counter = cpus.pin_counted(cpus.cpus.1);
             gate.wait();
             counter.start();
-            let before = Switches::of_this_thread();
-            let t = Instant::now();
-            let (mut k, mut bad, mut sum) = (0u64, 0u64, 0u64);
-            while let Ok(e) = rx.pop() {
-                bad += u64::from(!e.matches(k));
-                sum = sum.wrapping_mul(31).wrapping_add(e.word());
-                k += 1;
-            }
-            let secs = t.elapsed().as_secs_f64();
-            black_box(sum);
-            let sw = switches_between(before, Switches::of_this_thread());
+            let ((secs, k, bad), sw) = Switches::during(|| {
+                let t = Instant::now();
+                let (mut k, mut bad, mut sum) = (0u64, 0u64, 0u64);
+                while let Ok(e) = rx.pop() {
+                    bad += u64::from(!e.matches(k));
+                    sum = sum.wrapping_mul(31).wrapping_add(e.word());
+                    k += 1;
+                }
+                let secs = t.elapsed().as_secs_f64();
+                black_box(sum);
+                (secs, k, bad)
+            });
             counter.stop_into(&counted);
             (secs, k, bad, sw)
         });
