@@ -252,8 +252,8 @@ pub(super) fn fib_channel<const W: usize>(
     cpus: Pair<'_>,
     (reference, map): (&ProfileData, MapKind),
     cut: Instant,
-) -> Result<FibRun, String> {
-    let (tx, mut rx) = hspc::channel::<Prof<W>>(config).map_err(|e| e.to_string())?;
+) -> Result<FibRun, TuneError> {
+    let (tx, mut rx) = hspc::channel::<Prof<W>>(config)?;
     let gate = Barrier::new(2);
     let counted = CountedRun::default();
     let out = std::thread::scope(|s| {
@@ -287,22 +287,22 @@ pub(super) fn fib_channel<const W: usize>(
             counter.stop_into(&counted);
             (secs, p, cpu)
         });
-        let (secs, p, consumer_cpu) = c.join().map_err(|_| "the consumer panicked".to_string())?;
+        let (secs, p, consumer_cpu) = c.join().map_err(|_| TuneError::Panicked("the consumer"))?;
         let (sent, was_cut, producer_cpu) = prod
             .join()
-            .map_err(|_| "the producer panicked".to_string())?;
+            .map_err(|_| TuneError::Panicked("the producer"))?;
         let cpu_share = producer_cpu
             .zip(consumer_cpu)
             .map(|(p, c)| [p / secs.max(1e-12), c / secs.max(1e-12)]);
         if was_cut {
             // A prefix of the stream: in order, every return matching its call.
             if p.bad != 0 || p.events != sent {
-                return Err(format!(
-                    "{}: {} of {sent} events arrived, {} bad",
-                    describe(&config),
-                    p.events,
-                    p.bad
-                ));
+                return Err(TuneError::CutProfile {
+                    config,
+                    got: p.events,
+                    sent,
+                    bad: p.bad,
+                });
             }
             return Ok(FibRun {
                 secs,
@@ -312,13 +312,12 @@ pub(super) fn fib_channel<const W: usize>(
             });
         }
         if &p != reference {
-            return Err(format!(
-                "{}: the consumer's profile differs from the single-thread one ({} of {} events, {} bad)",
-                describe(&config),
-                p.events,
-                reference.events,
-                p.bad
-            ));
+            return Err(TuneError::ProfileDiffers {
+                config,
+                got: p.events,
+                expected: reference.events,
+                bad: p.bad,
+            });
         }
         Ok(FibRun {
             secs,
@@ -426,6 +425,9 @@ mod tests {
         assert_eq!((run.moved, run.cut), (reference.events, false));
         // A different computation is still caught through the tree.
         let wrong = fib_channel::<3>(c, 11, pair, (&reference, MapKind::Tree), far);
-        assert!(wrong.unwrap_err().contains("differs"));
+        assert!(
+            matches!(wrong, Err(TuneError::ProfileDiffers { .. })),
+            "{wrong:?}"
+        );
     }
 }

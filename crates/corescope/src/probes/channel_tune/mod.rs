@@ -29,7 +29,9 @@
 //! of its configurations it measured. Every run checks its events (count and order;
 //! Stage Two compares the profile with the single-thread one).
 
+mod error;
 mod result;
+pub use error::TuneError;
 mod roadmap;
 pub use roadmap::ROADMAP_TITLE;
 mod fib;
@@ -110,15 +112,15 @@ fn spread_order(n: usize) -> Vec<usize> {
 }
 
 /// The event size Stage One uses for `n` requested bytes.
-pub fn event_size_for(n: usize) -> Result<usize, String> {
+pub fn event_size_for(n: usize) -> Result<usize, TuneError> {
     if n == 0 {
-        return Err("--event-bytes 0: an event needs at least 1 byte".into());
+        return Err(TuneError::NoEventBytes);
     }
     EVENT_SIZES
         .iter()
         .copied()
         .find(|&s| s >= n)
-        .ok_or_else(|| format!("--event-bytes {n}: at most {} bytes", EVENT_SIZES[11]))
+        .ok_or(TuneError::EventBytesOver(n))
 }
 
 /// Validated options.
@@ -500,7 +502,7 @@ fn stage_one_sized(
     smt: Result<Pair<'_>, String>,
     budget: &Budget,
     progress: &mut dyn FnMut(&str),
-) -> Result<(Vec<Step>, Config), String> {
+) -> Result<(Vec<Step>, Config), TuneError> {
     match event_bytes {
         1 => stage_one::<1>(run_s, pair, smt, budget, progress),
         2 => stage_one::<2>(run_s, pair, smt, budget, progress),
@@ -524,7 +526,7 @@ pub fn tune_channel(
     topo: &Topology,
     counts: Option<&Mutex<TuneCounts>>,
     progress: &mut dyn FnMut(&str),
-) -> Result<Report, String> {
+) -> Result<Report, TuneError> {
     let event_bytes = event_size_for(opts.event_bytes)?;
     // Runs of about budget/300 (channel runs take longer than the producer alone);
     // a configuration that is far slower is cut at 10× that and measured on the
@@ -700,7 +702,7 @@ impl Probe for ChannelTune {
             against: Vec::new(),
         });
         let budget_s = opts.budget_s.min(ctx.budget_s);
-        let event_bytes = event_size_for(opts.event_bytes).map_err(ProbeError::Failed)?;
+        let event_bytes = event_size_for(opts.event_bytes).map_err(ProbeError::from)?;
         let (placement, cpus) = tuning_pair(&ctx.topo);
         let case = Case::new(
             format!("stage one and two, {event_bytes}-byte events"),
@@ -749,7 +751,7 @@ impl Probe for ChannelTune {
                 ctx.warnings.push(e);
             }
         }
-        Ok(result::measurement(&report.map_err(ProbeError::Failed)?))
+        Ok(result::measurement(&report.map_err(ProbeError::from)?))
     }
 }
 
@@ -787,8 +789,9 @@ mod tests {
         assert_eq!(event_size_for(3).unwrap(), 4);
         assert_eq!(event_size_for(24).unwrap(), 24);
         assert_eq!(event_size_for(100).unwrap(), 128);
-        assert!(event_size_for(0).unwrap_err().contains("at least 1"));
-        assert!(event_size_for(5000).unwrap_err().contains("at most 1024"));
+        assert_eq!(event_size_for(0), Err(TuneError::NoEventBytes));
+        let over = event_size_for(5000).unwrap_err();
+        assert!(over.to_string().contains("at most 1024"), "{over}");
     }
 
     #[test]

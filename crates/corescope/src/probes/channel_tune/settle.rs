@@ -15,7 +15,7 @@
 //! make runs pick at random. What the data could not separate from the choice is named, so
 //! another run that picks one of those is not a contradiction.
 
-use super::{affinity_name, Budget, Row, Step};
+use super::{affinity_name, Budget, Row, Step, TuneError};
 use crate::model::Outcome;
 use crate::stats::{compare_paired, median, Comparison};
 
@@ -225,8 +225,8 @@ pub(super) fn settle(
     forced: &[usize],
     budget: &Budget,
     share: f64,
-    run: &mut dyn FnMut(&Row) -> Result<f64, String>,
-) -> Result<(), String> {
+    run: &mut dyn FnMut(&Row) -> Result<f64, TuneError>,
+) -> Result<(), TuneError> {
     let sweep_s: Vec<f64> = step
         .rows
         .iter()

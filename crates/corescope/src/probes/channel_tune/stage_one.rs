@@ -40,8 +40,8 @@ fn channel_run<const N: usize>(
     m: u64,
     cpus: Pair<'_>,
     cut: Instant,
-) -> Result<Run, String> {
-    let (mut tx, mut rx) = hspc::channel::<Ev<N>>(config).map_err(|e| e.to_string())?;
+) -> Result<Run, TuneError> {
+    let (mut tx, mut rx) = hspc::channel::<Ev<N>>(config)?;
     let gate = Barrier::new(2);
     let counted = CountedRun::default();
     let out = std::thread::scope(|s| {
@@ -88,13 +88,15 @@ fn channel_run<const N: usize>(
             counter.stop_into(&counted);
             (secs, k, bad, sw)
         });
-        let (secs, got, bad, csw) = c.join().map_err(|_| "the consumer panicked".to_string())?;
-        let (sent, psw) = p.join().map_err(|_| "the producer panicked".to_string())?;
+        let (secs, got, bad, csw) = c.join().map_err(|_| TuneError::Panicked("the consumer"))?;
+        let (sent, psw) = p.join().map_err(|_| TuneError::Panicked("the producer"))?;
         if got != sent || bad != 0 {
-            return Err(format!(
-                "{}: {got} of {sent} events arrived, {bad} out of order",
-                describe(&config)
-            ));
+            return Err(TuneError::Lost {
+                run: describe(&config),
+                got,
+                sent,
+                bad,
+            });
         }
         Ok(Run {
             secs,
@@ -116,7 +118,7 @@ fn events_for<const N: usize>(config: &Config, m: u64) -> u64 {
 }
 /// One run of a configuration: what it measured and the events it was asked
 /// to move.
-type RunOf<'r> = dyn FnMut(&Config) -> Result<(Run, u64), String> + 'r;
+type RunOf<'r> = dyn FnMut(&Config) -> Result<(Run, u64), TuneError> + 'r;
 
 /// Runs `configs` while the budget share lasts, the first one first and the
 /// rest spread over the grid (see [`spread_order`]); rows go into `step` in the
@@ -128,7 +130,7 @@ fn sweep(
     share: f64,
     progress: &mut dyn FnMut(&str),
     run_of: &mut RunOf<'_>,
-) -> Result<(), String> {
+) -> Result<(), TuneError> {
     let mut rows: Vec<(usize, Row)> = Vec::new();
     for (i, k) in spread_order(configs.len()).into_iter().enumerate() {
         if !budget.left_until(share) && (i > 0 || !budget.left_until(1.0)) {
@@ -179,7 +181,7 @@ impl Sweeper<'_, '_> {
         incumbent: Config,
         configs: &[Config],
         i: usize,
-    ) -> Result<Step, String> {
+    ) -> Result<Step, TuneError> {
         let (m, cpus, budget) = (self.m, self.cpus, self.budget);
         self.step_by(title, incumbent, configs, i, &mut |c| {
             let events = events_for::<N>(c, m);
@@ -201,7 +203,7 @@ impl Sweeper<'_, '_> {
         configs: &[Config],
         i: usize,
         run_of: &mut RunOf<'_>,
-    ) -> Result<Step, String> {
+    ) -> Result<Step, TuneError> {
         let mut step = Step::new(title);
         let budget = self.budget;
         let ordered: Vec<Config> = std::iter::once(incumbent)
@@ -217,7 +219,7 @@ impl Sweeper<'_, '_> {
         )?;
         let kept = step.row_of(&incumbent, None);
         settle(&mut step, kept, &[], budget, STEP_ENDS[i], &mut |row| {
-            let c = row.config.ok_or("settling a row without a configuration")?;
+            let c = row.config.ok_or(TuneError::Unconfigured)?;
             let (run, _) = run_of(&c)?;
             Ok(run.secs / run.moved.max(1) as f64)
         })?;
@@ -237,7 +239,7 @@ fn padding_step(
     sw: &mut Sweeper<'_, '_>,
     road: &Roadmap<'_>,
     start: Config,
-) -> Result<Step, String> {
+) -> Result<Step, TuneError> {
     let configs: Vec<Config> = PADDINGS
         .iter()
         .filter(|&&p| p >= 8)
@@ -285,7 +287,7 @@ pub(super) fn stage_one<const N: usize>(
     smt: Result<Pair<'_>, String>,
     budget: &Budget,
     progress: &mut dyn FnMut(&str),
-) -> Result<(Vec<Step>, Config), String> {
+) -> Result<(Vec<Step>, Config), TuneError> {
     let base = roadmap_step(N, cpus, smt.clone(), budget, STEP_ENDS[0], progress)?;
     let road = Roadmap {
         m: base.rows.first().map_or(1 << 14, |r| r.events),
@@ -348,7 +350,7 @@ pub(super) fn stage_one<const N: usize>(
 /// × every size of [`STAGE_ONE_BUFFER_BYTES`] (at least one event), from
 /// `stacked` (the padding and stack offset chosen, 3 × 4096 B), spread over
 /// the grid in time; what the budget leaves out is named.
-fn grid_step<const N: usize>(sw: &mut Sweeper<'_, '_>, stacked: Config) -> Result<Step, String> {
+fn grid_step<const N: usize>(sw: &mut Sweeper<'_, '_>, stacked: Config) -> Result<Step, TuneError> {
     let configs = loop_three_grid(stacked, N);
     let mut step = sw.step::<N>(
         "stage one: buffer count × buffer size (loop 3)",
@@ -395,7 +397,7 @@ pub(super) fn loop_three_grid(stacked: Config, event_bytes: usize) -> Vec<Config
 }
 
 /// Every wait strategy, and the ring mode, on the fastest layout.
-fn wait_step<const N: usize>(sw: &mut Sweeper<'_, '_>, layout: Config) -> Result<Step, String> {
+fn wait_step<const N: usize>(sw: &mut Sweeper<'_, '_>, layout: Config) -> Result<Step, TuneError> {
     let mut configs: Vec<Config> = WaitStrategy::ALL
         .iter()
         .map(|&w| layout.with_wait(w))
