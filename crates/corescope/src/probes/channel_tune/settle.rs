@@ -16,6 +16,7 @@
 //! another run that picks one of those is not a contradiction.
 
 use super::{affinity_name, Budget, Row, Step, TuneError};
+use crate::harness::race::race;
 use crate::model::Outcome;
 use crate::stats::{compare_paired, median, Comparison};
 
@@ -212,6 +213,23 @@ impl Chosen {
     }
 }
 
+/// After a round: drop from `live` every row slower than its leader beyond the
+/// noise; whether the ones left are all shown equivalent to the leader.
+fn drop_separated(step: &Step, live: &mut Vec<usize>) -> bool {
+    let lead = leader(step, live);
+    let against = versus(step, lead, live);
+    live.retain(|&i| {
+        i == lead
+            || !against
+                .iter()
+                .any(|v| v.row == i && v.slower_beyond_noise())
+    });
+    against
+        .iter()
+        .filter(|v| live.contains(&v.row))
+        .all(|v| v.comparison.outcome == Outcome::Equivalent)
+}
+
 /// Settle a step's choice (see the module text): the contenders, `incumbent`
 /// (a row) and the `forced` rows, run again in rounds, the order rotated each round, until every one
 /// still running is either separated from the leader (then it stops) or
@@ -239,34 +257,18 @@ pub(super) fn settle(
         return Ok(());
     }
     let mut live = all.clone();
-    let mut rounds = 0;
-    while rounds < SETTLE_ROUNDS.1 && live.len() > 1 {
-        let until = if rounds < SETTLE_ROUNDS.0 { 1.0 } else { share };
-        if !budget.left_until(until) {
-            break;
-        }
-        let k = rounds % live.len();
-        for &i in live[k..].iter().chain(&live[..k]) {
+    let rounds = race(
+        step,
+        &mut live,
+        SETTLE_ROUNDS.1,
+        |_, rounds| budget.left_until(if rounds < SETTLE_ROUNDS.0 { 1.0 } else { share }),
+        |step, i| {
             let v = run(&step.rows[i])?;
             step.rows[i].repeats.push(v);
-        }
-        rounds += 1;
-        let lead = leader(step, &live);
-        let against = versus(step, lead, &live);
-        live.retain(|&i| {
-            i == lead
-                || !against
-                    .iter()
-                    .any(|v| v.row == i && v.slower_beyond_noise())
-        });
-        let all_equivalent = against
-            .iter()
-            .filter(|v| live.contains(&v.row))
-            .all(|v| v.comparison.outcome == Outcome::Equivalent);
-        if all_equivalent && rounds >= 2 {
-            break;
-        }
-    }
+            Ok::<(), TuneError>(())
+        },
+        |step, live, rounds| drop_separated(step, live) && rounds >= 2,
+    )?;
     if rounds < 2 {
         step.notes.push(format!(
             "{} contenders were not repeated enough (budget): the choice rests on {} run{} each",
