@@ -39,6 +39,7 @@ mod grid;
 mod settle;
 mod stage_one;
 mod stage_two;
+mod words;
 
 use crate::counters::{CountedRun, Switches, TeamCount};
 use crate::harness::spsc::SideCounter;
@@ -250,7 +251,7 @@ pub struct Step {
     /// Rows in the order run.
     pub rows: Vec<Row>,
     /// Notes (budget cuts, what was not run).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// The reference time the `×` column divides by, if any.
     pub reference_s: Option<f64>,
     /// Show the context-switch columns.
@@ -260,7 +261,45 @@ pub struct Step {
     pub settled: Option<Settled>,
 }
 
+/// What a step found besides its rows, as data; worded by `words::note`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// [`settle`] chose `Step::settled` among this many contenders.
+    Settled {
+        /// Configurations repeated.
+        contenders: usize,
+    },
+    /// The budget ended the settling before two rounds.
+    NotRepeated {
+        /// Configurations that were to be repeated.
+        contenders: usize,
+        /// Runs of each the choice rests on.
+        runs: usize,
+    },
+    /// A configuration given with `--against` that cannot move this step's events.
+    AgainstNotRun {
+        /// Its name (the file it came from).
+        name: String,
+        /// Why hspc refuses it.
+        why: hspc::ConfigError,
+        /// The step's event size.
+        event_bytes: usize,
+    },
+    /// A pinned `--against` configuration run unpinned: no CPU pair here.
+    AgainstUnpinned {
+        /// Its name.
+        name: String,
+    },
+    /// A note already in words.
+    Said(String),
+}
+
 impl Step {
+    /// Add a note in words.
+    fn say(&mut self, text: impl Into<String>) {
+        self.notes.push(Note::Said(text.into()));
+    }
+
     fn new(title: impl Into<String>) -> Self {
         Self {
             title: title.into(),
@@ -304,7 +343,7 @@ impl Step {
     /// was kept from the steps before (`None` when it is ahead of every one beyond
     /// the noise, or nothing was settled).
     pub fn tie(&self) -> Option<String> {
-        settle::tie(self)
+        words::tie(self)
     }
 }
 
@@ -563,7 +602,7 @@ pub fn tune_channel(
         against
             .iter()
             .map(|a| match step.against_row(a) {
-                Some(i) => format!("--against {}: {}", a.name, settle::against(step, i)),
+                Some(i) => format!("--against {}: {}", a.name, words::against(step, i)),
                 None => format!(
                     "--against {}: not run in {} (see its notes)",
                     a.name, step.title

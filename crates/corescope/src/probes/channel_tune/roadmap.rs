@@ -619,7 +619,7 @@ pub(super) fn roadmap_step(
     let (tp, tc) = (tp.unwrap_or(f64::NAN), tc.unwrap_or(f64::NAN));
     let baseline = tp.max(tc);
     step.reference_s = Some(baseline);
-    step.notes.push(format!(
+    step.say(format!(
         "{} rounds of {} events, every step once per round in a rotated order; baseline = \
          the slower alone ({}): {:.2} ns per event; padding {HAND_PAD_BYTES} B (hand-tuned; \
          loop 1 searches it on p3)",
@@ -629,11 +629,11 @@ pub(super) fn roadmap_step(
         baseline * 1e9
     ));
     if let Err(why) = &smt {
-        step.notes.push(format!("SMT baseline: {why}"));
+        step.say(format!("SMT baseline: {why}"));
     }
     if let Some(p8) = step.rows.iter().find(|r| r.label == Road::P8.label()) {
         let note = offloaded_note("p8_rmfalsesharing", p8.per_event(), tp, tc);
-        step.notes.push(note);
+        step.say(note);
     }
     progress(&format!(
         "{ROADMAP_TITLE}: baseline {:.2} ns per event, {} rounds",
@@ -842,11 +842,9 @@ mod tests {
             .unwrap();
         assert_eq!(smt.skipped.as_deref(), Some("skipped: no SMT (test)"));
         assert_eq!(step.rows.len(), Road::ALL.len());
-        assert!(step.notes.iter().any(|n| n.contains("skipped: no SMT")));
-        assert!(step
-            .notes
-            .iter()
-            .any(|n| n.contains("work offloaded by p8")));
+        let notes: Vec<String> = step.notes.iter().map(|n| words::note(&step, n)).collect();
+        assert!(notes.iter().any(|n| n.contains("skipped: no SMT")));
+        assert!(notes.iter().any(|n| n.contains("work offloaded by p8")));
         // At least the minimum of rounds; more while the budget lasts (how many
         // depends on the machine's speed and load, so only the bounds are fixed).
         let bounds = ROADMAP_ROUNDS.0..=ROADMAP_ROUNDS.1;

@@ -134,7 +134,7 @@ fn sweep(
     let mut rows: Vec<(usize, Row)> = Vec::new();
     for (i, k) in spread_order(configs.len()).into_iter().enumerate() {
         if !budget.left_until(share) && (i > 0 || !budget.left_until(1.0)) {
-            step.notes.push(format!(
+            step.say(format!(
                 "budget: measured {i} of {} configurations (spread over the grid)",
                 configs.len()
             ));
@@ -270,7 +270,7 @@ fn padding_step(
             row.label = format!("p3, padding {} B", c.padding_bytes);
         }
     }
-    step.notes.push(format!(
+    step.say(format!(
         "p3_rmfalsesharing with each padding between the indices and the buffers, {} \
          events a run; 1, 2 and 4 B are not run: the indices are 8-byte words, so they lay \
          p3 out as 8 B does; the padding chosen is the channel's padding between buffers \
@@ -325,10 +325,9 @@ pub(super) fn stage_one<const N: usize>(
         &configs,
         2,
     )?;
-    stack.notes.push(
+    stack.say(
         "stack +N B: the producer's loop runs N bytes lower on its stack than the \
-         consumer's (harness::stack::with_stack_offset; seed 004 p4_adjuststack)"
-            .into(),
+         consumer's (harness::stack::with_stack_offset; seed 004 p4_adjuststack)",
     );
     let stacked = chosen(&stack).unwrap_or(padded);
     let grid = grid_step::<N>(&mut sw, stacked)?;
@@ -337,7 +336,7 @@ pub(super) fn stage_one<const N: usize>(
     let best = chosen(&waits).unwrap_or(layout);
     if let (Some(row), (Some(tp), Some(tc))) = (waits.best(), baselines(&base)) {
         let note = offloaded_note("Stage One's choice", row.per_event(), tp, tc);
-        waits.notes.push(note);
+        waits.say(note);
     }
     let mut steps = vec![base, pad, stack, grid, waits];
     for s in &mut steps[1..] {
@@ -378,7 +377,7 @@ fn grid_step<const N: usize>(sw: &mut Sweeper<'_, '_>, stacked: Config) -> Resul
             "; sizes below {N} B cannot hold one event and are not run"
         ));
     }
-    step.notes.push(note);
+    step.say(note);
     Ok(step)
 }
 
@@ -411,11 +410,10 @@ fn wait_step<const N: usize>(sw: &mut Sweeper<'_, '_>, layout: Config) -> Result
     );
     let mut waits = sw.step::<N>("stage one: wait strategy", layout, &configs, 4)?;
     waits.show_switches = true;
-    waits.notes.push(
+    waits.say(
         "ctx sw: context switches of each thread (getrusage RUSAGE_THREAD) from the start \
          gate to its last event, per 10^6 events, voluntary ones in parentheses; spinlock, \
-         spin_backoff and spin_pause make no system call, so theirs are the OS taking the CPU"
-            .into(),
+         spin_backoff and spin_pause make no system call, so theirs are the OS taking the CPU",
     );
     Ok(waits)
 }

@@ -136,7 +136,7 @@ fn reference_rows<const W: usize>(
     }
     let median_ms = |k: usize| crate::stats::median(&lines[k].1) * 1e3;
     step.reference_s = Some(crate::stats::median(&per_event(&lines[1].1)));
-    step.notes.push(format!(
+    step.say(format!(
         "fib({n}): {events} events; {WORK_STEPS} multiply-adds of work per call; the limit \
          lines {LINE_ROUNDS} runs each, interleaved"
     ));
@@ -189,7 +189,7 @@ fn container_rows<const W: usize>(
         )
     };
     if let Some(note) = container_note(&hash, &tree) {
-        step.notes.push(note);
+        step.say(note);
     }
     step.rows.push(hash);
     step.rows.push(tree);
@@ -219,7 +219,7 @@ fn grid_rounds(
             // The first round's fixed runs always run: the step's choice needs them.
             let out = k >= first || (round > 0 && !budget.left_until(1.0));
             if !budget.left_until(share) && out {
-                step.notes.push(format!(
+                step.say(format!(
                     "budget: round {} of {GRID_ROUNDS} stopped after {i} runs",
                     round + 1
                 ));
@@ -250,7 +250,7 @@ fn grid_rows(
     (all, kept): (usize, usize),
     both_affinities: bool,
 ) {
-    step.notes.push(format!(
+    step.say(format!(
         "grid: {kept} of {all} configurations × affinity {}, {GRID_ROUNDS} rounds, every \
          round each run once, affinity on and off next to each other in alternate order \
          (from one configuration and one round to the next); the rest left out for the \
@@ -378,7 +378,7 @@ pub(super) fn stage_two<const W: usize>(
         },
     )?;
     if let Some(note) = affinity_note(&step) {
-        step.notes.push(note);
+        step.say(note);
     }
     let best = step.best().and_then(|r| r.config.zip(r.pinned));
     Ok((step, best))
