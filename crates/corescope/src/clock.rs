@@ -16,7 +16,7 @@ use crate::kernels::clock_chain::{self, ADDS_PER_ITER, ADD_LATENCY_CYCLES};
 use crate::model::{ClockInfo, Profile};
 use std::time::{Duration, Instant};
 
-pub use crate::timestamp::{clock_ns, now_ns, ticks, ticks_ordered, TICKS_SOURCE};
+pub use crate::timestamp::{clock_ns, now_ns, thread_cpu_s, ticks, ticks_ordered, TICKS_SOURCE};
 
 /// A calibrated cycle counter.
 #[derive(Debug, Clone)]

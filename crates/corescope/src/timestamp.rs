@@ -25,6 +25,13 @@ pub fn clock_ns(id: libc::clockid_t) -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// CPU time of the calling thread so far (`CLOCK_THREAD_CPUTIME_ID`), in seconds;
+/// `None` where the OS does not say ([`clock_ns`] reads 0 for a clock it lacks).
+pub fn thread_cpu_s() -> Option<f64> {
+    let ns = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+    (ns != 0).then_some(ns as f64 * 1e-9)
+}
+
 /// Name of the counter behind [`ticks`].
 pub const TICKS_SOURCE: &str = if cfg!(target_arch = "x86_64") {
     "tsc"

@@ -33,6 +33,7 @@ use std::io;
 mod from_count;
 mod issue_width;
 mod perf;
+mod switches;
 mod tables;
 mod threads;
 pub use from_count::{
@@ -43,6 +44,7 @@ pub use issue_width::{
     cpu_signature, issue_width_for, issue_width_here, IssueWidth, IssueWidthUnknown, NoSignature,
 };
 pub use perf::Counters;
+pub use switches::Switches;
 pub use tables::{case_table, case_tables, hardware_note, record, summary_table, SUMMARY_TABLE};
 pub use threads::{
     descriptors_allow, CountedRun, CountedThread, DescriptorShortage, SharedCounters, TeamCount,

@@ -68,7 +68,7 @@ pub const CHUNKS: usize = 8;
 /// runs variant `(k + r) % variants` for `k = 0, 1, ...`.
 pub fn rotation(variants: usize, rounds: usize) -> Vec<usize> {
     (0..rounds)
-        .flat_map(|r| (0..variants).map(move |k| (k + r) % variants))
+        .flat_map(|r| super::race::rotated(variants, r))
         .collect()
 }
 

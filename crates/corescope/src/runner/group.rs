@@ -213,8 +213,8 @@ impl GroupRun<'_, '_> {
         // The reading after the last round is the reading before this one.
         out.trips_ns
             .extend(steadiness.last_ns.or_else(|| read(&mut steadiness.last_ns)));
-        for k in 0..measured.len() {
-            let i = measured[(k + round) % measured.len()];
+        for k in crate::harness::race::rotated(measured.len(), round) {
+            let i = measured[k];
             (self.on_event)(Event::CaseStart {
                 id: self.id.into(),
                 index: i,

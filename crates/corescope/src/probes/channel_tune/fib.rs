@@ -5,6 +5,7 @@
 //! and one run of a limit line.
 
 use super::*;
+use crate::clock::thread_cpu_s;
 use crate::harness::stack::with_stack_offset;
 use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
@@ -237,6 +238,11 @@ pub(super) struct FibRun {
     pub(super) cpu_share: Option<[f64; 2]>,
 }
 
+/// CPU seconds of the calling thread since `before` (a [`thread_cpu_s`] reading).
+fn cpu_since(before: Option<f64>) -> Option<f64> {
+    Some(thread_cpu_s()? - before?)
+}
+
 /// Fibonacci through a channel made with `config`; the consumer profiles. Returns
 /// the time from the start gate to the consumer's last event, checked against
 /// `reference`.
@@ -246,8 +252,8 @@ pub(super) fn fib_channel<const W: usize>(
     cpus: Pair<'_>,
     (reference, map): (&ProfileData, MapKind),
     cut: Instant,
-) -> Result<FibRun, String> {
-    let (tx, mut rx) = hspc::channel::<Prof<W>>(config).map_err(|e| e.to_string())?;
+) -> Result<FibRun, TuneError> {
+    let (tx, mut rx) = hspc::channel::<Prof<W>>(config)?;
     let gate = Barrier::new(2);
     let counted = CountedRun::default();
     let out = std::thread::scope(|s| {
@@ -264,7 +270,7 @@ pub(super) fn fib_channel<const W: usize>(
             with_stack_offset(config.stack_offset_bytes, || {
                 black_box(fib(n, 0, &mut sink));
             });
-            let cpu = thread_cpu_since(cpu);
+            let cpu = cpu_since(cpu);
             counter.stop_into(&counted);
             (sink.seq, sink.tx.is_none(), cpu)
         });
@@ -277,26 +283,26 @@ pub(super) fn fib_channel<const W: usize>(
             while let Ok(e) = rx.pop() {
                 p.record(&e);
             }
-            let (secs, cpu) = (t.elapsed().as_secs_f64(), thread_cpu_since(cpu));
+            let (secs, cpu) = (t.elapsed().as_secs_f64(), cpu_since(cpu));
             counter.stop_into(&counted);
             (secs, p, cpu)
         });
-        let (secs, p, consumer_cpu) = c.join().map_err(|_| "the consumer panicked".to_string())?;
+        let (secs, p, consumer_cpu) = c.join().map_err(|_| TuneError::Panicked("the consumer"))?;
         let (sent, was_cut, producer_cpu) = prod
             .join()
-            .map_err(|_| "the producer panicked".to_string())?;
+            .map_err(|_| TuneError::Panicked("the producer"))?;
         let cpu_share = producer_cpu
             .zip(consumer_cpu)
             .map(|(p, c)| [p / secs.max(1e-12), c / secs.max(1e-12)]);
         if was_cut {
             // A prefix of the stream: in order, every return matching its call.
             if p.bad != 0 || p.events != sent {
-                return Err(format!(
-                    "{}: {} of {sent} events arrived, {} bad",
-                    describe(&config),
-                    p.events,
-                    p.bad
-                ));
+                return Err(TuneError::CutProfile {
+                    config,
+                    got: p.events,
+                    sent,
+                    bad: p.bad,
+                });
             }
             return Ok(FibRun {
                 secs,
@@ -306,13 +312,12 @@ pub(super) fn fib_channel<const W: usize>(
             });
         }
         if &p != reference {
-            return Err(format!(
-                "{}: the consumer's profile differs from the single-thread one ({} of {} events, {} bad)",
-                describe(&config),
-                p.events,
-                reference.events,
-                p.bad
-            ));
+            return Err(TuneError::ProfileDiffers {
+                config,
+                got: p.events,
+                expected: reference.events,
+                bad: p.bad,
+            });
         }
         Ok(FibRun {
             secs,
@@ -420,6 +425,9 @@ mod tests {
         assert_eq!((run.moved, run.cut), (reference.events, false));
         // A different computation is still caught through the tree.
         let wrong = fib_channel::<3>(c, 11, pair, (&reference, MapKind::Tree), far);
-        assert!(wrong.unwrap_err().contains("differs"));
+        assert!(
+            matches!(wrong, Err(TuneError::ProfileDiffers { .. })),
+            "{wrong:?}"
+        );
     }
 }

@@ -37,25 +37,24 @@ pub(super) fn stage_two_configs(layout: Config, event_bytes: usize) -> Vec<Confi
 pub(super) fn raced_runs<const W: usize>(
     against: &[Against],
     cpus: Pair<'_>,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> Vec<(Config, bool)> {
     let can_pin = cpus.cpus.0.is_some() || cpus.cpus.1.is_some();
     let mut runs = Vec::new();
     for a in against {
         let (config, pinned) = a.as_run();
         if let Err(e) = config.validate::<Prof<W>>() {
-            notes.push(format!(
-                "--against {}: not run: {e} ({}-byte events)",
-                a.name,
-                W * 8
-            ));
+            notes.push(Note::AgainstNotRun {
+                name: a.name.clone(),
+                why: e,
+                event_bytes: W * 8,
+            });
             continue;
         }
         if pinned && !can_pin {
-            notes.push(format!(
-                "--against {}: run unpinned (no CPU pair to pin to here)",
-                a.name
-            ));
+            notes.push(Note::AgainstUnpinned {
+                name: a.name.clone(),
+            });
         }
         let run = (config, pinned && can_pin);
         if !runs.contains(&run) {

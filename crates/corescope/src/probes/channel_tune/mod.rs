@@ -29,7 +29,9 @@
 //! of its configurations it measured. Every run checks its events (count and order;
 //! Stage Two compares the profile with the single-thread one).
 
+mod error;
 mod result;
+pub use error::TuneError;
 mod roadmap;
 pub use roadmap::ROADMAP_TITLE;
 mod fib;
@@ -37,9 +39,9 @@ mod grid;
 mod settle;
 mod stage_one;
 mod stage_two;
+mod words;
 
-use crate::clock::clock_ns;
-use crate::counters::{CountedRun, TeamCount};
+use crate::counters::{CountedRun, Switches, TeamCount};
 use crate::harness::spsc::SideCounter;
 use crate::model::{Measurement, Sensitivity};
 use crate::placement::pairs::{self, PairCpus, Relation};
@@ -111,15 +113,15 @@ fn spread_order(n: usize) -> Vec<usize> {
 }
 
 /// The event size Stage One uses for `n` requested bytes.
-pub fn event_size_for(n: usize) -> Result<usize, String> {
+pub fn event_size_for(n: usize) -> Result<usize, TuneError> {
     if n == 0 {
-        return Err("--event-bytes 0: an event needs at least 1 byte".into());
+        return Err(TuneError::NoEventBytes);
     }
     EVENT_SIZES
         .iter()
         .copied()
         .find(|&s| s >= n)
-        .ok_or_else(|| format!("--event-bytes {n}: at most {} bytes", EVENT_SIZES[11]))
+        .ok_or(TuneError::EventBytesOver(n))
 }
 
 /// Validated options.
@@ -177,71 +179,6 @@ pub struct Row {
     /// Why the row was not measured (the SMT baseline without SMT): its numbers
     /// are left empty, never invented.
     pub skipped: Option<String>,
-}
-
-/// CPU time of the calling thread so far, in seconds; `None` where the OS does not
-/// say (`clock_ns` reads 0 for a clock this host does not have).
-fn thread_cpu_s() -> Option<f64> {
-    let ns = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
-    (ns != 0).then_some(ns as f64 * 1e-9)
-}
-
-/// CPU seconds of the calling thread since `before` (a [`thread_cpu_s`] reading).
-fn thread_cpu_since(before: Option<f64>) -> Option<f64> {
-    Some(thread_cpu_s()? - before?)
-}
-
-/// Context switches of one thread (`getrusage(RUSAGE_THREAD)`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Switches {
-    /// The thread gave up the CPU (blocked in a system call: futex, sleep…).
-    pub voluntary: u64,
-    /// The OS took the CPU away (time slice over, another task preferred).
-    pub involuntary: u64,
-}
-
-impl Switches {
-    /// Both kinds.
-    pub fn total(&self) -> u64 {
-        self.voluntary + self.involuntary
-    }
-
-    /// The calling thread's switches so far; `None` where the OS does not say.
-    #[cfg(target_os = "linux")]
-    pub fn of_this_thread() -> Option<Self> {
-        let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-        // SAFETY: `ru` is valid for writes of one `rusage`; RUSAGE_THREAD (Linux
-        // 2.6.26+) fills it for the calling thread and touches nothing else.
-        let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, ru.as_mut_ptr()) };
-        if rc != 0 {
-            return None;
-        }
-        // SAFETY: zero-initialised (a valid `rusage`) and filled by the kernel.
-        let ru = unsafe { ru.assume_init() };
-        Some(Self {
-            voluntary: u64::try_from(ru.ru_nvcsw).unwrap_or(0),
-            involuntary: u64::try_from(ru.ru_nivcsw).unwrap_or(0),
-        })
-    }
-
-    /// The calling thread's switches so far; `None` where the OS does not say.
-    #[cfg(not(target_os = "linux"))]
-    pub fn of_this_thread() -> Option<Self> {
-        None
-    }
-
-    /// Switches between `before` and `self`.
-    fn since(self, before: Self) -> Self {
-        Self {
-            voluntary: self.voluntary.saturating_sub(before.voluntary),
-            involuntary: self.involuntary.saturating_sub(before.involuntary),
-        }
-    }
-}
-
-/// Switches between a reading before and one after, where both exist.
-fn switches_between(before: Option<Switches>, after: Option<Switches>) -> Option<Switches> {
-    Some(after?.since(before?))
 }
 
 /// One Stage One channel run.
@@ -314,7 +251,7 @@ pub struct Step {
     /// Rows in the order run.
     pub rows: Vec<Row>,
     /// Notes (budget cuts, what was not run).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// The reference time the `×` column divides by, if any.
     pub reference_s: Option<f64>,
     /// Show the context-switch columns.
@@ -324,7 +261,45 @@ pub struct Step {
     pub settled: Option<Settled>,
 }
 
+/// What a step found besides its rows, as data; worded by `words::note`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// [`settle`] chose `Step::settled` among this many contenders.
+    Settled {
+        /// Configurations repeated.
+        contenders: usize,
+    },
+    /// The budget ended the settling before two rounds.
+    NotRepeated {
+        /// Configurations that were to be repeated.
+        contenders: usize,
+        /// Runs of each the choice rests on.
+        runs: usize,
+    },
+    /// A configuration given with `--against` that cannot move this step's events.
+    AgainstNotRun {
+        /// Its name (the file it came from).
+        name: String,
+        /// Why hspc refuses it.
+        why: hspc::ConfigError,
+        /// The step's event size.
+        event_bytes: usize,
+    },
+    /// A pinned `--against` configuration run unpinned: no CPU pair here.
+    AgainstUnpinned {
+        /// Its name.
+        name: String,
+    },
+    /// A note already in words.
+    Said(String),
+}
+
 impl Step {
+    /// Add a note in words.
+    fn say(&mut self, text: impl Into<String>) {
+        self.notes.push(Note::Said(text.into()));
+    }
+
     fn new(title: impl Into<String>) -> Self {
         Self {
             title: title.into(),
@@ -368,7 +343,7 @@ impl Step {
     /// was kept from the steps before (`None` when it is ahead of every one beyond
     /// the noise, or nothing was settled).
     pub fn tie(&self) -> Option<String> {
-        settle::tie(self)
+        words::tie(self)
     }
 }
 
@@ -566,7 +541,7 @@ fn stage_one_sized(
     smt: Result<Pair<'_>, String>,
     budget: &Budget,
     progress: &mut dyn FnMut(&str),
-) -> Result<(Vec<Step>, Config), String> {
+) -> Result<(Vec<Step>, Config), TuneError> {
     match event_bytes {
         1 => stage_one::<1>(run_s, pair, smt, budget, progress),
         2 => stage_one::<2>(run_s, pair, smt, budget, progress),
@@ -590,7 +565,7 @@ pub fn tune_channel(
     topo: &Topology,
     counts: Option<&Mutex<TuneCounts>>,
     progress: &mut dyn FnMut(&str),
-) -> Result<Report, String> {
+) -> Result<Report, TuneError> {
     let event_bytes = event_size_for(opts.event_bytes)?;
     // Runs of about budget/300 (channel runs take longer than the producer alone);
     // a configuration that is far slower is cut at 10× that and measured on the
@@ -627,7 +602,7 @@ pub fn tune_channel(
         against
             .iter()
             .map(|a| match step.against_row(a) {
-                Some(i) => format!("--against {}: {}", a.name, settle::against(step, i)),
+                Some(i) => format!("--against {}: {}", a.name, words::against(step, i)),
                 None => format!(
                     "--against {}: not run in {} (see its notes)",
                     a.name, step.title
@@ -766,7 +741,7 @@ impl Probe for ChannelTune {
             against: Vec::new(),
         });
         let budget_s = opts.budget_s.min(ctx.budget_s);
-        let event_bytes = event_size_for(opts.event_bytes).map_err(ProbeError::Failed)?;
+        let event_bytes = event_size_for(opts.event_bytes).map_err(ProbeError::from)?;
         let (placement, cpus) = tuning_pair(&ctx.topo);
         let case = Case::new(
             format!("stage one and two, {event_bytes}-byte events"),
@@ -815,7 +790,7 @@ impl Probe for ChannelTune {
                 ctx.warnings.push(e);
             }
         }
-        Ok(result::measurement(&report.map_err(ProbeError::Failed)?))
+        Ok(result::measurement(&report.map_err(ProbeError::from)?))
     }
 }
 
@@ -853,8 +828,9 @@ mod tests {
         assert_eq!(event_size_for(3).unwrap(), 4);
         assert_eq!(event_size_for(24).unwrap(), 24);
         assert_eq!(event_size_for(100).unwrap(), 128);
-        assert!(event_size_for(0).unwrap_err().contains("at least 1"));
-        assert!(event_size_for(5000).unwrap_err().contains("at most 1024"));
+        assert_eq!(event_size_for(0), Err(TuneError::NoEventBytes));
+        let over = event_size_for(5000).unwrap_err();
+        assert!(over.to_string().contains("at most 1024"), "{over}");
     }
 
     #[test]

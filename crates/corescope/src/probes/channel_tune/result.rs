@@ -3,7 +3,7 @@
 //! Achievable and Upper-bound lines), the chosen configuration and the notes.
 
 use super::stage_two::affinity_name;
-use super::{per_million, Report, Row, Step};
+use super::{per_million, words, Report, Row, Step};
 use crate::model::{Measurement, Point, Table};
 use serde_json::{json, Value};
 
@@ -21,8 +21,11 @@ pub(super) fn measurement(r: &Report) -> Measurement {
     ));
     for s in &r.steps {
         m.tables.push(step_table(s));
-        m.findings
-            .extend(s.notes.iter().map(|n| format!("{}: {n}", s.title)));
+        m.findings.extend(
+            s.notes
+                .iter()
+                .map(|n| format!("{}: {}", s.title, words::note(s, n))),
+        );
         m.points.extend(step_points(s, r.cpus.0.is_some()));
     }
     for s in &r.steps {
@@ -47,7 +50,7 @@ pub(super) fn measurement(r: &Report) -> Measurement {
 
 /// The step's table: per row its time, events, rate, the ratio to the step's
 /// reference, whether it was cut, which row is the step's best and where each
-/// stands against it (see `settle::standing`).
+/// stands against it (see `words::standing`).
 fn step_table(s: &Step) -> Table {
     let reference = if s.title.starts_with(STAGE_TWO) {
         "x_achievable"
@@ -76,7 +79,7 @@ fn step_table(s: &Step) -> Table {
                     .unwrap_or(Value::Null),
                 json!(row.cut),
                 json!(best.is_some_and(|b| std::ptr::eq(b, row))),
-                json!(super::settle::standing(s, i)),
+                json!(words::standing(s, i)),
                 json!(est.n),
                 json!(row.per_event() * 1e9),
                 json!(est.lo * 1e9),

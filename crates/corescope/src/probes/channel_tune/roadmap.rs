@@ -289,7 +289,7 @@ pub(super) struct Roadmap<'a> {
 impl Roadmap<'_> {
     /// Seconds per event of one run of `road` (NaN for the SMT baseline without
     /// an SMT pair).
-    pub(super) fn run(&self, road: Road) -> Result<f64, String> {
+    pub(super) fn run(&self, road: Road) -> Result<f64, TuneError> {
         let cut = Instant::now() + std::time::Duration::from_secs_f64(self.run_limit_s);
         let ew = self.event_words;
         let own = || arena(ALIGN_WORDS + buffer_words(ew));
@@ -329,14 +329,14 @@ impl Roadmap<'_> {
 
     /// `p1`–`p6` (and the SMT baseline): both sides in one arena laid out by
     /// [`layout`].
-    fn in_one_arena(&self, road: Road, cut: Instant) -> Result<f64, String> {
+    fn in_one_arena(&self, road: Road, cut: Instant) -> Result<f64, TuneError> {
         let pair = match (road, self.smt) {
             (Road::Smt, Some(p)) => p,
             (Road::Smt, None) => return Ok(f64::NAN),
             _ => self.pair,
         };
         let ew = self.event_words;
-        let l = layout(road, ew, self.pad_bytes).ok_or("no layout for this step")?;
+        let l = layout(road, ew, self.pad_bytes).ok_or(TuneError::NoLayout("this step"))?;
         let bw = buffer_words(ew);
         let (a, off) = arena(l.words);
         let (own_p, own_c) = (arena(1), arena(1));
@@ -399,10 +399,10 @@ fn lock(slot: &Slot) -> std::sync::MutexGuard<'_, SlotState> {
 
 /// `p7` (slots side by side) or `p8` (padded): the buffers handed over one at a
 /// time under their mutex, the consumer checking every event's sequence number.
-fn synced(r: &Roadmap<'_>, padded: bool, cut: Instant) -> Result<f64, String> {
+fn synced(r: &Roadmap<'_>, padded: bool, cut: Instant) -> Result<f64, TuneError> {
     let ew = r.event_words;
     let bw = buffer_words(ew);
-    let l = layout(Road::P7, ew, r.pad_bytes).ok_or("no layout for p7")?;
+    let l = layout(Road::P7, ew, r.pad_bytes).ok_or(TuneError::NoLayout("p7"))?;
     let (a, off) = arena(l.words);
     let bufs: Vec<&[AtomicU64]> = l
         .buffers
@@ -483,15 +483,17 @@ fn synced(r: &Roadmap<'_>, padded: bool, cut: Instant) -> Result<f64, String> {
         });
         let sent = p
             .join()
-            .map_err(|_| "p7/p8: the producer panicked".to_string())?;
+            .map_err(|_| TuneError::Panicked("p7/p8: the producer"))?;
         let (got, bad, secs) = c
             .join()
-            .map_err(|_| "p7/p8: the consumer panicked".to_string())?;
+            .map_err(|_| TuneError::Panicked("p7/p8: the consumer"))?;
         if got != sent.0 || bad != 0 {
-            return Err(format!(
-                "p7/p8: {got} of {} events arrived, {bad} out of order",
-                sent.0
-            ));
+            return Err(TuneError::Lost {
+                run: "p7/p8".into(),
+                got,
+                sent: sent.0,
+                bad,
+            });
         }
         Ok(slower(sent, (got, secs)))
     })
@@ -548,8 +550,8 @@ pub fn smt_pair(topo: &Topology) -> Result<PairCpus, String> {
 pub fn rounds(
     steps: &[Road],
     more: &mut dyn FnMut() -> bool,
-    run: &mut dyn FnMut(Road) -> Result<f64, String>,
-) -> Result<Vec<Vec<f64>>, String> {
+    run: &mut dyn FnMut(Road) -> Result<f64, TuneError>,
+) -> Result<Vec<Vec<f64>>, TuneError> {
     let mut samples = vec![Vec::new(); steps.len()];
     for round in 0..ROADMAP_ROUNDS.1 {
         if round >= ROADMAP_ROUNDS.0 && !more() {
@@ -573,7 +575,7 @@ pub(super) fn roadmap_step(
     budget: &Budget,
     share: f64,
     progress: &mut dyn FnMut(&str),
-) -> Result<Step, String> {
+) -> Result<Step, TuneError> {
     let mut step = Step::new(ROADMAP_TITLE);
     let steps: Vec<Road> = Road::ALL
         .into_iter()
@@ -617,7 +619,7 @@ pub(super) fn roadmap_step(
     let (tp, tc) = (tp.unwrap_or(f64::NAN), tc.unwrap_or(f64::NAN));
     let baseline = tp.max(tc);
     step.reference_s = Some(baseline);
-    step.notes.push(format!(
+    step.say(format!(
         "{} rounds of {} events, every step once per round in a rotated order; baseline = \
          the slower alone ({}): {:.2} ns per event; padding {HAND_PAD_BYTES} B (hand-tuned; \
          loop 1 searches it on p3)",
@@ -627,11 +629,11 @@ pub(super) fn roadmap_step(
         baseline * 1e9
     ));
     if let Err(why) = &smt {
-        step.notes.push(format!("SMT baseline: {why}"));
+        step.say(format!("SMT baseline: {why}"));
     }
     if let Some(p8) = step.rows.iter().find(|r| r.label == Road::P8.label()) {
         let note = offloaded_note("p8_rmfalsesharing", p8.per_event(), tp, tc);
-        step.notes.push(note);
+        step.say(note);
     }
     progress(&format!(
         "{ROADMAP_TITLE}: baseline {:.2} ns per event, {} rounds",
@@ -840,11 +842,9 @@ mod tests {
             .unwrap();
         assert_eq!(smt.skipped.as_deref(), Some("skipped: no SMT (test)"));
         assert_eq!(step.rows.len(), Road::ALL.len());
-        assert!(step.notes.iter().any(|n| n.contains("skipped: no SMT")));
-        assert!(step
-            .notes
-            .iter()
-            .any(|n| n.contains("work offloaded by p8")));
+        let notes: Vec<String> = step.notes.iter().map(|n| words::note(&step, n)).collect();
+        assert!(notes.iter().any(|n| n.contains("skipped: no SMT")));
+        assert!(notes.iter().any(|n| n.contains("work offloaded by p8")));
         // At least the minimum of rounds; more while the budget lasts (how many
         // depends on the machine's speed and load, so only the bounds are fixed).
         let bounds = ROADMAP_ROUNDS.0..=ROADMAP_ROUNDS.1;

@@ -15,7 +15,8 @@
 //! make runs pick at random. What the data could not separate from the choice is named, so
 //! another run that picks one of those is not a contradiction.
 
-use super::{affinity_name, Budget, Row, Step};
+use super::{Budget, Note, Row, Step, TuneError};
+use crate::harness::race::race;
 use crate::model::Outcome;
 use crate::stats::{compare_paired, median, Comparison};
 
@@ -212,6 +213,23 @@ impl Chosen {
     }
 }
 
+/// After a round: drop from `live` every row slower than its leader beyond the
+/// noise; whether the ones left are all shown equivalent to the leader.
+fn drop_separated(step: &Step, live: &mut Vec<usize>) -> bool {
+    let lead = leader(step, live);
+    let against = versus(step, lead, live);
+    live.retain(|&i| {
+        i == lead
+            || !against
+                .iter()
+                .any(|v| v.row == i && v.slower_beyond_noise())
+    });
+    against
+        .iter()
+        .filter(|v| live.contains(&v.row))
+        .all(|v| v.comparison.outcome == Outcome::Equivalent)
+}
+
 /// Settle a step's choice (see the module text): the contenders, `incumbent`
 /// (a row) and the `forced` rows, run again in rounds, the order rotated each round, until every one
 /// still running is either separated from the leader (then it stops) or
@@ -225,8 +243,8 @@ pub(super) fn settle(
     forced: &[usize],
     budget: &Budget,
     share: f64,
-    run: &mut dyn FnMut(&Row) -> Result<f64, String>,
-) -> Result<(), String> {
+    run: &mut dyn FnMut(&Row) -> Result<f64, TuneError>,
+) -> Result<(), TuneError> {
     let sweep_s: Vec<f64> = step
         .rows
         .iter()
@@ -239,41 +257,23 @@ pub(super) fn settle(
         return Ok(());
     }
     let mut live = all.clone();
-    let mut rounds = 0;
-    while rounds < SETTLE_ROUNDS.1 && live.len() > 1 {
-        let until = if rounds < SETTLE_ROUNDS.0 { 1.0 } else { share };
-        if !budget.left_until(until) {
-            break;
-        }
-        let k = rounds % live.len();
-        for &i in live[k..].iter().chain(&live[..k]) {
+    let rounds = race(
+        step,
+        &mut live,
+        SETTLE_ROUNDS.1,
+        |_, rounds| budget.left_until(if rounds < SETTLE_ROUNDS.0 { 1.0 } else { share }),
+        |step, i| {
             let v = run(&step.rows[i])?;
             step.rows[i].repeats.push(v);
-        }
-        rounds += 1;
-        let lead = leader(step, &live);
-        let against = versus(step, lead, &live);
-        live.retain(|&i| {
-            i == lead
-                || !against
-                    .iter()
-                    .any(|v| v.row == i && v.slower_beyond_noise())
-        });
-        let all_equivalent = against
-            .iter()
-            .filter(|v| live.contains(&v.row))
-            .all(|v| v.comparison.outcome == Outcome::Equivalent);
-        if all_equivalent && rounds >= 2 {
-            break;
-        }
-    }
+            Ok::<(), TuneError>(())
+        },
+        |step, live, rounds| drop_separated(step, live) && rounds >= 2,
+    )?;
     if rounds < 2 {
-        step.notes.push(format!(
-            "{} contenders were not repeated enough (budget): the choice rests on {} run{} each",
-            all.len(),
-            rounds + 1,
-            if rounds == 0 { "" } else { "s" }
-        ));
+        step.notes.push(Note::NotRepeated {
+            contenders: all.len(),
+            runs: rounds + 1,
+        });
         return Ok(());
     }
     let Chosen { row, kept, fastest } = choose(step, incumbent, &live);
@@ -286,7 +286,9 @@ pub(super) fn settle(
         unrepeated: within_one_run(step, row, band),
         band,
     };
-    step.notes.push(settled_note(step, &settled, all.len()));
+    step.notes.push(Note::Settled {
+        contenders: all.len(),
+    });
     step.settled = Some(settled);
     Ok(())
 }
@@ -319,185 +321,9 @@ fn within_one_run(step: &Step, choice: usize, band: f64) -> Vec<usize> {
         .collect()
 }
 
-/// At most this many names in a list of rows run once.
-const NAMES_LISTED: usize = 8;
-
-/// A row's name, with its affinity where the step ran both.
-fn name(row: &Row) -> String {
-    match row.pinned {
-        Some(p) => format!("{}, affinity {}", row.label, affinity_name(p)),
-        None => row.label.clone(),
-    }
-}
-
-/// What one comparison shows: in the note's words, and in the table's
-/// `vs_choice` column (see [`standing`]).
-fn verdict(c: &Comparison) -> [&'static str; 2] {
-    match c.outcome {
-        Outcome::Different if c.ratio.value > 1.0 => ["slower", "slower"],
-        Outcome::Different => [
-            "faster by the paired interval, though not by the median",
-            "faster (paired)",
-        ],
-        Outcome::Equivalent => ["indistinguishable (within ±3 %)", "indistinguishable"],
-        // The interval excludes 1 but reaches into the ±3 % band: a difference,
-        // perhaps smaller than a step moves for.
-        Outcome::Inconclusive if c.significant && c.ratio.value > 1.0 => {
-            ["slower, but perhaps by less than 3 %", "not told apart"]
-        }
-        Outcome::Inconclusive if c.significant => {
-            ["faster, but perhaps by less than 3 %", "not told apart"]
-        }
-        Outcome::Inconclusive => ["cannot be told apart with these runs", "not told apart"],
-    }
-}
-
-/// The settling's note, answer first: the choice, each contender against it,
-/// the configurations one run cannot separate from it, then how it was settled.
-fn settled_note(step: &Step, s: &Settled, contenders: usize) -> String {
-    let mut note = format!(
-        "choice {}{} ({} rounds; {contenders} contenders repeated in rotated order)",
-        name(&step.rows[s.faster]),
-        if s.kept {
-            ", the incumbent, kept: no contender was faster beyond the noise".to_string()
-        } else if s.fastest != s.faster {
-            format!(
-                ", the fewest buffer bytes of those equivalent to the fastest median, {}",
-                name(&step.rows[s.fastest])
-            )
-        } else {
-            String::new()
-        },
-        step.rows[s.faster].repeats.len(),
-    );
-    for v in &s.others {
-        let r = v.comparison.ratio;
-        note.push_str(&format!(
-            "; {}: {:.3}× as long per event (95 % CI {:.3}–{:.3}, {} rounds), {}",
-            name(&step.rows[v.row]),
-            r.value,
-            r.lo,
-            r.hi,
-            r.n,
-            verdict(&v.comparison)[0]
-        ));
-    }
-    if !s.unrepeated.is_empty() {
-        let names: Vec<String> = s
-            .unrepeated
-            .iter()
-            .take(NAMES_LISTED)
-            .map(|&i| name(&step.rows[i]))
-            .collect();
-        let more = s.unrepeated.len().saturating_sub(NAMES_LISTED);
-        note.push_str(&format!(
-            "; {} configuration{} ran once within {:.0} % of the choice's median (the most a contender's runs strayed here), too close for one run to separate: {}{}",
-            s.unrepeated.len(),
-            if s.unrepeated.len() == 1 { "" } else { "s" },
-            (s.band - 1.0) * 100.0,
-            names.join("; "),
-            if more > 0 {
-                format!("; and {more} more (the table's vs_choice column marks them all)")
-            } else {
-                String::new()
-            }
-        ));
-    }
-    note
-}
-
-/// Where row `i` stands against the step's settled choice, in a word or two:
-/// `choice`, `slower`, `indistinguishable` (within ±3 %), `not told apart`,
-/// `one run, within spread` (run once, within the repeats' spread of the choice),
-/// `one run, behind`; `None` for rows without a configuration or when nothing was
-/// settled.
-pub(super) fn standing(step: &Step, i: usize) -> Option<&'static str> {
-    let s = step.settled.as_ref()?;
-    let row = step.rows.get(i)?;
-    row.config?;
-    if i == s.faster {
-        return Some("choice");
-    }
-    if let Some(v) = s.others.iter().find(|v| v.row == i) {
-        return Some(verdict(&v.comparison)[1]);
-    }
-    Some(if s.unrepeated.contains(&i) {
-        "one run, within spread"
-    } else if row.repeats.is_empty() {
-        "one run, behind"
-    } else {
-        // A contender dropped before it shared two rounds with the choice.
-        "not told apart"
-    })
-}
-
-/// The contenders the choice could not be told from, in words, and whether it was
-/// kept from the steps before (`None` when it is ahead of every one beyond the
-/// noise, or nothing was settled).
-pub(super) fn tie(step: &Step) -> Option<String> {
-    let s = step.settled.as_ref()?;
-    let names = |outcome: Outcome| -> Vec<String> {
-        s.others
-            .iter()
-            .filter(|v| v.comparison.outcome == outcome)
-            .filter_map(|v| step.rows.get(v.row).map(name))
-            .collect()
-    };
-    let (same, open) = (names(Outcome::Equivalent), names(Outcome::Inconclusive));
-    let mut parts = Vec::new();
-    let once = s.unrepeated.len();
-    if s.kept && !(same.is_empty() && open.is_empty() && once == 0) {
-        parts.push("kept from the steps before (no contender was faster beyond the noise)".into());
-    }
-    if !same.is_empty() {
-        parts.push(format!(
-            "indistinguishable here (within ±3 %) from {}",
-            same.join("; ")
-        ));
-    }
-    if !open.is_empty() {
-        parts.push(format!(
-            "not told apart from {} with the runs the budget allowed",
-            open.join("; ")
-        ));
-    }
-    if once > 0 {
-        parts.push(format!(
-            "{once} configuration{} run once lie within the runs' spread of it (the step's table marks them \"one run, within spread\")",
-            if once == 1 { "" } else { "s" }
-        ));
-    }
-    (!parts.is_empty()).then(|| parts.join(", and "))
-}
-
-/// Where row `i` (a configuration a user asked to race) stands against the
-/// step's choice, in words: the choice itself, or its paired ratio, interval and
-/// verdict.
-pub(super) fn against(step: &Step, i: usize) -> String {
-    let Some(s) = step.settled.as_ref() else {
-        return "not repeated: the step settled nothing (budget)".into();
-    };
-    if i == s.faster {
-        return "this run's choice".into();
-    }
-    match s.others.iter().find(|v| v.row == i) {
-        Some(v) => {
-            let r = v.comparison.ratio;
-            format!(
-                "takes {:.3}× as long per event as the choice (95 % CI {:.3}–{:.3}, {} rounds): {}",
-                r.value,
-                r.lo,
-                r.hi,
-                r.n,
-                verdict(&v.comparison)[0]
-            )
-        }
-        None => "not repeated with the choice (budget)".into(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::words::{against, note, standing, verdict};
     use super::super::Step;
     use super::*;
     use hspc::Config;
@@ -536,6 +362,11 @@ mod tests {
         }
     }
 
+    /// The step's last note in words.
+    fn last_note(step: &Step) -> String {
+        note(step, step.notes.last().unwrap())
+    }
+
     fn bytes(row: &Row) -> usize {
         row.config.map_or(0, |c| c.buffer_bytes)
     }
@@ -553,7 +384,7 @@ mod tests {
         .unwrap();
         assert!(step.rows.iter().all(|r| r.repeats.len() >= SETTLE_ROUNDS.0));
         assert_eq!(step.best().unwrap().label, "1024 B");
-        let note = step.notes.last().unwrap();
+        let note = &last_note(&step);
         assert!(
             note.starts_with("choice 1024 B")
                 && note.contains("4096 B: 1.2")
@@ -634,7 +465,7 @@ mod tests {
             Ok(1e-8 * (1.0 + 0.2 * f64::from(k % 5) - 0.4))
         })
         .unwrap();
-        let note = step.notes.last().unwrap();
+        let note = &last_note(&step);
         assert!(
             note.ends_with("cannot be told apart with these runs")
                 || note.ends_with("indistinguishable (within ±3 %)")
@@ -657,7 +488,7 @@ mod tests {
         assert!(step.rows.iter().all(|r| r.repeats.is_empty()));
         assert!(step.settled.is_none());
         assert!(
-            step.notes.last().unwrap().contains("not repeated enough"),
+            last_note(&step).contains("not repeated enough"),
             "{:?}",
             step.notes
         );
@@ -682,7 +513,7 @@ mod tests {
         let s = step.settled.clone().unwrap();
         assert!(s.kept && s.faster == 2, "{s:?}");
         assert_eq!(step.best().unwrap().label, "4096 B");
-        let note = step.notes.last().unwrap();
+        let note = &last_note(&step);
         assert!(
             note.starts_with("choice 4096 B") && note.contains("kept"),
             "{note}"
@@ -733,7 +564,7 @@ mod tests {
         assert_eq!(step.best().unwrap().label, "16384 B", "{s:?}");
         let small = s.others.iter().find(|v| v.row == 0).unwrap();
         assert_eq!(verdict(&small.comparison)[1], "slower");
-        let note = step.notes.last().unwrap();
+        let note = &last_note(&step);
         assert!(note.starts_with("choice 16384 B"), "{note}");
         if s.fastest != s.faster {
             assert!(
@@ -837,7 +668,7 @@ mod tests {
         let s = step.settled.clone().unwrap();
         assert!(s.band > 1.05 && s.band < 1.2, "{}", s.band);
         assert_eq!(s.unrepeated, vec![4]);
-        let note = step.notes.last().unwrap();
+        let note = &last_note(&step);
         assert!(
             note.contains("1 configuration ran once within") && note.ends_with("16384 B"),
             "{note}"

@@ -40,8 +40,8 @@ fn channel_run<const N: usize>(
     m: u64,
     cpus: Pair<'_>,
     cut: Instant,
-) -> Result<Run, String> {
-    let (mut tx, mut rx) = hspc::channel::<Ev<N>>(config).map_err(|e| e.to_string())?;
+) -> Result<Run, TuneError> {
+    let (mut tx, mut rx) = hspc::channel::<Ev<N>>(config)?;
     let gate = Barrier::new(2);
     let counted = CountedRun::default();
     let out = std::thread::scope(|s| {
@@ -49,23 +49,23 @@ fn channel_run<const N: usize>(
             let mut counter = cpus.pin_counted(cpus.cpus.0);
             gate.wait();
             counter.start();
-            let before = Switches::of_this_thread();
             // The producer's loop runs `stack_offset_bytes` lower on its stack
             // than the consumer's (seed 004 `p4_adjuststack`).
-            let sent = with_stack_offset(config.stack_offset_bytes, move || {
-                let mut sent = 0;
-                for k in 0..m {
-                    if (k & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= cut)
-                        || tx.push(Ev::new(k)).is_err()
-                    {
-                        break;
+            let (sent, switches) = Switches::during(|| {
+                with_stack_offset(config.stack_offset_bytes, move || {
+                    let mut sent = 0;
+                    for k in 0..m {
+                        if (k & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= cut)
+                            || tx.push(Ev::new(k)).is_err()
+                        {
+                            break;
+                        }
+                        sent += 1;
                     }
-                    sent += 1;
-                }
-                drop(tx);
-                sent
+                    drop(tx);
+                    sent
+                })
             });
-            let switches = switches_between(before, Switches::of_this_thread());
             counter.stop_into(&counted);
             (sent, switches)
         });
@@ -73,27 +73,30 @@ fn channel_run<const N: usize>(
             let mut counter = cpus.pin_counted(cpus.cpus.1);
             gate.wait();
             counter.start();
-            let before = Switches::of_this_thread();
-            let t = Instant::now();
-            let (mut k, mut bad, mut sum) = (0u64, 0u64, 0u64);
-            while let Ok(e) = rx.pop() {
-                bad += u64::from(!e.matches(k));
-                sum = sum.wrapping_mul(31).wrapping_add(e.word());
-                k += 1;
-            }
-            let secs = t.elapsed().as_secs_f64();
-            black_box(sum);
-            let sw = switches_between(before, Switches::of_this_thread());
+            let ((secs, k, bad), sw) = Switches::during(|| {
+                let t = Instant::now();
+                let (mut k, mut bad, mut sum) = (0u64, 0u64, 0u64);
+                while let Ok(e) = rx.pop() {
+                    bad += u64::from(!e.matches(k));
+                    sum = sum.wrapping_mul(31).wrapping_add(e.word());
+                    k += 1;
+                }
+                let secs = t.elapsed().as_secs_f64();
+                black_box(sum);
+                (secs, k, bad)
+            });
             counter.stop_into(&counted);
             (secs, k, bad, sw)
         });
-        let (secs, got, bad, csw) = c.join().map_err(|_| "the consumer panicked".to_string())?;
-        let (sent, psw) = p.join().map_err(|_| "the producer panicked".to_string())?;
+        let (secs, got, bad, csw) = c.join().map_err(|_| TuneError::Panicked("the consumer"))?;
+        let (sent, psw) = p.join().map_err(|_| TuneError::Panicked("the producer"))?;
         if got != sent || bad != 0 {
-            return Err(format!(
-                "{}: {got} of {sent} events arrived, {bad} out of order",
-                describe(&config)
-            ));
+            return Err(TuneError::Lost {
+                run: describe(&config),
+                got,
+                sent,
+                bad,
+            });
         }
         Ok(Run {
             secs,
@@ -115,7 +118,7 @@ fn events_for<const N: usize>(config: &Config, m: u64) -> u64 {
 }
 /// One run of a configuration: what it measured and the events it was asked
 /// to move.
-type RunOf<'r> = dyn FnMut(&Config) -> Result<(Run, u64), String> + 'r;
+type RunOf<'r> = dyn FnMut(&Config) -> Result<(Run, u64), TuneError> + 'r;
 
 /// Runs `configs` while the budget share lasts, the first one first and the
 /// rest spread over the grid (see [`spread_order`]); rows go into `step` in the
@@ -127,11 +130,11 @@ fn sweep(
     share: f64,
     progress: &mut dyn FnMut(&str),
     run_of: &mut RunOf<'_>,
-) -> Result<(), String> {
+) -> Result<(), TuneError> {
     let mut rows: Vec<(usize, Row)> = Vec::new();
     for (i, k) in spread_order(configs.len()).into_iter().enumerate() {
         if !budget.left_until(share) && (i > 0 || !budget.left_until(1.0)) {
-            step.notes.push(format!(
+            step.say(format!(
                 "budget: measured {i} of {} configurations (spread over the grid)",
                 configs.len()
             ));
@@ -178,7 +181,7 @@ impl Sweeper<'_, '_> {
         incumbent: Config,
         configs: &[Config],
         i: usize,
-    ) -> Result<Step, String> {
+    ) -> Result<Step, TuneError> {
         let (m, cpus, budget) = (self.m, self.cpus, self.budget);
         self.step_by(title, incumbent, configs, i, &mut |c| {
             let events = events_for::<N>(c, m);
@@ -200,7 +203,7 @@ impl Sweeper<'_, '_> {
         configs: &[Config],
         i: usize,
         run_of: &mut RunOf<'_>,
-    ) -> Result<Step, String> {
+    ) -> Result<Step, TuneError> {
         let mut step = Step::new(title);
         let budget = self.budget;
         let ordered: Vec<Config> = std::iter::once(incumbent)
@@ -216,7 +219,7 @@ impl Sweeper<'_, '_> {
         )?;
         let kept = step.row_of(&incumbent, None);
         settle(&mut step, kept, &[], budget, STEP_ENDS[i], &mut |row| {
-            let c = row.config.ok_or("settling a row without a configuration")?;
+            let c = row.config.ok_or(TuneError::Unconfigured)?;
             let (run, _) = run_of(&c)?;
             Ok(run.secs / run.moved.max(1) as f64)
         })?;
@@ -236,7 +239,7 @@ fn padding_step(
     sw: &mut Sweeper<'_, '_>,
     road: &Roadmap<'_>,
     start: Config,
-) -> Result<Step, String> {
+) -> Result<Step, TuneError> {
     let configs: Vec<Config> = PADDINGS
         .iter()
         .filter(|&&p| p >= 8)
@@ -267,7 +270,7 @@ fn padding_step(
             row.label = format!("p3, padding {} B", c.padding_bytes);
         }
     }
-    step.notes.push(format!(
+    step.say(format!(
         "p3_rmfalsesharing with each padding between the indices and the buffers, {} \
          events a run; 1, 2 and 4 B are not run: the indices are 8-byte words, so they lay \
          p3 out as 8 B does; the padding chosen is the channel's padding between buffers \
@@ -284,7 +287,7 @@ pub(super) fn stage_one<const N: usize>(
     smt: Result<Pair<'_>, String>,
     budget: &Budget,
     progress: &mut dyn FnMut(&str),
-) -> Result<(Vec<Step>, Config), String> {
+) -> Result<(Vec<Step>, Config), TuneError> {
     let base = roadmap_step(N, cpus, smt.clone(), budget, STEP_ENDS[0], progress)?;
     let road = Roadmap {
         m: base.rows.first().map_or(1 << 14, |r| r.events),
@@ -322,10 +325,9 @@ pub(super) fn stage_one<const N: usize>(
         &configs,
         2,
     )?;
-    stack.notes.push(
+    stack.say(
         "stack +N B: the producer's loop runs N bytes lower on its stack than the \
-         consumer's (harness::stack::with_stack_offset; seed 004 p4_adjuststack)"
-            .into(),
+         consumer's (harness::stack::with_stack_offset; seed 004 p4_adjuststack)",
     );
     let stacked = chosen(&stack).unwrap_or(padded);
     let grid = grid_step::<N>(&mut sw, stacked)?;
@@ -334,7 +336,7 @@ pub(super) fn stage_one<const N: usize>(
     let best = chosen(&waits).unwrap_or(layout);
     if let (Some(row), (Some(tp), Some(tc))) = (waits.best(), baselines(&base)) {
         let note = offloaded_note("Stage One's choice", row.per_event(), tp, tc);
-        waits.notes.push(note);
+        waits.say(note);
     }
     let mut steps = vec![base, pad, stack, grid, waits];
     for s in &mut steps[1..] {
@@ -347,7 +349,7 @@ pub(super) fn stage_one<const N: usize>(
 /// × every size of [`STAGE_ONE_BUFFER_BYTES`] (at least one event), from
 /// `stacked` (the padding and stack offset chosen, 3 × 4096 B), spread over
 /// the grid in time; what the budget leaves out is named.
-fn grid_step<const N: usize>(sw: &mut Sweeper<'_, '_>, stacked: Config) -> Result<Step, String> {
+fn grid_step<const N: usize>(sw: &mut Sweeper<'_, '_>, stacked: Config) -> Result<Step, TuneError> {
     let configs = loop_three_grid(stacked, N);
     let mut step = sw.step::<N>(
         "stage one: buffer count × buffer size (loop 3)",
@@ -375,7 +377,7 @@ fn grid_step<const N: usize>(sw: &mut Sweeper<'_, '_>, stacked: Config) -> Resul
             "; sizes below {N} B cannot hold one event and are not run"
         ));
     }
-    step.notes.push(note);
+    step.say(note);
     Ok(step)
 }
 
@@ -394,7 +396,7 @@ pub(super) fn loop_three_grid(stacked: Config, event_bytes: usize) -> Vec<Config
 }
 
 /// Every wait strategy, and the ring mode, on the fastest layout.
-fn wait_step<const N: usize>(sw: &mut Sweeper<'_, '_>, layout: Config) -> Result<Step, String> {
+fn wait_step<const N: usize>(sw: &mut Sweeper<'_, '_>, layout: Config) -> Result<Step, TuneError> {
     let mut configs: Vec<Config> = WaitStrategy::ALL
         .iter()
         .map(|&w| layout.with_wait(w))
@@ -408,11 +410,10 @@ fn wait_step<const N: usize>(sw: &mut Sweeper<'_, '_>, layout: Config) -> Result
     );
     let mut waits = sw.step::<N>("stage one: wait strategy", layout, &configs, 4)?;
     waits.show_switches = true;
-    waits.notes.push(
+    waits.say(
         "ctx sw: context switches of each thread (getrusage RUSAGE_THREAD) from the start \
          gate to its last event, per 10^6 events, voluntary ones in parentheses; spinlock, \
-         spin_backoff and spin_pause make no system call, so theirs are the OS taking the CPU"
-            .into(),
+         spin_backoff and spin_pause make no system call, so theirs are the OS taking the CPU",
     );
     Ok(waits)
 }

@@ -78,7 +78,7 @@ fn limit_lines<const W: usize>(
     n: u64,
     layout: Config,
     cpus: Pair<'_>,
-) -> Result<(LimitLines, ProfileData), String> {
+) -> Result<(LimitLines, ProfileData), TuneError> {
     let mut secs: [Vec<f64>; 3] = Default::default();
     let mut reference: Option<ProfileData> = None;
     for round in 0..LINE_ROUNDS {
@@ -86,9 +86,7 @@ fn limit_lines<const W: usize>(
             let (t, profile) = line_run::<W>(k, n, layout, cpus);
             secs[k].push(t);
             match (profile, &reference) {
-                (Some(p), Some(r)) if &p != r => {
-                    return Err("the single-thread profile changed between runs".into())
-                }
+                (Some(p), Some(r)) if &p != r => return Err(TuneError::ReferenceChanged),
                 (Some(p), None) => reference = Some(p),
                 _ => {}
             }
@@ -96,7 +94,7 @@ fn limit_lines<const W: usize>(
     }
     let reference = reference.unwrap_or_default();
     if reference.bad != 0 || !reference.stack.is_empty() || reference.events == 0 {
-        return Err("the single-thread profile is inconsistent".into());
+        return Err(TuneError::ReferenceInconsistent);
     }
     let [optimal, achievable, upper] = secs;
     let lines = [
@@ -119,7 +117,7 @@ fn reference_rows<const W: usize>(
     layout: Config,
     cpus: Pair<'_>,
     progress: &mut dyn FnMut(&str),
-) -> Result<(u64, ProfileData), String> {
+) -> Result<(u64, ProfileData), TuneError> {
     let bytes = W * 8;
     let n0 = 18u64;
     let (t0, _) = time(|| fib(n0, 0, &mut Nothing));
@@ -138,7 +136,7 @@ fn reference_rows<const W: usize>(
     }
     let median_ms = |k: usize| crate::stats::median(&lines[k].1) * 1e3;
     step.reference_s = Some(crate::stats::median(&per_event(&lines[1].1)));
-    step.notes.push(format!(
+    step.say(format!(
         "fib({n}): {events} events; {WORK_STEPS} multiply-adds of work per call; the limit \
          lines {LINE_ROUNDS} runs each, interleaved"
     ));
@@ -160,7 +158,7 @@ fn container_rows<const W: usize>(
     n: u64,
     reference: &ProfileData,
     budget: &Budget,
-) -> Result<(), String> {
+) -> Result<(), TuneError> {
     let mut per_event: [Vec<f64>; 2] = Default::default();
     let mut events = 0;
     for round in 0..LINE_ROUNDS {
@@ -191,7 +189,7 @@ fn container_rows<const W: usize>(
         )
     };
     if let Some(note) = container_note(&hash, &tree) {
-        step.notes.push(note);
+        step.say(note);
     }
     step.rows.push(hash);
     step.rows.push(tree);
@@ -212,8 +210,8 @@ fn grid_rounds(
     budget: &Budget,
     share: f64,
     progress: &mut dyn FnMut(&str),
-    run: &mut dyn FnMut(Config, bool) -> Result<FibRun, String>,
-) -> Result<Vec<Vec<FibRun>>, String> {
+    run: &mut dyn FnMut(Config, bool) -> Result<FibRun, TuneError>,
+) -> Result<Vec<Vec<FibRun>>, TuneError> {
     let mut samples: Vec<Vec<FibRun>> = (0..runs.len()).map(|_| Vec::new()).collect();
     for round in 0..GRID_ROUNDS {
         for (i, k) in run_order(groups, first, round).into_iter().enumerate() {
@@ -221,7 +219,7 @@ fn grid_rounds(
             // The first round's fixed runs always run: the step's choice needs them.
             let out = k >= first || (round > 0 && !budget.left_until(1.0));
             if !budget.left_until(share) && out {
-                step.notes.push(format!(
+                step.say(format!(
                     "budget: round {} of {GRID_ROUNDS} stopped after {i} runs",
                     round + 1
                 ));
@@ -252,7 +250,7 @@ fn grid_rows(
     (all, kept): (usize, usize),
     both_affinities: bool,
 ) {
-    step.notes.push(format!(
+    step.say(format!(
         "grid: {kept} of {all} configurations × affinity {}, {GRID_ROUNDS} rounds, every \
          round each run once, affinity on and off next to each other in alternate order \
          (from one configuration and one round to the next); the rest left out for the \
@@ -287,7 +285,7 @@ pub(super) fn stage_two<const W: usize>(
     budget: &Budget,
     step_index: usize,
     progress: &mut dyn FnMut(&str),
-) -> Result<(Step, Option<(Config, bool)>), String> {
+) -> Result<(Step, Option<(Config, bool)>), TuneError> {
     let share = sweep_end(step_index);
     let bytes = W * 8;
     let mut step = Step::new(format!("stage two: fib, {bytes}-byte events"));
@@ -369,7 +367,7 @@ pub(super) fn stage_two<const W: usize>(
         budget,
         STEP_ENDS[step_index],
         &mut |row| {
-            let c = row.config.ok_or("settling a row without a configuration")?;
+            let c = row.config.ok_or(TuneError::Unconfigured)?;
             let pair = if row.pinned == Some(true) {
                 cpus
             } else {
@@ -380,7 +378,7 @@ pub(super) fn stage_two<const W: usize>(
         },
     )?;
     if let Some(note) = affinity_note(&step) {
-        step.notes.push(note);
+        step.say(note);
     }
     let best = step.best().and_then(|r| r.config.zip(r.pinned));
     Ok((step, best))
