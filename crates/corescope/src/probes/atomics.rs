@@ -64,7 +64,7 @@ impl Method {
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     method: Method,
     placement: String,
     threads: usize,
@@ -166,8 +166,11 @@ pub fn total(s: &Shared, method: Method) -> u64 {
 pub const ID: &str = "atomics";
 
 impl Probe for Atomics {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// Its duration and its team's creation.
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.num("duration_ns")? * 1e-9 + c.spawn_s(c.threads()))
     }
 
@@ -182,7 +185,7 @@ impl Probe for Atomics {
         &[Sensitivity::CrossCpu]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let counts = ctx.thread_counts(MAX_THREAD_FACTOR);
         let placements = ctx.placements(&[Strategy::Compact, Strategy::Scatter]);
         // One repetition; the runner repeats every case in rounds, all methods and
@@ -230,8 +233,8 @@ impl Probe for Atomics {
         ))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let (strategy, cpus) = super::placed(&ctx.plan.topo, &c.placement, c.threads)?;
         let shared = Box::<Shared>::default();
         let s = &*shared;
@@ -286,7 +289,7 @@ impl Probe for Atomics {
         Ok(Measurement::points(pts))
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, ctx: &PlanCtx) {
         let cpus = ctx.cpus();
         let unit = "increments_per_s";
         for m in Method::ALL {

@@ -59,7 +59,7 @@ impl Kind {
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     kind: Kind,
     placement: String,
     threads: usize,
@@ -112,6 +112,9 @@ pub const PLACEMENTS: [Strategy; 4] = [
 pub const ID: &str = "compute";
 
 impl Probe for Compute {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// The kernel (`passes` × 1,024 dependent ops per thread, in waves over the
     /// CPUs), the team's creation, then the round's clock.
     /// Summary: the int and fp families' peaks, then each placement and seed 001's Table 2.
@@ -123,7 +126,7 @@ impl Probe for Compute {
             latency_series: None,
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
             c.num("passes")? * 1024.0 * c.op_s() * c.waves()
                 + c.spawn_s(c.threads())
@@ -142,7 +145,7 @@ impl Probe for Compute {
         &[Sensitivity::CoreThroughput]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         // Elements (inputs processed) per thread when threads ≤ CPUs. Full: the
         // seed's 10^9 per thread. Quick and default shrink the per-thread work when
         // threads exceed CPUs so every case takes about the same wall time, and the
@@ -220,8 +223,8 @@ impl Probe for Compute {
             ))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let (strategy, cpus) = super::placed(&ctx.plan.topo, &c.placement, c.threads)?;
         let passes = c.passes;
         let out = match c.kind {
@@ -265,7 +268,7 @@ impl Probe for Compute {
         Ok(Measurement::points(points))
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, ctx: &PlanCtx) {
         let cpus = ctx.cpus();
         for what in ["int", "fp"] {
             let found = [

@@ -42,7 +42,7 @@ pub const ROUNDS: Rounds = Rounds {
 pub struct FalseSharing;
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     threads: usize,
     pad: usize,
     portions: usize,
@@ -101,10 +101,13 @@ const COST_OPS_PER_INCREMENT: f64 = 3.3;
 pub const ID: &str = "false-sharing";
 
 impl Probe for FalseSharing {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// Its increments of a contended line (each about
     /// [`COST_OPS_PER_INCREMENT`] dependent integer ops) in waves over the CPUs,
     /// and its team's creation.
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
             c.num("portions")?
                 * c.num("increments")?
@@ -126,7 +129,7 @@ impl Probe for FalseSharing {
         &[Sensitivity::CrossCpu]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let threads = ctx
             .overrides
             .threads
@@ -168,8 +171,8 @@ impl Probe for FalseSharing {
             ))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, c.threads)
             .map_err(|e| ProbeError::Failed(e.to_string()))?;
         let counters = Counters::new(c.threads, c.pad).map_err(ProbeError::Failed)?;
@@ -235,7 +238,7 @@ impl Probe for FalseSharing {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, ctx: &PlanCtx) {
         let Some(s) = result.series("padding/time").cloned() else {
             return;
         };

@@ -40,7 +40,7 @@ pub const ROUNDS: Rounds = Rounds {
 pub struct Matmul;
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     n: usize,
     /// `ijk/normal` … `kji/transposed`, or `library/matrixmultiply`.
     variant: String,
@@ -142,6 +142,9 @@ const COST_OPS_PER_N3: f64 = 7.4;
 pub const ID: &str = "matmul";
 
 impl Probe for Matmul {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// n³ multiply-adds, [`COST_OPS_PER_N3`] dependent integer ops each (every loop
     /// order and the library averaged).
     /// Summary: the library against the best loop order, then the loop orders.
@@ -153,7 +156,7 @@ impl Probe for Matmul {
             ],
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.num("n")?.powi(3) * COST_OPS_PER_N3 * c.op_s())
     }
 
@@ -168,7 +171,7 @@ impl Probe for Matmul {
         &[Sensitivity::CoreThroughput, Sensitivity::PageSize]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let sizes: Vec<usize> = ctx.profile.pick(
             // Quick stops at 128: at 256 the worst orders take about 100 ms a
             // product, 8 of the quick profile's 70 s on a 2-vCPU guest.
@@ -203,8 +206,8 @@ impl Probe for Matmul {
             ))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let n = c.n;
         let mut m = Measurement::default();
         // Gave up at a smaller n: not run again (its own n keeps all its rounds).
@@ -268,7 +271,7 @@ impl Probe for Matmul {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, _ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, _ctx: &PlanCtx) {
         GAVE_UP.with(|g| g.borrow_mut().clear());
         // At the largest n every naive variant reached: best and worst order, and the
         // library against the best order, paired by round.

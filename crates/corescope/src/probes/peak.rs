@@ -433,7 +433,7 @@ unsafe fn x86_call(
 // ---- the probe -----------------------------------------------------------------
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     level: Level,
     precision: Precision,
     placement: String,
@@ -451,6 +451,9 @@ const PEAK_COST_PER_INSTRUCTION: f64 = 0.116;
 pub const ID: &str = "peak";
 
 impl Probe for Peak {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// The FP instructions per thread (a fraction of a dependent integer op each:
     /// [`PEAK_COST_PER_INSTRUCTION`]) in waves over the CPUs, the team's creation,
     /// then the round's clock.
@@ -460,7 +463,7 @@ impl Probe for Peak {
             suffixes: &["f64", "f32"],
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
             c.plan_num("fp_instructions_per_thread_per_rep")?
                 * PEAK_COST_PER_INSTRUCTION
@@ -486,7 +489,7 @@ impl Probe for Peak {
         &[crate::model::View::PeakOverview]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         // FP instructions per thread per repetition: about 2.5 ms (quick), 25 ms
         // (default), 0.5 s (full) at 2 instructions per cycle and 4 GHz; the runner
         // repeats each case in rounds, the placements of one kernel and thread count
@@ -567,8 +570,8 @@ impl Probe for Peak {
             ))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let (strategy, cpus) = super::placed(&ctx.plan.topo, &c.placement, c.threads)?;
         let (level, precision, iters) = (c.level, c.precision, c.iters);
         let out = ctx.team(
@@ -620,7 +623,7 @@ impl Probe for Peak {
         ]))
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, ctx: &PlanCtx) {
         let kernels: Vec<(Level, Precision)> = LEVELS
             .iter()
             .flat_map(|&l| [Precision::F64, Precision::F32].map(|p| (l, p)))

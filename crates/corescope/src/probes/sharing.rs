@@ -92,7 +92,7 @@ pub const PAIRS_PER_LEVEL: usize = 8;
 pub struct Sharing;
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     a: u32,
     b: u32,
     /// Passes of the dependent chains per run.
@@ -451,13 +451,16 @@ fn throughput_cost_s(c: &crate::probes::cost::Cost) -> f64 {
 pub const ID: &str = "sharing";
 
 impl Probe for Sharing {
+    type Params = CaseParams;
+    type Facts = Vec<u32>;
+
     /// Six kernels of `passes` × 1,024 ops, three times, their 18 threads, then
     /// the throughput kernels ([`throughput_cost_s`]).
     /// Summary: whether the CPUs share a core, after the matrices' worst slowdowns.
     fn summary_shape(&self) -> crate::model::SummaryShape {
         crate::model::SummaryShape::CoreSharing
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
             c.num("passes")? * 1024.0 * c.op_s() * 6.0 * 3.0
                 + c.spawn_s(18.0)
@@ -476,7 +479,7 @@ impl Probe for Sharing {
         &[Sensitivity::CoreThroughput, Sensitivity::CrossCpu]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams, Vec<u32>>, ProbeError> {
         // Each pair runs the kernels alone and together in rounds: the default
         // profile measures the full matrix up to 16 CPUs (120 pairs), the
         // representative subset beyond.
@@ -552,8 +555,8 @@ impl Probe for Sharing {
         Ok(plan)
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let mut m = Measurement::default();
         // Sizes of the throughput kernels, calibrated on the first CPU alone.
         let mut sizes = Vec::with_capacity(c.throughput_kernels.len());
@@ -624,8 +627,8 @@ impl Probe for Sharing {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, plan: &Plan, ctx: &PlanCtx) {
-        let cpus: Vec<u32> = plan.facts::<Vec<u32>>().cloned().unwrap_or_default();
+    fn finish(&self, result: &mut ProbeResult, facts: &Self::Facts, ctx: &PlanCtx) {
+        let cpus: Vec<u32> = facts.clone();
         let mut full = Vec::new();
         for (name, unit) in [
             ("sharing/int", "integer pipeline"),
@@ -902,7 +905,7 @@ mod tests {
             let ctx = plan_ctx(from_synthetic("pack:1 core:2 pu:1").unwrap(), profile, 60.0);
             let plan = Sharing.plan(&ctx).unwrap();
             assert_eq!(plan.cases.len(), 1, "one pair on 2 CPUs");
-            let c: CaseParams = plan.cases[0].typed().unwrap();
+            let c: CaseParams = plan.cases[0].params.clone();
             assert_eq!(c.throughput_kernels, Throughput::ALL.to_vec());
             assert!(c.throughput_rounds >= MIN_ROUNDS_FOR_VERDICT);
             assert!(c.throughput_run_ns > 0);

@@ -51,7 +51,7 @@ impl Variant {
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     variants: Vec<Variant>,
     /// Samples per variant (taken in chunks).
     samples: usize,
@@ -181,6 +181,9 @@ fn sample(c: &Variant, samples: usize, limit_ticks: u64, deadline: std::time::In
 pub const ID: &str = "threads";
 
 impl Probe for Threads {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
     /// elapsed ÷ cases); full scaled from default by its sample counts.
@@ -197,7 +200,7 @@ impl Probe for Threads {
             ],
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.per_profile([0.07, 1.0, 20.0]))
     }
 
@@ -212,7 +215,7 @@ impl Probe for Threads {
         &[Sensitivity::CrossCpu]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let n = pair::samples(ctx.profile);
         let mut variants = Vec::new();
         let mut skipped = Vec::new();
@@ -248,8 +251,8 @@ impl Probe for Threads {
             ))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let clock = ctx.plan.clock.clone();
         let limit = clock.ns_to_ticks(CHILD_TIMEOUT_S * 1e9) as u64;
         let deadline = ctx.deadline;
@@ -294,7 +297,7 @@ impl Probe for Threads {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, ctx: &PlanCtx) {
         let ds = &result.distributions;
         for rel in ["other-core", "same-cpu", "unpinned"] {
             let (j, d) = (

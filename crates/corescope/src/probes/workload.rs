@@ -86,7 +86,7 @@ impl Work {
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     work: Work,
     threads: usize,
     duration_ns: u64,
@@ -201,8 +201,11 @@ fn tmp_dir() -> CString {
 pub const ID: &str = "workload";
 
 impl Probe for Workload {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// Its duration and its team's creation.
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.num("duration_ns")? * 1e-9 + c.spawn_s(c.threads()))
     }
 
@@ -221,7 +224,7 @@ impl Probe for Workload {
         ]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let counts = match &ctx.overrides.threads {
             Some(t) => t.clone(),
             // A big machine (default profile): the thinned ladder, which also ends
@@ -291,8 +294,8 @@ impl Probe for Workload {
         Ok(plan)
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, c.threads)
             .map_err(|e| ProbeError::Failed(e.to_string()))?;
         let dur = c.duration_ns;
@@ -357,7 +360,7 @@ impl Probe for Workload {
         )]))
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, _ctx: &PlanCtx) {
+    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, _ctx: &PlanCtx) {
         let works: Vec<String> = result
             .series
             .iter()

@@ -71,8 +71,11 @@ const IDLE_IS_THE_MEMORY_CHASE: [crate::model::SameQuantity; 1] = [crate::model:
 pub const ID: &str = "loaded-latency";
 
 impl Probe for LoadedLatency {
+    type Params = CaseParams;
+    type Facts = Vec<NodeTeam>;
+
     /// Its chase's duration, its blocks' first touch, its team ([`loaded_run_cost_s`]).
-    fn run_cost_s(&self, c: &super::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &super::cost::Cost) -> Option<f64> {
         loaded_run_cost_s(c)
     }
 
@@ -95,12 +98,12 @@ impl Probe for LoadedLatency {
         "memory latency vs the bandwidth the other CPUs draw (read, read/write), knee and saturation"
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams, Vec<NodeTeam>>, ProbeError> {
         plan::plan(ctx)
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let (lat_ns, bw) = measure::measure_step(ctx, &c)?;
         let x = c.load_step as f64;
         let mut points = vec![Point::new(
@@ -122,8 +125,8 @@ impl Probe for LoadedLatency {
         Ok(Measurement::points(points))
     }
 
-    fn finish(&self, result: &mut ProbeResult, plan: &Plan, _ctx: &PlanCtx) {
-        let teams: Vec<NodeTeam> = plan.facts::<Vec<NodeTeam>>().cloned().unwrap_or_default();
+    fn finish(&self, result: &mut ProbeResult, facts: &Self::Facts, _ctx: &PlanCtx) {
+        let teams: Vec<NodeTeam> = facts.clone();
         for team in &teams {
             let tag = |base: &str| match team.node {
                 Some(n) => format!("{base}-node{n}"),

@@ -40,7 +40,7 @@ pub use plan::{
 
 use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::model::{Measurement, ProbeResult, Sensitivity};
-use case::Kind;
+use case::{CaseParams, Kind};
 
 /// The probe.
 pub struct Numa;
@@ -56,11 +56,14 @@ pub const MATRIX_LATENCY: &str = "numa/latency";
 pub const MATRIX_READ: &str = "numa/read";
 
 impl Probe for Numa {
+    type Params = CaseParams;
+    type Facts = Vec<u32>;
+
     /// A latency cell chases `steps` dependent loads (about
     /// [`COST_DRAM_LOAD_NS`] each) after writing its buffer; a read cell streams
     /// `bytes` per thread, the node's bandwidth saturating at 6 streams as in
     /// `memory`, and starts its team.
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         let bytes = c.num("bytes")?;
         let steps = c.num("steps").unwrap_or(0.0);
         let threads = c.len_of("cpus").max(1) as f64;
@@ -82,16 +85,16 @@ impl Probe for Numa {
         &[Sensitivity::PageSize, Sensitivity::PagePlacement]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams, Vec<u32>>, ProbeError> {
         plan::plan(ctx)
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         measure::measure_cell(case, ctx)
     }
 
-    fn finish(&self, result: &mut ProbeResult, plan: &Plan, _ctx: &PlanCtx) {
-        let nodes: Vec<u32> = plan.facts::<Vec<u32>>().cloned().unwrap_or_default();
+    fn finish(&self, result: &mut ProbeResult, facts: &Self::Facts, _ctx: &PlanCtx) {
+        let nodes: Vec<u32> = facts.clone();
         analysis::merge_binding_tables(result);
         for (kind, unit) in [(Kind::Read, "bytes_per_s"), (Kind::Latency, "ns")] {
             result
@@ -158,7 +161,7 @@ mod tests {
                 .cases
                 .iter()
                 .filter(|c| {
-                    let p: CaseParams = c.typed().unwrap();
+                    let p: CaseParams = c.params.clone();
                     p.cpu_node == p.mem_node
                 })
                 .count();
@@ -174,7 +177,7 @@ mod tests {
             assert!(plan.cases.iter().all(|c| c.rounds.min >= 2));
             // Each case's CPUs lie on its CPU node.
             for c in &plan.cases {
-                let p: CaseParams = c.typed().unwrap();
+                let p: CaseParams = c.params.clone();
                 assert!(!p.cpus.is_empty());
                 for cpu in &p.cpus {
                     let node = ctx.topo.pu(*cpu).and_then(|p| p.numa_node).unwrap_or(0);
@@ -186,7 +189,7 @@ mod tests {
             let mut r = ProbeResult::new("numa", "t", Status::Completed);
             r.params = plan.params.clone();
             for c in &plan.cases {
-                let p: CaseParams = c.typed().unwrap();
+                let p: CaseParams = c.params.clone();
                 let local = p.cpu_node == p.mem_node;
                 let (y_name, y) = match p.kind {
                     Kind::Read => ("bytes_per_s", if local { 2e10 } else { 1e10 }),
@@ -202,7 +205,7 @@ mod tests {
                     ));
                 }
             }
-            Numa.finish(&mut r, &plan, &ctx);
+            Numa.finish(&mut r, &plan.facts, &ctx);
             for name in ["numa/read", "numa/latency", "numa/pages-on-node"] {
                 let m = r.matrices.iter().find(|m| m.name == name).unwrap();
                 assert_eq!(
