@@ -8,7 +8,7 @@
 //! seed's did for two minutes). Each thread reads the clock every
 //! [`CHECK_EVERY`] operations, whatever the team's size.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx, SweepConfigs};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx, SweepConfigs};
 use crate::analysis;
 use crate::clock::now_ns;
 use crate::model::{Measurement, Point, ProbeResult, Sensitivity};
@@ -289,12 +289,13 @@ impl Probe for Atomics {
         Ok(Measurement::points(pts))
     }
 
-    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
         let cpus = ctx.cpus();
         let unit = "increments_per_s";
         for m in Method::ALL {
             let found = analysis::placements(result, m.name(), unit, cpus as f64);
-            result.findings.extend(found);
+            out.findings.extend(found);
         }
         // At the largest thread count: the fastest and the slowest method, each at its
         // best placement, compared round by round.
@@ -304,7 +305,7 @@ impl Probe for Atomics {
             .flat_map(|s| s.x.iter().copied())
             .reduce(f64::max)
         else {
-            return;
+            return out;
         };
         let best_of = |m: Method| -> Option<(String, f64)> {
             result
@@ -334,7 +335,7 @@ impl Probe for Atomics {
                     (last.0.name(), &last.1, x),
                     None,
                 );
-                result.findings.extend(found);
+                out.findings.extend(found);
             }
         }
         for m in ["cas", "cas-backoff"] {
@@ -345,7 +346,7 @@ impl Probe for Atomics {
                 .filter_map(|s| s.estimate_at(x))
                 .max_by(|a, b| a.value.total_cmp(&b.value));
             if let Some(e) = failures {
-                result.findings.push(crate::model::Finding::Value {
+                out.findings.push(crate::model::Finding::Value {
                     what: format!(
                         "{m}: failed CAS per successful increment with {}",
                         crate::units::threads(x)
@@ -356,6 +357,7 @@ impl Probe for Atomics {
                 });
             }
         }
+        out
     }
 }
 

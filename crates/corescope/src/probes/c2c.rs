@@ -21,7 +21,7 @@
 //! do not.
 
 use super::numa::NodeBuffer;
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::model::{Estimate, Finding, Matrix, Measurement, ProbeResult, Sensitivity};
 use crate::placement::subset;
 use crossbeam_utils::CachePadded;
@@ -327,7 +327,7 @@ impl Probe for C2c {
         let cas_ns: Vec<f64> = cas_t.iter().map(per).collect();
         let rw_ns: Vec<f64> = rw_t.iter().map(per).collect();
         let mut m = Measurement::default();
-        // One 1×1 matrix per pair and quantity; `finish` assembles the full matrices.
+        // One 1×1 matrix per pair and quantity; `analyze` assembles the full matrices.
         for (name, v) in [(MATRIX_CAS, &cas_ns), (MATRIX_RW, &rw_ns)] {
             let (median, spread) = median_spread(v);
             for (name, value) in [
@@ -346,13 +346,13 @@ impl Probe for C2c {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, facts: &Self::Facts, ctx: &PlanCtx) {
-        let cpus: Vec<u32> = facts.clone();
+    fn analyze(&self, result: &ProbeResult, cpus: &Vec<u32>, ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
         let mut full = Vec::new();
         for name in [MATRIX_CAS, MATRIX_RW] {
             let spread_name = format!("{name}/spread");
-            let (values, cells) = assemble(&result.matrices, name, "ns", &cpus);
-            let (spreads, _) = assemble(&result.matrices, &spread_name, "ns", &cpus);
+            let (values, cells) = assemble(&result.matrices, name, "ns", cpus);
+            let (spreads, _) = assemble(&result.matrices, &spread_name, "ns", cpus);
             let spread_of = |a: u32, b: u32| {
                 let i = cpus.iter().position(|&c| c == a)?;
                 let j = cpus.iter().position(|&c| c == b)?;
@@ -369,13 +369,14 @@ impl Probe for C2c {
                     });
                 classes.push((lat, range, ps));
             }
-            result
-                .findings
+            out.findings
                 .extend(class_findings(name, &classes, &ctx.topo));
             full.push(values);
             full.push(spreads);
         }
-        result.matrices = full;
+        // The per-pair cells become the full matrices.
+        out.replace_matrices = Some(full);
+        out
     }
 }
 

@@ -23,7 +23,7 @@
 //! it): the consumer checks count, order and content, so a broken channel fails the
 //! case instead of producing a number.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::analysis::pairs as pair_stats;
 use crate::clock::Clock;
@@ -338,7 +338,8 @@ impl Probe for ChannelProbe {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, _ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), _ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
         let mut places: Vec<String> = Vec::new();
         for d in &result.distributions {
             if let Some(p) = d.name.rsplit('/').next() {
@@ -349,10 +350,10 @@ impl Probe for ChannelProbe {
         }
         for place in &places {
             let table = throughput_table(result, place);
-            result.tables.push(table);
+            out.tables.push(table);
             for bytes in [8usize, 64] {
                 let found = race_findings(result, bytes, place);
-                result.findings.extend(found);
+                out.findings.extend(found);
             }
             let rt: Vec<String> = Impl::ALL
                 .iter()
@@ -370,12 +371,13 @@ impl Probe for ChannelProbe {
                 let state = span
                     .map(|(lo, hi)| format!(" (CPUs' round trip {lo:.0}–{hi:.0} ns)"))
                     .unwrap_or_default();
-                result.findings.push(format!(
+                out.findings.push(format!(
                     "round trip (8B, {place}), median: {}{state}",
                     rt.join(", ")
                 ));
             }
         }
+        out
     }
 }
 

@@ -25,7 +25,7 @@
 //! count are not measured: oversubscribed threads share cores and time, and their
 //! chains would time the sharing.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::kernels::clock_chain::{self, ADDS_PER_ITER};
 use crate::model::{Finding, Measurement, Point, ProbeResult, Series};
 use crate::placement::Strategy;
@@ -279,10 +279,12 @@ impl Probe for ClockCurve {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, _ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), _ctx: &PlanCtx) -> Analysis {
         let (series, findings) = boost_curves(&result.series);
-        result.series.extend(series);
-        result.findings.extend(findings);
+        Analysis {
+            series,
+            ..Analysis::findings(findings)
+        }
     }
 }
 

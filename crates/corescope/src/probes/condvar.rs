@@ -16,7 +16,7 @@
 //! vs broadcast; other core vs same CPU) and state a difference only when it is
 //! significant.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
 use crate::harness::pair::{self, PthreadCond, PthreadMutex};
@@ -255,7 +255,7 @@ impl Probe for Condvar {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
         let ds = &result.distributions;
         let mut found = pair_stats::relation_findings(ds, "signal wake-up", "signal", "/wake");
         for rel in ["other-core", "same-cpu", "unpinned"] {
@@ -279,7 +279,7 @@ impl Probe for Condvar {
                 .filter(|d| d.name.starts_with("signal/") && d.name.ends_with("/wake"))
                 .map(|d| pair_stats::median_finding(d, &ctx.clock)),
         );
-        result.findings.extend(found);
+        Analysis::findings(found)
     }
 }
 

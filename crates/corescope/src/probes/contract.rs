@@ -42,9 +42,6 @@ pub trait Probe: Send + Sync {
     fn analyze(&self, _result: &ProbeResult, _facts: &Self::Facts, _ctx: &PlanCtx) -> Analysis {
         Analysis::default()
     }
-    /// Transitional, while probes move to [`Probe::analyze`]: findings written into
-    /// the merged result after the analysis is filed. Default: none.
-    fn finish(&self, _result: &mut ProbeResult, _facts: &Self::Facts, _ctx: &PlanCtx) {}
     /// Seconds one run of a case takes on this machine (`corescope plan`'s model,
     /// `estimate.rs`): its parameters, priced with the machine's measured speed
     /// ([`Cost`]). `None` (the default): the model does not know the probe and
@@ -312,6 +309,8 @@ pub struct Analysis {
     pub points: Vec<Point>,
     /// Matrices, after the result's.
     pub matrices: Vec<Matrix>,
+    /// Parameters the analysis found (how far a sweep got), set in the result's.
+    pub params: BTreeMap<String, Value>,
     /// The result's tables replaced by these first (per-case tables merged into
     /// one): `None` keeps them.
     pub replace_tables: Option<Vec<Table>>,
@@ -341,6 +340,7 @@ impl Analysis {
             result.push_point(p);
         }
         result.matrices.extend(self.matrices);
+        result.params.extend(self.params);
         result.tables.extend(self.tables);
         result.findings.extend(self.findings);
         for w in self.warnings {
@@ -394,11 +394,6 @@ impl<'p> Planned<'p> {
         self.typed.analyze(result, ctx)
     }
 
-    /// Transitional: [`Probe::finish`].
-    pub fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
-        self.typed.finish(result, ctx)
-    }
-
     /// Seconds of one run of case `index` ([`Probe::run_cost_s`]).
     pub fn run_cost_s(&self, index: usize, cost: &Cost) -> Option<f64> {
         self.typed.run_cost_s(index, cost)
@@ -409,7 +404,6 @@ impl<'p> Planned<'p> {
 trait TypedPlan: Send + Sync {
     fn run(&self, index: usize, ctx: &mut RunCtx) -> Result<Measurement, ProbeError>;
     fn analyze(&self, result: &ProbeResult, ctx: &PlanCtx) -> Analysis;
-    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx);
     fn run_cost_s(&self, index: usize, cost: &Cost) -> Option<f64>;
 }
 
@@ -436,12 +430,76 @@ impl<P: Probe, H: Borrow<P> + Send + Sync> TypedPlan for Typed<P, H> {
         self.probe.borrow().analyze(result, &self.facts, ctx)
     }
 
-    fn finish(&self, result: &mut ProbeResult, ctx: &PlanCtx) {
-        self.probe.borrow().finish(result, &self.facts, ctx)
-    }
-
     fn run_cost_s(&self, index: usize, cost: &Cost) -> Option<f64> {
         let case = self.cases.get(index)?;
         self.probe.borrow().run_cost_s(&case.params, cost)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Profile, Status};
+
+    /// A probe of buffer sizes whose facts are a word for its analysis.
+    struct Sizes;
+
+    #[derive(Debug, Clone, PartialEq, Serialize)]
+    struct Size {
+        bytes: u64,
+    }
+
+    impl Probe for Sizes {
+        type Params = Size;
+        type Facts = &'static str;
+        fn id(&self) -> &'static str {
+            "sizes"
+        }
+        fn title(&self) -> &'static str {
+            "a probe of this test"
+        }
+        fn plan(&self, _: &PlanCtx) -> Result<Plan<Size, &'static str>, ProbeError> {
+            let cases = [8, 64].map(|bytes| Case::new(format!("{bytes} B"), &Size { bytes }));
+            Ok(Plan::new(cases.to_vec()).with_facts("sizes"))
+        }
+        fn run(&self, case: &Case<Size>, _: &mut RunCtx) -> Result<Measurement, ProbeError> {
+            let y = case.params.bytes as f64;
+            Ok(Measurement::points(vec![Point::new(
+                "b", "x", y, "bytes", y,
+            )]))
+        }
+        fn analyze(&self, result: &ProbeResult, facts: &&'static str, _: &PlanCtx) -> Analysis {
+            let mut a = Analysis::findings([format!("{facts}: {}", result.series.len())]);
+            a.points.push(Point::new("b", "x", 1.0, "bytes", 1.0));
+            a
+        }
+        fn run_cost_s(&self, size: &Size, _: &Cost) -> Option<f64> {
+            Some(size.bytes as f64)
+        }
+    }
+
+    #[test]
+    fn a_planned_case_reaches_its_probe_as_planned_and_readers_as_json() {
+        let ctx = crate::estimate::plan_ctx(Default::default(), Profile::Quick, 1.0);
+        let planned = AnyProbe::plan(&Sizes, &ctx).unwrap();
+        assert_eq!(planned.cases[1].params["bytes"], 64);
+        assert_eq!(planned.cases[1].label, "64 B");
+        let mut run = RunCtx {
+            plan: &ctx,
+            deadline: std::time::Instant::now(),
+            warnings: Vec::new(),
+            counted: Vec::new(),
+            blocks: Default::default(),
+        };
+        let m = planned.run(1, &mut run).unwrap();
+        assert_eq!(m.points[0].samples, [64.0]);
+        assert!(planned.run(2, &mut run).is_err(), "not a case of the plan");
+        let mut r = ProbeResult::new("sizes", "t", Status::Completed);
+        r.absorb(m);
+        planned.analyze(&r, &ctx).file(&mut r);
+        assert!(r.findings.contains("sizes: 1"));
+        let mut x = r.series("b").unwrap().x.clone();
+        x.sort_by(f64::total_cmp);
+        assert_eq!(x, [1.0, 64.0], "the derived point beside the measured one");
     }
 }

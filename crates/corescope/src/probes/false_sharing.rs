@@ -9,7 +9,7 @@
 //! drift). Packed vs padded is a paired comparison with its interval; the knee is
 //! stated only when the step into it is a significant difference.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::clock::now_ns;
 use crate::kernels::buffer::{Block, Pages};
@@ -238,12 +238,13 @@ impl Probe for FalseSharing {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
         let Some(s) = result.series("padding/time").cloned() else {
-            return;
+            return out;
         };
         let Some(&widest) = s.x.iter().reduce(|a, b| if b > a { b } else { a }) else {
-            return;
+            return out;
         };
         // Slowdown against the widest padding, round by round (all paddings ran
         // interleaved, so round i of each is a pair).
@@ -259,7 +260,7 @@ impl Probe for FalseSharing {
                 let m = crate::stats::median(&base).max(1e-12);
                 at.iter().map(|a| a / m).collect()
             };
-            result.push_point(Point::samples(
+            out.points.push(Point::samples(
                 "padding/slowdown",
                 "padding_bytes",
                 x,
@@ -285,8 +286,8 @@ impl Probe for FalseSharing {
             &found,
             Some(Finding::Comparison { a, outcome: Outcome::Different, .. }) if a.starts_with("packed")
         );
-        result.findings.extend(found);
-        result.findings.push(match packing_costs {
+        out.findings.extend(found);
+        out.findings.push(match packing_costs {
             true => granularity(result, &s, widest, &line),
             false => None,
         }
@@ -295,6 +296,7 @@ impl Probe for FalseSharing {
                 "coherence granularity: could not tell (no significant step in the padding sweep; the topology's line: {line})"
             ))
         }));
+        out
     }
 }
 

@@ -23,7 +23,7 @@
 use super::loaded_latency::{
     curve, curve_table, inject, ladder, series_points, CurvePoint, Traffic, MIN_INJECTOR_BYTES,
 };
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::clock::ticks;
 use crate::harness::pair::PthreadMutex;
 use crate::kernels::buffer::{Block, BlockTag, Loan, Pages, HUGE_PAGE_BYTES};
@@ -319,9 +319,9 @@ impl Probe for LoadedCoherence {
         Ok(Measurement::points(points))
     }
 
-    fn finish(&self, result: &mut ProbeResult, facts: &Self::Facts, _ctx: &PlanCtx) {
-        let pairs: Vec<PairPlan> = facts.clone();
-        for p in &pairs {
+    fn analyze(&self, result: &ProbeResult, pairs: &Vec<PairPlan>, _ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
+        for p in pairs {
             let rel = p.relation.name();
             let bw = series_points(result, &format!("bandwidth/{rel}"));
             for (metric, words) in [("cas", "CAS hand-off"), ("wake", "mutex wake-up")] {
@@ -332,11 +332,12 @@ impl Probe for LoadedCoherence {
                 let c = curve(idle, &loaded, &bw);
                 let what = format!("{words}, {rel} {}↔{}", p.a, p.b);
                 if c.len() > 1 {
-                    result.tables.push(curve_table(&what, &c));
+                    out.tables.push(curve_table(&what, &c));
                 }
-                result.findings.extend(loaded_findings(&what, &c));
+                out.findings.extend(loaded_findings(&what, &c));
             }
         }
+        out
     }
 }
 

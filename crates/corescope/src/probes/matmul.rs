@@ -12,7 +12,7 @@
 //! compared round by round (paired), and stated as differences only when the
 //! interval of the ratio excludes 1.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::model::{Measurement, Point, ProbeResult, Sensitivity};
 use serde::Serialize;
@@ -271,8 +271,7 @@ impl Probe for Matmul {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, _ctx: &PlanCtx) {
-        GAVE_UP.with(|g| g.borrow_mut().clear());
+    fn analyze(&self, result: &ProbeResult, _facts: &(), _ctx: &PlanCtx) -> Analysis {
         // At the largest n every naive variant reached: best and worst order, and the
         // library against the best order, paired by round.
         let naive: Vec<_> = result.series.iter().filter(|s| s.name != LIBRARY).collect();
@@ -281,7 +280,7 @@ impl Probe for Matmul {
             .filter_map(|s| s.x.iter().copied().reduce(f64::max))
             .reduce(f64::min)
         else {
-            return;
+            return Analysis::default();
         };
         let at: Vec<(String, f64)> = naive
             .iter()
@@ -291,7 +290,7 @@ impl Probe for Matmul {
         let best = at.iter().max_by(|a, b| a.1.total_cmp(&b.1));
         let worst = at.iter().min_by(|a, b| a.1.total_cmp(&b.1));
         let (Some((b, _)), Some((w, _))) = (best, worst) else {
-            return;
+            return Analysis::default();
         };
         let unit = "flops_per_s";
         let found = [
@@ -312,7 +311,7 @@ impl Probe for Matmul {
                 None,
             ),
         ];
-        result.findings.extend(found.into_iter().flatten());
+        Analysis::findings(found.into_iter().flatten())
     }
 }
 

@@ -13,7 +13,7 @@
 //! variants alike. Findings compare medians through their 95 % intervals and state a
 //! difference only when it is significant.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
 use crate::harness::pair::{self, PthreadMutex};
@@ -353,7 +353,7 @@ impl Probe for MutexProbe {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
         let ds = &result.distributions;
         let mut found = Vec::new();
         found.extend(
@@ -399,7 +399,7 @@ impl Probe for MutexProbe {
                 .filter(|d| d.name.starts_with("handoff/sleeping/") && d.name.ends_with("/wake"))
                 .map(|d| pair_stats::median_finding(d, &ctx.clock)),
         );
-        result.findings.extend(found);
+        Analysis::findings(found)
     }
 }
 

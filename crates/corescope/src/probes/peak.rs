@@ -27,7 +27,7 @@
 //! not measured (no stable Rust intrinsics).
 
 use super::SweepConfigs;
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis;
 use crate::model::{Measurement, Point, ProbeResult, Sensitivity};
 use crate::placement::arg as placement_arg;
@@ -623,7 +623,8 @@ impl Probe for Peak {
         ]))
     }
 
-    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
         let kernels: Vec<(Level, Precision)> = LEVELS
             .iter()
             .flat_map(|&l| [Precision::F64, Precision::F32].map(|p| (l, p)))
@@ -635,10 +636,19 @@ impl Probe for Peak {
         let names: Vec<String> = kernels.iter().map(|&(l, p)| kernel_name(l, p)).collect();
         // The FMA units' limit, recorded now: a report drawn on another machine
         // must not read its own CPU.
-        result.tables.retain(|t| t.name != limit::TABLE);
+        if result.tables.iter().any(|t| t.name == limit::TABLE) {
+            out.replace_tables = Some(
+                result
+                    .tables
+                    .iter()
+                    .filter(|t| t.name != limit::TABLE)
+                    .cloned()
+                    .collect(),
+            );
+        }
         if !kernels.is_empty() {
             let units = limit::fma_units_here();
-            result.tables.push(limit::limit_table(&kernels, &units));
+            out.tables.push(limit::limit_table(&kernels, &units));
         }
         let cpus = ctx.cpus();
         for n in &names {
@@ -646,7 +656,7 @@ impl Probe for Peak {
                 analysis::scaling(result, n, "flops_per_s", cpus),
                 analysis::placements(result, n, "flops_per_s", cpus as f64),
             ];
-            result.findings.extend(found.into_iter().flatten());
+            out.findings.extend(found.into_iter().flatten());
         }
         // Per cycle at one thread: the number to hold against FMA units × lanes × 2.
         for n in &names {
@@ -657,7 +667,7 @@ impl Probe for Peak {
                 .filter_map(|s| s.estimate_at(1.0))
                 .max_by(|a, b| a.value.total_cmp(&b.value));
             if let Some(e) = best_one {
-                result.findings.push(crate::model::Finding::Value {
+                out.findings.push(crate::model::Finding::Value {
                     what: format!("{n}: FLOP per cycle with one thread"),
                     unit: "flops_per_cycle".into(),
                     value: e,
@@ -665,6 +675,7 @@ impl Probe for Peak {
                 });
             }
         }
+        out
     }
 }
 

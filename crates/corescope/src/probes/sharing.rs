@@ -32,7 +32,7 @@
 
 use super::c2c::assemble;
 use super::peak::{self, Level, Precision};
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::kernels::chains::{fp_kernel, int_kernel, INPUTS};
 use crate::kernels::ports::{self, L1_BLOCK_BYTES, L1_BLOCK_WORDS};
 use crate::model::{Estimate, Finding, Matrix, Measurement, ProbeResult, Profile, Sensitivity};
@@ -627,29 +627,24 @@ impl Probe for Sharing {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, facts: &Self::Facts, ctx: &PlanCtx) {
-        let cpus: Vec<u32> = facts.clone();
+    fn analyze(&self, result: &ProbeResult, cpus: &Vec<u32>, ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
         let mut full = Vec::new();
         for (name, unit) in [
             ("sharing/int", "integer pipeline"),
             ("sharing/fp", "FP unit"),
         ] {
-            let (values, pairs) = assemble(&result.matrices, name, "x_alone", &cpus);
-            let (_, lo) = assemble(&result.matrices, &format!("{name}/lo"), "x_alone", &cpus);
-            let (spread, _) = assemble(
-                &result.matrices,
-                &format!("{name}/spread"),
-                "x_alone",
-                &cpus,
-            );
+            let (values, pairs) = assemble(&result.matrices, name, "x_alone", cpus);
+            let (_, lo) = assemble(&result.matrices, &format!("{name}/lo"), "x_alone", cpus);
+            let (spread, _) =
+                assemble(&result.matrices, &format!("{name}/spread"), "x_alone", cpus);
             // Only a significant slowdown (interval above 1) links two CPUs.
             let linked: Vec<((u32, u32), f64)> = pairs
                 .iter()
                 .filter(|p| lo.iter().any(|l| l.0 == p.0 && l.1 > 1.0))
                 .copied()
                 .collect();
-            result
-                .findings
+            out.findings
                 .extend(share_findings(name, unit, &pairs, &linked, &ctx.topo));
             full.push(values);
             full.push(spread);
@@ -663,7 +658,7 @@ impl Probe for Sharing {
                     &result.matrices,
                     &format!("{name}{suffix}"),
                     THROUGHPUT_UNIT,
-                    &cpus,
+                    cpus,
                 )
             };
             let (values, centre) = cells("");
@@ -702,12 +697,14 @@ impl Probe for Sharing {
             full.push(values);
             full.push(spread);
         }
-        result.findings.extend(
+        out.findings.extend(
             by_pair
                 .iter()
                 .filter_map(|(&(a, b), ratios)| pair_finding(a, b, ratios, &ctx.topo)),
         );
-        result.matrices = full;
+        // The per-pair cells become the full matrices.
+        out.replace_matrices = Some(full);
+        out
     }
 }
 

@@ -27,7 +27,7 @@
 //! not [`Case::compared`] variants: each gets a typed [`Finding::Value`] with the
 //! median's 95 % interval.
 
-use super::{placement_config, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{placement_config, Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::{clock_ns, ticks};
 use crate::model::{Distribution, Finding, Measurement, ProbeResult};
 use crate::placement::Strategy;
@@ -359,13 +359,12 @@ impl Probe for Syscall {
         })
     }
 
-    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, _ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), _ctx: &PlanCtx) -> Analysis {
         let k = result
             .params
             .get("calls_per_batch")
             .and_then(|v| v.as_u64());
-        let found = findings(&result.distributions, k);
-        result.findings.extend(found);
+        Analysis::findings(findings(&result.distributions, k))
     }
 }
 

@@ -15,7 +15,7 @@
 //! (joinable vs detached; other core vs same CPU) and state a difference only when
 //! it is significant.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
 use crate::harness::pair;
@@ -297,8 +297,9 @@ impl Probe for Threads {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
         let ds = &result.distributions;
+        let mut out = Analysis::default();
         for rel in ["other-core", "same-cpu", "unpinned"] {
             let (j, d) = (
                 format!("create/joinable/{rel}/call"),
@@ -311,7 +312,7 @@ impl Probe for Threads {
                 ("detached", &d),
                 None,
             ) {
-                result.findings.push(f);
+                out.findings.push(f);
                 break;
             }
         }
@@ -326,6 +327,7 @@ impl Probe for Threads {
                 .filter(|d| d.name.starts_with("create/joinable/") && d.name.ends_with("/start"))
                 .map(|d| pair_stats::median_finding(d, &ctx.clock)),
         );
-        result.findings.extend(found);
+        out.findings.extend(found);
+        out
     }
 }

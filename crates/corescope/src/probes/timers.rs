@@ -10,7 +10,7 @@
 //! interval become a typed value per clock, as does the step (the smallest change
 //! seen: exact, no interval).
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::{clock_ns, ticks};
 use crate::model::{Estimate, Finding, Measurement, ProbeResult, Table};
 use std::hint::black_box;
@@ -322,12 +322,11 @@ impl Probe for Timers {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, _ctx: &PlanCtx) {
-        let Some(t) = result.tables.iter().find(|t| t.name == "timers") else {
-            return;
-        };
-        let found = table_findings(t, OVERHEAD_SAMPLES);
-        result.findings.extend(found);
+    fn analyze(&self, result: &ProbeResult, _facts: &(), _ctx: &PlanCtx) -> Analysis {
+        match result.tables.iter().find(|t| t.name == "timers") {
+            Some(t) => Analysis::findings(table_findings(t, OVERHEAD_SAMPLES)),
+            None => Analysis::default(),
+        }
     }
 }
 

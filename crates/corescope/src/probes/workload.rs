@@ -26,7 +26,7 @@
 //! software counts (task-clock, context switches, migrations, page faults)
 //! everywhere; without a PMU a note says "skipped: no PMU (…)" (docs/counters.md).
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::clock::now_ns;
 use crate::kernels::chains::{int_kernel, INPUTS};
@@ -360,7 +360,8 @@ impl Probe for Workload {
         )]))
     }
 
-    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, _ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), _ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
         let works: Vec<String> = result
             .series
             .iter()
@@ -368,13 +369,15 @@ impl Probe for Workload {
             .collect();
         for what in works {
             let (points, found) = scalability(result, &what);
-            for p in points {
-                result.push_point(p);
-            }
-            result.findings.extend(found);
+            out.points.extend(points);
+            out.findings.extend(found);
         }
-        result.findings.extend(open_cost(result));
-        crate::counters::case_tables(result, &[]);
+        out.findings.extend(open_cost(result));
+        if let Some((note, tables)) = crate::counters::case_tables(result, &[]) {
+            out.findings.push(note);
+            out.tables.extend(tables);
+        }
+        out
     }
 }
 

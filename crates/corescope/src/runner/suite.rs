@@ -297,7 +297,6 @@ impl<'p> ProbeRun<'p> {
             super::merge_same_configurations(result);
             if result.status != Status::Skipped && result.cases_done > 0 {
                 plan.analyze(result, ctx).file(result);
-                plan.finish(result, ctx);
             }
             result.tables.extend(
                 result

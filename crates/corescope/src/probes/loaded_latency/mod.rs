@@ -17,7 +17,7 @@
 //! the lines each touched × bytes per line over its own time, summed (read: 64 B
 //! per line; read/write: 128 B, the line read and written back), never the nominal
 //! rate of the delay. Each step is one case repeated in the runner's rounds, so both
-//! its latency and its bandwidth carry a 95 % interval; `finish` pairs them into the
+//! its latency and its bandwidth carry a 95 % interval; `analyze` pairs them into the
 //! curve (a table per traffic kind) and names its knee and its saturation bandwidth.
 //!
 //! Cross-check: the idle step (huge pages requested) is the memory probe's
@@ -43,7 +43,7 @@ pub use plan::{
 };
 pub use traffic::{delay_loop, inject, ladder, nominal_lines_per_s, Traffic, LINES_PER_CHECK};
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::model::{Finding, Measurement, Point, ProbeResult};
 use plan::CaseParams;
 
@@ -125,9 +125,9 @@ impl Probe for LoadedLatency {
         Ok(Measurement::points(points))
     }
 
-    fn finish(&self, result: &mut ProbeResult, facts: &Self::Facts, _ctx: &PlanCtx) {
-        let teams: Vec<NodeTeam> = facts.clone();
-        for team in &teams {
+    fn analyze(&self, result: &ProbeResult, teams: &Vec<NodeTeam>, _ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
+        for team in teams {
             let tag = |base: &str| match team.node {
                 Some(n) => format!("{base}-node{n}"),
                 None => base.to_string(),
@@ -138,7 +138,7 @@ impl Probe for LoadedLatency {
                 idle,
                 result.estimate(&format!("{lat}/idle-default-pages"), 0.0),
             ) {
-                result.findings.push(Finding::Value {
+                out.findings.push(Finding::Value {
                     what: format!("{lat}: idle, default pages (the memory probe's chase)"),
                     unit: "ns".into(),
                     value: d,
@@ -156,9 +156,10 @@ impl Probe for LoadedLatency {
                     continue;
                 }
                 let what = format!("{lat}, {} traffic", traffic.name());
-                result.tables.push(curve_table(&what, &c));
-                result.findings.extend(curve_findings(&what, &c));
+                out.tables.push(curve_table(&what, &c));
+                out.findings.extend(curve_findings(&what, &c));
             }
         }
+        out
     }
 }

@@ -50,7 +50,7 @@ pub use plan::{
 };
 
 use crate::model::{Measurement, ProbeResult, Sensitivity};
-use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::probes::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use measure::{run_bandwidth, run_ws_latency, run_ws_read};
 use plan::CaseParams;
 
@@ -123,7 +123,7 @@ impl Probe for Memory {
         }
     }
 
-    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, ctx: &PlanCtx) {
-        analysis::findings(result, ctx);
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
+        Analysis::findings(analysis::findings(result, ctx))
     }
 }

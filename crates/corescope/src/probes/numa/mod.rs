@@ -38,7 +38,7 @@ pub use plan::{
     bandwidth_threads, cpu_nodes, LATENCY_LLC_FACTOR, LATENCY_MIN_BYTES, MIN_BLOCK_BYTES,
 };
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::model::{Measurement, ProbeResult, Sensitivity};
 use case::{CaseParams, Kind};
 
@@ -93,19 +93,18 @@ impl Probe for Numa {
         measure::measure_cell(case, ctx)
     }
 
-    fn finish(&self, result: &mut ProbeResult, facts: &Self::Facts, _ctx: &PlanCtx) {
-        let nodes: Vec<u32> = facts.clone();
-        analysis::merge_binding_tables(result);
-        for (kind, unit) in [(Kind::Read, "bytes_per_s"), (Kind::Latency, "ns")] {
-            result
-                .matrices
-                .push(analysis::matrix(result, kind, unit, &nodes));
+    fn analyze(&self, result: &ProbeResult, nodes: &Vec<u32>, _ctx: &PlanCtx) -> Analysis {
+        let mut matrices: Vec<_> = [(Kind::Read, "bytes_per_s"), (Kind::Latency, "ns")]
+            .into_iter()
+            .map(|(kind, unit)| analysis::matrix(result, kind, unit, nodes))
+            .collect();
+        matrices.push(analysis::binding_matrix(result, nodes));
+        Analysis {
+            // The cases' one-row binding tables merged into one.
+            replace_tables: Some(analysis::merged_binding_tables(&result.tables)),
+            matrices,
+            ..Analysis::findings(analysis::findings(result, nodes))
         }
-        result
-            .matrices
-            .push(analysis::binding_matrix(result, &nodes));
-        let found = analysis::findings(result, &nodes);
-        result.findings.extend(found);
     }
 }
 
@@ -205,7 +204,7 @@ mod tests {
                     ));
                 }
             }
-            Numa.finish(&mut r, &plan.facts, &ctx);
+            Numa.analyze(&r, &plan.facts, &ctx).file(&mut r);
             for name in ["numa/read", "numa/latency", "numa/pages-on-node"] {
                 let m = r.matrices.iter().find(|m| m.name == name).unwrap();
                 assert_eq!(

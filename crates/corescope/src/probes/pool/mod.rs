@@ -40,7 +40,7 @@ pub use limits::{
 pub use measure::{warmup_order, CHECKED_ENTRIES, CHECK_FFT_MAX_LOG2, FFT_TOLERANCE, MIN_SAMPLE_S};
 
 use crate::model::{Measurement, ProbeResult, Sensitivity};
-use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use crate::probes::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::probes::{MIN_COMPARED_ROUNDS, TARGET_REL_HALF_WIDTH};
 use measure::{clear_fft_times, fft_time_s, run_fft, run_fft_cutoff, run_rmatmul, set_fft_time_s};
 use runtime::{counted_run, Exec};
@@ -351,13 +351,16 @@ impl Probe for PoolProbe {
         }
     }
 
-    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, ctx: &PlanCtx) {
-        clear_fft_times();
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
         let mut found = analysis::fft_findings(result);
         found.extend(analysis::uncapped_findings(result));
         found.extend(analysis::cutoff_findings(result));
         found.extend(analysis::rmatmul_findings(result, ctx.cpus()));
-        found.extend(analysis::given_up(result));
-        result.findings.extend(found);
+        let (gave_up, how_far) = analysis::given_up(result);
+        found.extend(how_far);
+        let mut out = Analysis::findings(found);
+        out.params
+            .extend(gave_up.map(|v| ("fft_gave_up".to_string(), v)));
+        out
     }
 }

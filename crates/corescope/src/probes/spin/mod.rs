@@ -30,7 +30,7 @@ pub use table::{
 use crate::kernels::spin_loops::SpinKind;
 use crate::model::{Measurement, ProbeResult, Sensitivity};
 use crate::placement::pairs::{self, Relation};
-use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::probes::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use measure::{handoff_phase, spinner_for, Phases};
 use serde::Serialize;
 use std::sync::atomic::Ordering;
@@ -256,16 +256,20 @@ impl Probe for Spin {
         slowdown_measurement(kind.name(), (read_ns, handoff_ns), &paired, &rel, &spinner)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _facts: &Self::Facts, ctx: &PlanCtx) {
-        let (tables, findings) = merge_tables(std::mem::take(&mut result.tables));
-        result.tables = tables;
-        result.findings.extend(findings);
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
+        // The per-case tables merged into one per kind.
+        let (tables, findings) = merge_tables(result.tables.clone());
+        let mut out = Analysis {
+            replace_tables: Some(tables),
+            ..Analysis::findings(findings)
+        };
         if !ctx.topo.has_smt() {
-            result.findings.push(
+            out.findings.push(
                 "no SMT here: spinners were measured on another core and on the same CPU \
                  (time-sliced) instead of a sibling strand",
             );
         }
+        out
     }
 }
 
