@@ -10,7 +10,7 @@ use crate::clock::{self, Clock};
 use crate::model::{Profile, RunFile};
 use crate::placement;
 use crate::probes::channel_tune as tune;
-use crate::probes::{self, Event, Overrides, PlanCtx, Probe};
+use crate::probes::{self, AnyProbe, Event, Overrides, PlanCtx};
 use crate::render::{csv as csv_out, html, terminal, topo};
 use crate::session::{self, default_out_name, hostname_for_file, Session};
 use crate::{crosscheck, interrupt, runner, store, topology};
@@ -625,7 +625,7 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
     note(&format!("tune channel: budget {budget_s:.0} s"));
     let started_ns = clock::now_ns();
     let mut check = |at: &str| crate::drift::check(at, &ctx.topo, started_ns);
-    let probes: [Box<dyn Probe>; 1] = [Box::new(probe)];
+    let probes: [Box<dyn AnyProbe>; 1] = [Box::new(probe)];
     let mut screen = Screen::default();
     runner::run_suite(
         &probes,
@@ -713,7 +713,7 @@ fn unknown_probe(id: &str, known: &[&str]) -> String {
 }
 
 /// The probes named on the command line (all when none is).
-fn select_probes(ids: &[String]) -> Result<Vec<Box<dyn Probe>>> {
+fn select_probes(ids: &[String]) -> Result<Vec<Box<dyn AnyProbe>>> {
     if ids.is_empty() {
         return Ok(probes::registry());
     }
@@ -733,7 +733,7 @@ fn select_probes(ids: &[String]) -> Result<Vec<Box<dyn Probe>>> {
 
 /// Validated options of `run`.
 struct RunPlan {
-    probes: Vec<Box<dyn Probe>>,
+    probes: Vec<Box<dyn AnyProbe>>,
     ctx: PlanCtx,
     out: PathBuf,
     progress: bool,

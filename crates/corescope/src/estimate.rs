@@ -12,7 +12,7 @@
 
 use crate::model::Profile;
 use crate::placement::Placer;
-use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError};
+use crate::probes::{AnyProbe, Case, PlanCtx, Planned, ProbeError};
 use crate::runner::groups_of;
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
@@ -176,7 +176,7 @@ pub struct PlanReport {
 }
 
 /// Plan and estimate `probes` on `ctx`'s machine.
-pub fn plan_all(probes: &[Box<dyn Probe>], ctx: &PlanCtx, cal: &Calibration) -> PlanReport {
+pub fn plan_all(probes: &[Box<dyn AnyProbe>], ctx: &PlanCtx, cal: &Calibration) -> PlanReport {
     let list: Vec<ProbeEstimate> = probes
         .iter()
         .map(|p| estimate_probe(p.as_ref(), ctx, cal))
@@ -193,7 +193,7 @@ pub fn plan_all(probes: &[Box<dyn Probe>], ctx: &PlanCtx, cal: &Calibration) -> 
 }
 
 /// One probe's plan, priced.
-pub fn estimate_probe(probe: &dyn Probe, ctx: &PlanCtx, cal: &Calibration) -> ProbeEstimate {
+pub fn estimate_probe(probe: &dyn AnyProbe, ctx: &PlanCtx, cal: &Calibration) -> ProbeEstimate {
     let mut est = ProbeEstimate {
         id: probe.id().into(),
         status: "planned".into(),
@@ -218,15 +218,9 @@ pub fn estimate_probe(probe: &dyn Probe, ctx: &PlanCtx, cal: &Calibration) -> Pr
         }
     };
     est.params = plan.params.clone().into_iter().collect();
-    let cost = |c: &Case| case_run_s(probe, c, &plan, ctx, cal);
-    est.modelled = plan
-        .cases
-        .first()
-        .is_none_or(|c| case_run_s(probe, c, &plan, ctx, cal).is_some());
-    let per_run: Vec<f64> = plan
-        .cases
-        .iter()
-        .map(|c| cost(c).unwrap_or(UNKNOWN_RUN_S))
+    est.modelled = plan.cases.is_empty() || case_run_s(&plan, 0, ctx, cal).is_some();
+    let per_run: Vec<f64> = (0..plan.cases.len())
+        .map(|i| case_run_s(&plan, i, ctx, cal).unwrap_or(UNKNOWN_RUN_S))
         .collect();
     let (runs, seconds, capped) = simulate(&plan.cases, &per_run, ctx, cal);
     est.groups = groups_of(&plan.cases).len();
@@ -315,23 +309,21 @@ fn num(v: &Value, key: &str) -> Option<f64> {
     v.get(key).and_then(Value::as_f64)
 }
 
-/// Seconds of one run of `case` as its probe prices it ([`Probe::run_cost_s`]),
-/// or `None` for a probe that states no cost.
-pub fn case_run_s(
-    probe: &dyn Probe,
-    case: &Case,
-    plan: &Plan,
-    ctx: &PlanCtx,
-    cal: &Calibration,
-) -> Option<f64> {
-    probe.run_cost_s(&crate::probes::cost::Cost {
-        params: crate::probes::cost::Cost::flat(&case.params),
-        plan_params: &plan.params,
-        topo: &ctx.topo,
-        cpus: ctx.cpus().max(1),
-        profile: ctx.profile,
-        cal,
-    })
+/// Seconds of one run of case `index` of `plan` as its probe prices it
+/// ([`crate::probes::Probe::run_cost_s`]), or `None` for a probe that states no cost.
+pub fn case_run_s(plan: &Planned, index: usize, ctx: &PlanCtx, cal: &Calibration) -> Option<f64> {
+    let case = plan.cases.get(index)?;
+    plan.run_cost_s(
+        index,
+        &crate::probes::cost::Cost {
+            params: crate::probes::cost::Cost::flat(&case.params),
+            plan_params: &plan.params,
+            topo: &ctx.topo,
+            cpus: ctx.cpus().max(1),
+            profile: ctx.profile,
+            cal,
+        },
+    )
 }
 
 /// The placements of one probe's cases as their parameters write them
@@ -454,7 +446,7 @@ mod tests {
     use super::*;
     use crate::model::Measurement;
     use crate::probes::cost::Cost;
-    use crate::probes::RunCtx;
+    use crate::probes::{Plan, Probe, RunCtx};
 
     /// A probe that exists only here: its cases say how much work they are, and it
     /// prices them itself (`priced`) or states nothing.
@@ -468,27 +460,29 @@ mod tests {
     }
 
     impl Probe for Sketch {
+        type Params = Work;
+        type Facts = ();
         fn id(&self) -> &'static str {
             "sketch"
         }
         fn title(&self) -> &'static str {
             "a test probe"
         }
-        fn plan(&self, _ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+        fn plan(&self, _ctx: &PlanCtx) -> Result<Plan<Work>, ProbeError> {
             Ok(Plan::new(vec![
                 Case::new("small", &Work { units: 1 }),
                 Case::new("large", &Work { units: 3 }),
             ]))
         }
-        fn run(&self, _case: &Case, _ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        fn run(&self, _case: &Case<Work>, _ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
             Err(ProbeError::Skipped("never run here".into()))
         }
-        fn run_cost_s(&self, cost: &Cost) -> Option<f64> {
-            self.priced.then(|| cost.num("units").map(|u| u * 2.0))?
+        fn run_cost_s(&self, work: &Work, _cost: &Cost) -> Option<f64> {
+            self.priced.then(|| f64::from(work.units) * 2.0)
         }
     }
 
-    fn priced(probe: &dyn Probe) -> ProbeEstimate {
+    fn priced(probe: &dyn AnyProbe) -> ProbeEstimate {
         let topo = crate::topology::from_synthetic("core:2 pu:1").expect("topology");
         let ctx = plan_ctx(topo, Profile::Default, 300.0);
         estimate_probe(probe, &ctx, &Calibration::reference())

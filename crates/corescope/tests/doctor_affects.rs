@@ -8,7 +8,7 @@ mod support;
 
 use corescope::doctor::{read, read_in, Options};
 use corescope::model::{CheckId, Checks, Sensitivity};
-use corescope::probes::{registry, Probe};
+use corescope::probes::{registry, AnyProbe};
 use corescope::topology::knobs::HostFiles;
 use support::TestProbe;
 
@@ -27,14 +27,14 @@ fn affects(checks: &Checks, id: CheckId) -> Vec<String> {
 }
 
 /// The checks of an empty fake tree (every check is made, most unread).
-fn checks_in(registry: &[Box<dyn Probe>]) -> Checks {
+fn checks_in(registry: &[Box<dyn AnyProbe>]) -> Checks {
     let dir = tempfile::tempdir().expect("temporary directory");
     read_in(&HostFiles::under(dir.path()), &Options::default(), registry)
 }
 
 #[test]
 fn a_probe_of_one_file_is_affected_by_the_condition_it_declares() {
-    let mine: Vec<Box<dyn Probe>> = vec![Box::new(QUIET), Box::new(TLB)];
+    let mine: Vec<Box<dyn AnyProbe>> = vec![Box::new(QUIET), Box::new(TLB)];
     let c = checks_in(&mine);
     assert_eq!(affects(&c, CheckId::Thp), ["tlb-walk"]);
     for other in [CheckId::Smt, CheckId::NumaBalancing, CheckId::VcpuPlacement] {

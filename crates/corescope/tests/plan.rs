@@ -352,7 +352,7 @@ fn the_loaded_probes_thin_on_a_2048_strand_machine_and_say_what_they_leave_out()
             corescope::cli::default_budget_s(Profile::Default),
         );
         let probe = registry().into_iter().find(|p| p.id() == id).unwrap();
-        probe.plan(&ctx).unwrap()
+        probe.plan_owned(&ctx).unwrap()
     };
     let big = "pack:8 numa:2 core:32 pu:4";
     for id in ["loaded-latency", "loaded-coherence", "clock-curve"] {

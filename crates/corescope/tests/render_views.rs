@@ -7,7 +7,7 @@
 mod support;
 
 use corescope::model::{Point, ProbeResult, RunFile, Status, View};
-use corescope::probes::Probe;
+use corescope::probes::AnyProbe;
 use corescope::render::html::render_run_in;
 use support::TestProbe;
 
@@ -31,7 +31,7 @@ fn run_with(id: &str) -> RunFile {
 
 #[test]
 fn a_probe_of_one_file_gets_the_view_it_declares() {
-    let mine: Vec<Box<dyn Probe>> = vec![Box::new(TestProbe {
+    let mine: Vec<Box<dyn AnyProbe>> = vec![Box::new(TestProbe {
         views: &[View::StreamChart],
         ..TestProbe::new("stream-like")
     })];
@@ -41,7 +41,7 @@ fn a_probe_of_one_file_gets_the_view_it_declares() {
 
 #[test]
 fn a_probe_declaring_nothing_or_unknown_gets_no_special_view() {
-    let quiet: Vec<Box<dyn Probe>> = vec![Box::new(TestProbe::new("stream-like"))];
+    let quiet: Vec<Box<dyn AnyProbe>> = vec![Box::new(TestProbe::new("stream-like"))];
     let html = render_run_in(&run_with("stream-like"), &quiet);
     assert!(!html.contains("STREAM kernels"));
     let html = render_run_in(&run_with("from-an-older-build"), &quiet);

@@ -7,7 +7,7 @@
 mod support;
 
 use corescope::model::{ProbeResult, RunFile, Status, SummaryShape};
-use corescope::probes::Probe;
+use corescope::probes::AnyProbe;
 use corescope::render::summary::{summary, summary_in};
 use corescope::store;
 use std::path::Path;
@@ -50,7 +50,7 @@ fn run_with_doorbell() -> RunFile {
 
 #[test]
 fn a_probe_of_one_file_heads_the_summary_by_its_own_shape() {
-    let registry: Vec<Box<dyn Probe>> = vec![Box::new(DOORBELL)];
+    let registry: Vec<Box<dyn AnyProbe>> = vec![Box::new(DOORBELL)];
     let text = summary_in(&run_with_doorbell(), 200, &registry).join("\n");
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(

@@ -345,9 +345,9 @@ pub fn hardware_note(pc: &ProbeCounters) -> String {
 /// Seed 001's MIPS / CPI / efficiency beside the rates: per kind of work (the case
 /// labels start with it; no kinds: one table of all cases), a table of every case's
 /// counters, and the hardware part's skip reason or the source of the issue width
-/// as a note.
-pub fn case_tables(result: &mut ProbeResult, kinds: &[&str]) {
-    let Some(pc) = &result.counters else { return };
+/// as a note; `None` for a result without counters.
+pub fn case_tables(result: &ProbeResult, kinds: &[&str]) -> Option<(String, Vec<Table>)> {
+    let pc = result.counters.as_ref()?;
     let note = hardware_note(pc);
     let all = "counters per case (medians over rounds)";
     let tables: Vec<_> = if kinds.is_empty() {
@@ -362,8 +362,7 @@ pub fn case_tables(result: &mut ProbeResult, kinds: &[&str]) {
             })
             .collect()
     };
-    result.findings.push(note);
-    result.tables.extend(tables);
+    Some((note, tables))
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use crate::clock::Clock;
 use crate::kernels::buffer::BlockCache;
 use crate::model::{Measurement, Profile};
 use crate::placement::{PlacementError, Strategy};
-use crate::probes::{Case, Overrides, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::probes::{AnyProbe, Case, Overrides, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::topology::Topology;
 use serde_json::Value;
 use std::sync::Mutex;
@@ -15,11 +15,16 @@ use std::time::{Duration, Instant};
 /// Longest a probe's case may take in one round before it gives up.
 pub const CASE_BUDGET: Duration = Duration::from_secs(60);
 
+/// Runs one case of a probe with its parameters as planned.
+type RunFn = Box<dyn Fn(&mut RunCtx) -> Result<Measurement, ProbeError> + Send + Sync>;
+
 /// One probe's case, ready to run again and again.
 pub struct OurCase {
-    probe: Box<dyn Probe>,
     ctx: PlanCtx,
+    /// The case, its parameters in their JSON form.
     case: Case,
+    /// The probe running its case.
+    runs: RunFn,
     /// What the case keeps between its runs, as within a group of `corescope run`
     /// (the memory probe's first-touched blocks), for the row's rounds.
     blocks: Mutex<BlockCache>,
@@ -144,14 +149,14 @@ impl OurCase {
             },
             budget_s: CASE_BUDGET.as_secs_f64(),
         };
-        let plan = probe.plan(&ctx).map_err(|source| CrossError::Plan {
+        let plan = AnyProbe::plan_owned(probe, &ctx).map_err(|source| CrossError::Plan {
             probe: probe_id.to_string(),
             source,
         })?;
-        let case = plan
+        let index = plan
             .cases
-            .into_iter()
-            .find(|c| want.iter().all(|(k, v)| holds(&c.params, k, v)))
+            .iter()
+            .position(|c| want.iter().all(|(k, v)| holds(&c.params, k, v)))
             .ok_or_else(|| {
                 let wanted: Vec<String> = want.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 CrossError::NoCase {
@@ -160,24 +165,22 @@ impl OurCase {
                 }
             })?;
         Ok(Self {
-            probe,
             ctx,
-            case,
+            case: plan.cases[index].clone(),
+            runs: Box::new(move |ctx| plan.run(index, ctx)),
             blocks: Mutex::default(),
         })
     }
 
     /// A case made outside the probe's plan (an experiment a probe offers, such as
     /// `c2c::case_without_pause`), run by the probe's own code.
-    pub fn with_case(
-        probe_id: &str,
+    pub fn with_case<P: Probe + 'static>(
+        probe: P,
         topo: &Topology,
         clock: &Clock,
         profile: Profile,
-        case: Case,
-    ) -> Result<Self, CrossError> {
-        let probe = crate::probes::find(probe_id)
-            .ok_or_else(|| CrossError::NoProbe(probe_id.to_string()))?;
+        case: Case<P::Params>,
+    ) -> Self {
         let ctx = PlanCtx {
             topo: topo.clone(),
             clock: clock.clone(),
@@ -185,12 +188,12 @@ impl OurCase {
             overrides: Overrides::default(),
             budget_s: CASE_BUDGET.as_secs_f64(),
         };
-        Ok(Self {
-            probe,
+        Self {
             ctx,
-            case,
+            case: case.to_json(),
+            runs: Box::new(move |ctx| probe.run(&case, ctx)),
             blocks: Mutex::default(),
-        })
+        }
     }
 
     /// The case's parameters.
@@ -208,13 +211,10 @@ impl OurCase {
             counted: Vec::new(),
             blocks: std::mem::take(&mut *kept),
         };
-        let out = self
-            .probe
-            .run(&self.case, &mut ctx)
-            .map_err(|source| CrossError::Run {
-                case: self.case.label.clone(),
-                source,
-            });
+        let out = (self.runs)(&mut ctx).map_err(|source| CrossError::Run {
+            case: self.case.label.clone(),
+            source,
+        });
         *kept = ctx.blocks;
         out
     }

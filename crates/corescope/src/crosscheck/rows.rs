@@ -636,13 +636,13 @@ fn c2c_row(setup: &Setup, cpus: &[u32], cas: bool, pause: bool) -> RowPlan {
             &[("a", json!(a)), ("b", json!(b))],
         )
     } else {
-        OurCase::with_case(
-            c2c::ID,
+        Ok(OurCase::with_case(
+            c2c::C2c,
             setup.topo,
             setup.clock,
             Profile::Default,
             c2c::case_without_pause(a, b, C2C_ROUND_TRIPS),
-        )
+        ))
     };
     let case = match case {
         Ok(c) => c,

@@ -1,9 +1,9 @@
 //! Which probes each condition blurs: the `affects` of a check, looked up in a
 //! registry by what each probe declares it is sensitive to
-//! ([`Probe::sensitive_to`]), never by probe id.
+//! ([`crate::probes::Probe::sensitive_to`]), never by probe id.
 
 use crate::model::{CheckId, Sensitivity};
-use crate::probes::Probe;
+use crate::probes::AnyProbe;
 
 /// What a condition blurs: the probes sensitive to it, or every probe (`None`)
 /// for the conditions that slow or jitter the clock or steal time.
@@ -26,7 +26,7 @@ pub(super) fn blurs(id: CheckId) -> Option<Sensitivity> {
 
 /// The ids of the probes of `registry` that condition `id` blurs, in the
 /// registry's order.
-pub(super) fn affected(id: CheckId, registry: &[Box<dyn Probe>]) -> Vec<String> {
+pub(super) fn affected(id: CheckId, registry: &[Box<dyn AnyProbe>]) -> Vec<String> {
     let wanted = blurs(id);
     registry
         .iter()

@@ -53,8 +53,12 @@ pub fn read(files: &HostFiles, opts: &Options) -> Checks {
 
 /// [`read`], naming the affected probes from `registry`: every probe for a
 /// condition of the clock or of stolen time, else those whose
-/// [`Probe::sensitive_to`](probes::Probe::sensitive_to) names the condition.
-pub fn read_in(files: &HostFiles, opts: &Options, registry: &[Box<dyn probes::Probe>]) -> Checks {
+/// [`Probe::sensitive_to`](probes::AnyProbe::sensitive_to) names the condition.
+pub fn read_in(
+    files: &HostFiles,
+    opts: &Options,
+    registry: &[Box<dyn probes::AnyProbe>],
+) -> Checks {
     let mut checks = read_checks(files, opts);
     for c in &mut checks.checks {
         c.affects = affects::affected(c.id, registry);

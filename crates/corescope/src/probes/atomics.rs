@@ -8,7 +8,7 @@
 //! seed's did for two minutes). Each thread reads the clock every
 //! [`CHECK_EVERY`] operations, whatever the team's size.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx, SweepConfigs};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx, SweepConfigs};
 use crate::analysis;
 use crate::clock::now_ns;
 use crate::model::{Measurement, Point, ProbeResult, Sensitivity};
@@ -64,7 +64,7 @@ impl Method {
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     method: Method,
     placement: String,
     threads: usize,
@@ -166,8 +166,11 @@ pub fn total(s: &Shared, method: Method) -> u64 {
 pub const ID: &str = "atomics";
 
 impl Probe for Atomics {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// Its duration and its team's creation.
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.num("duration_ns")? * 1e-9 + c.spawn_s(c.threads()))
     }
 
@@ -182,7 +185,7 @@ impl Probe for Atomics {
         &[Sensitivity::CrossCpu]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let counts = ctx.thread_counts(MAX_THREAD_FACTOR);
         let placements = ctx.placements(&[Strategy::Compact, Strategy::Scatter]);
         // One repetition; the runner repeats every case in rounds, all methods and
@@ -230,8 +233,8 @@ impl Probe for Atomics {
         ))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let (strategy, cpus) = super::placed(&ctx.plan.topo, &c.placement, c.threads)?;
         let shared = Box::<Shared>::default();
         let s = &*shared;
@@ -286,12 +289,13 @@ impl Probe for Atomics {
         Ok(Measurement::points(pts))
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
         let cpus = ctx.cpus();
         let unit = "increments_per_s";
         for m in Method::ALL {
             let found = analysis::placements(result, m.name(), unit, cpus as f64);
-            result.findings.extend(found);
+            out.findings.extend(found);
         }
         // At the largest thread count: the fastest and the slowest method, each at its
         // best placement, compared round by round.
@@ -301,7 +305,7 @@ impl Probe for Atomics {
             .flat_map(|s| s.x.iter().copied())
             .reduce(f64::max)
         else {
-            return;
+            return out;
         };
         let best_of = |m: Method| -> Option<(String, f64)> {
             result
@@ -331,7 +335,7 @@ impl Probe for Atomics {
                     (last.0.name(), &last.1, x),
                     None,
                 );
-                result.findings.extend(found);
+                out.findings.extend(found);
             }
         }
         for m in ["cas", "cas-backoff"] {
@@ -342,7 +346,7 @@ impl Probe for Atomics {
                 .filter_map(|s| s.estimate_at(x))
                 .max_by(|a, b| a.value.total_cmp(&b.value));
             if let Some(e) = failures {
-                result.findings.push(crate::model::Finding::Value {
+                out.findings.push(crate::model::Finding::Value {
                     what: format!(
                         "{m}: failed CAS per successful increment with {}",
                         crate::units::threads(x)
@@ -353,6 +357,7 @@ impl Probe for Atomics {
                 });
             }
         }
+        out
     }
 }
 

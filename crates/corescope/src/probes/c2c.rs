@@ -21,7 +21,7 @@
 //! do not.
 
 use super::numa::{NodeBuffer, NumaError};
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::model::{Estimate, Finding, Matrix, Measurement, ProbeResult, Sensitivity};
 use crate::placement::subset;
 use crossbeam_utils::CachePadded;
@@ -40,7 +40,7 @@ pub const LINE_PAD: usize = std::mem::size_of::<Line>();
 pub struct C2c;
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     a: u32,
     b: u32,
     round_trips: u64,
@@ -52,7 +52,7 @@ struct CaseParams {
 /// A case of one pair whose waiting side retries without a pause, as the
 /// `core-to-core-latency` crate's threads do: the experiment `corescope crosscheck`
 /// runs to show what the pause changes. The probe's own plan always pauses.
-pub fn case_without_pause(a: u32, b: u32, round_trips: u64) -> Case {
+pub fn case_without_pause(a: u32, b: u32, round_trips: u64) -> Case<CaseParams> {
     Case::new(
         format!("{a}↔{b} without pause"),
         &CaseParams {
@@ -172,6 +172,9 @@ pub const MATRIX_CAS: &str = "c2c/cas";
 pub const MATRIX_RW: &str = "c2c/rw";
 
 impl Probe for C2c {
+    type Params = CaseParams;
+    type Facts = Vec<u32>;
+
     /// Its round trips (three cache-line transfers each, at the calibrated round
     /// trip) and the pair's creation, twice over three threads.
     /// Summary: the compare-and-swap hand-over and the write seen by a read, over their pairs.
@@ -191,7 +194,7 @@ impl Probe for C2c {
             ],
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.num("round_trips")? * 3.0 * c.cal.round_trip_ns * 1e-9 + c.spawn_s(2.0 * 3.0))
     }
 
@@ -206,7 +209,7 @@ impl Probe for C2c {
         &[Sensitivity::CrossCpu]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams, Vec<u32>>, ProbeError> {
         let (cpus, note) = subset::cpus(&ctx.topo);
         if cpus.len() < 2 {
             return Err(ProbeError::Skipped("fewer than 2 CPUs allowed".into()));
@@ -245,8 +248,8 @@ impl Probe for C2c {
         Ok(plan)
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let clock = ctx.plan.clock.clone();
         let (mut cas_t, mut rw_t) = (Vec::new(), Vec::new());
         for _ in 0..REPS {
@@ -324,7 +327,7 @@ impl Probe for C2c {
         let cas_ns: Vec<f64> = cas_t.iter().map(per).collect();
         let rw_ns: Vec<f64> = rw_t.iter().map(per).collect();
         let mut m = Measurement::default();
-        // One 1×1 matrix per pair and quantity; `finish` assembles the full matrices.
+        // One 1×1 matrix per pair and quantity; `analyze` assembles the full matrices.
         for (name, v) in [(MATRIX_CAS, &cas_ns), (MATRIX_RW, &rw_ns)] {
             let (median, spread) = median_spread(v);
             for (name, value) in [
@@ -343,13 +346,13 @@ impl Probe for C2c {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, plan: &Plan, ctx: &PlanCtx) {
-        let cpus: Vec<u32> = plan.facts::<Vec<u32>>().cloned().unwrap_or_default();
+    fn analyze(&self, result: &ProbeResult, cpus: &Vec<u32>, ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
         let mut full = Vec::new();
         for name in [MATRIX_CAS, MATRIX_RW] {
             let spread_name = format!("{name}/spread");
-            let (values, cells) = assemble(&result.matrices, name, "ns", &cpus);
-            let (spreads, _) = assemble(&result.matrices, &spread_name, "ns", &cpus);
+            let (values, cells) = assemble(&result.matrices, name, "ns", cpus);
+            let (spreads, _) = assemble(&result.matrices, &spread_name, "ns", cpus);
             let spread_of = |a: u32, b: u32| {
                 let i = cpus.iter().position(|&c| c == a)?;
                 let j = cpus.iter().position(|&c| c == b)?;
@@ -366,13 +369,14 @@ impl Probe for C2c {
                     });
                 classes.push((lat, range, ps));
             }
-            result
-                .findings
+            out.findings
                 .extend(class_findings(name, &classes, &ctx.topo));
             full.push(values);
             full.push(spreads);
         }
-        result.matrices = full;
+        // The per-pair cells become the full matrices.
+        out.replace_matrices = Some(full);
+        out
     }
 }
 

@@ -23,7 +23,7 @@
 //! it): the consumer checks count, order and content, so a broken channel fails the
 //! case instead of producing a number.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::analysis::pairs as pair_stats;
 use crate::clock::Clock;
@@ -49,13 +49,13 @@ pub struct ChannelProbe;
 /// Where the pair runs: the relation's name in series (`same-core` for the SMT
 /// sibling), and its CPUs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct Placement {
+pub struct Placement {
     name: String,
     cpus: PairCpus,
 }
 
 #[derive(Debug, Clone, Serialize)]
-enum CaseParams {
+pub enum CaseParams {
     Throughput {
         placement: Placement,
         impl_: Impl,
@@ -159,7 +159,7 @@ fn throughput_rounds(profile: Profile) -> Rounds {
 /// `case`, kept only for rounds during which the round trip between its two CPUs
 /// stayed the same (the placement check: this VM moves its vCPUs between
 /// host cores, and a hand-off's cost follows the host cores it lands on).
-fn steady(case: Case, cpus: PairCpus) -> Case {
+fn steady(case: Case<CaseParams>, cpus: PairCpus) -> Case<CaseParams> {
     match cpus {
         (Some(a), Some(b)) => case.kept_when_steady(a, b),
         _ => case,
@@ -174,6 +174,9 @@ const SPSC_PEERS: [Impl; 3] = [Impl::Rtrb, Impl::Ringbuf, Impl::Heapless];
 pub const ID: &str = "channel";
 
 impl Probe for ChannelProbe {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
     /// elapsed ÷ cases); full scaled from default by its sample counts.
@@ -188,7 +191,7 @@ impl Probe for ChannelProbe {
             round_trips: "roundtrip/",
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.per_profile([0.007, 0.06, 0.4]))
     }
 
@@ -203,7 +206,7 @@ impl Probe for ChannelProbe {
         &[Sensitivity::CrossCpu]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let events: u64 = ctx.profile.pick(1 << 18, 1 << 21, 1 << 24);
         let rounds = throughput_rounds(ctx.profile);
         let samples = pair::samples(ctx.profile);
@@ -279,9 +282,9 @@ impl Probe for ChannelProbe {
             .skipping(skipped))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         let mut m = Measurement::default();
-        match case.typed()? {
+        match case.params.clone() {
             CaseParams::Throughput {
                 placement,
                 impl_,
@@ -333,7 +336,8 @@ impl Probe for ChannelProbe {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, _ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), _ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
         let mut places: Vec<String> = Vec::new();
         for d in &result.distributions {
             if let Some(p) = d.name.rsplit('/').next() {
@@ -344,10 +348,10 @@ impl Probe for ChannelProbe {
         }
         for place in &places {
             let table = throughput_table(result, place);
-            result.tables.push(table);
+            out.tables.push(table);
             for bytes in [8usize, 64] {
                 let found = race_findings(result, bytes, place);
-                result.findings.extend(found);
+                out.findings.extend(found);
             }
             let rt: Vec<String> = Impl::ALL
                 .iter()
@@ -365,12 +369,13 @@ impl Probe for ChannelProbe {
                 let state = span
                     .map(|(lo, hi)| format!(" (CPUs' round trip {lo:.0}–{hi:.0} ns)"))
                     .unwrap_or_default();
-                result.findings.push(format!(
+                out.findings.push(format!(
                     "round trip (8B, {place}), median: {}{state}",
                     rt.join(", ")
                 ));
             }
         }
+        out
     }
 }
 

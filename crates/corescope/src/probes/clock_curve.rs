@@ -25,7 +25,7 @@
 //! count are not measured: oversubscribed threads share cores and time, and their
 //! chains would time the sharing.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::kernels::clock_chain::{self, ADDS_PER_ITER};
 use crate::model::{Finding, Measurement, Point, ProbeResult, Series};
 use crate::placement::Strategy;
@@ -146,7 +146,7 @@ pub fn counts(ladder: &[usize], cpus: usize) -> Vec<usize> {
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     isa: Isa,
     threads: usize,
     duration_ns: u64,
@@ -157,8 +157,11 @@ struct CaseParams {
 pub const ID: &str = "clock-curve";
 
 impl Probe for ClockCurve {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// As `loaded-latency`'s runs ([`super::loaded_latency::loaded_run_cost_s`]).
-    fn run_cost_s(&self, c: &super::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &super::cost::Cost) -> Option<f64> {
         super::loaded_latency::loaded_run_cost_s(c)
     }
 
@@ -170,7 +173,7 @@ impl Probe for ClockCurve {
         "core clock per active-core count and ISA level (scalar, 128/256/512-bit FMA): the boost curve"
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         if !clock_chain::SUPPORTED {
             return Err(ProbeError::Skipped(
                 "the clock's add chain is written for x86_64 and aarch64 only".into(),
@@ -232,8 +235,8 @@ impl Probe for ClockCurve {
             .skipping(not_measured(&left_out)))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let (cpus, _) = super::placement_config(&ctx.plan.topo, &Strategy::Scatter, c.threads)?;
         let clock = ctx.plan.clock.clone();
         let wanted_ticks = (c.duration_ns as f64 / clock.ticks_to_ns(1).max(1e-9)) as u64;
@@ -276,10 +279,12 @@ impl Probe for ClockCurve {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, _ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), _ctx: &PlanCtx) -> Analysis {
         let (series, findings) = boost_curves(&result.series);
-        result.series.extend(series);
-        result.findings.extend(findings);
+        Analysis {
+            series,
+            ..Analysis::findings(findings)
+        }
     }
 }
 

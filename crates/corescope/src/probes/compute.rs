@@ -24,7 +24,7 @@
 //! Table 2 …` take the PMU's counts where they exist and these where not
 //! (`analysis::seed001`, docs/compute.md).
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx, SweepConfigs};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx, SweepConfigs};
 use crate::analysis;
 use crate::kernels::chains::{
     fp_inputs, fp_kernel, int_inputs, int_kernel, FP_K, INPUTS, INSTRUCTIONS_PER_PASS, INT_K,
@@ -59,7 +59,7 @@ impl Kind {
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     kind: Kind,
     placement: String,
     threads: usize,
@@ -112,6 +112,9 @@ pub const PLACEMENTS: [Strategy; 4] = [
 pub const ID: &str = "compute";
 
 impl Probe for Compute {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// The kernel (`passes` × 1,024 dependent ops per thread, in waves over the
     /// CPUs), the team's creation, then the round's clock.
     /// Summary: the int and fp families' peaks, then each placement and seed 001's Table 2.
@@ -123,7 +126,7 @@ impl Probe for Compute {
             latency_series: None,
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
             c.num("passes")? * 1024.0 * c.op_s() * c.waves()
                 + c.spawn_s(c.threads())
@@ -142,7 +145,7 @@ impl Probe for Compute {
         &[Sensitivity::CoreThroughput]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         // Elements (inputs processed) per thread when threads ≤ CPUs. Full: the
         // seed's 10^9 per thread. Quick and default shrink the per-thread work when
         // threads exceed CPUs so every case takes about the same wall time, and the
@@ -220,8 +223,8 @@ impl Probe for Compute {
             ))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let (strategy, cpus) = super::placed(&ctx.plan.topo, &c.placement, c.threads)?;
         let passes = c.passes;
         let out = match c.kind {
@@ -265,17 +268,22 @@ impl Probe for Compute {
         Ok(Measurement::points(points))
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
         let cpus = ctx.cpus();
         for what in ["int", "fp"] {
             let found = [
                 analysis::scaling(result, what, "ops_per_s", cpus),
                 analysis::placements(result, what, "ops_per_s", cpus as f64),
             ];
-            result.findings.extend(found.into_iter().flatten());
+            out.findings.extend(found.into_iter().flatten());
         }
-        crate::counters::case_tables(result, &["int", "fp"]);
-        seed001_tables(result, cpus);
+        if let Some((note, tables)) = crate::counters::case_tables(result, &["int", "fp"]) {
+            out.findings.push(note);
+            out.tables.extend(tables);
+        }
+        seed001_tables(result, cpus, &mut out);
+        out
     }
 }
 
@@ -355,8 +363,9 @@ fn est_cell(e: &crate::model::Estimate, suffix: &str) -> serde_json::Value {
 
 /// Seed 001's Table 2 per kind of work (`analysis::seed001`): a table of MIPS,
 /// CPI and machine efficiency by threads, each labelled with its source, and the
-/// efficiency with one thread and with the machine's CPUs filled as findings.
-fn seed001_tables(result: &mut ProbeResult, cpus: usize) {
+/// efficiency with one thread and with the machine's CPUs filled as findings, added
+/// to `out`.
+fn seed001_tables(result: &ProbeResult, cpus: usize, out: &mut Analysis) {
     use crate::analysis::seed001::{one_and_full, table2};
     use crate::counters::PERCENT_OF_MAX_MIPS;
     for kind in ["int", "fp"] {
@@ -365,7 +374,7 @@ fn seed001_tables(result: &mut ProbeResult, cpus: usize) {
         };
         let src = t.source.label();
         if t.source == crate::analysis::seed001::Source::KernelCount && kind == "int" {
-            result.findings.push(crate::model::Finding::Note {
+            out.findings.push(crate::model::Finding::Note {
                 text: format!(
                     "MIPS and CPI without PMU counts: from the kernel's instruction count \
                      ({} instructions per pass of 128 inputs, read off its generated code; \
@@ -392,7 +401,7 @@ fn seed001_tables(result: &mut ProbeResult, cpus: usize) {
                 ]
             })
             .collect();
-        result.tables.push(crate::model::Table {
+        out.tables.push(crate::model::Table {
             name: format!(
                 "{kind}: seed 001 Table 2 ({}; MIPS and CPI {src}; medians over rounds, 95 % intervals)",
                 t.placement
@@ -410,7 +419,7 @@ fn seed001_tables(result: &mut ProbeResult, cpus: usize) {
         };
         for r in [one, full] {
             if let Some(e) = r.efficiency {
-                result.findings.push(crate::model::Finding::Value {
+                out.findings.push(crate::model::Finding::Value {
                     what: format!(
                         "{kind}: seed 001 machine efficiency with {} ({})",
                         crate::units::threads(r.threads),

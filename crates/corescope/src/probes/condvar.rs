@@ -16,7 +16,7 @@
 //! vs broadcast; other core vs same CPU) and state a difference only when it is
 //! significant.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
 use crate::harness::pair::{self, PthreadCond, PthreadMutex};
@@ -53,7 +53,7 @@ impl Variant {
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     variants: Vec<Variant>,
     /// Samples per variant (taken in chunks).
     samples: usize,
@@ -158,6 +158,9 @@ fn run_pair(
 pub const ID: &str = "condvar";
 
 impl Probe for Condvar {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
     /// elapsed ÷ cases); full scaled from default by its sample counts.
@@ -174,7 +177,7 @@ impl Probe for Condvar {
             ],
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.per_profile([0.12, 2.1, 42.0]))
     }
 
@@ -189,7 +192,7 @@ impl Probe for Condvar {
         &[Sensitivity::CrossCpu]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let n = pair::samples(ctx.profile);
         let mut variants = Vec::new();
         let mut skipped = Vec::new();
@@ -221,8 +224,8 @@ impl Probe for Condvar {
             .skipping(skipped))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let clock = ctx.plan.clock.clone();
         let (per_variant, stop) = pair::interleaved(c.variants.len(), c.samples, |v, n| {
             chunk_of(ctx, &c.variants[v], n)
@@ -252,7 +255,7 @@ impl Probe for Condvar {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
         let ds = &result.distributions;
         let mut found = pair_stats::relation_findings(ds, "signal wake-up", "signal", "/wake");
         for rel in ["other-core", "same-cpu", "unpinned"] {
@@ -276,7 +279,7 @@ impl Probe for Condvar {
                 .filter(|d| d.name.starts_with("signal/") && d.name.ends_with("/wake"))
                 .map(|d| pair_stats::median_finding(d, &ctx.clock)),
         );
-        result.findings.extend(found);
+        Analysis::findings(found)
     }
 }
 

@@ -9,7 +9,7 @@
 //! drift). Packed vs padded is a paired comparison with its interval; the knee is
 //! stated only when the step into it is a significant difference.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::clock::now_ns;
 use crate::kernels::buffer::{Block, BufferError, Pages};
@@ -42,7 +42,7 @@ pub const ROUNDS: Rounds = Rounds {
 pub struct FalseSharing;
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     threads: usize,
     pad: usize,
     portions: usize,
@@ -101,10 +101,13 @@ const COST_OPS_PER_INCREMENT: f64 = 3.3;
 pub const ID: &str = "false-sharing";
 
 impl Probe for FalseSharing {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// Its increments of a contended line (each about
     /// [`COST_OPS_PER_INCREMENT`] dependent integer ops) in waves over the CPUs,
     /// and its team's creation.
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
             c.num("portions")?
                 * c.num("increments")?
@@ -126,7 +129,7 @@ impl Probe for FalseSharing {
         &[Sensitivity::CrossCpu]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let threads = ctx
             .overrides
             .threads
@@ -168,8 +171,8 @@ impl Probe for FalseSharing {
             ))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, c.threads)
             .map_err(|e| ProbeError::Failed(e.to_string()))?;
         let counters = Counters::new(c.threads, c.pad)?;
@@ -235,12 +238,13 @@ impl Probe for FalseSharing {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
         let Some(s) = result.series("padding/time").cloned() else {
-            return;
+            return out;
         };
         let Some(&widest) = s.x.iter().reduce(|a, b| if b > a { b } else { a }) else {
-            return;
+            return out;
         };
         // Slowdown against the widest padding, round by round (all paddings ran
         // interleaved, so round i of each is a pair).
@@ -256,7 +260,7 @@ impl Probe for FalseSharing {
                 let m = crate::stats::median(&base).max(1e-12);
                 at.iter().map(|a| a / m).collect()
             };
-            result.push_point(Point::samples(
+            out.points.push(Point::samples(
                 "padding/slowdown",
                 "padding_bytes",
                 x,
@@ -282,8 +286,8 @@ impl Probe for FalseSharing {
             &found,
             Some(Finding::Comparison { a, outcome: Outcome::Different, .. }) if a.starts_with("packed")
         );
-        result.findings.extend(found);
-        result.findings.push(match packing_costs {
+        out.findings.extend(found);
+        out.findings.push(match packing_costs {
             true => granularity(result, &s, widest, &line),
             false => None,
         }
@@ -292,6 +296,7 @@ impl Probe for FalseSharing {
                 "coherence granularity: could not tell (no significant step in the padding sweep; the topology's line: {line})"
             ))
         }));
+        out
     }
 }
 

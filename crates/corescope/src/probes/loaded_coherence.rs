@@ -23,7 +23,7 @@
 use super::loaded_latency::{
     curve, curve_table, inject, ladder, series_points, CurvePoint, Traffic, MIN_INJECTOR_BYTES,
 };
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::clock::ticks;
 use crate::harness::pair::PthreadMutex;
 use crate::kernels::buffer::{Block, BlockTag, BufferError, Loan, Pages, HUGE_PAGE_BYTES};
@@ -160,7 +160,7 @@ pub fn thin_pairs(topo: &crate::topology::Topology, pairs: &mut Vec<PairPlan>) -
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     pair: PairPlan,
     /// 0: idle; then the ladder's steps.
     load_step: usize,
@@ -179,8 +179,11 @@ struct CaseParams {
 pub const ID: &str = "loaded-coherence";
 
 impl Probe for LoadedCoherence {
+    type Params = CaseParams;
+    type Facts = Vec<PairPlan>;
+
     /// As `loaded-latency`'s runs ([`super::loaded_latency::loaded_run_cost_s`]).
-    fn run_cost_s(&self, c: &super::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &super::cost::Cost) -> Option<f64> {
         super::loaded_latency::loaded_run_cost_s(c)
     }
 
@@ -197,7 +200,7 @@ impl Probe for LoadedCoherence {
         "c2c CAS hand-off and mutex wake-up of representative pairs, idle and under memory traffic"
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams, Vec<PairPlan>>, ProbeError> {
         let (mut pairs, mut skipped) = pair_plans(&ctx.topo);
         let coarse = super::loaded_latency::coarse(ctx);
         if coarse {
@@ -295,8 +298,8 @@ impl Probe for LoadedCoherence {
         Ok(plan)
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let r = measure(ctx, &c)?;
         let rel = c.pair.relation.name();
         let x = c.load_step as f64;
@@ -316,9 +319,9 @@ impl Probe for LoadedCoherence {
         Ok(Measurement::points(points))
     }
 
-    fn finish(&self, result: &mut ProbeResult, plan: &Plan, _ctx: &PlanCtx) {
-        let pairs: Vec<PairPlan> = plan.facts::<Vec<PairPlan>>().cloned().unwrap_or_default();
-        for p in &pairs {
+    fn analyze(&self, result: &ProbeResult, pairs: &Vec<PairPlan>, _ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
+        for p in pairs {
             let rel = p.relation.name();
             let bw = series_points(result, &format!("bandwidth/{rel}"));
             for (metric, words) in [("cas", "CAS hand-off"), ("wake", "mutex wake-up")] {
@@ -329,11 +332,12 @@ impl Probe for LoadedCoherence {
                 let c = curve(idle, &loaded, &bw);
                 let what = format!("{words}, {rel} {}↔{}", p.a, p.b);
                 if c.len() > 1 {
-                    result.tables.push(curve_table(&what, &c));
+                    out.tables.push(curve_table(&what, &c));
                 }
-                result.findings.extend(loaded_findings(&what, &c));
+                out.findings.extend(loaded_findings(&what, &c));
             }
         }
+        out
     }
 }
 

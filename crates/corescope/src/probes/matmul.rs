@@ -12,7 +12,7 @@
 //! compared round by round (paired), and stated as differences only when the
 //! interval of the ratio excludes 1.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::model::{Measurement, Point, ProbeResult, Sensitivity};
 use serde::Serialize;
@@ -40,7 +40,7 @@ pub const ROUNDS: Rounds = Rounds {
 pub struct Matmul;
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     n: usize,
     /// `ijk/normal` … `kji/transposed`, or `library/matrixmultiply`.
     variant: String,
@@ -142,6 +142,9 @@ const COST_OPS_PER_N3: f64 = 7.4;
 pub const ID: &str = "matmul";
 
 impl Probe for Matmul {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// n³ multiply-adds, [`COST_OPS_PER_N3`] dependent integer ops each (every loop
     /// order and the library averaged).
     /// Summary: the library against the best loop order, then the loop orders.
@@ -153,7 +156,7 @@ impl Probe for Matmul {
             ],
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.num("n")?.powi(3) * COST_OPS_PER_N3 * c.op_s())
     }
 
@@ -168,7 +171,7 @@ impl Probe for Matmul {
         &[Sensitivity::CoreThroughput, Sensitivity::PageSize]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let sizes: Vec<usize> = ctx.profile.pick(
             // Quick stops at 128: at 256 the worst orders take about 100 ms a
             // product, 8 of the quick profile's 70 s on a 2-vCPU guest.
@@ -203,8 +206,8 @@ impl Probe for Matmul {
             ))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let n = c.n;
         let mut m = Measurement::default();
         // Gave up at a smaller n: not run again (its own n keeps all its rounds).
@@ -268,8 +271,7 @@ impl Probe for Matmul {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, _ctx: &PlanCtx) {
-        GAVE_UP.with(|g| g.borrow_mut().clear());
+    fn analyze(&self, result: &ProbeResult, _facts: &(), _ctx: &PlanCtx) -> Analysis {
         // At the largest n every naive variant reached: best and worst order, and the
         // library against the best order, paired by round.
         let naive: Vec<_> = result.series.iter().filter(|s| s.name != LIBRARY).collect();
@@ -278,7 +280,7 @@ impl Probe for Matmul {
             .filter_map(|s| s.x.iter().copied().reduce(f64::max))
             .reduce(f64::min)
         else {
-            return;
+            return Analysis::default();
         };
         let at: Vec<(String, f64)> = naive
             .iter()
@@ -288,7 +290,7 @@ impl Probe for Matmul {
         let best = at.iter().max_by(|a, b| a.1.total_cmp(&b.1));
         let worst = at.iter().min_by(|a, b| a.1.total_cmp(&b.1));
         let (Some((b, _)), Some((w, _))) = (best, worst) else {
-            return;
+            return Analysis::default();
         };
         let unit = "flops_per_s";
         let found = [
@@ -309,7 +311,7 @@ impl Probe for Matmul {
                 None,
             ),
         ];
-        result.findings.extend(found.into_iter().flatten());
+        Analysis::findings(found.into_iter().flatten())
     }
 }
 

@@ -5,16 +5,13 @@
 
 use crate::clock::Clock;
 use crate::harness::team::{run_team_counted, TeamError, TeamOutcome};
-use crate::model::{
-    Measurement, ProbeResult, Profile, SameQuantity, Sensitivity, SummaryShape, View,
-};
+use crate::model::Profile;
 use crate::placement::{Placer, Strategy};
 use crate::topology::Topology;
-use serde::Serialize;
-use std::any::Any;
-use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Instant;
+
+mod contract;
+pub use contract::{Analysis, AnyProbe, Case, Plan, Planned, Probe};
 
 pub mod atomics;
 pub mod c2c;
@@ -41,7 +38,7 @@ pub mod timers;
 pub mod workload;
 
 /// Every probe this build knows, in the order `corescope run` runs them.
-pub fn registry() -> Vec<Box<dyn Probe>> {
+pub fn registry() -> Vec<Box<dyn AnyProbe>> {
     vec![
         Box::new(compute::Compute),
         Box::new(peak::Peak),
@@ -69,7 +66,7 @@ pub fn registry() -> Vec<Box<dyn Probe>> {
 }
 
 /// Look a probe up by id.
-pub fn find(id: &str) -> Option<Box<dyn Probe>> {
+pub fn find(id: &str) -> Option<Box<dyn AnyProbe>> {
     registry().into_iter().find(|p| p.id() == id)
 }
 
@@ -207,155 +204,6 @@ pub fn placed(
     Ok((strategy, cpus))
 }
 
-/// What a probe is.
-pub trait Probe: Send + Sync {
-    /// Short id used on the command line and in run files (`compute`).
-    fn id(&self) -> &'static str;
-    /// One line for `corescope list`.
-    fn title(&self) -> &'static str;
-    /// The parameter sweep for this profile and machine. `Err(ProbeError::Skipped)`
-    /// when the probe cannot run here at all.
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError>;
-    /// Measure one case.
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError>;
-    /// Derive findings (and warnings) from the merged result, with the plan it was
-    /// measured by (its typed facts: [`Plan::facts`]). Default: none.
-    fn finish(&self, _result: &mut ProbeResult, _plan: &Plan, _ctx: &PlanCtx) {}
-    /// Seconds one run of a case takes on this machine (`corescope plan`'s model,
-    /// `estimate.rs`): its parameters and the machine's measured speed, read
-    /// through [`cost::Cost`]. `None` (the default): the model does not know the
-    /// probe and prices a run at `estimate::UNKNOWN_RUN_S`, and `plan` says so.
-    fn run_cost_s(&self, _cost: &cost::Cost) -> Option<f64> {
-        None
-    }
-    /// The shape of the probe's headline and items in the terminal summary
-    /// (`render/summary.rs` draws by shape, never by id). Default: no headline of
-    /// its own; its first item leads.
-    fn summary_shape(&self) -> SummaryShape {
-        SummaryShape::FirstItem
-    }
-    /// The conditions of the machine its figures depend on beyond those that blur
-    /// every probe (the clock, load, steal): `doctor` lists the probe under each
-    /// condition it is sensitive to, looked up in the registry, never by id.
-    /// Default: none.
-    fn sensitive_to(&self) -> &'static [Sensitivity] {
-        &[]
-    }
-    /// The special charts and sections of the report its results get besides the
-    /// generic ones: the renderers look them up in the registry by the run file's
-    /// probe id, never by testing the id. Default: none.
-    fn views(&self) -> &'static [View] {
-        &[]
-    }
-    /// Its figures that another probe measures too (same quantity, same size, same
-    /// method): every report puts each pair side by side with their ratio
-    /// (`analysis::consistency`). Default: none.
-    fn same_quantities(&self) -> &'static [SameQuantity] {
-        &[]
-    }
-}
-
-/// A probe's plan: its cases, the probe-level parameters recorded in the run file,
-/// what it leaves out here and why, and the facts its `finish` needs.
-#[derive(Debug, Clone, Default)]
-pub struct Plan {
-    /// Cases, in the order to run.
-    pub cases: Vec<Case>,
-    /// Sizes, iterations, repetitions: recorded as `params` of the result.
-    pub params: BTreeMap<String, serde_json::Value>,
-    /// Parts of the sweep this machine cannot run, each "name: skipped: why": the
-    /// runner records them (`params.skipped`) and states each as a finding.
-    pub skipped: Vec<String>,
-    /// What the plan chose that a reader must know (a representative subset, a
-    /// capped size): the runner stores each as a warning of the result.
-    pub warnings: Vec<String>,
-    /// The plan's own facts for [`Probe::finish`], as the probe's type.
-    facts: Option<Arc<dyn Any + Send + Sync>>,
-}
-
-impl Plan {
-    /// A plan of these cases.
-    pub fn new(cases: Vec<Case>) -> Self {
-        Self {
-            cases,
-            ..Self::default()
-        }
-    }
-
-    /// Record a parameter.
-    pub fn param(mut self, key: &str, value: impl Serialize) -> Self {
-        self.params
-            .insert(key.into(), serde_json::to_value(value).unwrap_or_default());
-        self
-    }
-
-    /// Say what the plan measures less of than the full profile would on this
-    /// machine (`scaled_down` in the run file and in `corescope plan`'s note column);
-    /// nothing when `what` is `None`.
-    pub fn scaled_down(self, what: Option<String>) -> Self {
-        match what {
-            Some(w) => self.param("scaled_down", w),
-            None => self,
-        }
-    }
-
-    /// Say what this machine cannot run, each line "name: skipped: why".
-    pub fn skipping(mut self, lines: impl IntoIterator<Item = String>) -> Self {
-        self.skipped.extend(lines);
-        self
-    }
-
-    /// Store a warning with the result (a choice the plan made that shapes it).
-    pub fn warning(mut self, line: impl Into<String>) -> Self {
-        self.warnings.push(line.into());
-        self
-    }
-
-    /// Keep facts of the plan for [`Probe::finish`] (the CPUs of a matrix, the
-    /// nodes measured), typed.
-    pub fn with_facts<F: Any + Send + Sync>(mut self, facts: F) -> Self {
-        self.facts = Some(Arc::new(facts));
-        self
-    }
-
-    /// The facts kept by [`Plan::with_facts`], if they are an `F`.
-    pub fn facts<F: 'static>(&self) -> Option<&F> {
-        self.facts.as_deref()?.downcast_ref::<F>()
-    }
-}
-
-/// One point of a probe's sweep: a label for progress and typed parameters, and how
-/// the runner repeats it and with which other cases it is compared.
-///
-/// The parameters travel as the probe's own type ([`Case::typed`] hands them back
-/// as they were planned, with no JSON round trip); their JSON form is kept beside
-/// them for what reads them generically (`corescope plan`, the cost model).
-#[derive(Debug, Clone)]
-pub struct Case {
-    /// Shown in the progress bar (`int scatter ×8`).
-    pub label: String,
-    /// The probe's parameters as written for readers that do not know its type.
-    pub params: serde_json::Value,
-    /// The probe's parameters as its own type.
-    typed: Arc<dyn Any + Send + Sync>,
-    /// The comparison this case is a variant of; the runner measures the cases of one
-    /// group in interleaved rounds (rotated order), so drift hits every variant alike.
-    pub group: Option<String>,
-    /// This case's variant within the group: the suffix of its series names after the
-    /// last `/` (`linear` in `int/linear`).
-    pub variant: Option<String>,
-    /// What the case really runs on this machine (`CPUs 0,1`); cases of one group with
-    /// equal `config` are measured once and the others get copies (see `Alias`).
-    pub config: Option<String>,
-    /// How often the runner repeats the case.
-    pub rounds: Rounds,
-    /// The CPU pair whose round trip the runner reads between the runs of every round
-    /// of this case's group: a round during which it moved (`drift::moved_within`) is
-    /// measured again rather than kept, and the result says how many were dropped.
-    /// For cases whose figure is the pair's own hand-off (the channel race).
-    pub steady_pair: Option<(u32, u32)>,
-}
-
 /// Smallest number of rounds of a compared variant: the signed-rank test needs 6
 /// pairs to reach 5 % at all; 12 give it power against a 20 % difference under the
 /// noise of a shared machine (see the tests in `stats`).
@@ -411,81 +259,6 @@ impl Rounds {
         warmup: true,
         target_rel_half_width: TARGET_REL_HALF_WIDTH,
     };
-}
-
-impl Case {
-    /// A case from the probe's parameter type, run once.
-    pub fn new<P>(label: impl Into<String>, params: &P) -> Self
-    where
-        P: Serialize + Clone + Send + Sync + 'static,
-    {
-        Self {
-            label: label.into(),
-            params: serde_json::to_value(params).unwrap_or(serde_json::Value::Null),
-            typed: Arc::new(params.clone()),
-            group: None,
-            variant: None,
-            config: None,
-            rounds: Rounds::ONCE,
-            steady_pair: None,
-        }
-    }
-
-    /// Make this case variant `variant` of comparison `group`, running `config`, with
-    /// the rounds of a compared variant.
-    pub fn compared(
-        mut self,
-        group: impl Into<String>,
-        variant: impl Into<String>,
-        config: impl Into<String>,
-    ) -> Self {
-        self.group = Some(group.into());
-        self.variant = Some(variant.into());
-        self.config = Some(config.into());
-        self.rounds = Rounds::COMPARED;
-        self
-    }
-
-    /// Repeat with these rounds.
-    pub fn with_rounds(mut self, rounds: Rounds) -> Self {
-        self.rounds = rounds;
-        self
-    }
-
-    /// Keep a round of this case's group only if the round trip between CPUs `a`
-    /// and `b` stayed the same through it (see [`Case::steady_pair`]). One CPU
-    /// (`a == b`) has no round trip to watch and keeps every round.
-    pub fn kept_when_steady(mut self, a: u32, b: u32) -> Self {
-        self.steady_pair = (a != b).then_some((a, b));
-        self
-    }
-
-    /// The parameters back as the probe's own type, as planned. A probe asking for
-    /// another type than it planned with is a bug in that probe, reported as a
-    /// failed case rather than a panic.
-    pub fn typed<P: Clone + 'static>(&self) -> Result<P, ProbeError> {
-        self.typed.downcast_ref::<P>().cloned().ok_or_else(|| {
-            ProbeError::Failed(format!(
-                "case '{}': parameters are not a {}",
-                self.label,
-                std::any::type_name::<P>()
-            ))
-        })
-    }
-}
-
-/// Cases are equal when everything the run file records of them is: the typed
-/// parameters are the same values as their JSON form.
-impl PartialEq for Case {
-    fn eq(&self, other: &Self) -> bool {
-        self.label == other.label
-            && self.params == other.params
-            && self.group == other.group
-            && self.variant == other.variant
-            && self.config == other.config
-            && self.rounds == other.rounds
-            && self.steady_pair == other.steady_pair
-    }
 }
 
 /// How a case or a probe failed to produce a measurement.
@@ -804,29 +577,6 @@ impl RunCtx<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[derive(Debug, Clone, PartialEq, Serialize)]
-    struct Params {
-        size_bytes: u64,
-        name: String,
-    }
-
-    #[test]
-    fn a_case_hands_its_parameters_back_as_planned_and_refuses_another_type() {
-        let p = Params {
-            size_bytes: u64::MAX,
-            name: "ring".into(),
-        };
-        let case = Case::new("c", &p);
-        assert_eq!(case.typed::<Params>().unwrap(), p);
-        assert_eq!(case.params["name"], "ring");
-        let wrong = case.typed::<u32>().unwrap_err().to_string();
-        assert!(
-            wrong.contains("case 'c'") && wrong.contains("u32"),
-            "{wrong}"
-        );
-        assert_eq!(case.clone(), case);
-    }
 
     #[test]
     fn a_team_configuration_is_its_cpus_and_threads_per_cpu_not_their_order() {

@@ -13,7 +13,7 @@
 //! variants alike. Findings compare medians through their 95 % intervals and state a
 //! difference only when it is significant.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
 use crate::harness::pair::{self, PthreadMutex};
@@ -36,7 +36,7 @@ pub struct MutexProbe;
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-enum Impl {
+pub enum Impl {
     Pthread,
     Std,
     ParkingLot,
@@ -53,7 +53,7 @@ impl Impl {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct HandoffVariant {
+pub struct HandoffVariant {
     spinning: bool,
     relation: Relation,
     holder: Option<u32>,
@@ -72,7 +72,7 @@ impl HandoffVariant {
 }
 
 #[derive(Debug, Clone, Serialize)]
-enum CaseParams {
+pub enum CaseParams {
     Uncontended {
         imps: Vec<Impl>,
         cpu: Option<u32>,
@@ -215,6 +215,9 @@ fn uncontended(imp: Impl, samples: usize) -> Vec<u64> {
 pub const ID: &str = "mutex";
 
 impl Probe for MutexProbe {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
     /// elapsed ÷ cases); full scaled from default by its sample counts.
@@ -227,7 +230,7 @@ impl Probe for MutexProbe {
             part: "wake",
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.per_profile([1.25, 0.9, 18.0]))
     }
 
@@ -242,7 +245,7 @@ impl Probe for MutexProbe {
         &[Sensitivity::CrossCpu]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let n = pair::samples(ctx.profile);
         let first = ctx.topo.allowed_pus().next().map(|p| p.os_index);
         let imps = vec![Impl::Pthread, Impl::Std, Impl::ParkingLot];
@@ -292,10 +295,10 @@ impl Probe for MutexProbe {
             .skipping(skipped))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         let clock = ctx.plan.clock.clone();
         let mut m = Measurement::default();
-        match case.typed()? {
+        match case.params.clone() {
             CaseParams::Uncontended { imps, cpu, samples } => {
                 let (per_imp, _) = pair::interleaved(imps.len(), samples, |v, chunk| {
                     let imp = imps[v];
@@ -350,7 +353,7 @@ impl Probe for MutexProbe {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
         let ds = &result.distributions;
         let mut found = Vec::new();
         found.extend(
@@ -396,7 +399,7 @@ impl Probe for MutexProbe {
                 .filter(|d| d.name.starts_with("handoff/sleeping/") && d.name.ends_with("/wake"))
                 .map(|d| pair_stats::median_finding(d, &ctx.clock)),
         );
-        result.findings.extend(found);
+        Analysis::findings(found)
     }
 }
 

@@ -27,7 +27,7 @@
 //! not measured (no stable Rust intrinsics).
 
 use super::SweepConfigs;
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis;
 use crate::model::{Measurement, Point, ProbeResult, Sensitivity};
 use crate::placement::arg as placement_arg;
@@ -461,7 +461,7 @@ unsafe fn x86_call(
 // ---- the probe -----------------------------------------------------------------
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     level: Level,
     precision: Precision,
     placement: String,
@@ -479,6 +479,9 @@ const PEAK_COST_PER_INSTRUCTION: f64 = 0.116;
 pub const ID: &str = "peak";
 
 impl Probe for Peak {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// The FP instructions per thread (a fraction of a dependent integer op each:
     /// [`PEAK_COST_PER_INSTRUCTION`]) in waves over the CPUs, the team's creation,
     /// then the round's clock.
@@ -488,7 +491,7 @@ impl Probe for Peak {
             suffixes: &["f64", "f32"],
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
             c.plan_num("fp_instructions_per_thread_per_rep")?
                 * PEAK_COST_PER_INSTRUCTION
@@ -514,7 +517,7 @@ impl Probe for Peak {
         &[crate::model::View::PeakOverview]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         // FP instructions per thread per repetition: about 2.5 ms (quick), 25 ms
         // (default), 0.5 s (full) at 2 instructions per cycle and 4 GHz; the runner
         // repeats each case in rounds, the placements of one kernel and thread count
@@ -595,8 +598,8 @@ impl Probe for Peak {
             ))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let (strategy, cpus) = super::placed(&ctx.plan.topo, &c.placement, c.threads)?;
         let (level, precision, iters) = (c.level, c.precision, c.iters);
         let out = ctx.team(
@@ -648,7 +651,8 @@ impl Probe for Peak {
         ]))
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
         let kernels: Vec<(Level, Precision)> = LEVELS
             .iter()
             .flat_map(|&l| [Precision::F64, Precision::F32].map(|p| (l, p)))
@@ -660,10 +664,19 @@ impl Probe for Peak {
         let names: Vec<String> = kernels.iter().map(|&(l, p)| kernel_name(l, p)).collect();
         // The FMA units' limit, recorded now: a report drawn on another machine
         // must not read its own CPU.
-        result.tables.retain(|t| t.name != limit::TABLE);
+        if result.tables.iter().any(|t| t.name == limit::TABLE) {
+            out.replace_tables = Some(
+                result
+                    .tables
+                    .iter()
+                    .filter(|t| t.name != limit::TABLE)
+                    .cloned()
+                    .collect(),
+            );
+        }
         if !kernels.is_empty() {
             let units = limit::fma_units_here();
-            result.tables.push(limit::limit_table(&kernels, &units));
+            out.tables.push(limit::limit_table(&kernels, &units));
         }
         let cpus = ctx.cpus();
         for n in &names {
@@ -671,7 +684,7 @@ impl Probe for Peak {
                 analysis::scaling(result, n, "flops_per_s", cpus),
                 analysis::placements(result, n, "flops_per_s", cpus as f64),
             ];
-            result.findings.extend(found.into_iter().flatten());
+            out.findings.extend(found.into_iter().flatten());
         }
         // Per cycle at one thread: the number to hold against FMA units × lanes × 2.
         for n in &names {
@@ -682,7 +695,7 @@ impl Probe for Peak {
                 .filter_map(|s| s.estimate_at(1.0))
                 .max_by(|a, b| a.value.total_cmp(&b.value));
             if let Some(e) = best_one {
-                result.findings.push(crate::model::Finding::Value {
+                out.findings.push(crate::model::Finding::Value {
                     what: format!("{n}: FLOP per cycle with one thread"),
                     unit: "flops_per_cycle".into(),
                     value: e,
@@ -690,6 +703,7 @@ impl Probe for Peak {
                 });
             }
         }
+        out
     }
 }
 

@@ -32,7 +32,7 @@
 
 use super::c2c::assemble;
 use super::peak::{self, Level, Precision};
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::kernels::chains::{fp_kernel, int_kernel, INPUTS};
 use crate::kernels::ports::{self, L1_BLOCK_BYTES, L1_BLOCK_WORDS};
 use crate::model::{Estimate, Finding, Matrix, Measurement, ProbeResult, Profile, Sensitivity};
@@ -92,7 +92,7 @@ pub const PAIRS_PER_LEVEL: usize = 8;
 pub struct Sharing;
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     a: u32,
     b: u32,
     /// Passes of the dependent chains per run.
@@ -457,13 +457,16 @@ fn throughput_cost_s(c: &crate::probes::cost::Cost) -> f64 {
 pub const ID: &str = "sharing";
 
 impl Probe for Sharing {
+    type Params = CaseParams;
+    type Facts = Vec<u32>;
+
     /// Six kernels of `passes` × 1,024 ops, three times, their 18 threads, then
     /// the throughput kernels ([`throughput_cost_s`]).
     /// Summary: whether the CPUs share a core, after the matrices' worst slowdowns.
     fn summary_shape(&self) -> crate::model::SummaryShape {
         crate::model::SummaryShape::CoreSharing
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
             c.num("passes")? * 1024.0 * c.op_s() * 6.0 * 3.0
                 + c.spawn_s(18.0)
@@ -482,7 +485,7 @@ impl Probe for Sharing {
         &[Sensitivity::CoreThroughput, Sensitivity::CrossCpu]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams, Vec<u32>>, ProbeError> {
         // Each pair runs the kernels alone and together in rounds: the default
         // profile measures the full matrix up to 16 CPUs (120 pairs), the
         // representative subset beyond.
@@ -558,8 +561,8 @@ impl Probe for Sharing {
         Ok(plan)
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let mut m = Measurement::default();
         // Sizes of the throughput kernels, calibrated on the first CPU alone.
         let mut sizes = Vec::with_capacity(c.throughput_kernels.len());
@@ -630,29 +633,24 @@ impl Probe for Sharing {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, plan: &Plan, ctx: &PlanCtx) {
-        let cpus: Vec<u32> = plan.facts::<Vec<u32>>().cloned().unwrap_or_default();
+    fn analyze(&self, result: &ProbeResult, cpus: &Vec<u32>, ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
         let mut full = Vec::new();
         for (name, unit) in [
             ("sharing/int", "integer pipeline"),
             ("sharing/fp", "FP unit"),
         ] {
-            let (values, pairs) = assemble(&result.matrices, name, "x_alone", &cpus);
-            let (_, lo) = assemble(&result.matrices, &format!("{name}/lo"), "x_alone", &cpus);
-            let (spread, _) = assemble(
-                &result.matrices,
-                &format!("{name}/spread"),
-                "x_alone",
-                &cpus,
-            );
+            let (values, pairs) = assemble(&result.matrices, name, "x_alone", cpus);
+            let (_, lo) = assemble(&result.matrices, &format!("{name}/lo"), "x_alone", cpus);
+            let (spread, _) =
+                assemble(&result.matrices, &format!("{name}/spread"), "x_alone", cpus);
             // Only a significant slowdown (interval above 1) links two CPUs.
             let linked: Vec<((u32, u32), f64)> = pairs
                 .iter()
                 .filter(|p| lo.iter().any(|l| l.0 == p.0 && l.1 > 1.0))
                 .copied()
                 .collect();
-            result
-                .findings
+            out.findings
                 .extend(share_findings(name, unit, &pairs, &linked, &ctx.topo));
             full.push(values);
             full.push(spread);
@@ -666,7 +664,7 @@ impl Probe for Sharing {
                     &result.matrices,
                     &format!("{name}{suffix}"),
                     THROUGHPUT_UNIT,
-                    &cpus,
+                    cpus,
                 )
             };
             let (values, centre) = cells("");
@@ -705,12 +703,14 @@ impl Probe for Sharing {
             full.push(values);
             full.push(spread);
         }
-        result.findings.extend(
+        out.findings.extend(
             by_pair
                 .iter()
                 .filter_map(|(&(a, b), ratios)| pair_finding(a, b, ratios, &ctx.topo)),
         );
-        result.matrices = full;
+        // The per-pair cells become the full matrices.
+        out.replace_matrices = Some(full);
+        out
     }
 }
 
@@ -908,7 +908,7 @@ mod tests {
             let ctx = plan_ctx(from_synthetic("pack:1 core:2 pu:1").unwrap(), profile, 60.0);
             let plan = Sharing.plan(&ctx).unwrap();
             assert_eq!(plan.cases.len(), 1, "one pair on 2 CPUs");
-            let c: CaseParams = plan.cases[0].typed().unwrap();
+            let c: CaseParams = plan.cases[0].params.clone();
             assert_eq!(c.throughput_kernels, Throughput::ALL.to_vec());
             assert!(c.throughput_rounds >= MIN_ROUNDS_FOR_VERDICT);
             assert!(c.throughput_run_ns > 0);

@@ -27,7 +27,7 @@
 //! not [`Case::compared`] variants: each gets a typed [`Finding::Value`] with the
 //! median's 95 % interval.
 
-use super::{placement_config, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{placement_config, Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::{clock_ns, ticks};
 use crate::model::{Distribution, Finding, Measurement, ProbeResult};
 use crate::placement::Strategy;
@@ -266,7 +266,7 @@ pub fn findings(distributions: &[Distribution], calls_per_batch: Option<u64>) ->
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     cpu: Option<u32>,
     calls_per_batch: u32,
     max_batches: usize,
@@ -277,6 +277,9 @@ struct CaseParams {
 pub const ID: &str = "syscall";
 
 impl Probe for Syscall {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
     /// elapsed ÷ cases); full scaled from default by its sample counts.
@@ -284,7 +287,7 @@ impl Probe for Syscall {
     fn summary_shape(&self) -> crate::model::SummaryShape {
         crate::model::SummaryShape::Medians
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.per_profile([0.23, 0.9, 4.5]))
     }
 
@@ -296,7 +299,7 @@ impl Probe for Syscall {
         "cost of getpid, vDSO clock_gettime, futex wake (no waiter), sched_yield"
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let (cpus, config) = placement_config(&ctx.topo, &Strategy::Compact, 1)?;
         let params = CaseParams {
             cpu: cpus.first().copied().flatten(),
@@ -321,8 +324,8 @@ impl Probe for Syscall {
         )
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         check(&AtomicU32::new(0))?;
         let until = (Instant::now() + Duration::from_nanos(c.max_duration_ns)).min(ctx.deadline);
         let out = ctx.team(
@@ -356,13 +359,12 @@ impl Probe for Syscall {
         })
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, _ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), _ctx: &PlanCtx) -> Analysis {
         let k = result
             .params
             .get("calls_per_batch")
             .and_then(|v| v.as_u64());
-        let found = findings(&result.distributions, k);
-        result.findings.extend(found);
+        Analysis::findings(findings(&result.distributions, k))
     }
 }
 

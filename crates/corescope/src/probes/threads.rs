@@ -15,7 +15,7 @@
 //! (joinable vs detached; other core vs same CPU) and state a difference only when
 //! it is significant.
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
 use crate::harness::pair;
@@ -51,7 +51,7 @@ impl Variant {
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     variants: Vec<Variant>,
     /// Samples per variant (taken in chunks).
     samples: usize,
@@ -195,6 +195,9 @@ fn sample(c: &Variant, samples: usize, limit_ticks: u64, deadline: std::time::In
 pub const ID: &str = "threads";
 
 impl Probe for Threads {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
     /// elapsed ÷ cases); full scaled from default by its sample counts.
@@ -211,7 +214,7 @@ impl Probe for Threads {
             ],
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.per_profile([0.07, 1.0, 20.0]))
     }
 
@@ -226,7 +229,7 @@ impl Probe for Threads {
         &[Sensitivity::CrossCpu]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let n = pair::samples(ctx.profile);
         let mut variants = Vec::new();
         let mut skipped = Vec::new();
@@ -262,8 +265,8 @@ impl Probe for Threads {
             ))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let clock = ctx.plan.clock.clone();
         let limit = clock.ns_to_ticks(CHILD_TIMEOUT_S * 1e9) as u64;
         let deadline = ctx.deadline;
@@ -308,8 +311,9 @@ impl Probe for Threads {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
         let ds = &result.distributions;
+        let mut out = Analysis::default();
         for rel in ["other-core", "same-cpu", "unpinned"] {
             let (j, d) = (
                 format!("create/joinable/{rel}/call"),
@@ -322,7 +326,7 @@ impl Probe for Threads {
                 ("detached", &d),
                 None,
             ) {
-                result.findings.push(f);
+                out.findings.push(f);
                 break;
             }
         }
@@ -337,6 +341,7 @@ impl Probe for Threads {
                 .filter(|d| d.name.starts_with("create/joinable/") && d.name.ends_with("/start"))
                 .map(|d| pair_stats::median_finding(d, &ctx.clock)),
         );
-        result.findings.extend(found);
+        out.findings.extend(found);
+        out
     }
 }

@@ -10,7 +10,7 @@
 //! interval become a typed value per clock, as does the step (the smallest change
 //! seen: exact, no interval).
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::{clock_ns, ticks};
 use crate::model::{Estimate, Finding, Measurement, ProbeResult, Table};
 use std::hint::black_box;
@@ -226,6 +226,9 @@ fn monotonic_across(read: fn() -> u64, cpus: &[u32]) -> Option<bool> {
 pub const ID: &str = "timers";
 
 impl Probe for Timers {
+    type Params = ();
+    type Facts = ();
+
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
     /// elapsed ÷ cases); full scaled from default by its sample counts.
@@ -238,7 +241,7 @@ impl Probe for Timers {
             companion_says: "step",
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &(), c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.per_profile([0.26, 0.24, 0.24]))
     }
 
@@ -250,11 +253,11 @@ impl Probe for Timers {
         "every clock: step (resolution), read overhead, monotonic across CPUs"
     }
 
-    fn plan(&self, _ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, _ctx: &PlanCtx) -> Result<Plan<()>, ProbeError> {
         Ok(Plan::new(vec![Case::new("clocks", &())]).param("migrations_per_pair", MIGRATIONS))
     }
 
-    fn run(&self, _case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+    fn run(&self, _case: &Case<()>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         let clock = ctx.plan.clock.clone();
         // A few CPUs to migrate between: the first of each package/core, at most 8.
         let cpus: Vec<u32> = ctx
@@ -319,12 +322,11 @@ impl Probe for Timers {
         Ok(m)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, _ctx: &PlanCtx) {
-        let Some(t) = result.tables.iter().find(|t| t.name == "timers") else {
-            return;
-        };
-        let found = table_findings(t, OVERHEAD_SAMPLES);
-        result.findings.extend(found);
+    fn analyze(&self, result: &ProbeResult, _facts: &(), _ctx: &PlanCtx) -> Analysis {
+        match result.tables.iter().find(|t| t.name == "timers") {
+            Some(t) => Analysis::findings(table_findings(t, OVERHEAD_SAMPLES)),
+            None => Analysis::default(),
+        }
     }
 }
 

@@ -26,7 +26,7 @@
 //! software counts (task-clock, context switches, migrations, page faults)
 //! everywhere; without a PMU a note says "skipped: no PMU (…)" (docs/counters.md).
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::clock::now_ns;
 use crate::kernels::chains::{int_kernel, INPUTS};
@@ -87,7 +87,7 @@ impl Work {
 }
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     work: Work,
     threads: usize,
     duration_ns: u64,
@@ -225,8 +225,11 @@ fn tmp_dir() -> CString {
 pub const ID: &str = "workload";
 
 impl Probe for Workload {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// Its duration and its team's creation.
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(c.num("duration_ns")? * 1e-9 + c.spawn_s(c.threads()))
     }
 
@@ -245,7 +248,7 @@ impl Probe for Workload {
         ]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let counts = match &ctx.overrides.threads {
             Some(t) => t.clone(),
             // A big machine (default profile): the thinned ladder, which also ends
@@ -315,8 +318,8 @@ impl Probe for Workload {
         Ok(plan)
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, c.threads)
             .map_err(|e| ProbeError::Failed(e.to_string()))?;
         let dur = c.duration_ns;
@@ -381,7 +384,8 @@ impl Probe for Workload {
         )]))
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, _ctx: &PlanCtx) {
+    fn analyze(&self, result: &ProbeResult, _facts: &(), _ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
         let works: Vec<String> = result
             .series
             .iter()
@@ -389,13 +393,15 @@ impl Probe for Workload {
             .collect();
         for what in works {
             let (points, found) = scalability(result, &what);
-            for p in points {
-                result.push_point(p);
-            }
-            result.findings.extend(found);
+            out.points.extend(points);
+            out.findings.extend(found);
         }
-        result.findings.extend(open_cost(result));
-        crate::counters::case_tables(result, &[]);
+        out.findings.extend(open_cost(result));
+        if let Some((note, tables)) = crate::counters::case_tables(result, &[]) {
+            out.findings.push(note);
+            out.tables.extend(tables);
+        }
+        out
     }
 }
 

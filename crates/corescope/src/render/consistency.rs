@@ -8,7 +8,7 @@ use crate::model::{RunFile, SameQuantity};
 use std::fmt::Write as _;
 
 /// The run's pairs, from what `registry`'s probes declare.
-pub fn of_run(run: &RunFile, registry: &[Box<dyn crate::probes::Probe>]) -> Vec<Consistency> {
+pub fn of_run(run: &RunFile, registry: &[Box<dyn crate::probes::AnyProbe>]) -> Vec<Consistency> {
     let declared: Vec<(&str, &[SameQuantity])> = registry
         .iter()
         .map(|p| (p.id(), p.same_quantities()))

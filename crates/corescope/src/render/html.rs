@@ -34,9 +34,9 @@ pub fn render_run(run: &RunFile) -> String {
 }
 
 /// [`render_run`] with the probes of `registry`: a result gets the special views
-/// its probe declares there ([`crate::probes::Probe::views`]); a result whose
+/// its probe declares there ([`crate::probes::AnyProbe::views`]); a result whose
 /// probe `registry` does not know, none.
-pub fn render_run_in(run: &RunFile, registry: &[Box<dyn crate::probes::Probe>]) -> String {
+pub fn render_run_in(run: &RunFile, registry: &[Box<dyn crate::probes::AnyProbe>]) -> String {
     let run = &super::for_display(run);
     let mut o = String::new();
     let title = format!("corescope — {} — {}", run.host.hostname, run.started_utc);

@@ -42,9 +42,9 @@ pub use crate::units::{fmt_num, fmt_ratio, fmt_value, fmt_x, unit_scale};
 /// The special views the probe `id` declares in `registry` ([`Probe::views`]);
 /// none for an id the registry does not know (an older run file's).
 ///
-/// [`Probe::views`]: crate::probes::Probe::views
+/// [`Probe::views`]: crate::probes::AnyProbe::views
 pub fn views_of(
-    registry: &[Box<dyn crate::probes::Probe>],
+    registry: &[Box<dyn crate::probes::AnyProbe>],
     id: &str,
 ) -> &'static [crate::model::View] {
     registry

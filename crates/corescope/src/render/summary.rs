@@ -10,7 +10,7 @@ use super::summary_items::probe_items;
 use super::terminal::wrap;
 use super::warning_overview;
 use crate::model::{ProbeResult, RunFile, Status, SummaryShape};
-use crate::probes::Probe;
+use crate::probes::AnyProbe;
 
 /// Most lines the summary aims for (one screen); more only when the probes alone
 /// need more than one line each.
@@ -39,9 +39,9 @@ pub fn summary(run: &RunFile, width: usize) -> Vec<String> {
 }
 
 /// [`summary`] with the probes of `registry`: a probe's result is drawn by the
-/// shape its probe states ([`Probe::summary_shape`]); a result whose probe is not
+/// shape its probe states ([`crate::probes::Probe::summary_shape`]); a result whose probe is not
 /// in the registry (an older run file's) by the default shape.
-pub fn summary_in(run: &RunFile, width: usize, registry: &[Box<dyn Probe>]) -> Vec<String> {
+pub fn summary_in(run: &RunFile, width: usize, registry: &[Box<dyn AnyProbe>]) -> Vec<String> {
     let width = width.max(40);
     let run = super::for_display(run);
     let mut out = wrap("", &machine_line(&run), HANG, width);
@@ -61,7 +61,7 @@ pub fn summary_in(run: &RunFile, width: usize, registry: &[Box<dyn Probe>]) -> V
 
 /// The summary shape of the probe `id` in `registry`; the default shape for a
 /// probe it does not know.
-pub fn shape_of(registry: &[Box<dyn Probe>], id: &str) -> SummaryShape {
+pub fn shape_of(registry: &[Box<dyn AnyProbe>], id: &str) -> SummaryShape {
     registry
         .iter()
         .find(|p| p.id() == id)

@@ -4,13 +4,13 @@
 
 use super::steady::Steadiness;
 use crate::model::{GroupState, Measurement, ProbeResult};
-use crate::probes::{Case, Event, Probe, ProbeError, RunCtx};
+use crate::probes::{Event, Planned, ProbeError, RunCtx};
 use std::time::{Duration, Instant};
 
 /// One comparison group being measured.
 pub(super) struct GroupRun<'a, 'c> {
-    pub(super) probe: &'a dyn Probe,
-    pub(super) cases: &'a [Case],
+    /// The probe's plan: its cases and the probe that runs them.
+    pub(super) plan: &'a Planned<'a>,
     pub(super) members: &'a [usize],
     pub(super) ctx: &'a mut RunCtx<'c>,
     pub(super) result: &'a mut ProbeResult,
@@ -135,13 +135,11 @@ impl GroupRun<'_, '_> {
                 &measured[..measured.len().min(1)]
             };
             for &i in warm {
-                self.probe
-                    .run(&self.cases[i], self.ctx)
-                    .map_err(|e| (i, e))?;
+                self.plan.run(i, self.ctx).map_err(|e| (i, e))?;
             }
             self.ctx.counted.clear();
         }
-        let watch = self.cases[self.members[0]].steady_pair;
+        let watch = self.plan.cases[self.members[0]].steady_pair;
         // A dropped round is measured again, up to as many times as rounds were asked.
         let attempts = rounds.max.max(1) * if watch.is_some() { 2 } else { 1 };
         let mut touched: Vec<(String, f64)> = Vec::new();
@@ -221,18 +219,15 @@ impl GroupRun<'_, '_> {
                 label: if rounds.max > 1 {
                     format!(
                         "{} (round {}, epoch {})",
-                        self.cases[i].label,
+                        self.plan.cases[i].label,
                         round + 1,
                         self.epoch + 1
                     )
                 } else {
-                    self.cases[i].label.clone()
+                    self.plan.cases[i].label.clone()
                 },
             });
-            let m = self
-                .probe
-                .run(&self.cases[i], self.ctx)
-                .map_err(|e| (i, e))?;
+            let m = self.plan.run(i, self.ctx).map_err(|e| (i, e))?;
             let counted = std::mem::take(&mut self.ctx.counted);
             out.runs.push((i, m, counted));
             out.trips_ns.extend(read(&mut steadiness.last_ns));
@@ -250,7 +245,7 @@ impl GroupRun<'_, '_> {
         touched: &mut Vec<(String, f64)>,
     ) {
         for (i, m, counted) in runs {
-            crate::counters::record(self.result, &self.cases[i].label, counted);
+            crate::counters::record(self.result, &self.plan.cases[i].label, counted);
             for p in &m.points {
                 if !touched.iter().any(|(s, x)| *s == p.series && *x == p.x) {
                     touched.push((p.series.clone(), p.x));
@@ -265,7 +260,7 @@ impl GroupRun<'_, '_> {
 
     /// The group's name in warnings (a lone case's label).
     pub(super) fn group_name(&self) -> String {
-        let first = &self.cases[self.members[0]];
+        let first = &self.plan.cases[self.members[0]];
         first.group.clone().unwrap_or_else(|| first.label.clone())
     }
 }

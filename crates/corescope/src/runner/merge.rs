@@ -12,12 +12,12 @@ impl GroupRun<'_, '_> {
         let mut measured: Vec<usize> = Vec::new();
         let mut aliases = Vec::new();
         for &i in self.members {
-            let c = &self.cases[i];
+            let c = &self.plan.cases[i];
             let twin = c.config.as_ref().and_then(|cfg| {
                 measured
                     .iter()
                     .copied()
-                    .find(|&j| self.cases[j].config.as_ref() == Some(cfg))
+                    .find(|&j| self.plan.cases[j].config.as_ref() == Some(cfg))
             });
             match twin {
                 Some(j) => aliases.push((i, j)),
@@ -38,12 +38,12 @@ impl GroupRun<'_, '_> {
             if twins.is_empty() {
                 continue;
             }
-            let c = &self.cases[m];
+            let c = &self.plan.cases[m];
             let mut variants = vec![c.variant.clone().unwrap_or_default()];
             variants.extend(
                 twins
                     .iter()
-                    .map(|&i| self.cases[i].variant.clone().unwrap_or_default()),
+                    .map(|&i| self.plan.cases[i].variant.clone().unwrap_or_default()),
             );
             self.result.findings.push(Finding::SameConfiguration {
                 what: c.group.clone().unwrap_or_default(),
@@ -65,10 +65,10 @@ impl GroupRun<'_, '_> {
         for p in &mut m.points {
             p.epoch = self.epoch;
         }
-        let case = &self.cases[i];
+        let case = &self.plan.cases[i];
         let mut extra = Vec::new();
         for &(a, _) in aliases.iter().filter(|(_, j)| *j == i) {
-            let (Some(from), Some(to)) = (&case.variant, &self.cases[a].variant) else {
+            let (Some(from), Some(to)) = (&case.variant, &self.plan.cases[a].variant) else {
                 continue;
             };
             for p in &m.points {

@@ -10,7 +10,7 @@
 //! allows. Variants that would run the same configuration here are measured once.
 
 use crate::model::{ProbeResult, Status};
-use crate::probes::{Case, Event, Plan, PlanCtx, Probe, ProbeError};
+use crate::probes::{AnyProbe, Case, Event, PlanCtx, Planned, ProbeError};
 use std::collections::HashMap;
 
 mod group;
@@ -27,7 +27,7 @@ pub const WIDE_REL_HALF_WIDTH: f64 = 0.05;
 
 /// Record the plan in the result: its parameters and budget, what it skips here
 /// (as a parameter and as findings) and its warnings.
-fn file_plan(plan: &Plan, ctx: &PlanCtx, result: &mut ProbeResult) {
+fn file_plan(plan: &Planned, ctx: &PlanCtx, result: &mut ProbeResult) {
     result.params = plan.params.clone();
     result.params.insert("budget_s".into(), ctx.budget_s.into());
     if !plan.skipped.is_empty() {
@@ -43,13 +43,17 @@ fn file_plan(plan: &Plan, ctx: &PlanCtx, result: &mut ProbeResult) {
 
 /// Run one probe under its budget, its epochs back to back. Never fails: every
 /// outcome is a status. [`run_suite`] spreads the epochs over the whole suite.
-pub fn run_probe(probe: &dyn Probe, ctx: &PlanCtx, on_event: &mut dyn FnMut(Event)) -> ProbeResult {
+pub fn run_probe(
+    probe: &dyn AnyProbe,
+    ctx: &PlanCtx,
+    on_event: &mut dyn FnMut(Event),
+) -> ProbeResult {
     run_probe_with(probe, ctx, on_event, crate::drift::round_trip)
 }
 
 /// [`run_probe`] with the round trip read by `trip`.
 fn run_probe_with(
-    probe: &dyn Probe,
+    probe: &dyn AnyProbe,
     ctx: &PlanCtx,
     on_event: &mut dyn FnMut(Event),
     trip: TripFn,
@@ -65,7 +69,7 @@ fn run_probe_with(
 
 /// Cases grouped for interleaving: cases sharing a `group` (in order of first
 /// appearance), every other case alone. `corescope plan` walks the same groups.
-pub fn groups_of(cases: &[Case]) -> Vec<Vec<usize>> {
+pub fn groups_of<P>(cases: &[Case<P>]) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = Vec::new();
     let mut by_name: HashMap<&str, usize> = HashMap::new();
     for (i, c) in cases.iter().enumerate() {
@@ -88,9 +92,9 @@ pub fn groups_of(cases: &[Case]) -> Vec<Vec<usize>> {
 /// of the group's rounds (rounded up), so a state of the machine that lasts for
 /// part of the probe shows as a difference between epochs (see `stats::epochs`).
 /// Entries are (group index, epoch, the rounds of that epoch).
-pub fn epoch_schedule(
+pub fn epoch_schedule<P>(
     groups: &[Vec<usize>],
-    cases: &[Case],
+    cases: &[Case<P>],
     epochs: usize,
 ) -> Vec<(usize, usize, crate::probes::Rounds)> {
     let epochs = epochs.max(1);
@@ -129,7 +133,7 @@ mod tests {
     use super::*;
     use crate::clock::Clock;
     use crate::model::{ClockInfo, Finding, Measurement, Point, Profile};
-    use crate::probes::{Overrides, RunCtx, MIN_COMPARED_ROUNDS};
+    use crate::probes::{Overrides, Plan, Probe, RunCtx, MIN_COMPARED_ROUNDS};
     use std::time::Duration;
 
     pub(super) struct Fake {
@@ -139,13 +143,15 @@ mod tests {
     }
 
     impl Probe for Fake {
+        type Params = usize;
+        type Facts = ();
         fn id(&self) -> &'static str {
             "fake"
         }
         fn title(&self) -> &'static str {
             "a fake probe"
         }
-        fn plan(&self, _: &PlanCtx) -> Result<Plan, ProbeError> {
+        fn plan(&self, _: &PlanCtx) -> Result<Plan<usize>, ProbeError> {
             Ok(Plan::new(
                 (0..self.cases)
                     .map(|i| Case::new(format!("case {i}"), &i))
@@ -153,8 +159,8 @@ mod tests {
             )
             .param("n", self.cases))
         }
-        fn run(&self, case: &Case, _: &mut RunCtx) -> Result<Measurement, ProbeError> {
-            let i: usize = case.typed()?;
+        fn run(&self, case: &Case<usize>, _: &mut RunCtx) -> Result<Measurement, ProbeError> {
+            let i = case.params;
             if Some(i) == self.fail_at {
                 return Err(ProbeError::Failed("boom".into()));
             }
@@ -171,20 +177,41 @@ mod tests {
 
     #[test]
     fn the_plan_says_what_it_skips_and_warns_in_the_result() {
-        let plan = Plan::new(Vec::new())
+        let plan: Plan<u8, Vec<u32>> = Plan::new(Vec::new())
             .param("n", 1)
             .skipping(["spin: skipped: one CPU".to_string()])
             .warning("a subset of 4 CPUs")
             .with_facts(vec![3u32, 5]);
+        assert_eq!(plan.facts, vec![3, 5]);
+        let probe = Planning(plan);
+        let planned = AnyProbe::plan(&probe, &ctx(1.0)).unwrap();
         let mut r = ProbeResult::new("p", "t", Status::Completed);
-        file_plan(&plan, &ctx(1.0), &mut r);
+        file_plan(&planned, &ctx(1.0), &mut r);
         assert_eq!(r.params["n"], 1);
         assert_eq!(r.params["budget_s"], 1.0);
         assert_eq!(r.params["skipped"][0], "spin: skipped: one CPU");
         assert!(r.findings.contains("spin: skipped: one CPU"));
         assert!(r.warnings.contains("a subset of 4 CPUs"));
-        assert_eq!(plan.facts::<Vec<u32>>(), Some(&vec![3, 5]));
-        assert_eq!(plan.facts::<Vec<u64>>(), None, "facts of another type");
+    }
+
+    /// A probe whose plan is given.
+    struct Planning(Plan<u8, Vec<u32>>);
+
+    impl Probe for Planning {
+        type Params = u8;
+        type Facts = Vec<u32>;
+        fn id(&self) -> &'static str {
+            "planning"
+        }
+        fn title(&self) -> &'static str {
+            "a given plan"
+        }
+        fn plan(&self, _: &PlanCtx) -> Result<Plan<u8, Vec<u32>>, ProbeError> {
+            Ok(self.0.clone())
+        }
+        fn run(&self, _: &Case<u8>, _: &mut RunCtx) -> Result<Measurement, ProbeError> {
+            Err(ProbeError::Skipped("never run".into()))
+        }
     }
 
     /// A context measuring in one epoch: the tests of rounds, aliases and steadiness
@@ -310,13 +337,15 @@ mod tests {
     }
 
     impl Probe for Placements {
+        type Params = String;
+        type Facts = ();
         fn id(&self) -> &'static str {
             "placements"
         }
         fn title(&self) -> &'static str {
             "a fake comparison"
         }
-        fn plan(&self, _: &PlanCtx) -> Result<Plan, ProbeError> {
+        fn plan(&self, _: &PlanCtx) -> Result<Plan<String>, ProbeError> {
             let cases = [
                 ("linear", "CPUs 0,1"),
                 ("compact", "CPUs 0,1"),
@@ -334,8 +363,8 @@ mod tests {
             .collect();
             Ok(Plan::new(cases))
         }
-        fn run(&self, case: &Case, _: &mut RunCtx) -> Result<Measurement, ProbeError> {
-            let v: String = case.typed()?;
+        fn run(&self, case: &Case<String>, _: &mut RunCtx) -> Result<Measurement, ProbeError> {
+            let v = case.params.clone();
             let mut order = self.order.lock().unwrap();
             order.push(v.clone());
             let y = if v == "scatter" { 2.0 } else { 1.0 } + order.len() as f64 * 1e-3;

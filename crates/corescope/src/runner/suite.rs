@@ -17,7 +17,7 @@ use super::{
     wide_interval_warnings, GroupRun, TripFn,
 };
 use crate::model::{DriftCheck, ProbeResult, Profile, RunFile, Status, Warning};
-use crate::probes::{Case, Event, Plan, PlanCtx, Probe, Rounds, RunCtx};
+use crate::probes::{AnyProbe, Case, Event, PlanCtx, Planned, Rounds, RunCtx};
 use crate::session::Session;
 use std::time::{Duration, Instant};
 
@@ -34,9 +34,9 @@ pub fn quick_rounds(rounds: Rounds) -> Rounds {
 /// The order a probe's groups are measured in and the rounds of each: its epochs
 /// (`--epochs`, [`epoch_schedule`]), the quick profile held to the minimum of rounds.
 /// `corescope plan` prices the same schedule.
-pub fn schedule(
+pub fn schedule<P>(
     groups: &[Vec<usize>],
-    cases: &[Case],
+    cases: &[Case<P>],
     ctx: &PlanCtx,
 ) -> Vec<(usize, usize, Rounds)> {
     let epochs = ctx.overrides.epochs.unwrap_or(crate::stats::epochs::EPOCHS);
@@ -52,9 +52,9 @@ pub fn schedule(
 /// One probe being run: its plan and schedule, where it stands in them, and what it
 /// has measured so far.
 pub struct ProbeRun<'p> {
-    probe: &'p dyn Probe,
+    probe: &'p dyn AnyProbe,
     /// `None` when planning ended the probe (skipped, failed).
-    plan: Option<Plan>,
+    plan: Option<Planned<'p>>,
     result: ProbeResult,
     groups: Vec<Vec<usize>>,
     /// (group, epoch, rounds of that epoch), in the order measured (`epoch_schedule`).
@@ -75,11 +75,11 @@ pub struct ProbeRun<'p> {
 
 impl<'p> ProbeRun<'p> {
     /// Plan the probe. A probe whose plan fails is ended at once with that status.
-    pub fn start(probe: &'p dyn Probe, ctx: &PlanCtx) -> Self {
+    pub fn start(probe: &'p dyn AnyProbe, ctx: &PlanCtx) -> Self {
         Self::start_with(probe, ctx, crate::drift::round_trip)
     }
 
-    pub(super) fn start_with(probe: &'p dyn Probe, ctx: &PlanCtx, trip: TripFn) -> Self {
+    pub(super) fn start_with(probe: &'p dyn AnyProbe, ctx: &PlanCtx, trip: TripFn) -> Self {
         let started = Instant::now();
         let mut result = ProbeResult::new(probe.id(), probe.title(), Status::Completed);
         let (plan, groups, schedule) = match probe.plan(ctx) {
@@ -198,8 +198,7 @@ impl<'p> ProbeRun<'p> {
                 .saturating_duration_since(Instant::now())
                 .div_f64((self.schedule.len() - self.next) as f64);
             let mut group = GroupRun {
-                probe: self.probe,
-                cases: &plan.cases,
+                plan,
                 members: &self.groups[g],
                 ctx: &mut run_ctx,
                 result: &mut self.result,
@@ -297,7 +296,7 @@ impl<'p> ProbeRun<'p> {
             state_dependent_warning(result);
             super::merge_same_configurations(result);
             if result.status != Status::Skipped && result.cases_done > 0 {
-                self.probe.finish(result, plan, ctx);
+                plan.analyze(result, ctx).file(result);
             }
             result.tables.extend(
                 result
@@ -325,7 +324,7 @@ impl<'p> ProbeRun<'p> {
 /// every probe's share of a pass; what changed meanwhile becomes that probe's
 /// warnings (`drift::noise_between`), and every check is kept in `run.drift`.
 pub fn run_suite<E: From<crate::store::StoreError>>(
-    probes: &[Box<dyn Probe>],
+    probes: &[Box<dyn AnyProbe>],
     ctx: &PlanCtx,
     session: &mut Session,
     on_event: &mut dyn FnMut(Event),
@@ -351,7 +350,7 @@ struct Entry<'p> {
 }
 
 pub(super) fn run_suite_with<E: From<crate::store::StoreError>>(
-    probes: &[Box<dyn Probe>],
+    probes: &[Box<dyn AnyProbe>],
     ctx: &PlanCtx,
     session: &mut Session,
     on_event: &mut dyn FnMut(Event),
@@ -461,7 +460,7 @@ mod tests {
 
     /// Runs the suite; (events as "probe: label", probes in the order finished).
     fn run(
-        probes: &[Box<dyn Probe>],
+        probes: &[Box<dyn AnyProbe>],
         epochs: usize,
         session: &mut Session,
     ) -> (Vec<String>, Vec<String>) {
@@ -490,7 +489,7 @@ mod tests {
 
     #[test]
     fn every_probe_measures_its_first_epoch_before_any_measures_its_second() {
-        let probes: Vec<Box<dyn Probe>> = vec![
+        let probes: Vec<Box<dyn AnyProbe>> = vec![
             Box::new(Placements::default()),
             Box::new(Fake {
                 cases: 2,
@@ -573,7 +572,7 @@ mod tests {
 
     #[test]
     fn one_epoch_runs_each_probe_to_its_end_in_turn() {
-        let probes: Vec<Box<dyn Probe>> = vec![
+        let probes: Vec<Box<dyn AnyProbe>> = vec![
             Box::new(Placements::default()),
             Box::new(Placements::default()),
         ];

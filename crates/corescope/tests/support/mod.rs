@@ -31,16 +31,18 @@ impl TestProbe {
 }
 
 impl Probe for TestProbe {
+    type Params = ();
+    type Facts = ();
     fn id(&self) -> &'static str {
         self.id
     }
     fn title(&self) -> &'static str {
         "a probe of this test only"
     }
-    fn plan(&self, _ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, _ctx: &PlanCtx) -> Result<Plan<()>, ProbeError> {
         Ok(Plan::new(Vec::new()))
     }
-    fn run(&self, _case: &Case, _ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+    fn run(&self, _case: &Case<()>, _ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         Err(ProbeError::Skipped("never run here".into()))
     }
     fn summary_shape(&self) -> SummaryShape {

@@ -700,12 +700,15 @@ pub struct ChannelTune {
 
 /// The one case of the probe.
 #[derive(Debug, Clone, serde::Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     event_bytes: usize,
     budget_s: f64,
 }
 
 impl Probe for ChannelTune {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// The tuner runs for its own budget.
     /// Summary: the tuner's pick and what it gained.
     fn summary_shape(&self) -> crate::model::SummaryShape {
@@ -714,7 +717,7 @@ impl Probe for ChannelTune {
             last_stage: "stage two",
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         c.num("budget_s")
     }
 
@@ -733,7 +736,7 @@ impl Probe for ChannelTune {
         &[crate::model::View::ChannelRoadmap]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let [quick, default, full] = SUITE_BUDGET_S;
         let opts = self.options.clone().unwrap_or(Options {
             event_bytes: DEFAULT_EVENT_BYTES,
@@ -766,8 +769,8 @@ impl Probe for ChannelTune {
             ))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let p: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let p = case.params.clone();
         let left_s = ctx
             .deadline
             .saturating_duration_since(Instant::now())

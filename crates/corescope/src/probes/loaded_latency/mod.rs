@@ -17,7 +17,7 @@
 //! the lines each touched × bytes per line over its own time, summed (read: 64 B
 //! per line; read/write: 128 B, the line read and written back), never the nominal
 //! rate of the delay. Each step is one case repeated in the runner's rounds, so both
-//! its latency and its bandwidth carry a 95 % interval; `finish` pairs them into the
+//! its latency and its bandwidth carry a 95 % interval; `analyze` pairs them into the
 //! curve (a table per traffic kind) and names its knee and its saturation bandwidth.
 //!
 //! Cross-check: the idle step (huge pages requested) is the memory probe's
@@ -43,7 +43,7 @@ pub use plan::{
 };
 pub use traffic::{delay_loop, inject, ladder, nominal_lines_per_s, Traffic, LINES_PER_CHECK};
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::model::{Finding, Measurement, Point, ProbeResult};
 use plan::CaseParams;
 
@@ -71,8 +71,11 @@ const IDLE_IS_THE_MEMORY_CHASE: [crate::model::SameQuantity; 1] = [crate::model:
 pub const ID: &str = "loaded-latency";
 
 impl Probe for LoadedLatency {
+    type Params = CaseParams;
+    type Facts = Vec<NodeTeam>;
+
     /// Its chase's duration, its blocks' first touch, its team ([`loaded_run_cost_s`]).
-    fn run_cost_s(&self, c: &super::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &super::cost::Cost) -> Option<f64> {
         loaded_run_cost_s(c)
     }
 
@@ -95,12 +98,12 @@ impl Probe for LoadedLatency {
         "memory latency vs the bandwidth the other CPUs draw (read, read/write), knee and saturation"
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams, Vec<NodeTeam>>, ProbeError> {
         plan::plan(ctx)
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let (lat_ns, bw) = measure::measure_step(ctx, &c)?;
         let x = c.load_step as f64;
         let mut points = vec![Point::new(
@@ -122,9 +125,9 @@ impl Probe for LoadedLatency {
         Ok(Measurement::points(points))
     }
 
-    fn finish(&self, result: &mut ProbeResult, plan: &Plan, _ctx: &PlanCtx) {
-        let teams: Vec<NodeTeam> = plan.facts::<Vec<NodeTeam>>().cloned().unwrap_or_default();
-        for team in &teams {
+    fn analyze(&self, result: &ProbeResult, teams: &Vec<NodeTeam>, _ctx: &PlanCtx) -> Analysis {
+        let mut out = Analysis::default();
+        for team in teams {
             let tag = |base: &str| match team.node {
                 Some(n) => format!("{base}-node{n}"),
                 None => base.to_string(),
@@ -135,7 +138,7 @@ impl Probe for LoadedLatency {
                 idle,
                 result.estimate(&format!("{lat}/idle-default-pages"), 0.0),
             ) {
-                result.findings.push(Finding::Value {
+                out.findings.push(Finding::Value {
                     what: format!("{lat}: idle, default pages (the memory probe's chase)"),
                     unit: "ns".into(),
                     value: d,
@@ -153,9 +156,10 @@ impl Probe for LoadedLatency {
                     continue;
                 }
                 let what = format!("{lat}, {} traffic", traffic.name());
-                result.tables.push(curve_table(&what, &c));
-                result.findings.extend(curve_findings(&what, &c));
+                out.tables.push(curve_table(&what, &c));
+                out.findings.extend(curve_findings(&what, &c));
             }
         }
+        out
     }
 }

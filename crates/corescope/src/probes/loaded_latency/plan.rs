@@ -140,7 +140,7 @@ pub fn ladders(profile: Profile, coarse: bool) -> (Vec<u32>, Vec<u32>, Vec<Strin
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(super) struct CaseParams {
+pub struct CaseParams {
     pub(super) team: NodeTeam,
     /// `None`: the idle machine.
     pub(super) traffic: Option<Traffic>,
@@ -194,7 +194,12 @@ struct Sizes {
 /// alike) that keep the team's blocks between runs; each case its own configuration.
 /// `delays` are the read traffic's; the read/write traffic's `rw_delays` (some of
 /// them) take the step of the same delay, so both curves pair by step.
-fn team_cases(team: &NodeTeam, sizes: &Sizes, delays: &[u32], rw_delays: &[u32]) -> Vec<Case> {
+fn team_cases(
+    team: &NodeTeam,
+    sizes: &Sizes,
+    delays: &[u32],
+    rw_delays: &[u32],
+) -> Vec<Case<CaseParams>> {
     let cases_n = (2 + delays.len() + rw_delays.len()) as u64;
     let runs = (STEP_ROUNDS.min + usize::from(STEP_ROUNDS.warmup)) as u64 * cases_n;
     // Blocks made once per epoch of the group: two chase buffers and the injectors'.
@@ -304,7 +309,7 @@ const CHASE_BUILD_TOUCHES: u64 = 8;
 
 /// The plan: the teams, the buffer and block sizes within the memory available,
 /// the ladders, every team's cases and what a thinned plan leaves out.
-pub(super) fn plan(ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+pub(super) fn plan(ctx: &PlanCtx) -> Result<Plan<CaseParams, Vec<NodeTeam>>, ProbeError> {
     let (mut teams, mut skipped) = node_teams(&ctx.topo);
     let coarse = coarse(ctx);
     let thinned = thin_teams(&mut teams, ctx.thinned(), coarse);
@@ -366,7 +371,7 @@ pub(super) fn plan(ctx: &PlanCtx) -> Result<Plan, ProbeError> {
         line_bytes,
         steps,
     };
-    let cases: Vec<Case> = teams
+    let cases: Vec<Case<CaseParams>> = teams
         .iter()
         .flat_map(|t| team_cases(t, &sizes, &delays, &rw_delays))
         .collect();

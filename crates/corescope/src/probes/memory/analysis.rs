@@ -5,7 +5,7 @@
 use super::plan::ws_latency_series;
 use crate::analysis;
 use crate::memguard;
-use crate::model::{Finding, ProbeResult};
+use crate::model::{Finding, Notes, ProbeResult};
 use crate::probes::PlanCtx;
 
 /// Latency steps at least this large between neighbouring working sets are named
@@ -75,16 +75,17 @@ pub fn cache_levels(topo: &crate::topology::Topology) -> Vec<(u8, u64)> {
 }
 
 /// Every finding of a merged result.
-pub(super) fn findings(result: &mut ProbeResult, ctx: &PlanCtx) {
+pub(super) fn findings(result: &ProbeResult, ctx: &PlanCtx) -> Vec<Finding> {
+    let mut out: Notes<Finding> = Notes::default();
     let cpus = ctx.cpus();
     for what in ["read", "write", "copy", "triad"] {
         let found = [
             analysis::scaling(result, what, "bytes_per_s", cpus),
             analysis::placements(result, what, "bytes_per_s", cpus as f64),
         ];
-        result.findings.extend(found.into_iter().flatten());
+        out.extend(found.into_iter().flatten());
     }
-    result.findings.push(
+    out.push(
             "byte counting as STREAM (copy 16 B, triad 24 B per element); write-allocate traffic is not counted",
         );
     let found = [
@@ -93,16 +94,14 @@ pub(super) fn findings(result: &mut ProbeResult, ctx: &PlanCtx) {
         huge_pages(result),
         chase_pages(result),
     ];
-    result.findings.extend(found.into_iter().flatten());
+    out.extend(found.into_iter().flatten());
     if let Some(s) = result.series(ws_latency_series(true)) {
         let (x, y) = (s.x.clone(), s.y.clone());
-        result
-            .findings
-            .extend(cache_findings(&x, &y, &cache_levels(&ctx.topo)));
+        out.extend(cache_findings(&x, &y, &cache_levels(&ctx.topo)));
     }
     if let (Some(one), Some(all)) = (result.series("ws-read/1t"), result.series("ws-read/all")) {
         if let (Some(&m1), Some(&ma)) = (one.y.last(), all.y.last()) {
-            result.findings.push(format!(
+            out.push(format!(
                 "largest working set ({}): one thread reads {}, all {cpus} CPUs {} ({:.2}×)",
                 memguard::human(one.x.last().copied().unwrap_or(0.0) as u64),
                 crate::units::fmt_value("bytes_per_s", m1),
@@ -111,6 +110,7 @@ pub(super) fn findings(result: &mut ProbeResult, ctx: &PlanCtx) {
             ));
         }
     }
+    out.0
 }
 
 /// The placement compared first in a variant comparison: the first measured one

@@ -50,7 +50,7 @@ pub use plan::{
 };
 
 use crate::model::{Measurement, ProbeResult, Sensitivity};
-use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::probes::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use measure::{run_bandwidth, run_ws_latency, run_ws_read};
 use plan::CaseParams;
 
@@ -61,6 +61,9 @@ pub struct Memory;
 pub const ID: &str = "memory";
 
 impl Probe for Memory {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// [`cost::run_s`], with the probe's passes and repetitions.
     /// Summary: the four kernels' peaks, read and write per placement, the load latency per cache level.
     fn summary_shape(&self) -> crate::model::SummaryShape {
@@ -71,7 +74,7 @@ impl Probe for Memory {
             latency_series: Some(plan::ws_latency_series(true)),
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         cost::run_s(c, BANDWIDTH_PASSES, WS_READ_REPS)
     }
 
@@ -94,12 +97,12 @@ impl Probe for Memory {
         &[crate::model::View::StreamChart]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         plan::plan(ctx)
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        match case.typed()? {
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        match case.params.clone() {
             CaseParams::Bandwidth {
                 kernel,
                 placement,
@@ -120,7 +123,7 @@ impl Probe for Memory {
         }
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
-        analysis::findings(result, ctx);
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
+        Analysis::findings(analysis::findings(result, ctx))
     }
 }

@@ -21,7 +21,7 @@ pub const WS_LLC_FACTOR: u64 = 4;
 pub const WS_FALLBACK_MAX_BYTES: u64 = 64 << 20;
 
 #[derive(Debug, Clone, Serialize)]
-pub(super) enum CaseParams {
+pub enum CaseParams {
     /// A bandwidth case of the thread sweep.
     Bandwidth {
         kernel: Kernel,
@@ -181,7 +181,7 @@ const WS_ROUNDS: Rounds = Rounds {
 
 /// The working-set sweep's cases and sizes.
 struct WsPlan {
-    cases: Vec<Case>,
+    cases: Vec<Case<CaseParams>>,
     sizes: Vec<u64>,
     /// Bytes read per thread per case.
     target: u64,
@@ -291,7 +291,7 @@ fn working_set_plan(ctx: &PlanCtx, avail: &memguard::Available) -> Result<WsPlan
 /// The plan: the bandwidth sweep over thread counts, kernels and placements (the
 /// first-touch and huge-page variants where they say something), then the
 /// working-set sweep; the parameters the run file records.
-pub(super) fn plan(ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+pub(super) fn plan(ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
     let cpus = ctx.cpus();
     // Quick: up to the CPU count; default 2×; full 4× as the seed.
     let counts = ctx.thread_counts(ctx.profile.pick(1, 2, 4));

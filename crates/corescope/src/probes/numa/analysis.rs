@@ -4,20 +4,23 @@
 use super::case::{group_name, series_name, Kind};
 use crate::model::{Finding, Matrix, ProbeResult, Table};
 
-/// The cases' one-row `numa/binding` tables as one table, in case order.
-pub(super) fn merge_binding_tables(result: &mut ProbeResult) {
+/// The tables with the cases' one-row `numa/binding` tables as one table, in case
+/// order, after the others.
+pub(super) fn merged_binding_tables(tables: &[Table]) -> Vec<Table> {
     let mut merged: Option<Table> = None;
-    result.tables.retain(|t| {
+    let mut out: Vec<Table> = Vec::with_capacity(tables.len());
+    for t in tables {
         if t.name != "numa/binding" {
-            return true;
+            out.push(t.clone());
+            continue;
         }
         match &mut merged {
             Some(m) => m.rows.extend(t.rows.iter().cloned()),
             None => merged = Some(t.clone()),
         }
-        false
-    });
-    result.tables.extend(merged);
+    }
+    out.extend(merged);
+    out
 }
 
 /// The matrix of a kind's medians: rows CPU nodes, columns memory nodes.

@@ -21,7 +21,7 @@ impl Kind {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(super) struct CaseParams {
+pub struct CaseParams {
     pub(super) kind: Kind,
     pub(super) cpu_node: u32,
     pub(super) mem_node: u32,

@@ -10,8 +10,11 @@ use crate::probes::{Case, ProbeError, RunCtx};
 use std::hint::black_box;
 
 /// One run of a cell: its point, the binding's warnings and its `numa/binding` row.
-pub(super) fn measure_cell(case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-    let c: CaseParams = case.typed()?;
+pub(super) fn measure_cell(
+    case: &Case<CaseParams>,
+    ctx: &mut RunCtx,
+) -> Result<Measurement, ProbeError> {
+    let c = &case.params;
     let cpus: Vec<Option<u32>> = c.cpus.iter().map(|&x| Some(x)).collect();
     let line = ctx.plan.topo.line_bytes_or_default() as usize;
     let words = (c.bytes / 8) as usize;

@@ -39,9 +39,9 @@ pub use plan::{
     bandwidth_threads, cpu_nodes, LATENCY_LLC_FACTOR, LATENCY_MIN_BYTES, MIN_BLOCK_BYTES,
 };
 
-use super::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::model::{Measurement, ProbeResult, Sensitivity};
-use case::Kind;
+use case::{CaseParams, Kind};
 
 /// The probe.
 pub struct Numa;
@@ -57,11 +57,14 @@ pub const MATRIX_LATENCY: &str = "numa/latency";
 pub const MATRIX_READ: &str = "numa/read";
 
 impl Probe for Numa {
+    type Params = CaseParams;
+    type Facts = Vec<u32>;
+
     /// A latency cell chases `steps` dependent loads (about
     /// [`COST_DRAM_LOAD_NS`] each) after writing its buffer; a read cell streams
     /// `bytes` per thread, the node's bandwidth saturating at 6 streams as in
     /// `memory`, and starts its team.
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         let bytes = c.num("bytes")?;
         let steps = c.num("steps").unwrap_or(0.0);
         let threads = c.len_of("cpus").max(1) as f64;
@@ -83,27 +86,26 @@ impl Probe for Numa {
         &[Sensitivity::PageSize, Sensitivity::PagePlacement]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams, Vec<u32>>, ProbeError> {
         plan::plan(ctx)
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         measure::measure_cell(case, ctx)
     }
 
-    fn finish(&self, result: &mut ProbeResult, plan: &Plan, _ctx: &PlanCtx) {
-        let nodes: Vec<u32> = plan.facts::<Vec<u32>>().cloned().unwrap_or_default();
-        analysis::merge_binding_tables(result);
-        for (kind, unit) in [(Kind::Read, "bytes_per_s"), (Kind::Latency, "ns")] {
-            result
-                .matrices
-                .push(analysis::matrix(result, kind, unit, &nodes));
+    fn analyze(&self, result: &ProbeResult, nodes: &Vec<u32>, _ctx: &PlanCtx) -> Analysis {
+        let mut matrices: Vec<_> = [(Kind::Read, "bytes_per_s"), (Kind::Latency, "ns")]
+            .into_iter()
+            .map(|(kind, unit)| analysis::matrix(result, kind, unit, nodes))
+            .collect();
+        matrices.push(analysis::binding_matrix(result, nodes));
+        Analysis {
+            // The cases' one-row binding tables merged into one.
+            replace_tables: Some(analysis::merged_binding_tables(&result.tables)),
+            matrices,
+            ..Analysis::findings(analysis::findings(result, nodes))
         }
-        result
-            .matrices
-            .push(analysis::binding_matrix(result, &nodes));
-        let found = analysis::findings(result, &nodes);
-        result.findings.extend(found);
     }
 }
 
@@ -159,7 +161,7 @@ mod tests {
                 .cases
                 .iter()
                 .filter(|c| {
-                    let p: CaseParams = c.typed().unwrap();
+                    let p: CaseParams = c.params.clone();
                     p.cpu_node == p.mem_node
                 })
                 .count();
@@ -175,7 +177,7 @@ mod tests {
             assert!(plan.cases.iter().all(|c| c.rounds.min >= 2));
             // Each case's CPUs lie on its CPU node.
             for c in &plan.cases {
-                let p: CaseParams = c.typed().unwrap();
+                let p: CaseParams = c.params.clone();
                 assert!(!p.cpus.is_empty());
                 for cpu in &p.cpus {
                     let node = ctx.topo.pu(*cpu).and_then(|p| p.numa_node).unwrap_or(0);
@@ -187,7 +189,7 @@ mod tests {
             let mut r = ProbeResult::new("numa", "t", Status::Completed);
             r.params = plan.params.clone();
             for c in &plan.cases {
-                let p: CaseParams = c.typed().unwrap();
+                let p: CaseParams = c.params.clone();
                 let local = p.cpu_node == p.mem_node;
                 let (y_name, y) = match p.kind {
                     Kind::Read => ("bytes_per_s", if local { 2e10 } else { 1e10 }),
@@ -203,7 +205,7 @@ mod tests {
                     ));
                 }
             }
-            Numa.finish(&mut r, &plan, &ctx);
+            Numa.analyze(&r, &plan.facts, &ctx).file(&mut r);
             for name in ["numa/read", "numa/latency", "numa/pages-on-node"] {
                 let m = r.matrices.iter().find(|m| m.name == name).unwrap();
                 assert_eq!(

@@ -95,7 +95,7 @@ fn cell_rounds(profile: Profile, nodes: usize) -> Rounds {
 }
 
 /// The case of one cell, compared within its CPU node's group.
-fn cell_case(p: &CaseParams) -> Case {
+fn cell_case(p: &CaseParams) -> Case<CaseParams> {
     let config = format!(
         "CPUs {} memory node {}",
         Topology::format_cpu_list(&p.cpus),
@@ -118,7 +118,7 @@ fn cell_case(p: &CaseParams) -> Case {
 }
 
 /// The plan: a case per measured cell and kind, compared within its CPU node.
-pub(super) fn plan(ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+pub(super) fn plan(ctx: &PlanCtx) -> Result<Plan<CaseParams, Vec<u32>>, ProbeError> {
     let nodes = cpu_nodes(&ctx.topo);
     if nodes.is_empty() {
         return Err(ProbeError::Skipped("no allowed CPU".into()));

@@ -7,8 +7,8 @@ use crate::analysis;
 use crate::model::{Finding, ProbeResult};
 
 /// How far each FFT executor got: the sizes it gave up (not started, or stopped at
-/// the deadline) into the parameter `fft_gave_up`, and one finding per executor.
-pub(super) fn given_up(result: &mut ProbeResult) -> Vec<Finding> {
+/// the deadline), for the parameter `fft_gave_up`, and one finding per executor.
+pub(super) fn given_up(result: &ProbeResult) -> (Option<serde_json::Value>, Vec<Finding>) {
     let mut rows: Vec<(u64, String, String)> = Vec::new();
     for t in result.tables.iter().filter(|t| t.name == "fft given up") {
         for r in &t.rows {
@@ -22,18 +22,13 @@ pub(super) fn given_up(result: &mut ProbeResult) -> Vec<Finding> {
         }
     }
     if rows.is_empty() {
-        return Vec::new();
+        return (None, Vec::new());
     }
     rows.sort();
-    result.params.insert(
-        "fft_gave_up".into(),
-        serde_json::json!(rows
-            .iter()
-            .map(
-                |(size, exec, how)| serde_json::json!({"exec": exec, "size_log2": size, "how": how})
-            )
-            .collect::<Vec<_>>()),
-    );
+    let param = serde_json::json!(rows
+        .iter()
+        .map(|(size, exec, how)| serde_json::json!({"exec": exec, "size_log2": size, "how": how}))
+        .collect::<Vec<_>>());
     let mut out = Vec::new();
     for exec in Exec::FFT.map(Exec::name) {
         if let Some((size, _, how)) = rows.iter().find(|r| r.1 == exec) {
@@ -50,7 +45,7 @@ pub(super) fn given_up(result: &mut ProbeResult) -> Vec<Finding> {
             });
         }
     }
-    out
+    (Some(param), out)
 }
 
 /// The x with the smallest central value of a series (times: the best setting).

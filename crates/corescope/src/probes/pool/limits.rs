@@ -172,7 +172,7 @@ mod tests {
         fft_given_up(&mut m, Exec::LockfreeUncapped, 9, how);
         let mut r = ProbeResult::new("pool", "t", Status::Completed);
         r.absorb(m);
-        let f = given_up(&mut r);
+        let (_, f) = given_up(&r);
         assert!(
             matches!(&f[..], [Finding::Note { text }]
                 if text.starts_with("fft/lockfree-uncapped: sizes up to 2^8 measured; stopped at 2^9")),

@@ -41,7 +41,7 @@ thread_local! {
     static FFT_TIMES_S: RefCell<Vec<(Exec, u32, f64)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Forgets every FFT time of this run (`plan` and `finish`).
+/// Forgets every FFT time of this run (`plan`).
 pub(super) fn clear_fft_times() {
     FFT_TIMES_S.with(|l| l.borrow_mut().clear());
 }
@@ -429,8 +429,8 @@ mod tests {
             "stopped at its deadline after 3 families; 9 abandoned".into(),
         );
         r.absorb(m);
-        let f = given_up(&mut r);
-        assert_eq!(r.params["fft_gave_up"][0]["size_log2"], 14);
+        let (param, f) = given_up(&r);
+        assert_eq!(param.unwrap()[0]["size_log2"], 14);
         assert!(matches!(&f[..], [Finding::Note { text }] if text.contains("up to 2^13")));
     }
 

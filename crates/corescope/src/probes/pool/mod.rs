@@ -40,7 +40,7 @@ pub use limits::{
 pub use measure::{warmup_order, CHECKED_ENTRIES, CHECK_FFT_MAX_LOG2, FFT_TOLERANCE, MIN_SAMPLE_S};
 
 use crate::model::{Measurement, ProbeResult, Sensitivity};
-use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use crate::probes::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::probes::{MIN_COMPARED_ROUNDS, TARGET_REL_HALF_WIDTH};
 use measure::{clear_fft_times, fft_time_s, run_fft, run_fft_cutoff, run_rmatmul, set_fft_time_s};
 use runtime::{counted_run, Exec};
@@ -85,7 +85,7 @@ pub fn rounds_for(profile: crate::model::Profile, rounds: Rounds) -> Rounds {
 pub struct PoolProbe;
 
 #[derive(Debug, Clone, Serialize)]
-enum CaseParams {
+pub enum CaseParams {
     Fft {
         exec: Exec,
         log2: u32,
@@ -119,7 +119,7 @@ fn fft_cases(
     (max_log2, case_budget_s): (u32, f64),
     max_threads: usize,
     (bound, bound_why): (usize, &str),
-) -> Vec<Case> {
+) -> Vec<Case<CaseParams>> {
     let mut cases = Vec::new();
     for log2 in 1..=max_log2 {
         let group = format!("fft 2^{log2}");
@@ -155,6 +155,9 @@ fn fft_cases(
 pub const ID: &str = "pool";
 
 impl Probe for PoolProbe {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// [`cost_run_s`].
     /// Summary: taskpool against rayon.
     fn summary_shape(&self) -> crate::model::SummaryShape {
@@ -162,7 +165,7 @@ impl Probe for PoolProbe {
             picks: &[crate::model::Sides::Between("taskpool", "rayon")],
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         cost::cost_run_s(c)
     }
 
@@ -181,7 +184,7 @@ impl Probe for PoolProbe {
         ]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         clear_fft_times();
         let max_log2: u32 = ctx.profile.pick(10, 14, 16);
         // One order by default: every (runtime, k) pair now runs at least
@@ -299,8 +302,8 @@ impl Probe for PoolProbe {
         .param("rayon_threads", rayon::current_num_threads()))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        match case.typed()? {
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        match case.params.clone() {
             CaseParams::Fft {
                 exec,
                 log2,
@@ -348,13 +351,16 @@ impl Probe for PoolProbe {
         }
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
-        clear_fft_times();
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
         let mut found = analysis::fft_findings(result);
         found.extend(analysis::uncapped_findings(result));
         found.extend(analysis::cutoff_findings(result));
         found.extend(analysis::rmatmul_findings(result, ctx.cpus()));
-        found.extend(analysis::given_up(result));
-        result.findings.extend(found);
+        let (gave_up, how_far) = analysis::given_up(result);
+        found.extend(how_far);
+        let mut out = Analysis::findings(found);
+        out.params
+            .extend(gave_up.map(|v| ("fft_gave_up".to_string(), v)));
+        out
     }
 }

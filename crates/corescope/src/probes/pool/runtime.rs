@@ -10,7 +10,7 @@ use taskpool::{Executor, FreeList, Pool, PoolConfig};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
-pub(super) enum Exec {
+pub enum Exec {
     Mutex,
     Lockfree,
     /// The mutex free list without the cap: a new pthread whenever the pool is

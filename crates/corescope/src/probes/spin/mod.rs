@@ -30,7 +30,7 @@ pub use table::{
 use crate::kernels::spin_loops::SpinKind;
 use crate::model::{Measurement, ProbeResult, Sensitivity};
 use crate::placement::pairs::{self, Relation};
-use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use crate::probes::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use measure::{handoff_phase, spinner_for, Phases};
 use serde::Serialize;
 use std::sync::atomic::Ordering;
@@ -39,7 +39,7 @@ use std::sync::atomic::Ordering;
 pub struct Spin;
 
 #[derive(Debug, Clone, Serialize)]
-struct CaseParams {
+pub struct CaseParams {
     relation: Relation,
     active: Option<u32>,
     spinner: Option<u32>,
@@ -81,6 +81,9 @@ pub struct TooFewOthers(pub usize);
 pub const ID: &str = "spin";
 
 impl Probe for Spin {
+    type Params = CaseParams;
+    type Facts = ();
+
     /// A fixed time per run for each profile (its samples do not grow with the
     /// machine), measured on the reference runs (`quick.json`, `final1.json`:
     /// elapsed ÷ cases); full scaled from default by its sample counts.
@@ -92,7 +95,7 @@ impl Probe for Spin {
             notes_with: Some("cheapest"),
         }
     }
-    fn run_cost_s(&self, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
             c.per_profile([0.16, 0.55, 7.7])
                 + c.spawn_s(c.len_of("extra") as f64 * c.num("reps").unwrap_or(1.0)),
@@ -114,7 +117,7 @@ impl Probe for Spin {
         &[crate::model::View::SpinBars]
     }
 
-    fn plan(&self, ctx: &PlanCtx) -> Result<Plan, ProbeError> {
+    fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let reps: usize = ctx.profile.pick(5, 11, 31);
         let handoffs: usize = ctx.profile.pick(30, 200, 1000);
         let size = |level: u8, fallback: usize| {
@@ -198,8 +201,8 @@ impl Probe for Spin {
             .skipping(skipped))
     }
 
-    fn run(&self, case: &Case, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let c: CaseParams = case.typed()?;
+    fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
+        let c = case.params.clone();
         let kind: SpinKind =
             c.kind
                 .parse()
@@ -255,16 +258,20 @@ impl Probe for Spin {
         slowdown_measurement(kind.name(), (read_ns, handoff_ns), &paired, &rel, &spinner)
     }
 
-    fn finish(&self, result: &mut ProbeResult, _plan: &Plan, ctx: &PlanCtx) {
-        let (tables, findings) = merge_tables(std::mem::take(&mut result.tables));
-        result.tables = tables;
-        result.findings.extend(findings);
+    fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
+        // The per-case tables merged into one per kind.
+        let (tables, findings) = merge_tables(result.tables.clone());
+        let mut out = Analysis {
+            replace_tables: Some(tables),
+            ..Analysis::findings(findings)
+        };
         if !ctx.topo.has_smt() {
-            result.findings.push(
+            out.findings.push(
                 "no SMT here: spinners were measured on another core and on the same CPU \
                  (time-sliced) instead of a sibling strand",
             );
         }
+        out
     }
 }
 
