@@ -13,13 +13,14 @@
 # per-round ratios bench/probe and plain/probe (docs/channel.md, "three harnesses").
 #
 # Usage: scripts/roundtrip-harnesses.sh [ROUNDS] [CSV]   (from the repository root;
-# ROUNDS defaults to 8; the machine should be otherwise idle: 2 CPUs at least,
+# ROUNDS defaults to 8; the CSV must not exist yet; the machine should be otherwise idle: 2 CPUs at least,
 # the probe's other-core pair being CPUs 0 and 1).
 set -euo pipefail
 rounds=${1:-8}
 csv=${2:-roundtrip-harnesses.csv}
 case $rounds in '' | *[!0-9]*) echo "rounds must be a positive number, not '$rounds'" >&2; exit 2 ;; esac
 [ "$rounds" -ge 1 ] || { echo "rounds must be at least 1" >&2; exit 2; }
+[ ! -e "$csv" ] || { echo "$csv exists; give another CSV path or remove it first" >&2; exit 2; }
 command -v jq > /dev/null || { echo "needs jq (apt-get install jq)" >&2; exit 2; }
 
 cargo build --release --locked -p corescope -p hspc --bins --examples
