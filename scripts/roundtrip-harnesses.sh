@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The round trip of one 8-byte event over two SPSC channels, measured by three
 # harnesses in one sitting, interleaved round by round:
-#   probe  - `corescope run channel --quick`: the median of 300 timed round trips
-#            per crate (distribution `roundtrip/<crate>/other-core`);
+#   probe  - `corescope run channel --quick`: the median over 75 blocks of a
+#            block's mean round trip (64 trips per block, the clock read once per
+#            block; distribution `roundtrip/<crate>/other-core`);
 #   bench  - hspc's criterion bench, group `roundtrip_8B`: the mean of criterion's
 #            samples (both threads pinned to CPUs 0 and 1);
 #   plain  - `cargo run -p hspc --example pingpong`: the median over blocks of

@@ -71,6 +71,15 @@ fn quick_channel_run_measures_every_implementation() {
                 .unwrap_or_else(|| panic!("{name} missing"));
             assert!(d.summary.count > 0 && d.summary.p50 > 0.0, "{name}");
             assert_eq!(d.unit, "ns");
+            // One sample per timed block of round trips, never one per trip.
+            let blocks = r.params.get("roundtrip_blocks").and_then(|v| v.as_u64());
+            assert_eq!(Some(d.summary.count as u64), blocks, "{name}");
+            assert_eq!(
+                r.params
+                    .get("roundtrip_trips_per_block")
+                    .and_then(|v| v.as_u64()),
+                Some(64)
+            );
         }
         // The race is stated as comparisons paired by round, per item and batched,
         // each naming the state of the machine (the CPUs' round trip) it belongs to.

@@ -27,10 +27,9 @@ use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::analysis::pairs as pair_stats;
 use crate::clock::Clock;
-use crate::harness::pair;
 pub use crate::harness::spsc::adapters::Impl;
 use crate::harness::spsc::adapters::{hspc_config, roundtrip_of, transfer_of, CHANNEL_BYTES};
-use crate::harness::spsc::{PairLog, RunFail, YIELD_EVERY};
+use crate::harness::spsc::{PairLog, RunFail, ROUNDTRIP_BLOCK, YIELD_EVERY};
 use crate::model::{Finding, Measurement, Point, ProbeResult, Profile, Sensitivity, Table};
 use crate::placement::pairs::{self, PairCpus, Relation};
 use crate::units::fmt_value;
@@ -62,10 +61,11 @@ pub enum CaseParams {
         event_bytes: usize,
         events: u64,
     },
+    /// A ping-pong of `blocks` timed blocks of `ROUNDTRIP_BLOCK` round trips.
     Roundtrip {
         placement: Placement,
         impl_: Impl,
-        samples: usize,
+        blocks: usize,
     },
 }
 
@@ -142,6 +142,13 @@ pub fn throughput_what(event_bytes: usize, place: &str) -> String {
     format!("throughput {event_bytes}B {place}")
 }
 
+/// Timed blocks of a round trip run ([`ROUNDTRIP_BLOCK`] round trips each): 4,800,
+/// 80,000 and 320,000 round trips, a few ms to a few tenths of a second per
+/// implementation.
+fn roundtrip_blocks(profile: Profile) -> usize {
+    profile.pick(75, 1_250, 5_000)
+}
+
 /// Rounds of a throughput race: those of a compared variant, fewer in the quick
 /// profile (every round runs every batch of every implementation).
 fn throughput_rounds(profile: Profile) -> Rounds {
@@ -209,7 +216,7 @@ impl Probe for ChannelProbe {
     fn plan(&self, ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         let events: u64 = ctx.profile.pick(1 << 18, 1 << 21, 1 << 24);
         let rounds = throughput_rounds(ctx.profile);
-        let samples = pair::samples(ctx.profile);
+        let blocks = roundtrip_blocks(ctx.profile);
         let (places, skipped) = placements(ctx);
         if places.is_empty() {
             return Err(ProbeError::Skipped("no allowed CPU".into()));
@@ -247,7 +254,7 @@ impl Probe for ChannelProbe {
                         &CaseParams::Roundtrip {
                             placement: p.clone(),
                             impl_,
-                            samples,
+                            blocks,
                         },
                     ),
                     p.cpus,
@@ -276,7 +283,8 @@ impl Probe for ChannelProbe {
             .param("events_per_run", events)
             .param("rounds_min", rounds.min)
             .param("rounds_max", rounds.max)
-            .param("roundtrip_samples", samples)
+            .param("roundtrip_blocks", blocks)
+            .param("roundtrip_trips_per_block", ROUNDTRIP_BLOCK)
             .param("roundtrip_event_bytes", 8)
             .param("yield_every_failed_calls", YIELD_EVERY)
             .skipping(skipped))
@@ -318,18 +326,19 @@ impl Probe for ChannelProbe {
             CaseParams::Roundtrip {
                 placement,
                 impl_,
-                samples,
+                blocks,
             } => {
                 let (d, log) = (run_deadline(ctx), PairLog::default());
-                let ticks = roundtrip_of::<u64>(impl_, samples, placement.cpus, d, &log);
+                let ticks = roundtrip_of::<u64>(impl_, blocks, placement.cpus, d, &log);
                 absorb(log, ctx);
                 let ticks = ticks?.map_err(|f| fail(impl_, "round trip", f, ctx))?;
                 let clock: &Clock = &ctx.plan.clock;
-                let dist = pair_stats::dist_ns(
-                    &format!("roundtrip/{}/{}", impl_.name(), placement.name),
-                    clock,
-                    &ticks,
-                );
+                let per_trip_ns: Vec<f64> = ticks
+                    .iter()
+                    .map(|&t| clock.ticks_to_ns(t) / ROUNDTRIP_BLOCK as f64)
+                    .collect();
+                let name = format!("roundtrip/{}/{}", impl_.name(), placement.name);
+                let dist = crate::stats::distribution(&name, "ns", &per_trip_ns);
                 pair_stats::push_dists(&mut m, clock, [dist]);
             }
         }

@@ -310,17 +310,17 @@ pub fn transfer_of<E: Event>(
     })
 }
 
-/// One round-trip series of `impl_`: see [`roundtrip`]. The outer error: a
-/// channel could not be made.
+/// One round-trip series of `impl_`, `blocks` timed blocks: see [`roundtrip`].
+/// The outer error: a channel could not be made.
 pub fn roundtrip_of<E: Event>(
     impl_: Impl,
-    samples: usize,
+    blocks: usize,
     cpus: Cpus,
     deadline: Instant,
     log: &PairLog,
 ) -> Result<Result<Vec<u64>, RunFail>, ChannelError> {
     let cap = CHANNEL_BYTES / E::BYTES;
-    let (n, c, d, w) = (samples, cpus, deadline, log);
+    let (n, c, d, w) = (blocks, cpus, deadline, log);
     Ok(match impl_ {
         Impl::Hspc | Impl::HspcRing => {
             roundtrip::<E, _, _, _, _>(hspc_pair(impl_)?, hspc_pair(impl_)?, n, c, d, w)
