@@ -305,6 +305,18 @@ fn simulate(
     (runs, elapsed.min(budget_s), capped)
 }
 
+/// A case's parameters as its probe wrote them (`case.params`), serde's enum tag
+/// taken off (`{"Bandwidth": {...}}` → `{...}`), for the table.
+fn untagged(params: &Value) -> &Value {
+    match params.as_object() {
+        Some(m) if m.len() == 1 => match m.values().next() {
+            Some(inner) if inner.is_object() => inner,
+            _ => params,
+        },
+        _ => params,
+    }
+}
+
 fn num(v: &Value, key: &str) -> Option<f64> {
     v.get(key).and_then(Value::as_f64)
 }
@@ -312,12 +324,9 @@ fn num(v: &Value, key: &str) -> Option<f64> {
 /// Seconds of one run of case `index` of `plan` as its probe prices it
 /// ([`crate::probes::Probe::run_cost_s`]), or `None` for a probe that states no cost.
 pub fn case_run_s(plan: &Planned, index: usize, ctx: &PlanCtx, cal: &Calibration) -> Option<f64> {
-    let case = plan.cases.get(index)?;
     plan.run_cost_s(
         index,
         &crate::probes::cost::Cost {
-            params: crate::probes::cost::Cost::flat(&case.params),
-            plan_params: &plan.params,
             topo: &ctx.topo,
             cpus: ctx.cpus().max(1),
             profile: ctx.profile,
@@ -338,7 +347,7 @@ fn describe(
     runs: f64,
     seconds: f64,
 ) -> CaseEstimate {
-    let p = crate::probes::cost::Cost::flat(&c.params);
+    let p = untagged(&c.params);
     let threads = num(p, "threads").map(|t| t as usize);
     let pair = |a: &str, b: &str| Some(format!("{},{}", num(p, a)? as u32, num(p, b)? as u32));
     let cpus = match (p.get("placement").and_then(Value::as_str), threads) {
