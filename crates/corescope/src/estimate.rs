@@ -305,6 +305,18 @@ fn simulate(
     (runs, elapsed.min(budget_s), capped)
 }
 
+/// A case's parameters as its probe wrote them (`case.params`), serde's enum tag
+/// taken off (`{"Bandwidth": {...}}` → `{...}`), for the table.
+fn untagged(params: &Value) -> &Value {
+    match params.as_object() {
+        Some(m) if m.len() == 1 => match m.values().next() {
+            Some(inner) if inner.is_object() => inner,
+            _ => params,
+        },
+        _ => params,
+    }
+}
+
 fn num(v: &Value, key: &str) -> Option<f64> {
     v.get(key).and_then(Value::as_f64)
 }
@@ -312,12 +324,9 @@ fn num(v: &Value, key: &str) -> Option<f64> {
 /// Seconds of one run of case `index` of `plan` as its probe prices it
 /// ([`crate::probes::Probe::run_cost_s`]), or `None` for a probe that states no cost.
 pub fn case_run_s(plan: &Planned, index: usize, ctx: &PlanCtx, cal: &Calibration) -> Option<f64> {
-    let case = plan.cases.get(index)?;
     plan.run_cost_s(
         index,
         &crate::probes::cost::Cost {
-            params: crate::probes::cost::Cost::flat(&case.params),
-            plan_params: &plan.params,
             topo: &ctx.topo,
             cpus: ctx.cpus().max(1),
             profile: ctx.profile,
@@ -338,7 +347,7 @@ fn describe(
     runs: f64,
     seconds: f64,
 ) -> CaseEstimate {
-    let p = crate::probes::cost::Cost::flat(&c.params);
+    let p = untagged(&c.params);
     let threads = num(p, "threads").map(|t| t as usize);
     let pair = |a: &str, b: &str| Some(format!("{},{}", num(p, a)? as u32, num(p, b)? as u32));
     let cpus = match (p.get("placement").and_then(Value::as_str), threads) {
@@ -497,6 +506,71 @@ mod tests {
         assert_eq!(est.cases[0].seconds, 2.0);
         assert_eq!(est.cases[1].seconds, 6.0);
         assert!(est.seconds >= 8.0, "{}", est.seconds);
+    }
+
+    /// FNV-1a (64 bits): a fingerprint of text, recorded in a test.
+    fn fnv1a(text: &str) -> u64 {
+        text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    }
+
+    /// Per probe, one line per case of every machine and profile below: its label
+    /// and the seconds of one run at the reference calibration.
+    fn priced_runs() -> std::collections::BTreeMap<&'static str, String> {
+        let mut out = std::collections::BTreeMap::<&'static str, String>::new();
+        for spec in ["core:2 pu:1", "pack:2 numa:2 core:8 pu:2"] {
+            for profile in [Profile::Quick, Profile::Default, Profile::Full] {
+                let topo = crate::topology::from_synthetic(spec).expect("topology");
+                let ctx = plan_ctx(topo, profile, 300.0);
+                let cal = Calibration::reference();
+                for probe in crate::probes::registry() {
+                    let Ok(plan) = probe.plan(&ctx) else { continue };
+                    let text = out.entry(probe.id()).or_default();
+                    for (i, case) in plan.cases.iter().enumerate() {
+                        let s = case_run_s(&plan, i, &ctx, &cal);
+                        let s = s.map_or("-".into(), |s| format!("{s:.9e}"));
+                        text.push_str(&format!("{spec}\t{profile:?}\t{}\t{s}\n", case.label));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Every probe prices its cases as recorded, for the probes whose cases depend on
+    /// the topology and profile alone (not on this machine's vector units, huge pages
+    /// or caches). A change of a cost model shows here: record the new fingerprints
+    /// only when the change is meant. `CORESCOPE_PRICED=1` prints every line.
+    #[test]
+    fn every_probe_prices_its_cases_as_recorded() {
+        const RECORDED: [(&str, u64); 13] = [
+            ("compute", 0xd8274e9e2b098e59),
+            ("workload", 0x58f000bd7e22c742),
+            ("atomics", 0x94e12bf41b8bdfc9),
+            ("c2c", 0x0c1ffc98c422c6d6),
+            ("false-sharing", 0x059137b02990b4cf),
+            ("spin", 0x904fdbc265995eda),
+            ("matmul", 0xe3155349592efdf8),
+            ("threads", 0x7a4e21cda80139df),
+            ("mutex", 0xd6314db7e4c072c9),
+            ("condvar", 0xd57d0db008ecf375),
+            ("timers", 0x3c94380e6fa28a2c),
+            ("syscall", 0x2b2d4dcf345859b6),
+            ("channel", 0x1a3cb1fc13644f07),
+        ];
+        let runs = priced_runs();
+        if std::env::var_os("CORESCOPE_PRICED").is_some() {
+            for (id, text) in &runs {
+                for line in text.lines() {
+                    println!("{id}\t{line}");
+                }
+            }
+        }
+        for (id, want) in RECORDED {
+            let got = fnv1a(runs.get(id).map_or("", String::as_str));
+            assert_eq!(got, want, "{id}: prices changed ({got:#018x})");
+        }
     }
 
     #[test]

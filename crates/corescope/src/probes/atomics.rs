@@ -170,8 +170,8 @@ impl Probe for Atomics {
     type Facts = ();
 
     /// Its duration and its team's creation.
-    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
-        Some(c.num("duration_ns")? * 1e-9 + c.spawn_s(c.threads()))
+    fn run_cost_s(&self, p: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(p.duration_ns as f64 * 1e-9 + c.team_spawn_s(p.threads))
     }
 
     fn id(&self) -> &'static str {

@@ -194,8 +194,8 @@ impl Probe for C2c {
             ],
         }
     }
-    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
-        Some(c.num("round_trips")? * 3.0 * c.cal.round_trip_ns * 1e-9 + c.spawn_s(2.0 * 3.0))
+    fn run_cost_s(&self, p: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(p.round_trips as f64 * 3.0 * c.cal.round_trip_ns * 1e-9 + c.spawn_s(2.0 * 3.0))
     }
 
     fn id(&self) -> &'static str {

@@ -160,9 +160,15 @@ impl Probe for ClockCurve {
     type Params = CaseParams;
     type Facts = ();
 
-    /// As `loaded-latency`'s runs ([`super::loaded_latency::loaded_run_cost_s`]).
-    fn run_cost_s(&self, _params: &CaseParams, c: &super::cost::Cost) -> Option<f64> {
-        super::loaded_latency::loaded_run_cost_s(c)
+    /// As `loaded-latency`'s runs ([`super::loaded_latency::loaded_run_cost_s`]),
+    /// with no blocks to touch.
+    fn run_cost_s(&self, p: &CaseParams, c: &super::cost::Cost) -> Option<f64> {
+        Some(super::loaded_latency::loaded_run_cost_s(
+            c,
+            p.duration_ns,
+            0,
+            p.team_threads,
+        ))
     }
 
     fn id(&self) -> &'static str {

@@ -126,11 +126,11 @@ impl Probe for Compute {
             latency_series: None,
         }
     }
-    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, p: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
-            c.num("passes")? * 1024.0 * c.op_s() * c.waves()
-                + c.spawn_s(c.threads())
-                + c.round_clock_s(),
+            p.passes as f64 * 1024.0 * c.op_s() * c.waves(p.threads)
+                + c.team_spawn_s(p.threads)
+                + c.round_clock_s(p.threads),
         )
     }
 

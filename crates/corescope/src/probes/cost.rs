@@ -1,14 +1,12 @@
 //! What one run of a case costs, as each probe states it ([`super::Probe::run_cost_s`])
 //! for `corescope plan`'s model (`estimate.rs`): the machine's speed measured once
-//! ([`Calibration`]) and a case's parameters, read through [`Cost`]. Each probe
-//! prices its own cases in its own file; the model walks the groups as the runner
-//! does and sums.
+//! ([`Calibration`]), the machine ([`Cost`]) and a case's typed parameters. Each
+//! probe prices its own cases in its own file; the model walks the groups as the
+//! runner does and sums.
 
 use crate::model::Profile;
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use std::collections::BTreeMap;
 
 /// This machine's speed, measured in well under 2 s (`Calibration::measure` in
 /// `estimate.rs`).
@@ -44,12 +42,10 @@ impl Calibration {
     }
 }
 
-/// One case to price: its parameters, its plan's, the machine and its speed.
+/// What prices a case besides its own parameters: the machine, its CPUs, the
+/// profile and the machine's speed. Each probe reads its case's typed parameters
+/// itself and passes the numbers it needs (threads, bytes, steps) to these helpers.
 pub struct Cost<'a> {
-    /// The case's parameters without serde's enum tag (`{"Bandwidth": {...}}` → `{...}`).
-    pub params: &'a Value,
-    /// The plan's parameters (`fp_instructions_per_thread_per_rep`).
-    pub plan_params: &'a BTreeMap<String, Value>,
     /// The machine planned for.
     pub topo: &'a Topology,
     /// CPUs the run may use (at least 1).
@@ -60,61 +56,21 @@ pub struct Cost<'a> {
     pub cal: &'a Calibration,
 }
 
-impl<'a> Cost<'a> {
-    /// A case's parameters as its probe wrote them (`case.params`), the enum tag
-    /// taken off.
-    pub fn flat(params: &'a Value) -> &'a Value {
-        match params.as_object() {
-            Some(m) if m.len() == 1 => match m.values().next() {
-                Some(inner) if inner.is_object() => inner,
-                _ => params,
-            },
-            _ => params,
-        }
-    }
-
-    /// A number of the case's parameters.
-    pub fn num(&self, key: &str) -> Option<f64> {
-        self.params.get(key).and_then(Value::as_f64)
-    }
-
-    /// A number of the plan's parameters.
-    pub fn plan_num(&self, key: &str) -> Option<f64> {
-        self.plan_params.get(key).and_then(Value::as_f64)
-    }
-
-    /// A string of the case's parameters (`""` when absent).
-    pub fn text(&self, key: &str) -> &'a str {
-        self.params.get(key).and_then(Value::as_str).unwrap_or("")
-    }
-
-    /// Entries of an array parameter (0 when absent).
-    pub fn len_of(&self, key: &str) -> usize {
-        self.params
-            .get(key)
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len)
-    }
-
-    /// Whether the case has this parameter.
-    pub fn has(&self, key: &str) -> bool {
-        self.params.get(key).is_some()
-    }
-
+impl Cost<'_> {
     /// The CPUs as a number.
     pub fn cpus_f(&self) -> f64 {
         self.cpus.max(1) as f64
     }
 
-    /// The case's `threads` (1 when it does not say).
-    pub fn threads(&self) -> f64 {
-        self.num("threads").unwrap_or(1.0).max(1.0)
+    /// Waves of a team of `threads` over the CPUs (an oversubscribed team runs its
+    /// work that many times over).
+    pub fn waves(&self, threads: usize) -> f64 {
+        (team(threads) / self.cpus_f()).ceil().max(1.0)
     }
 
-    /// Waves of the case's threads over the CPUs (an oversubscribed team runs its
-    /// work that many times over).
-    pub fn waves(&self) -> f64 {
-        (self.threads() / self.cpus_f()).ceil().max(1.0)
+    /// Seconds to create, pin and join a team of `threads` (at least one).
+    pub fn team_spawn_s(&self, threads: usize) -> f64 {
+        self.spawn_s(team(threads))
     }
 
     /// Seconds of one dependent integer op of compute's kernel.
@@ -139,31 +95,32 @@ impl<'a> Cost<'a> {
         self.profile.pick(q, d, f) * self.cal.op_ns / Calibration::reference().op_ns
     }
 
-    /// The round's clock after a team's kernel (`probes::round_clock_hz`): a second
-    /// team (as the kernel's) and its repetitions of the add chain; nothing for
-    /// teams above `clock::ROUND_CLOCK_MAX_CPUS`, which keep the header clock.
-    pub fn round_clock_s(&self) -> f64 {
-        let team = self.threads().min(self.cpus_f());
-        if team > crate::clock::ROUND_CLOCK_MAX_CPUS as f64 {
+    /// The round's clock after the kernel of a team of `threads`
+    /// (`probes::round_clock_hz`): a second team (as the kernel's) and its
+    /// repetitions of the add chain; nothing for teams above
+    /// `clock::ROUND_CLOCK_MAX_CPUS`, which keep the header clock.
+    pub fn round_clock_s(&self, threads: usize) -> f64 {
+        if team(threads).min(self.cpus_f()) > crate::clock::ROUND_CLOCK_MAX_CPUS as f64 {
             return 0.0;
         }
         crate::clock::ROUND_CLOCK_REPS as f64 * crate::clock::ROUND_CLOCK_REP.as_secs_f64()
-            + self.spawn_s(self.threads())
+            + self.team_spawn_s(threads)
     }
+}
+
+/// A team of `threads` as a number (at least one thread).
+pub fn team(threads: usize) -> f64 {
+    threads.max(1) as f64
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
-    fn priced(params: &Value, cpus: usize, f: impl Fn(&Cost) -> f64) -> f64 {
+    fn priced(cpus: usize, f: impl Fn(&Cost) -> f64) -> f64 {
         let topo = crate::topology::from_synthetic("core:2 pu:1").expect("topology");
-        let plan = BTreeMap::new();
         let cal = Calibration::reference();
         f(&Cost {
-            params: Cost::flat(params),
-            plan_params: &plan,
             topo: &topo,
             cpus,
             profile: Profile::Default,
@@ -172,23 +129,21 @@ mod tests {
     }
 
     #[test]
-    fn the_enum_tag_comes_off_and_numbers_read_through() {
-        let p = json!({"Bandwidth": {"threads": 4, "kernel": "read", "cpus": [0, 1]}});
-        assert_eq!(priced(&p, 2, |c| c.threads()), 4.0);
-        assert_eq!(priced(&p, 2, |c| c.waves()), 2.0);
-        assert_eq!(priced(&p, 2, |c| c.len_of("cpus") as f64), 2.0);
-        assert_eq!(priced(&p, 2, |c| c.text("kernel").len() as f64), 4.0);
-        // A bare map keeps its keys.
+    fn a_team_runs_in_waves_over_the_cpus() {
+        assert_eq!(priced(2, |c| c.waves(4)), 2.0);
+        assert_eq!(priced(2, |c| c.waves(3)), 2.0);
+        assert_eq!(priced(2, |c| c.waves(1)), 1.0);
+        // No threads is one thread.
+        assert_eq!(priced(2, |c| c.waves(0)), 1.0);
         assert_eq!(
-            priced(&json!({"n": 8}), 2, |c| c.num("n").unwrap_or(0.0)),
-            8.0
+            priced(2, |c| c.team_spawn_s(0)),
+            priced(2, |c| c.spawn_s(1.0))
         );
     }
 
     #[test]
     fn fixed_times_are_priced_by_the_machines_speed() {
-        let p = json!({});
-        let on_reference = priced(&p, 2, |c| c.per_profile([1.0, 2.0, 3.0]));
+        let on_reference = priced(2, |c| c.per_profile([1.0, 2.0, 3.0]));
         assert!((on_reference - 2.0).abs() < 1e-12, "{on_reference}");
     }
 }

@@ -107,14 +107,14 @@ impl Probe for FalseSharing {
     /// Its increments of a contended line (each about
     /// [`COST_OPS_PER_INCREMENT`] dependent integer ops) in waves over the CPUs,
     /// and its team's creation.
-    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, p: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
-            c.num("portions")?
-                * c.num("increments")?
+            p.portions as f64
+                * p.increments as f64
                 * COST_OPS_PER_INCREMENT
                 * c.op_s()
-                * c.waves()
-                + c.spawn_s(c.threads()),
+                * c.waves(p.threads)
+                + c.team_spawn_s(p.threads),
         )
     }
 

@@ -183,8 +183,13 @@ impl Probe for LoadedCoherence {
     type Facts = Vec<PairPlan>;
 
     /// As `loaded-latency`'s runs ([`super::loaded_latency::loaded_run_cost_s`]).
-    fn run_cost_s(&self, _params: &CaseParams, c: &super::cost::Cost) -> Option<f64> {
-        super::loaded_latency::loaded_run_cost_s(c)
+    fn run_cost_s(&self, p: &CaseParams, c: &super::cost::Cost) -> Option<f64> {
+        Some(super::loaded_latency::loaded_run_cost_s(
+            c,
+            p.duration_ns,
+            p.setup_bytes_per_run,
+            p.team_threads,
+        ))
     }
 
     fn id(&self) -> &'static str {

@@ -156,8 +156,8 @@ impl Probe for Matmul {
             ],
         }
     }
-    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
-        Some(c.num("n")?.powi(3) * COST_OPS_PER_N3 * c.op_s())
+    fn run_cost_s(&self, p: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some((p.n as f64).powi(3) * COST_OPS_PER_N3 * c.op_s())
     }
 
     fn id(&self) -> &'static str {

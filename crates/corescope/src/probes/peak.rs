@@ -468,6 +468,10 @@ pub struct CaseParams {
     threads: usize,
     /// Kernel turns per thread per repetition.
     iters: u64,
+    /// The plan's FP instructions per thread per repetition (its parameter
+    /// `fp_instructions_per_thread_per_rep`), which `corescope plan` prices.
+    #[serde(skip)]
+    fp_instructions_per_thread_per_rep: u64,
 }
 
 /// The model's price of one FP instruction per thread (`corescope plan`): the
@@ -491,14 +495,14 @@ impl Probe for Peak {
             suffixes: &["f64", "f32"],
         }
     }
-    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, p: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
-            c.plan_num("fp_instructions_per_thread_per_rep")?
+            p.fp_instructions_per_thread_per_rep as f64
                 * PEAK_COST_PER_INSTRUCTION
                 * c.op_s()
-                * c.waves()
-                + c.spawn_s(c.threads())
-                + c.round_clock_s(),
+                * c.waves(p.threads)
+                + c.team_spawn_s(p.threads)
+                + c.round_clock_s(p.threads),
         )
     }
 
@@ -555,6 +559,7 @@ impl Probe for Peak {
                             placement: placement_arg(p),
                             threads,
                             iters,
+                            fp_instructions_per_thread_per_rep: instructions,
                         };
                         cases.push(
                             Case::new(format!("{name} {} ×{threads}", p.name()), &params).compared(

@@ -441,15 +441,19 @@ fn pair_matrices(name: &str, unit: &str, c: &CaseParams, e: &Estimate, upper: bo
         .collect()
 }
 
-/// Seconds of the throughput kernels on one pair (`corescope plan`): per kernel a
-/// calibration run (about 1 ms on a 3 GHz core) and `throughput_rounds` × (alone +
-/// together) runs of `throughput_run_ns`, each spawning its threads (1 + 2). Plans
-/// without them (older files) cost nothing here.
-fn throughput_cost_s(c: &crate::probes::cost::Cost) -> f64 {
+/// Seconds of the throughput kernels on one pair (`corescope plan`): per kernel
+/// (`kernels` of them) a calibration run (about 1 ms on a 3 GHz core) and `rounds`
+/// × (alone + together) runs of `run_ns`, each spawning its threads (1 + 2).
+fn throughput_cost_s(
+    c: &crate::probes::cost::Cost,
+    kernels: usize,
+    rounds: usize,
+    run_ns: u64,
+) -> f64 {
     const CALIBRATION_RUN_S: f64 = 1e-3;
-    let kernels = c.len_of("throughput_kernels") as f64;
-    let rounds = c.num("throughput_rounds").unwrap_or(0.0);
-    let run_s = c.num("throughput_run_ns").unwrap_or(0.0) * 1e-9;
+    let kernels = kernels as f64;
+    let rounds = rounds as f64;
+    let run_s = run_ns as f64 * 1e-9;
     kernels * (CALIBRATION_RUN_S + c.spawn_s(1.0) + rounds * (2.0 * run_s + c.spawn_s(3.0)))
 }
 
@@ -466,11 +470,16 @@ impl Probe for Sharing {
     fn summary_shape(&self) -> crate::model::SummaryShape {
         crate::model::SummaryShape::CoreSharing
     }
-    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
+    fn run_cost_s(&self, p: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(
-            c.num("passes")? * 1024.0 * c.op_s() * 6.0 * 3.0
+            p.passes as f64 * 1024.0 * c.op_s() * 6.0 * 3.0
                 + c.spawn_s(18.0)
-                + throughput_cost_s(c),
+                + throughput_cost_s(
+                    c,
+                    p.throughput_kernels.len(),
+                    p.throughput_rounds,
+                    p.throughput_run_ns,
+                ),
         )
     }
 

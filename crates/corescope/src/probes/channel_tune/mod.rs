@@ -717,8 +717,8 @@ impl Probe for ChannelTune {
             last_stage: "stage two",
         }
     }
-    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
-        c.num("budget_s")
+    fn run_cost_s(&self, p: &CaseParams, _c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(p.budget_s)
     }
 
     fn id(&self) -> &'static str {

@@ -75,8 +75,13 @@ impl Probe for LoadedLatency {
     type Facts = Vec<NodeTeam>;
 
     /// Its chase's duration, its blocks' first touch, its team ([`loaded_run_cost_s`]).
-    fn run_cost_s(&self, _params: &CaseParams, c: &super::cost::Cost) -> Option<f64> {
-        loaded_run_cost_s(c)
+    fn run_cost_s(&self, p: &CaseParams, c: &super::cost::Cost) -> Option<f64> {
+        Some(loaded_run_cost_s(
+            c,
+            p.duration_ns,
+            p.setup_bytes_per_run,
+            p.team_threads,
+        ))
     }
 
     fn id(&self) -> &'static str {

@@ -287,15 +287,16 @@ fn scaled_down_words(kept: usize, dropped: usize, coarse: bool) -> String {
 }
 
 /// One run of a loaded probe's case for `corescope plan` (the three probes under
-/// load price their runs alike): the duration its plan gives it, its share of its
-/// group's first touches (`setup_bytes_per_run`) and its team's creation
-/// (`team_threads`).
-pub fn loaded_run_cost_s(c: &crate::probes::cost::Cost) -> Option<f64> {
-    Some(
-        c.num("duration_ns")? * 1e-9
-            + c.bytes_s(c.num("setup_bytes_per_run").unwrap_or(0.0))
-            + c.spawn_s(c.num("team_threads").unwrap_or(2.0).max(1.0)),
-    )
+/// load price their runs alike): the duration its plan gives it (`duration_ns`),
+/// its share of its group's first touches (`setup_bytes_per_run`) and its team's
+/// creation (`team_threads`).
+pub fn loaded_run_cost_s(
+    c: &crate::probes::cost::Cost,
+    duration_ns: u64,
+    setup_bytes_per_run: u64,
+    team_threads: usize,
+) -> f64 {
+    duration_ns as f64 * 1e-9 + c.bytes_s(setup_bytes_per_run as f64) + c.team_spawn_s(team_threads)
 }
 
 /// Latency the plan assumes per chase step when it prices a run: DRAM under load

@@ -74,8 +74,8 @@ impl Probe for Memory {
             latency_series: Some(plan::ws_latency_series(true)),
         }
     }
-    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
-        cost::run_s(c, BANDWIDTH_PASSES, WS_READ_REPS)
+    fn run_cost_s(&self, p: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(cost::run_s(c, p, BANDWIDTH_PASSES, WS_READ_REPS))
     }
 
     fn id(&self) -> &'static str {

@@ -64,10 +64,10 @@ impl Probe for Numa {
     /// [`COST_DRAM_LOAD_NS`] each) after writing its buffer; a read cell streams
     /// `bytes` per thread, the node's bandwidth saturating at 6 streams as in
     /// `memory`, and starts its team.
-    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
-        let bytes = c.num("bytes")?;
-        let steps = c.num("steps").unwrap_or(0.0);
-        let threads = c.len_of("cpus").max(1) as f64;
+    fn run_cost_s(&self, p: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
+        let bytes = p.bytes as f64;
+        let steps = p.steps as f64;
+        let threads = crate::probes::cost::team(p.cpus.len());
         Some(if steps > 0.0 {
             steps * COST_DRAM_LOAD_NS * 1e-9 + c.bytes_s(bytes)
         } else {

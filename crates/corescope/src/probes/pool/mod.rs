@@ -165,8 +165,8 @@ impl Probe for PoolProbe {
             picks: &[crate::model::Sides::Between("taskpool", "rayon")],
         }
     }
-    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
-        cost::cost_run_s(c)
+    fn run_cost_s(&self, p: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(cost::cost_run_s(c, p))
     }
 
     fn id(&self) -> &'static str {

@@ -95,11 +95,8 @@ impl Probe for Spin {
             notes_with: Some("cheapest"),
         }
     }
-    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
-        Some(
-            c.per_profile([0.16, 0.55, 7.7])
-                + c.spawn_s(c.len_of("extra") as f64 * c.num("reps").unwrap_or(1.0)),
-        )
+    fn run_cost_s(&self, p: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
+        Some(c.per_profile([0.16, 0.55, 7.7]) + c.spawn_s(p.extra.len() as f64 * p.reps as f64))
     }
 
     fn id(&self) -> &'static str {
