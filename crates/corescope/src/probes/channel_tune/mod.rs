@@ -52,7 +52,7 @@ use settle::{settle, Settled};
 use stage_one::stage_one;
 use stage_two::{affinity_name, stage_two};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Barrier, Mutex};
 use std::time::Instant;
 
 /// Buffer sizes of seed 004 Figure 2, in bytes.
@@ -443,13 +443,54 @@ impl<'a> Pair<'a> {
         }
     }
 
-    /// Pin the calling thread to `cpu` and open its counters (when counting).
-    fn pin_counted(&self, cpu: Option<u32>) -> SideCounter {
-        let pinned = self.pin_to(cpu);
-        match self.counts {
-            Some(_) => SideCounter::open(pinned),
-            None => SideCounter::off(),
+    /// Runs `producer` on the pair's first CPU and `consumer` on its second, each
+    /// in its own thread, both let go together from a start gate; with `counted`
+    /// (and the pair counting) each thread's counters run from the gate to the
+    /// end of its part, and the run's team goes into the counts. What the two
+    /// returned; `names` say which thread panicked.
+    fn both<A: Send, B: Send>(
+        &self,
+        counted: bool,
+        names: [&'static str; 2],
+        producer: impl FnOnce() -> A + Send,
+        consumer: impl FnOnce() -> B + Send,
+    ) -> Result<(A, B), TuneError> {
+        let gate = Barrier::new(2);
+        let run = CountedRun::default();
+        let count = counted && self.counts.is_some();
+        let side = |cpu: Option<u32>| {
+            let pinned = self.pin_to(cpu);
+            let counter = if count {
+                SideCounter::open(pinned)
+            } else {
+                SideCounter::off()
+            };
+            gate.wait();
+            counter
+        };
+        let out = std::thread::scope(|s| {
+            let p = s.spawn(|| {
+                let mut counter = side(self.cpus.0);
+                counter.start();
+                let r = producer();
+                counter.stop_into(&run);
+                r
+            });
+            let c = s.spawn(|| {
+                let mut counter = side(self.cpus.1);
+                counter.start();
+                let r = consumer();
+                counter.stop_into(&run);
+                r
+            });
+            let c = c.join().map_err(|_| TuneError::Panicked(names[1]))?;
+            let p = p.join().map_err(|_| TuneError::Panicked(names[0]))?;
+            Ok((p, c))
+        });
+        if count {
+            self.record(run);
         }
+        out
     }
 
     /// The run's team into the counts (when counting).
@@ -473,14 +514,6 @@ impl<'a> Pair<'a> {
             cpus: (None, None),
             ..self
         }
-    }
-
-    fn pin_producer(&self) {
-        self.pin_to(self.cpus.0);
-    }
-
-    fn pin_consumer(&self) {
-        self.pin_to(self.cpus.1);
     }
 
     /// Pin the calling thread to `cpu` (nothing for `None`), counting a refusal;

@@ -32,7 +32,7 @@
 use super::*;
 use std::hint::black_box;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Barrier, Condvar};
+use std::sync::Condvar;
 
 /// Rounds of the roadmap: at least 6 (fewer cannot give a 95 % interval of the
 /// median), at most 12.
@@ -254,23 +254,14 @@ fn alone_on(pair: Pair<'_>, cpu: Option<u32>, f: impl FnOnce() -> (u64, f64) + S
 /// The two sides at once from a start gate on `pair`; seconds per event of
 /// the slower.
 fn together(pair: Pair<'_>, producer: &Side<'_>, consumer: &Side<'_>, m: u64) -> f64 {
-    let gate = Barrier::new(2);
-    std::thread::scope(|s| {
-        let p = s.spawn(|| {
-            pair.pin_producer();
-            gate.wait();
-            produce(producer, m)
-        });
-        let c = s.spawn(|| {
-            pair.pin_consumer();
-            gate.wait();
-            consume(consumer, m)
-        });
-        match (p.join(), c.join()) {
-            (Ok(a), Ok(b)) => slower(a, b),
-            _ => f64::NAN,
-        }
-    })
+    let names = ["the producer", "the consumer"];
+    pair.both(
+        false,
+        names,
+        || produce(producer, m),
+        || consume(consumer, m),
+    )
+    .map_or(f64::NAN, |(a, b)| slower(a, b))
 }
 
 /// One run of the roadmap's steps: the events, the event size, the padding,
@@ -422,81 +413,70 @@ fn synced(r: &Roadmap<'_>, padded: bool, cut: Instant) -> Result<f64, TuneError>
     };
     let slots: Vec<&Slot> = plain.iter().chain(wide.iter().map(|p| &p.0)).collect();
     let (pi, ci) = (&a[off + l.producer_index], &a[off + l.consumer_index]);
-    let gate = Barrier::new(2);
     let m = r.m;
-    std::thread::scope(|s| {
-        let p = s.spawn(|| {
-            r.pair.pin_producer();
-            gate.wait();
-            let t = Instant::now();
-            let (mut k, mut b) = (0u64, 0usize);
-            loop {
-                let mut st = lock(slots[b]);
-                while st.full {
-                    st = slots[b].ready.wait(st).unwrap_or_else(|e| e.into_inner());
-                }
-                let left = (m - k).min((bw / ew) as u64);
-                let side = Side {
-                    index: pi,
-                    buffers: vec![bufs[b]],
-                    event_words: ew,
-                    cut,
-                };
-                let done = fill(&side, k, left);
-                k += done;
-                st.count = done as usize;
-                st.last = k >= m || done < left || Instant::now() >= cut;
-                st.full = true;
-                let last = st.last;
-                drop(st);
-                slots[b].ready.notify_one();
-                if last {
-                    return (k, t.elapsed().as_secs_f64());
-                }
-                b = (b + 1) % SHARED_BUFFERS;
+    let producer = || {
+        let t = Instant::now();
+        let (mut k, mut b) = (0u64, 0usize);
+        loop {
+            let mut st = lock(slots[b]);
+            while st.full {
+                st = slots[b].ready.wait(st).unwrap_or_else(|e| e.into_inner());
             }
-        });
-        let c = s.spawn(|| {
-            r.pair.pin_consumer();
-            gate.wait();
-            let t = Instant::now();
-            let (mut k, mut bad, mut b) = (0u64, 0u64, 0usize);
-            loop {
-                let mut st = lock(slots[b]);
-                while !st.full {
-                    st = slots[b].ready.wait(st).unwrap_or_else(|e| e.into_inner());
-                }
-                for e in 0..st.count {
-                    bad += u64::from(bufs[b][e * ew].load(Ordering::Relaxed) != k);
-                    k += 1;
-                    ci.store(e as u64, Ordering::Relaxed);
-                }
-                st.full = false;
-                let last = st.last;
-                drop(st);
-                slots[b].ready.notify_one();
-                if last {
-                    return (k, bad, t.elapsed().as_secs_f64());
-                }
-                b = (b + 1) % SHARED_BUFFERS;
+            let left = (m - k).min((bw / ew) as u64);
+            let side = Side {
+                index: pi,
+                buffers: vec![bufs[b]],
+                event_words: ew,
+                cut,
+            };
+            let done = fill(&side, k, left);
+            k += done;
+            st.count = done as usize;
+            st.last = k >= m || done < left || Instant::now() >= cut;
+            st.full = true;
+            let last = st.last;
+            drop(st);
+            slots[b].ready.notify_one();
+            if last {
+                return (k, t.elapsed().as_secs_f64());
             }
-        });
-        let sent = p
-            .join()
-            .map_err(|_| TuneError::Panicked("p7/p8: the producer"))?;
-        let (got, bad, secs) = c
-            .join()
-            .map_err(|_| TuneError::Panicked("p7/p8: the consumer"))?;
-        if got != sent.0 || bad != 0 {
-            return Err(TuneError::Lost {
-                run: "p7/p8".into(),
-                got,
-                sent: sent.0,
-                bad,
-            });
+            b = (b + 1) % SHARED_BUFFERS;
         }
-        Ok(slower(sent, (got, secs)))
-    })
+    };
+    let consumer = || {
+        let t = Instant::now();
+        let (mut k, mut bad, mut b) = (0u64, 0u64, 0usize);
+        loop {
+            let mut st = lock(slots[b]);
+            while !st.full {
+                st = slots[b].ready.wait(st).unwrap_or_else(|e| e.into_inner());
+            }
+            for e in 0..st.count {
+                bad += u64::from(bufs[b][e * ew].load(Ordering::Relaxed) != k);
+                k += 1;
+                ci.store(e as u64, Ordering::Relaxed);
+            }
+            st.full = false;
+            let last = st.last;
+            drop(st);
+            slots[b].ready.notify_one();
+            if last {
+                return (k, bad, t.elapsed().as_secs_f64());
+            }
+            b = (b + 1) % SHARED_BUFFERS;
+        }
+    };
+    let names = ["p7/p8: the producer", "p7/p8: the consumer"];
+    let (sent, (got, bad, secs)) = r.pair.both(false, names, producer, consumer)?;
+    if got != sent.0 || bad != 0 {
+        return Err(TuneError::Lost {
+            run: "p7/p8".into(),
+            got,
+            sent: sent.0,
+            bad,
+        });
+    }
+    Ok(slower(sent, (got, secs)))
 }
 
 /// The producer's loop over one buffer: `n` events numbered from `first`;

@@ -5,7 +5,6 @@ use super::roadmap::{baselines, offloaded_note, roadmap_step, Road, Roadmap, HAN
 use super::*;
 use crate::harness::stack::{with_stack_offset, STACK_OFFSETS};
 use std::hint::black_box;
-use std::sync::Barrier;
 
 #[derive(Clone, Copy)]
 struct Ev<const N: usize>([u8; N]);
@@ -42,70 +41,54 @@ fn channel_run<const N: usize>(
     cut: Instant,
 ) -> Result<Run, TuneError> {
     let (mut tx, mut rx) = hspc::channel::<Ev<N>>(config)?;
-    let gate = Barrier::new(2);
-    let counted = CountedRun::default();
-    let out = std::thread::scope(|s| {
-        let p = s.spawn(|| {
-            let mut counter = cpus.pin_counted(cpus.cpus.0);
-            gate.wait();
-            counter.start();
-            // The producer's loop runs `stack_offset_bytes` lower on its stack
-            // than the consumer's (seed 004 `p4_adjuststack`).
-            let (sent, switches) = Switches::during(|| {
-                with_stack_offset(config.stack_offset_bytes, move || {
-                    let mut sent = 0;
-                    for k in 0..m {
-                        if (k & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= cut)
-                            || tx.push(Ev::new(k)).is_err()
-                        {
-                            break;
-                        }
-                        sent += 1;
+    // The producer's loop runs `stack_offset_bytes` lower on its stack than the
+    // consumer's (seed 004 `p4_adjuststack`).
+    let producer = || {
+        Switches::during(|| {
+            with_stack_offset(config.stack_offset_bytes, move || {
+                let mut sent = 0;
+                for k in 0..m {
+                    if (k & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= cut)
+                        || tx.push(Ev::new(k)).is_err()
+                    {
+                        break;
                     }
-                    drop(tx);
-                    sent
-                })
-            });
-            counter.stop_into(&counted);
-            (sent, switches)
-        });
-        let c = s.spawn(|| {
-            let mut counter = cpus.pin_counted(cpus.cpus.1);
-            gate.wait();
-            counter.start();
-            let ((secs, k, bad), sw) = Switches::during(|| {
-                let t = Instant::now();
-                let (mut k, mut bad, mut sum) = (0u64, 0u64, 0u64);
-                while let Ok(e) = rx.pop() {
-                    bad += u64::from(!e.matches(k));
-                    sum = sum.wrapping_mul(31).wrapping_add(e.word());
-                    k += 1;
+                    sent += 1;
                 }
-                let secs = t.elapsed().as_secs_f64();
-                black_box(sum);
-                (secs, k, bad)
-            });
-            counter.stop_into(&counted);
-            (secs, k, bad, sw)
-        });
-        let (secs, got, bad, csw) = c.join().map_err(|_| TuneError::Panicked("the consumer"))?;
-        let (sent, psw) = p.join().map_err(|_| TuneError::Panicked("the producer"))?;
-        if got != sent || bad != 0 {
-            return Err(TuneError::Lost {
-                run: describe(&config),
-                got,
-                sent,
-                bad,
-            });
-        }
-        Ok(Run {
-            secs,
-            moved: got,
-            switches: psw.zip(csw).map(|(p, c)| [p, c]),
+                drop(tx);
+                sent
+            })
         })
-    });
-    cpus.record(counted);
-    out
+    };
+    let consumer = || {
+        Switches::during(|| {
+            let t = Instant::now();
+            let (mut k, mut bad, mut sum) = (0u64, 0u64, 0u64);
+            while let Ok(e) = rx.pop() {
+                bad += u64::from(!e.matches(k));
+                sum = sum.wrapping_mul(31).wrapping_add(e.word());
+                k += 1;
+            }
+            let secs = t.elapsed().as_secs_f64();
+            black_box(sum);
+            (secs, k, bad)
+        })
+    };
+    let names = ["the producer", "the consumer"];
+    let ((sent, psw), ((secs, got, bad), csw)) = cpus.both(true, names, producer, consumer)?;
+    if got != sent || bad != 0 {
+        return Err(TuneError::Lost {
+            run: describe(&config),
+            got,
+            sent,
+            bad,
+        });
+    }
+    Ok(Run {
+        secs,
+        moved: got,
+        switches: psw.zip(csw).map(|(p, c)| [p, c]),
+    })
 }
 
 /// Events to move so that every buffer is handed over a few times.
