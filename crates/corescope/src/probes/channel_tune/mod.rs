@@ -36,6 +36,7 @@ mod roadmap;
 pub use roadmap::ROADMAP_TITLE;
 mod fib;
 mod grid;
+mod rounds;
 mod settle;
 mod stage_one;
 mod stage_two;
@@ -48,6 +49,7 @@ use crate::placement::pairs::{self, PairCpus, Relation};
 use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::topology::Topology;
 use hspc::{Config, Mode, WaitStrategy};
+use rounds::{round_order, rounds, spread_order};
 use settle::{settle, Settled};
 use stage_one::stage_one;
 use stage_two::{affinity_name, stage_two};
@@ -91,25 +93,6 @@ const STEP_ENDS: [f64; 7] = [0.08, 0.13, 0.18, 0.37, 0.45, 0.70, 0.95];
 fn sweep_end(i: usize) -> f64 {
     let start = if i == 0 { 0.0 } else { STEP_ENDS[i - 1] };
     start + 0.7 * (STEP_ENDS[i] - start)
-}
-
-/// The order a sweep runs `n` configurations in: the first (the incumbent)
-/// first, then the rest in bit-reversed order of their place in the grid, so
-/// that neighbours in the grid run far apart in time. A slow spell of the host
-/// during a sweep then slows configurations spread over the whole grid, not a
-/// band of neighbours that would look like an effect of the parameter.
-fn spread_order(n: usize) -> Vec<usize> {
-    let bits = usize::BITS - n.saturating_sub(1).leading_zeros();
-    (0..1usize << bits)
-        .map(|j| {
-            if bits == 0 {
-                j
-            } else {
-                j.reverse_bits() >> (usize::BITS - bits)
-            }
-        })
-        .filter(|&i| i < n)
-        .collect()
 }
 
 /// The event size Stage One uses for `n` requested bytes.
@@ -840,23 +823,6 @@ pub fn config_json(c: &Config) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sweeps_run_the_grid_spread_out_in_time() {
-        assert_eq!(spread_order(0), Vec::<usize>::new());
-        assert_eq!(spread_order(1), vec![0]);
-        assert_eq!(spread_order(5), vec![0, 4, 2, 1, 3]);
-        for n in [7, 25, 60, 61] {
-            let order = spread_order(n);
-            assert_eq!(order[0], 0, "the incumbent first");
-            let mut seen = order.clone();
-            seen.sort_unstable();
-            assert_eq!(seen, (0..n).collect::<Vec<_>>(), "each once");
-            // The first half of the runs covers both halves of the grid.
-            let early = &order[..n / 2];
-            assert!(early.iter().any(|&i| i >= n / 2), "{n}: {order:?}");
-        }
-    }
 
     #[test]
     fn event_sizes_round_up_and_reject_nonsense() {

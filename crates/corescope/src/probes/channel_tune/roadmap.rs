@@ -498,16 +498,6 @@ fn fill(side: &Side<'_>, first: u64, n: u64) -> u64 {
     n
 }
 
-/// The order of round `round` over `n` steps: rotated by the round, reversed in
-/// odd rounds, so each step runs at every place and after different ones.
-pub fn round_order(n: usize, round: usize) -> Vec<usize> {
-    let mut v: Vec<usize> = (0..n).map(|i| (i + round / 2) % n.max(1)).collect();
-    if round % 2 == 1 {
-        v.reverse();
-    }
-    v
-}
-
 /// Seed 004 §3.4: the share of the work the consumer took off the producer,
 /// `1 − t / (t_producer + t_consumer)`: 50 % is perfect balancing, 0 % none.
 pub fn work_offloaded(t: f64, t_producer: f64, t_consumer: f64) -> f64 {
@@ -527,20 +517,17 @@ pub fn smt_pair(topo: &Topology) -> Result<PairCpus, String> {
 /// Runs every step of the roadmap in rounds (see [`round_order`]): at least
 /// [`ROADMAP_ROUNDS`]`.0` rounds, then more while `more()` says so, at most
 /// [`ROADMAP_ROUNDS`]`.1`. Returns each step's seconds per event, by round.
-pub fn rounds(
+pub fn road_rounds(
     steps: &[Road],
     more: &mut dyn FnMut() -> bool,
     run: &mut dyn FnMut(Road) -> Result<f64, TuneError>,
 ) -> Result<Vec<Vec<f64>>, TuneError> {
-    let mut samples = vec![Vec::new(); steps.len()];
-    for round in 0..ROADMAP_ROUNDS.1 {
-        if round >= ROADMAP_ROUNDS.0 && !more() {
-            break;
-        }
-        for i in round_order(steps.len(), round) {
-            samples[i].push(run(steps[i])?);
-        }
-    }
+    let order = |r| round_order(steps.len(), r);
+    // Whether another round starts is asked once, before its first run.
+    let go = |r, i, _| i > 0 || r < ROADMAP_ROUNDS.0 || more();
+    let (samples, _) = rounds(steps.len(), ROADMAP_ROUNDS.1, order, go, |_, _, k| {
+        run(steps[k])
+    })?;
     Ok(samples)
 }
 
@@ -576,7 +563,7 @@ pub(super) fn roadmap_step(
     let run_s = window_s / (ROADMAP_ROUNDS.0 as f64 * steps.len() as f64 * 2.0);
     road.m = ((run_s / per_event) as u64).clamp(1 << 12, 1 << 24);
     road.run_limit_s = (8.0 * run_s).max(0.01);
-    let samples = rounds(&steps, &mut || budget.left_until(share), &mut |r| {
+    let samples = road_rounds(&steps, &mut || budget.left_until(share), &mut |r| {
         road.run(r)
     })?;
     for (r, s) in steps.iter().zip(&samples) {
@@ -707,7 +694,7 @@ mod tests {
     fn rounds_interleave_the_steps_and_stop_between_the_bounds() {
         let steps = [Road::ProducerAlone, Road::P0, Road::P8];
         let mut log = Vec::new();
-        let s = rounds(&steps, &mut || false, &mut |r| {
+        let s = road_rounds(&steps, &mut || false, &mut |r| {
             log.push(r);
             Ok(1.0)
         })
@@ -719,7 +706,7 @@ mod tests {
             c.dedup();
             assert_eq!(c.len(), 3, "{chunk:?}");
         }
-        let s = rounds(&steps, &mut || true, &mut |_| Ok(1.0)).unwrap();
+        let s = road_rounds(&steps, &mut || true, &mut |_| Ok(1.0)).unwrap();
         assert!(s.iter().all(|v| v.len() == ROADMAP_ROUNDS.1));
     }
 

@@ -114,37 +114,36 @@ fn sweep(
     progress: &mut dyn FnMut(&str),
     run_of: &mut RunOf<'_>,
 ) -> Result<(), TuneError> {
-    let mut rows: Vec<(usize, Row)> = Vec::new();
-    for (i, k) in spread_order(configs.len()).into_iter().enumerate() {
-        if !budget.left_until(share) && (i > 0 || !budget.left_until(1.0)) {
-            step.say(format!(
-                "budget: measured {i} of {} configurations (spread over the grid)",
-                configs.len()
+    let n = configs.len();
+    let go = |_, i, _| budget.left_until(share) || (i == 0 && budget.left_until(1.0));
+    let (runs, stopped) = rounds(
+        n,
+        1,
+        |_| spread_order(n),
+        go,
+        |_, i, k| {
+            let c = &configs[k];
+            let (run, events) = run_of(c)?;
+            progress(&format!(
+                "{}: {} ({}/{n}) {:.1} ms",
+                step.title,
+                describe(c),
+                i + 1,
+                run.secs * 1e3
             ));
-            break;
-        }
-        let c = &configs[k];
-        let (run, events) = run_of(c)?;
-        let (secs, moved) = (run.secs, run.moved);
-        progress(&format!(
-            "{}: {} ({}/{}) {:.1} ms",
-            step.title,
-            describe(c),
-            i + 1,
-            configs.len(),
-            secs * 1e3
-        ));
-        rows.push((
-            k,
-            Row {
-                cut: moved < events,
+            Ok(Row {
+                cut: run.moved < events,
                 switches: run.switches,
-                ..Row::once(describe(c), Some(*c), moved, secs)
-            },
+                ..Row::once(describe(c), Some(*c), run.moved, run.secs)
+            })
+        },
+    )?;
+    if let Some((_, i)) = stopped {
+        step.say(format!(
+            "budget: measured {i} of {n} configurations (spread over the grid)"
         ));
     }
-    rows.sort_by_key(|&(k, _)| k);
-    step.rows.extend(rows.into_iter().map(|(_, r)| r));
+    step.rows.extend(runs.into_iter().flatten());
     Ok(())
 }
 

@@ -79,29 +79,34 @@ fn limit_lines<const W: usize>(
     layout: Config,
     cpus: Pair<'_>,
 ) -> Result<(LimitLines, ProfileData), TuneError> {
-    let mut secs: [Vec<f64>; 3] = Default::default();
     let mut reference: Option<ProfileData> = None;
-    for round in 0..LINE_ROUNDS {
-        for k in super::roadmap::round_order(3, round) {
+    let order = |r| round_order(3, r);
+    let (secs, _) = rounds(
+        3,
+        LINE_ROUNDS,
+        order,
+        |_, _, _| true,
+        |_, _, k| {
             let (t, profile) = line_run::<W>(k, n, layout, cpus);
-            secs[k].push(t);
             match (profile, &reference) {
                 (Some(p), Some(r)) if &p != r => return Err(TuneError::ReferenceChanged),
                 (Some(p), None) => reference = Some(p),
                 _ => {}
             }
-        }
-    }
+            Ok(t)
+        },
+    )?;
     let reference = reference.unwrap_or_default();
     if reference.bad != 0 || !reference.stack.is_empty() || reference.events == 0 {
         return Err(TuneError::ReferenceInconsistent);
     }
-    let [optimal, achievable, upper] = secs;
-    let lines = [
-        ("Optimal: fib, no profiling", optimal),
-        ("Achievable: events into a buffer nobody reads", achievable),
-        ("Upper bound: fib and profiling in one thread", upper),
+    let labels = [
+        "Optimal: fib, no profiling",
+        "Achievable: events into a buffer nobody reads",
+        "Upper bound: fib and profiling in one thread",
     ];
+    let mut secs = secs.into_iter();
+    let lines = labels.map(|l| (l, secs.next().unwrap_or_default()));
     Ok((lines, reference))
 }
 
@@ -159,17 +164,21 @@ fn container_rows<const W: usize>(
     reference: &ProfileData,
     budget: &Budget,
 ) -> Result<(), TuneError> {
-    let mut per_event: [Vec<f64>; 2] = Default::default();
     let mut events = 0;
-    for round in 0..LINE_ROUNDS {
-        for k in [round % 2, 1 - round % 2] {
+    let order = |r: usize| vec![r % 2, 1 - r % 2];
+    let (per_event, _) = rounds(
+        2,
+        LINE_ROUNDS,
+        order,
+        |_, _, _| true,
+        |_, _, k| {
             let map = [MapKind::Hash, MapKind::Tree][k];
             let run = fib_channel::<W>(config, n, pair, (reference, map), budget.run_cut())?;
             events = run.moved;
-            per_event[k].push(run.secs / run.moved.max(1) as f64);
-        }
-    }
-    let [hash, tree] = per_event.map(|s| (s, events));
+            Ok(run.secs / run.moved.max(1) as f64)
+        },
+    )?;
+    let [hash, tree] = [0, 1].map(|k| (per_event[k].clone(), events));
     let desc = describe(&config);
     let pinned = Some(pair.cpus.0.is_some());
     let hash = Row {
@@ -212,30 +221,29 @@ fn grid_rounds(
     progress: &mut dyn FnMut(&str),
     run: &mut dyn FnMut(Config, bool) -> Result<FibRun, TuneError>,
 ) -> Result<Vec<Vec<FibRun>>, TuneError> {
-    let mut samples: Vec<Vec<FibRun>> = (0..runs.len()).map(|_| Vec::new()).collect();
-    for round in 0..GRID_ROUNDS {
-        for (i, k) in run_order(groups, first, round).into_iter().enumerate() {
-            let (c, pinned) = runs[k];
-            // The first round's fixed runs always run: the step's choice needs them.
-            let out = k >= first || (round > 0 && !budget.left_until(1.0));
-            if !budget.left_until(share) && out {
-                step.say(format!(
-                    "budget: round {} of {GRID_ROUNDS} stopped after {i} runs",
-                    round + 1
-                ));
-                return Ok(samples);
-            }
-            let r = run(c, pinned)?;
-            progress(&format!(
-                "{}: {}, affinity {} (round {}) {:.1} ms",
-                step.title,
-                describe(&c),
-                affinity_name(pinned),
-                round + 1,
-                r.secs * 1e3
-            ));
-            samples[k].push(r);
-        }
+    let order = |round| run_order(groups, first, round);
+    // The first round's fixed runs always run: the step's choice needs them.
+    let go = |round, _, k| {
+        budget.left_until(share) || (k < first && (round == 0 || budget.left_until(1.0)))
+    };
+    let (samples, stopped) = rounds(runs.len(), GRID_ROUNDS, order, go, |round, _, k| {
+        let (c, pinned) = runs[k];
+        let r = run(c, pinned)?;
+        progress(&format!(
+            "{}: {}, affinity {} (round {}) {:.1} ms",
+            step.title,
+            describe(&c),
+            affinity_name(pinned),
+            round + 1,
+            r.secs * 1e3
+        ));
+        Ok(r)
+    })?;
+    if let Some((round, i)) = stopped {
+        step.say(format!(
+            "budget: round {} of {GRID_ROUNDS} stopped after {i} runs",
+            round + 1
+        ));
     }
     Ok(samples)
 }
