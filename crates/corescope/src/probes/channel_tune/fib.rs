@@ -343,9 +343,8 @@ pub(super) fn line_run<const W: usize>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::{far, pair};
     use super::*;
-
-    static REFUSED: AtomicUsize = AtomicUsize::new(0);
 
     #[test]
     fn channel_and_inline_profiles_agree() {
@@ -359,15 +358,8 @@ mod tests {
         assert_eq!(reference.calls.total(), 465);
         for w in [WaitStrategy::SpinThenPark, WaitStrategy::Condvar] {
             let c = Config::n_buffer(3, 1024).with_wait(w);
-            let far = Instant::now() + std::time::Duration::from_secs(30);
-            let run = fib_channel::<3>(
-                c,
-                12,
-                Pair::new((None, None), &REFUSED),
-                (&reference, MapKind::Hash),
-                far,
-            )
-            .unwrap();
+            let far = far();
+            let run = fib_channel::<3>(c, 12, pair(), (&reference, MapKind::Hash), far).unwrap();
             assert_eq!((run.moved, run.cut), (reference.events, false));
             // Both threads used some CPU, and no more than the wall time allows
             // (with a little slack for the clocks' steps).
@@ -376,7 +368,7 @@ mod tests {
             let FibRun { moved, cut, .. } = fib_channel::<3>(
                 c,
                 20,
-                Pair::new((None, None), &REFUSED),
+                pair(),
                 (&ProfileData::default(), MapKind::Hash),
                 Instant::now(),
             )
@@ -394,8 +386,8 @@ mod tests {
         fib(12, 0, &mut inline);
         let reference = inline.profile;
         let c = Config::n_buffer(3, 1024);
-        let far = Instant::now() + std::time::Duration::from_secs(30);
-        let pair = Pair::new((None, None), &REFUSED);
+        let far = far();
+        let pair = pair();
         let run = fib_channel::<3>(c, 12, pair, (&reference, MapKind::Tree), far).unwrap();
         assert_eq!((run.moved, run.cut), (reference.events, false));
         // A different computation is still caught through the tree.

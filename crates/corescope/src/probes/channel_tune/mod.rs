@@ -35,6 +35,8 @@ pub use error::TuneError;
 mod roadmap;
 pub use roadmap::ROADMAP_TITLE;
 mod fib;
+#[cfg(test)]
+mod fixture;
 mod grid;
 mod rounds;
 mod settle;

@@ -647,6 +647,7 @@ pub(super) fn offloaded_note(what: &str, t: f64, tp: f64, tc: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::{budget, pair};
     use super::*;
 
     #[test]
@@ -760,15 +761,13 @@ mod tests {
         assert!(a.is_some() && b.is_some() && a != b);
     }
 
-    static REFUSED: AtomicUsize = AtomicUsize::new(0);
-
     #[test]
     fn every_step_runs_and_the_synchronised_ones_deliver_every_event_in_order() {
         let r = Roadmap {
             m: 5000,
             event_words: 3,
             pad_bytes: HAND_PAD_BYTES,
-            pair: Pair::new((None, None), &REFUSED),
+            pair: pair(),
             smt: None,
             run_limit_s: 30.0,
         };
@@ -787,17 +786,11 @@ mod tests {
 
     #[test]
     fn without_smt_the_step_has_an_empty_row_and_a_reason() {
-        let pair = Pair::new((None, None), &REFUSED);
-        let budget = Budget {
-            start: Instant::now(),
-            total: 0.05,
-            run_limit_s: 0.05,
-        };
         let step = roadmap_step(
             24,
-            pair,
+            pair(),
             Err("skipped: no SMT (test)".into()),
-            &budget,
+            &budget(0.05, 0.05),
             1.0,
             &mut |_| {},
         )

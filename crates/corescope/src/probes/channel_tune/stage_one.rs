@@ -402,26 +402,19 @@ fn wait_step<const N: usize>(sw: &mut Sweeper<'_, '_>, layout: Config) -> Result
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::{far, pair};
     use super::*;
-
-    static REFUSED: AtomicUsize = AtomicUsize::new(0);
 
     #[test]
     fn a_counting_pair_records_both_threads_of_every_run() {
         let counts = Mutex::new(TuneCounts::default());
-        let pair = Pair::new((None, None), &REFUSED).counting(&counts);
-        let far = Instant::now() + std::time::Duration::from_secs(30);
+        let counting = pair().counting(&counts);
+        let far = far();
         for _ in 0..3 {
-            channel_run::<8>(Config::ring(64), 5000, pair, far).unwrap();
+            channel_run::<8>(Config::ring(64), 5000, counting, far).unwrap();
         }
         // Not counting: nothing recorded.
-        channel_run::<8>(
-            Config::ring(64),
-            5000,
-            Pair::new((None, None), &REFUSED),
-            far,
-        )
-        .unwrap();
+        channel_run::<8>(Config::ring(64), 5000, pair(), far).unwrap();
         let counts = counts.into_inner().unwrap();
         assert!(counts.errors.is_empty(), "{:?}", counts.errors);
         assert_eq!(counts.teams.len(), 3);
@@ -434,32 +427,19 @@ mod tests {
     #[test]
     fn stage_one_runs_check_their_events() {
         let c = Config::n_buffer(2, 256);
-        let far = Instant::now() + std::time::Duration::from_secs(30);
+        let far = far();
         assert_eq!(
-            channel_run::<24>(c, 10_000, Pair::new((None, None), &REFUSED), far)
-                .unwrap()
-                .moved,
+            channel_run::<24>(c, 10_000, pair(), far).unwrap().moved,
             10_000
         );
         assert_eq!(
-            channel_run::<1>(
-                Config::ring(64),
-                1000,
-                Pair::new((None, None), &REFUSED),
-                far
-            )
-            .unwrap()
-            .moved,
+            channel_run::<1>(Config::ring(64), 1000, pair(), far)
+                .unwrap()
+                .moved,
             1000
         );
         // Cut at once: fewer events, still checked.
-        let run = channel_run::<8>(
-            c,
-            1 << 20,
-            Pair::new((None, None), &REFUSED),
-            Instant::now(),
-        )
-        .unwrap();
+        let run = channel_run::<8>(c, 1 << 20, pair(), Instant::now()).unwrap();
         assert!(run.moved < 1 << 20);
         // Context switches are counted per thread where the OS says.
         assert_eq!(run.switches.is_some(), cfg!(target_os = "linux"));

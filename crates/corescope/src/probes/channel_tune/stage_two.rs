@@ -394,15 +394,13 @@ pub(super) fn stage_two<const W: usize>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::row;
     use super::*;
 
     #[test]
     fn affinity_off_is_compared_with_on_for_the_same_config() {
         let c = Config::n_buffer(3, 4096);
-        let row = |config: Option<Config>, secs: f64, pinned: bool| Row {
-            pinned: Some(pinned),
-            ..Row::once("", config, 1000, secs)
-        };
+        let row = |config, secs, pinned| row("", config, secs, Some(pinned));
         let mut step = Step::new("stage two: test");
         step.rows.push(row(None, 1.0, true));
         step.rows.push(row(Some(c), 1.0, true));
