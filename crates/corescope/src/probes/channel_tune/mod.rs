@@ -275,14 +275,65 @@ pub enum Note {
         /// Its name.
         name: String,
     },
-    /// A note already in words.
-    Said(String),
+    /// A sweep the budget's share ended: configurations measured of those planned.
+    SweepCut { measured: usize, of: usize },
+    /// Stage Two's grid the budget ended: in round `round` (from 1), after `runs`.
+    GridCut { round: usize, runs: usize },
+    /// The roadmap's rounds of `events` events, its baseline (the slower alone).
+    Roadmap {
+        rounds: usize,
+        events: u64,
+        consumer_slower: bool,
+        baseline_s: f64,
+    },
+    /// The SMT baseline was not run, and why.
+    SmtSkipped(String),
+    /// Seed 004 §3.4's work offloaded by `what`, at `t_s` per event against
+    /// the baseline producer's and consumer's.
+    Offloaded {
+        what: &'static str,
+        t_s: f64,
+        producer_s: f64,
+        consumer_s: f64,
+    },
+    /// Loop 1: `p3` with each padding, `events` a run.
+    Padding { events: u64 },
+    /// Loop 2: what the stack offset moves.
+    StackOffset,
+    /// Loop 3: of the grid, the configurations that hold an event and those measured.
+    BufferGrid {
+        event_bytes: usize,
+        holding: usize,
+        measured: usize,
+    },
+    /// The wait step's context-switch columns.
+    Switches,
+    /// Stage Two's workload: `fib(n)`, its events.
+    Fib { n: u64, events: u64 },
+    /// The container step: a BTreeMap profile's time ÷ a HashMap one's, paired.
+    Container {
+        ratio: crate::stats::Estimate,
+        rounds: usize,
+    },
+    /// Stage Two's grid: configurations kept of all, with both affinities or off only.
+    StageTwoGrid {
+        kept: usize,
+        all: usize,
+        both_affinities: bool,
+    },
+    /// Affinity off ÷ on over the configurations run both ways: median, least, most.
+    Affinity {
+        configs: usize,
+        median: f64,
+        least: f64,
+        most: f64,
+    },
 }
 
 impl Step {
-    /// Add a note in words.
-    fn say(&mut self, text: impl Into<String>) {
-        self.notes.push(Note::Said(text.into()));
+    /// Add a note.
+    fn note(&mut self, n: Note) {
+        self.notes.push(n);
     }
 
     fn new(title: impl Into<String>) -> Self {
@@ -360,10 +411,23 @@ pub struct Report {
     /// Whether it was measured pinned to the pair (affinity on).
     pub best_pinned: bool,
     /// Why that one.
-    pub best_why: String,
+    pub why: Why,
     /// Pins of the producer or consumer the OS refused (those threads ran where the
     /// OS put them).
     pub refused_pins: usize,
+}
+
+/// Why the tuner chose its configuration, as data; worded by `words::why`.
+#[derive(Debug, Clone)]
+pub struct Why {
+    /// The step whose choice it is (an index of `Report::steps`).
+    pub step: usize,
+    /// Stage Two's step (else Stage One's last).
+    pub stage_two: bool,
+    /// The step's event size.
+    pub event_bytes: usize,
+    /// The configurations a user asked to race.
+    pub against: Vec<Against>,
 }
 
 /// Budget bookkeeping.
@@ -616,63 +680,20 @@ pub fn tune_channel(
     let against = &opts.against;
     let (s128, b128) = stage_two::<16>(run_s, one_best, against, pair, &budget, 5, progress)?;
     let (s24, b24) = stage_two::<3>(run_s, one_best, against, pair, &budget, 6, progress)?;
-    let raced = |step: &Step| -> Vec<String> {
-        against
-            .iter()
-            .map(|a| match step.against_row(a) {
-                Some(i) => format!("--against {}: {}", a.name, words::against(step, i)),
-                None => format!(
-                    "--against {}: not run in {} (see its notes)",
-                    a.name, step.title
-                ),
-            })
-            .collect()
-    };
-    let (raced24, raced128) = (raced(&s24), raced(&s128));
-    let (tie24, tie128) = (s24.tie(), s128.tie());
-    let tie_one = steps.last().and_then(Step::tie);
+    let n1 = steps.len();
     steps.push(s128);
     steps.push(s24);
-    let (best, best_pinned, best_why, tie, raced) = match (event_bytes, b24, b128) {
-        (24, Some((b, a)), _) => (
-            b,
-            a,
-            "Stage Two's choice for 24-byte events".to_string(),
-            tie24,
-            raced24,
-        ),
-        (128, _, Some((b, a))) => (
-            b,
-            a,
-            "Stage Two's choice for 128-byte events".to_string(),
-            tie128,
-            raced128,
-        ),
-        _ => (
-            one_best,
-            cpus.0.is_some(),
-            format!("Stage One's choice for {event_bytes}-byte events"),
-            tie_one,
-            // Stage One does not race them; Stage Two's notes say where they stand.
-            against
-                .iter()
-                .map(|a| {
-                    format!(
-                        "--against {}: not compared with this choice (Stage One's; only Stage Two races them)",
-                        a.name
-                    )
-                })
-                .collect(),
-        ),
+    let (best, best_pinned, step, stage_two) = match (event_bytes, b24, b128) {
+        (24, Some((b, a)), _) => (b, a, n1 + 1, true),
+        (128, _, Some((b, a))) => (b, a, n1, true),
+        _ => (one_best, cpus.0.is_some(), n1.saturating_sub(1), false),
     };
-    let mut best_why = format!("{best_why}, affinity {}", affinity_name(best_pinned));
-    if let Some(t) = tie {
-        // Another run may pick the runner-up: say so rather than claim a winner.
-        best_why.push_str(&format!("; {t}"));
-    }
-    for r in raced {
-        best_why.push_str(&format!("; {r}"));
-    }
+    let why = Why {
+        step,
+        stage_two,
+        event_bytes,
+        against: against.clone(),
+    };
     // The affinity it was measured with goes into the configuration.
     let best = best.with_affinity(match (best_pinned, cpus) {
         (true, (Some(producer_cpu), Some(consumer_cpu))) => Some(hspc::Affinity {
@@ -688,7 +709,7 @@ pub fn tune_channel(
         steps,
         best,
         best_pinned,
-        best_why,
+        why,
         refused_pins: refused.into_inner(),
     })
 }

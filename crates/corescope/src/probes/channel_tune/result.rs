@@ -17,7 +17,7 @@ pub(super) fn measurement(r: &Report) -> Measurement {
     m.findings.push(format!(
         "best: {} ({})",
         super::describe(&r.best),
-        r.best_why
+        words::why(r)
     ));
     for s in &r.steps {
         m.tables.push(step_table(s));

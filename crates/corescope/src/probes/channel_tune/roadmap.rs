@@ -586,21 +586,17 @@ pub(super) fn roadmap_step(
     let (tp, tc) = (tp.unwrap_or(f64::NAN), tc.unwrap_or(f64::NAN));
     let baseline = tp.max(tc);
     step.reference_s = Some(baseline);
-    step.say(format!(
-        "{} rounds of {} events, every step once per round in a rotated order; baseline = \
-         the slower alone ({}): {:.2} ns per event; padding {HAND_PAD_BYTES} B (hand-tuned; \
-         loop 1 searches it on p3)",
-        samples.first().map_or(0, Vec::len),
-        road.m,
-        if tc > tp { "consumer" } else { "producer" },
-        baseline * 1e9
-    ));
+    step.note(Note::Roadmap {
+        rounds: samples.first().map_or(0, Vec::len),
+        events: road.m,
+        consumer_slower: tc > tp,
+        baseline_s: baseline,
+    });
     if let Err(why) = &smt {
-        step.say(format!("SMT baseline: {why}"));
+        step.note(Note::SmtSkipped(why.clone()));
     }
     if let Some(p8) = step.rows.iter().find(|r| r.label == Road::P8.label()) {
-        let note = offloaded_note("p8_rmfalsesharing", p8.per_event(), tp, tc);
-        step.say(note);
+        step.note(offloaded("p8_rmfalsesharing", p8.per_event(), (tp, tc)));
     }
     progress(&format!(
         "{ROADMAP_TITLE}: baseline {:.2} ns per event, {} rounds",
@@ -608,6 +604,21 @@ pub(super) fn roadmap_step(
         samples.first().map_or(0, Vec::len)
     ));
     Ok(step)
+}
+
+/// Seed 004 §3.4's work offloaded by `what` at `t_s` per event, against the
+/// baseline producer's and consumer's seconds per event.
+pub(super) fn offloaded(
+    what: &'static str,
+    t_s: f64,
+    (producer_s, consumer_s): (f64, f64),
+) -> Note {
+    Note::Offloaded {
+        what,
+        t_s,
+        producer_s,
+        consumer_s,
+    }
 }
 
 /// The baseline producer's and consumer's medians (seconds per event) of the
@@ -620,29 +631,6 @@ pub(super) fn baselines(step: &Step) -> (Option<f64>, Option<f64>) {
             .map(Row::per_event)
     };
     (of(Road::ProducerAlone), of(Road::ConsumerAlone))
-}
-
-/// The work offloaded by a step of `t` seconds per event, in words.
-pub(super) fn offloaded_note(what: &str, t: f64, tp: f64, tc: f64) -> String {
-    let share = work_offloaded(t, tp, tc);
-    let formula = format!(
-        "1 − t / (t_producer + t_consumer) = 1 − {:.2} / ({:.2} + {:.2}) ns",
-        t * 1e9,
-        tp * 1e9,
-        tc * 1e9
-    );
-    if share < 0.0 {
-        // Slower than the two sides one after the other: no share to state.
-        return format!(
-            "work offloaded by {what}: none; the pair takes {}× as long as producer and \
-             consumer one after the other ({formula}; seed 004 §3.4)",
-            crate::units::fmt_ratio(t / (tp + tc))
-        );
-    }
-    format!(
-        "work offloaded by {what}: {:.0} % ({formula}; seed 004 §3.4; 50 % is perfect balancing)",
-        share * 100.0
-    )
 }
 
 #[cfg(test)]
@@ -662,11 +650,11 @@ mod tests {
 
     #[test]
     fn a_pair_slower_than_both_sides_added_offloads_nothing() {
-        let slow = offloaded_note("p8", 481.7e-9, 3.35e-9, 2.08e-9);
+        let slow = words::offloaded("p8", 481.7e-9, 3.35e-9, 2.08e-9);
         assert!(slow.starts_with("work offloaded by p8: none;"), "{slow}");
         assert!(slow.contains("takes 88.7× as long"), "{slow}");
         assert!(!slow.contains('%'), "no negative share: {slow}");
-        let fair = offloaded_note("p3", 3.5e-9, 3.35e-9, 2.08e-9);
+        let fair = words::offloaded("p3", 3.5e-9, 3.35e-9, 2.08e-9);
         assert!(fair.starts_with("work offloaded by p3: 36 %"), "{fair}");
     }
 

@@ -1,7 +1,7 @@
 //! Stage One of seed 004: an ideal producer and consumer, the layout loops of its
 //! Figure 2 (padding, stack offset, buffer sizes and counts), then the wait strategies.
 
-use super::roadmap::{baselines, offloaded_note, roadmap_step, Road, Roadmap, HAND_PAD_BYTES};
+use super::roadmap::{baselines, offloaded, roadmap_step, Road, Roadmap, HAND_PAD_BYTES};
 use super::*;
 use crate::harness::stack::{with_stack_offset, STACK_OFFSETS};
 use std::hint::black_box;
@@ -139,9 +139,7 @@ fn sweep(
         },
     )?;
     if let Some((_, i)) = stopped {
-        step.say(format!(
-            "budget: measured {i} of {n} configurations (spread over the grid)"
-        ));
+        step.note(Note::SweepCut { measured: i, of: n });
     }
     step.rows.extend(runs.into_iter().flatten());
     Ok(())
@@ -252,13 +250,7 @@ fn padding_step(
             row.label = format!("p3, padding {} B", c.padding_bytes);
         }
     }
-    step.say(format!(
-        "p3_rmfalsesharing with each padding between the indices and the buffers, {} \
-         events a run; 1, 2 and 4 B are not run: the indices are 8-byte words, so they lay \
-         p3 out as 8 B does; the padding chosen is the channel's padding between buffers \
-         from here on",
-        road.m
-    ));
+    step.note(Note::Padding { events: road.m });
     Ok(step)
 }
 
@@ -307,18 +299,14 @@ pub(super) fn stage_one<const N: usize>(
         &configs,
         2,
     )?;
-    stack.say(
-        "stack +N B: the producer's loop runs N bytes lower on its stack than the \
-         consumer's (harness::stack::with_stack_offset; seed 004 p4_adjuststack)",
-    );
+    stack.note(Note::StackOffset);
     let stacked = chosen(&stack).unwrap_or(padded);
     let grid = grid_step::<N>(&mut sw, stacked)?;
     let layout = chosen(&grid).unwrap_or(stacked);
     let mut waits = wait_step::<N>(&mut sw, layout)?;
     let best = chosen(&waits).unwrap_or(layout);
     if let (Some(row), (Some(tp), Some(tc))) = (waits.best(), baselines(&base)) {
-        let note = offloaded_note("Stage One's choice", row.per_event(), tp, tc);
-        waits.say(note);
+        waits.note(offloaded("Stage One's choice", row.per_event(), (tp, tc)));
     }
     let mut steps = vec![base, pad, stack, grid, waits];
     for s in &mut steps[1..] {
@@ -339,27 +327,11 @@ fn grid_step<const N: usize>(sw: &mut Sweeper<'_, '_>, stacked: Config) -> Resul
         &configs,
         3,
     )?;
-    let measured = step.rows.len();
-    let whole = STAGE_ONE_BUFFER_BYTES.len() * BUFFER_COUNTS.len();
-    let mut note = format!(
-        "seed 004's grid: {} buffer counts × {} sizes; {} of them hold a {N}-byte event; \
-         measured {measured}",
-        BUFFER_COUNTS.len(),
-        STAGE_ONE_BUFFER_BYTES.len(),
-        configs.len()
-    );
-    if measured < configs.len() {
-        note.push_str(
-            " (the budget's share ended: the runs are spread over the whole grid, so what \
-             was left out is scattered, not one corner)",
-        );
-    }
-    if configs.len() < whole {
-        note.push_str(&format!(
-            "; sizes below {N} B cannot hold one event and are not run"
-        ));
-    }
-    step.say(note);
+    step.note(Note::BufferGrid {
+        event_bytes: N,
+        holding: configs.len(),
+        measured: step.rows.len(),
+    });
     Ok(step)
 }
 
@@ -392,11 +364,7 @@ fn wait_step<const N: usize>(sw: &mut Sweeper<'_, '_>, layout: Config) -> Result
     );
     let mut waits = sw.step::<N>("stage one: wait strategy", layout, &configs, 4)?;
     waits.show_switches = true;
-    waits.say(
-        "ctx sw: context switches of each thread (getrusage RUSAGE_THREAD) from the start \
-         gate to its last event, per 10^6 events, voluntary ones in parentheses; spinlock, \
-         spin_backoff and spin_pause make no system call, so theirs are the OS taking the CPU",
-    );
+    waits.note(Note::Switches);
     Ok(waits)
 }
 

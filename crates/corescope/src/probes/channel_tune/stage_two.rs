@@ -18,7 +18,7 @@ pub(super) fn affinity_name(pinned: bool) -> &'static str {
 }
 
 /// Time per event unpinned ÷ pinned, over the configurations run both ways.
-fn affinity_note(step: &Step) -> Option<String> {
+fn affinity_note(step: &Step) -> Option<Note> {
     let on: Vec<&Row> = step
         .rows
         .iter()
@@ -37,28 +37,22 @@ fn affinity_note(step: &Step) -> Option<String> {
         return None;
     }
     ratios.sort_by(f64::total_cmp);
-    Some(format!(
-        "affinity off ÷ on (time per event), {} configurations run both ways: median {:.2}×, {:.2}–{:.2}×",
-        ratios.len(),
-        ratios[ratios.len() / 2],
-        ratios[0],
-        ratios[ratios.len() - 1]
-    ))
+    Some(Note::Affinity {
+        configs: ratios.len(),
+        median: ratios[ratios.len() / 2],
+        least: ratios[0],
+        most: ratios[ratios.len() - 1],
+    })
 }
 
-/// The container step in words: the tree-map profile against the hash-map
+/// The container step's finding: the tree-map profile against the hash-map
 /// one, paired by round (`None` when either did not run).
-fn container_note(hash: &Row, tree: &Row) -> Option<String> {
+fn container_note(hash: &Row, tree: &Row) -> Option<Note> {
     let c = crate::stats::compare_paired(&tree.per_event_runs(), &hash.per_event_runs())?;
-    Some(format!(
-        "container (seed 004 §4.1, the consumer's map): a BTreeMap profile takes {:.2}× \
-         (95 % interval {:.2}–{:.2}, {} rounds paired) the time per event of a HashMap one, \
-         on the same channel; the seed's swap of STL map for a hash table gave 20 %",
-        c.ratio.value,
-        c.ratio.lo,
-        c.ratio.hi,
-        hash.per_event_runs().len()
-    ))
+    Some(Note::Container {
+        ratio: c.ratio,
+        rounds: hash.per_event_runs().len(),
+    })
 }
 
 /// Seed 004's three limit lines: each a label and its seconds, one per round.
@@ -141,10 +135,7 @@ fn reference_rows<const W: usize>(
     }
     let median_ms = |k: usize| crate::stats::median(&lines[k].1) * 1e3;
     step.reference_s = Some(crate::stats::median(&per_event(&lines[1].1)));
-    step.say(format!(
-        "fib({n}): {events} events; {WORK_STEPS} multiply-adds of work per call; the limit \
-         lines {LINE_ROUNDS} runs each, interleaved"
-    ));
+    step.note(Note::Fib { n, events });
     progress(&format!(
         "stage two {bytes} B: optimal {:.1} ms, achievable {:.1} ms, upper bound {:.1} ms",
         median_ms(0),
@@ -198,7 +189,7 @@ fn container_rows<const W: usize>(
         )
     };
     if let Some(note) = container_note(&hash, &tree) {
-        step.say(note);
+        step.note(note);
     }
     step.rows.push(hash);
     step.rows.push(tree);
@@ -240,10 +231,10 @@ fn grid_rounds(
         Ok(r)
     })?;
     if let Some((round, i)) = stopped {
-        step.say(format!(
-            "budget: round {} of {GRID_ROUNDS} stopped after {i} runs",
-            round + 1
-        ));
+        step.note(Note::GridCut {
+            round: round + 1,
+            runs: i,
+        });
     }
     Ok(samples)
 }
@@ -258,13 +249,11 @@ fn grid_rows(
     (all, kept): (usize, usize),
     both_affinities: bool,
 ) {
-    step.say(format!(
-        "grid: {kept} of {all} configurations × affinity {}, {GRID_ROUNDS} rounds, every \
-         round each run once, affinity on and off next to each other in alternate order \
-         (from one configuration and one round to the next); the rest left out for the \
-         budget, spread over the grid",
-        if both_affinities { "on, off" } else { "off" }
-    ));
+    step.note(Note::StageTwoGrid {
+        kept,
+        all,
+        both_affinities,
+    });
     for (k, runs_k) in samples.iter().enumerate() {
         let Some(head) = runs_k.first() else {
             continue;
@@ -386,7 +375,7 @@ pub(super) fn stage_two<const W: usize>(
         },
     )?;
     if let Some(note) = affinity_note(&step) {
-        step.say(note);
+        step.note(note);
     }
     let best = step.best().and_then(|r| r.config.zip(r.pinned));
     Ok((step, best))
@@ -406,7 +395,7 @@ mod tests {
         step.rows.push(row(Some(c), 1.0, true));
         step.rows.push(row(Some(c), 2.0, false));
         step.rows.push(row(Some(c.with_padding(1)), 1.0, false));
-        let note = affinity_note(&step).unwrap();
+        let note = words::note(&step, &affinity_note(&step).unwrap());
         assert!(
             note.contains("1 configurations") && note.contains("median 2.00×"),
             "{note}"
