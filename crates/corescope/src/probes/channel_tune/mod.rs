@@ -476,19 +476,16 @@ pub struct TuneCounts {
 }
 
 impl<'a> Pair<'a> {
-    fn new(cpus: PairCpus, refused: &'a AtomicUsize) -> Self {
+    /// The pair on `cpus`, its channel runs counted into `counts` (if any).
+    fn new(
+        cpus: PairCpus,
+        refused: &'a AtomicUsize,
+        counts: Option<&'a Mutex<TuneCounts>>,
+    ) -> Self {
         Self {
             cpus,
             refused,
-            counts: None,
-        }
-    }
-
-    /// The same pair, its channel runs counted into `counts`.
-    fn counting(self, counts: &'a Mutex<TuneCounts>) -> Self {
-        Self {
-            counts: Some(counts),
-            ..self
+            counts,
         }
     }
 
@@ -624,20 +621,15 @@ fn stage_one_sized(
     budget: &Budget,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Vec<Step>, Config), TuneError> {
-    match event_bytes {
-        1 => stage_one::<1>(run_s, pair, smt, budget, progress),
-        2 => stage_one::<2>(run_s, pair, smt, budget, progress),
-        4 => stage_one::<4>(run_s, pair, smt, budget, progress),
-        8 => stage_one::<8>(run_s, pair, smt, budget, progress),
-        16 => stage_one::<16>(run_s, pair, smt, budget, progress),
-        24 => stage_one::<24>(run_s, pair, smt, budget, progress),
-        32 => stage_one::<32>(run_s, pair, smt, budget, progress),
-        64 => stage_one::<64>(run_s, pair, smt, budget, progress),
-        128 => stage_one::<128>(run_s, pair, smt, budget, progress),
-        256 => stage_one::<256>(run_s, pair, smt, budget, progress),
-        512 => stage_one::<512>(run_s, pair, smt, budget, progress),
-        _ => stage_one::<1024>(run_s, pair, smt, budget, progress),
+    macro_rules! sized {
+        ($($n:literal)*) => {
+            match event_bytes {
+                $($n => stage_one::<$n>(run_s, pair, smt, budget, progress),)*
+                _ => stage_one::<1024>(run_s, pair, smt, budget, progress),
+            }
+        };
     }
+    sized!(1 2 4 8 16 24 32 64 128 256 512)
 }
 
 /// Runs both stages under the budget. `progress` gets one line per measurement.
@@ -660,10 +652,7 @@ pub fn tune_channel(
     };
     let (placement, cpus) = tuning_pair(topo);
     let refused = AtomicUsize::new(0);
-    let pair = match counts {
-        Some(c) => Pair::new(cpus, &refused).counting(c),
-        None => Pair::new(cpus, &refused),
-    };
+    let pair = Pair::new(cpus, &refused, counts);
     progress(&format!(
         "tuning on {placement} {cpus:?}, {event_bytes}-byte events, budget {:.0} s",
         opts.budget_s

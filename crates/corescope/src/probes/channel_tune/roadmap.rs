@@ -180,6 +180,17 @@ struct Side<'a> {
     cut: Instant,
 }
 
+impl<'a> Side<'a> {
+    fn new(index: &'a AtomicU64, buffers: Vec<&'a [AtomicU64]>, ew: usize, cut: Instant) -> Self {
+        Self {
+            index,
+            buffers,
+            event_words: ew,
+            cut,
+        }
+    }
+}
+
 /// The producer's loop: `m` events written into its buffers in turn, the index
 /// stored after each; stops at the cut. Returns (events, seconds).
 fn produce(side: &Side<'_>, m: u64) -> (u64, f64) {
@@ -291,18 +302,8 @@ impl Roadmap<'_> {
                 let (pi, pb) = side(&pa);
                 let (ci, cb) = side(&ca);
                 let bw = buffer_words(ew);
-                let producer = Side {
-                    index: &pa.0[pi],
-                    buffers: vec![&pa.0[pb..pb + bw]],
-                    event_words: ew,
-                    cut,
-                };
-                let consumer = Side {
-                    index: &ca.0[ci],
-                    buffers: vec![&ca.0[cb..cb + bw]],
-                    event_words: ew,
-                    cut,
-                };
+                let producer = Side::new(&pa.0[pi], vec![&pa.0[pb..pb + bw]], ew, cut);
+                let consumer = Side::new(&ca.0[ci], vec![&ca.0[cb..cb + bw]], ew, cut);
                 Ok(match road {
                     Road::ProducerAlone => {
                         alone_on(self.pair, self.pair.cpus.0, || produce(&producer, self.m))
@@ -344,18 +345,7 @@ impl Roadmap<'_> {
             let all: Vec<_> = l.buffers.iter().map(|&b| buf(b)).collect();
             (all.clone(), all)
         };
-        let producer = Side {
-            index: pi,
-            buffers: pb,
-            event_words: ew,
-            cut,
-        };
-        let consumer = Side {
-            index: ci,
-            buffers: cb,
-            event_words: ew,
-            cut,
-        };
+        let (producer, consumer) = (Side::new(pi, pb, ew, cut), Side::new(ci, cb, ew, cut));
         Ok(together(pair, &producer, &consumer, self.m))
     }
 }
@@ -382,10 +372,21 @@ struct Slot {
 #[repr(align(128))]
 struct PaddedSlot(Slot);
 
-/// Locks a slot's state, whatever a panicking holder left (the state is two
-/// flags and a count, valid at every step).
-fn lock(slot: &Slot) -> std::sync::MutexGuard<'_, SlotState> {
-    slot.state.lock().unwrap_or_else(|e| e.into_inner())
+/// Waits under `slot`'s mutex until it is `full` (the consumer) or empty (the
+/// producer), lets `f` drain or fill it, hands it to the other side and wakes
+/// it; whether that was the producer's last buffer. A panicking holder leaves
+/// a valid state (two flags and a count), so a poisoned lock is taken as is.
+fn hand_over(slot: &Slot, full: bool, f: impl FnOnce(&mut SlotState)) -> bool {
+    let mut st = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+    while st.full != full {
+        st = slot.ready.wait(st).unwrap_or_else(|e| e.into_inner());
+    }
+    f(&mut st);
+    st.full = !full;
+    let last = st.last;
+    drop(st);
+    slot.ready.notify_one();
+    last
 }
 
 /// `p7` (slots side by side) or `p8` (padded): the buffers handed over one at a
@@ -400,17 +401,13 @@ fn synced(r: &Roadmap<'_>, padded: bool, cut: Instant) -> Result<f64, TuneError>
         .iter()
         .map(|&b| &a[off + b..off + b + bw])
         .collect();
-    let (plain, wide): (Vec<Slot>, Vec<PaddedSlot>) = if padded {
-        (
-            Vec::new(),
-            (0..SHARED_BUFFERS).map(|_| PaddedSlot::default()).collect(),
-        )
+    let (n_plain, n_wide) = if padded {
+        (0, SHARED_BUFFERS)
     } else {
-        (
-            (0..SHARED_BUFFERS).map(|_| Slot::default()).collect(),
-            Vec::new(),
-        )
+        (SHARED_BUFFERS, 0)
     };
+    let plain: Vec<Slot> = (0..n_plain).map(|_| Slot::default()).collect();
+    let wide: Vec<PaddedSlot> = (0..n_wide).map(|_| PaddedSlot::default()).collect();
     let slots: Vec<&Slot> = plain.iter().chain(wide.iter().map(|p| &p.0)).collect();
     let (pi, ci) = (&a[off + l.producer_index], &a[off + l.consumer_index]);
     let m = r.m;
@@ -418,25 +415,13 @@ fn synced(r: &Roadmap<'_>, padded: bool, cut: Instant) -> Result<f64, TuneError>
         let t = Instant::now();
         let (mut k, mut b) = (0u64, 0usize);
         loop {
-            let mut st = lock(slots[b]);
-            while st.full {
-                st = slots[b].ready.wait(st).unwrap_or_else(|e| e.into_inner());
-            }
-            let left = (m - k).min((bw / ew) as u64);
-            let side = Side {
-                index: pi,
-                buffers: vec![bufs[b]],
-                event_words: ew,
-                cut,
-            };
-            let done = fill(&side, k, left);
-            k += done;
-            st.count = done as usize;
-            st.last = k >= m || done < left || Instant::now() >= cut;
-            st.full = true;
-            let last = st.last;
-            drop(st);
-            slots[b].ready.notify_one();
+            let last = hand_over(slots[b], false, |st| {
+                let left = (m - k).min((bw / ew) as u64);
+                let done = fill(&Side::new(pi, vec![bufs[b]], ew, cut), k, left);
+                k += done;
+                st.count = done as usize;
+                st.last = k >= m || done < left || Instant::now() >= cut;
+            });
             if last {
                 return (k, t.elapsed().as_secs_f64());
             }
@@ -447,19 +432,13 @@ fn synced(r: &Roadmap<'_>, padded: bool, cut: Instant) -> Result<f64, TuneError>
         let t = Instant::now();
         let (mut k, mut bad, mut b) = (0u64, 0u64, 0usize);
         loop {
-            let mut st = lock(slots[b]);
-            while !st.full {
-                st = slots[b].ready.wait(st).unwrap_or_else(|e| e.into_inner());
-            }
-            for e in 0..st.count {
-                bad += u64::from(bufs[b][e * ew].load(Ordering::Relaxed) != k);
-                k += 1;
-                ci.store(e as u64, Ordering::Relaxed);
-            }
-            st.full = false;
-            let last = st.last;
-            drop(st);
-            slots[b].ready.notify_one();
+            let last = hand_over(slots[b], true, |st| {
+                for e in 0..st.count {
+                    bad += u64::from(bufs[b][e * ew].load(Ordering::Relaxed) != k);
+                    k += 1;
+                    ci.store(e as u64, Ordering::Relaxed);
+                }
+            });
             if last {
                 return (k, bad, t.elapsed().as_secs_f64());
             }

@@ -376,7 +376,10 @@ mod tests {
     #[test]
     fn a_counting_pair_records_both_threads_of_every_run() {
         let counts = Mutex::new(TuneCounts::default());
-        let counting = pair().counting(&counts);
+        let counting = Pair {
+            counts: Some(&counts),
+            ..pair()
+        };
         let far = far();
         for _ in 0..3 {
             channel_run::<8>(Config::ring(64), 5000, counting, far).unwrap();

@@ -169,25 +169,16 @@ fn container_rows<const W: usize>(
             Ok(run.secs / run.moved.max(1) as f64)
         },
     )?;
-    let [hash, tree] = [0, 1].map(|k| (per_event[k].clone(), events));
     let desc = describe(&config);
-    let pinned = Some(pair.cpus.0.is_some());
-    let hash = Row {
-        pinned,
+    let labels = ["HashMap profile", "BTreeMap profile (std::map's kind)"];
+    let [hash, tree] = [0, 1].map(|k| Row {
+        pinned: Some(pair.cpus.0.is_some()),
         ..Row::sampled(
-            format!("Container: HashMap profile, {desc}"),
-            hash.1,
-            &hash.0,
+            format!("Container: {}, {desc}", labels[k]),
+            events,
+            &per_event[k],
         )
-    };
-    let tree = Row {
-        pinned,
-        ..Row::sampled(
-            format!("Container: BTreeMap profile (std::map's kind), {desc}"),
-            tree.1,
-            &tree.0,
-        )
-    };
+    });
     if let Some(note) = container_note(&hash, &tree) {
         step.note(note);
     }
