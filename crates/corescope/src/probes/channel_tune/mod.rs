@@ -45,7 +45,7 @@ mod stage_two;
 mod words;
 
 use crate::counters::{CountedRun, Switches, TeamCount};
-use crate::harness::spsc::SideCounter;
+use crate::harness::spsc::{gated, SideCounter};
 use crate::model::{Measurement, Sensitivity};
 use crate::placement::pairs::{self, PairCpus, Relation};
 use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
@@ -56,7 +56,7 @@ use settle::{settle, Settled};
 use stage_one::stage_one;
 use stage_two::{affinity_name, stage_two};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// Buffer sizes of seed 004 Figure 2, in bytes.
@@ -501,42 +501,18 @@ impl<'a> Pair<'a> {
         producer: impl FnOnce() -> A + Send,
         consumer: impl FnOnce() -> B + Send,
     ) -> Result<(A, B), TuneError> {
-        let gate = Barrier::new(2);
         let run = CountedRun::default();
         let count = counted && self.counts.is_some();
-        let side = |cpu: Option<u32>| {
-            let pinned = self.pin_to(cpu);
-            let counter = if count {
-                SideCounter::open(pinned)
-            } else {
-                SideCounter::off()
-            };
-            gate.wait();
-            counter
+        let side = |cpu| match self.pin_to(cpu) {
+            pinned if count => SideCounter::open(pinned),
+            _ => SideCounter::off(),
         };
-        let out = std::thread::scope(|s| {
-            let p = s.spawn(|| {
-                let mut counter = side(self.cpus.0);
-                counter.start();
-                let r = producer();
-                counter.stop_into(&run);
-                r
-            });
-            let c = s.spawn(|| {
-                let mut counter = side(self.cpus.1);
-                counter.start();
-                let r = consumer();
-                counter.stop_into(&run);
-                r
-            });
-            let c = c.join().map_err(|_| TuneError::Panicked(names[1]))?;
-            let p = p.join().map_err(|_| TuneError::Panicked(names[0]))?;
-            Ok((p, c))
-        });
+        let (p, c) = gated(self.cpus, side, &run, producer, consumer);
         if count {
             self.record(run);
         }
-        out
+        let c = c.map_err(|_| TuneError::Panicked(names[1]))?;
+        Ok((p.map_err(|_| TuneError::Panicked(names[0]))?, c))
     }
 
     /// The run's team into the counts (when counting).
