@@ -12,7 +12,9 @@
 //! - [`transfer`]: `events` events, one at a time or in batches, timed from the
 //!   start gate to the consumer's last receive;
 //! - [`roundtrip`]: a ping-pong over two channels (one each way), one sample per
-//!   round trip, in ticks.
+//!   round trip, in ticks;
+//! - [`gated`]: a caller's own producer and consumer loops, pinned, counted and
+//!   let go from one start gate (the tuner's blocking runs).
 //!
 //! Each thread pins itself, counts its own events around its measured part
 //! ([`SideCounter`]) and leaves its pinning warnings in a [`PairLog`].
@@ -272,6 +274,44 @@ fn counted<R>(log: &PairLog, cpu: Option<u32>, body: impl FnOnce() -> R) -> R {
     let r = body();
     counter.stop_into(&log.counted);
     r
+}
+
+/// Runs `producer` on `cpus.0` and `consumer` on `cpus.1`, each in its own
+/// thread, both let go together from a start gate: `side(cpu)` readies each
+/// thread before the gate (pins it, opens its counters) and its counter runs
+/// from the gate to the end of its part, into `counted`. What each returned, or
+/// its panic. For callers whose two threads run their own loops (the tuner's
+/// blocking channel runs); [`transfer`] and [`roundtrip`] run the harness's.
+pub fn gated<A: Send, B: Send>(
+    cpus: Cpus,
+    side: impl Fn(Option<u32>) -> SideCounter + Sync,
+    counted: &CountedRun,
+    producer: impl FnOnce() -> A + Send,
+    consumer: impl FnOnce() -> B + Send,
+) -> (std::thread::Result<A>, std::thread::Result<B>) {
+    let gate = Barrier::new(2);
+    let part = |cpu: Option<u32>| {
+        let mut counter = side(cpu);
+        gate.wait();
+        counter.start();
+        counter
+    };
+    std::thread::scope(|s| {
+        let p = s.spawn(|| {
+            let counter = part(cpus.0);
+            let r = producer();
+            counter.stop_into(counted);
+            r
+        });
+        let c = s.spawn(|| {
+            let counter = part(cpus.1);
+            let r = consumer();
+            counter.stop_into(counted);
+            r
+        });
+        let c = c.join();
+        (p.join(), c)
+    })
 }
 
 /// Moves `events` events from a producer on `cpus.0` to a consumer on `cpus.1`, in

@@ -9,7 +9,6 @@ use crate::clock::thread_cpu_s;
 use crate::harness::stack::with_stack_offset;
 use std::collections::{BTreeMap, HashMap};
 use std::hint::black_box;
-use std::sync::Barrier;
 
 const ENTER: u64 = 0;
 const RETURN: u64 = 1;
@@ -254,80 +253,56 @@ pub(super) fn fib_channel<const W: usize>(
     cut: Instant,
 ) -> Result<FibRun, TuneError> {
     let (tx, mut rx) = hspc::channel::<Prof<W>>(config)?;
-    let gate = Barrier::new(2);
-    let counted = CountedRun::default();
-    let out = std::thread::scope(|s| {
-        let prod = s.spawn(|| {
-            let mut counter = cpus.pin_counted(cpus.cpus.0);
-            let mut sink = ToChannel {
-                tx: Some(tx),
-                seq: 0,
-                cut,
-            };
-            gate.wait();
-            counter.start();
-            let cpu = thread_cpu_s();
-            with_stack_offset(config.stack_offset_bytes, || {
-                black_box(fib(n, 0, &mut sink));
-            });
-            let cpu = cpu_since(cpu);
-            counter.stop_into(&counted);
-            (sink.seq, sink.tx.is_none(), cpu)
+    let producer = || {
+        let mut sink = ToChannel {
+            tx: Some(tx),
+            seq: 0,
+            cut,
+        };
+        let cpu = thread_cpu_s();
+        with_stack_offset(config.stack_offset_bytes, || {
+            black_box(fib(n, 0, &mut sink));
         });
-        let c = s.spawn(|| {
-            let mut counter = cpus.pin_counted(cpus.cpus.1);
-            let mut p = ProfileData::in_map(map);
-            gate.wait();
-            counter.start();
-            let (t, cpu) = (Instant::now(), thread_cpu_s());
-            while let Ok(e) = rx.pop() {
-                p.record(&e);
-            }
-            let (secs, cpu) = (t.elapsed().as_secs_f64(), cpu_since(cpu));
-            counter.stop_into(&counted);
-            (secs, p, cpu)
-        });
-        let (secs, p, consumer_cpu) = c.join().map_err(|_| TuneError::Panicked("the consumer"))?;
-        let (sent, was_cut, producer_cpu) = prod
-            .join()
-            .map_err(|_| TuneError::Panicked("the producer"))?;
-        let cpu_share = producer_cpu
-            .zip(consumer_cpu)
-            .map(|(p, c)| [p / secs.max(1e-12), c / secs.max(1e-12)]);
-        if was_cut {
-            // A prefix of the stream: in order, every return matching its call.
-            if p.bad != 0 || p.events != sent {
-                return Err(TuneError::CutProfile {
-                    config,
-                    got: p.events,
-                    sent,
-                    bad: p.bad,
-                });
-            }
-            return Ok(FibRun {
-                secs,
-                moved: sent,
-                cut: true,
-                cpu_share,
-            });
+        (sink.seq, sink.tx.is_none(), cpu_since(cpu))
+    };
+    let consumer = || {
+        let mut p = ProfileData::in_map(map);
+        let (t, cpu) = (Instant::now(), thread_cpu_s());
+        while let Ok(e) = rx.pop() {
+            p.record(&e);
         }
-        if &p != reference {
-            return Err(TuneError::ProfileDiffers {
+        (t.elapsed().as_secs_f64(), p, cpu_since(cpu))
+    };
+    let names = ["the producer", "the consumer"];
+    let ((sent, was_cut, producer_cpu), (secs, p, consumer_cpu)) =
+        cpus.both(true, names, producer, consumer)?;
+    let cpu_share = producer_cpu
+        .zip(consumer_cpu)
+        .map(|(p, c)| [p / secs.max(1e-12), c / secs.max(1e-12)]);
+    if was_cut {
+        // A prefix of the stream: in order, every return matching its call.
+        if p.bad != 0 || p.events != sent {
+            return Err(TuneError::CutProfile {
                 config,
                 got: p.events,
-                expected: reference.events,
+                sent,
                 bad: p.bad,
             });
         }
-        Ok(FibRun {
-            secs,
-            moved: p.events,
-            cut: false,
-            cpu_share,
-        })
-    });
-    cpus.record(counted);
-    out
+    } else if &p != reference {
+        return Err(TuneError::ProfileDiffers {
+            config,
+            got: p.events,
+            expected: reference.events,
+            bad: p.bad,
+        });
+    }
+    Ok(FibRun {
+        secs,
+        moved: if was_cut { sent } else { p.events },
+        cut: was_cut,
+        cpu_share,
+    })
 }
 
 /// One run of limit line `k` (0 Optimal, 1 Achievable, 2 Upper bound) on the
@@ -340,7 +315,7 @@ pub(super) fn line_run<const W: usize>(
 ) -> (f64, Option<ProfileData>) {
     std::thread::scope(|s| {
         s.spawn(|| {
-            cpus.pin_producer();
+            cpus.pin_to(cpus.cpus.0);
             match k {
                 0 => (time(|| black_box(fib(n, 0, &mut Nothing))).0, None),
                 1 => {
@@ -368,9 +343,8 @@ pub(super) fn line_run<const W: usize>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::{far, pair};
     use super::*;
-
-    static REFUSED: AtomicUsize = AtomicUsize::new(0);
 
     #[test]
     fn channel_and_inline_profiles_agree() {
@@ -384,15 +358,8 @@ mod tests {
         assert_eq!(reference.calls.total(), 465);
         for w in [WaitStrategy::SpinThenPark, WaitStrategy::Condvar] {
             let c = Config::n_buffer(3, 1024).with_wait(w);
-            let far = Instant::now() + std::time::Duration::from_secs(30);
-            let run = fib_channel::<3>(
-                c,
-                12,
-                Pair::new((None, None), &REFUSED),
-                (&reference, MapKind::Hash),
-                far,
-            )
-            .unwrap();
+            let far = far();
+            let run = fib_channel::<3>(c, 12, pair(), (&reference, MapKind::Hash), far).unwrap();
             assert_eq!((run.moved, run.cut), (reference.events, false));
             // Both threads used some CPU, and no more than the wall time allows
             // (with a little slack for the clocks' steps).
@@ -401,7 +368,7 @@ mod tests {
             let FibRun { moved, cut, .. } = fib_channel::<3>(
                 c,
                 20,
-                Pair::new((None, None), &REFUSED),
+                pair(),
                 (&ProfileData::default(), MapKind::Hash),
                 Instant::now(),
             )
@@ -419,8 +386,8 @@ mod tests {
         fib(12, 0, &mut inline);
         let reference = inline.profile;
         let c = Config::n_buffer(3, 1024);
-        let far = Instant::now() + std::time::Duration::from_secs(30);
-        let pair = Pair::new((None, None), &REFUSED);
+        let far = far();
+        let pair = pair();
         let run = fib_channel::<3>(c, 12, pair, (&reference, MapKind::Tree), far).unwrap();
         assert_eq!((run.moved, run.cut), (reference.events, false));
         // A different computation is still caught through the tree.

@@ -35,19 +35,23 @@ pub use error::TuneError;
 mod roadmap;
 pub use roadmap::ROADMAP_TITLE;
 mod fib;
+#[cfg(test)]
+mod fixture;
 mod grid;
+mod rounds;
 mod settle;
 mod stage_one;
 mod stage_two;
 mod words;
 
 use crate::counters::{CountedRun, Switches, TeamCount};
-use crate::harness::spsc::SideCounter;
+use crate::harness::spsc::{gated, SideCounter};
 use crate::model::{Measurement, Sensitivity};
 use crate::placement::pairs::{self, PairCpus, Relation};
 use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::topology::Topology;
 use hspc::{Config, Mode, WaitStrategy};
+use rounds::{round_order, rounds, spread_order};
 use settle::{settle, Settled};
 use stage_one::stage_one;
 use stage_two::{affinity_name, stage_two};
@@ -91,25 +95,6 @@ const STEP_ENDS: [f64; 7] = [0.08, 0.13, 0.18, 0.37, 0.45, 0.70, 0.95];
 fn sweep_end(i: usize) -> f64 {
     let start = if i == 0 { 0.0 } else { STEP_ENDS[i - 1] };
     start + 0.7 * (STEP_ENDS[i] - start)
-}
-
-/// The order a sweep runs `n` configurations in: the first (the incumbent)
-/// first, then the rest in bit-reversed order of their place in the grid, so
-/// that neighbours in the grid run far apart in time. A slow spell of the host
-/// during a sweep then slows configurations spread over the whole grid, not a
-/// band of neighbours that would look like an effect of the parameter.
-fn spread_order(n: usize) -> Vec<usize> {
-    let bits = usize::BITS - n.saturating_sub(1).leading_zeros();
-    (0..1usize << bits)
-        .map(|j| {
-            if bits == 0 {
-                j
-            } else {
-                j.reverse_bits() >> (usize::BITS - bits)
-            }
-        })
-        .filter(|&i| i < n)
-        .collect()
 }
 
 /// The event size Stage One uses for `n` requested bytes.
@@ -290,14 +275,65 @@ pub enum Note {
         /// Its name.
         name: String,
     },
-    /// A note already in words.
-    Said(String),
+    /// A sweep the budget's share ended: configurations measured of those planned.
+    SweepCut { measured: usize, of: usize },
+    /// Stage Two's grid the budget ended: in round `round` (from 1), after `runs`.
+    GridCut { round: usize, runs: usize },
+    /// The roadmap's rounds of `events` events, its baseline (the slower alone).
+    Roadmap {
+        rounds: usize,
+        events: u64,
+        consumer_slower: bool,
+        baseline_s: f64,
+    },
+    /// The SMT baseline was not run, and why.
+    SmtSkipped(String),
+    /// Seed 004 §3.4's work offloaded by `what`, at `t_s` per event against
+    /// the baseline producer's and consumer's.
+    Offloaded {
+        what: &'static str,
+        t_s: f64,
+        producer_s: f64,
+        consumer_s: f64,
+    },
+    /// Loop 1: `p3` with each padding, `events` a run.
+    Padding { events: u64 },
+    /// Loop 2: what the stack offset moves.
+    StackOffset,
+    /// Loop 3: of the grid, the configurations that hold an event and those measured.
+    BufferGrid {
+        event_bytes: usize,
+        holding: usize,
+        measured: usize,
+    },
+    /// The wait step's context-switch columns.
+    Switches,
+    /// Stage Two's workload: `fib(n)`, its events.
+    Fib { n: u64, events: u64 },
+    /// The container step: a BTreeMap profile's time ÷ a HashMap one's, paired.
+    Container {
+        ratio: crate::stats::Estimate,
+        rounds: usize,
+    },
+    /// Stage Two's grid: configurations kept of all, with both affinities or off only.
+    StageTwoGrid {
+        kept: usize,
+        all: usize,
+        both_affinities: bool,
+    },
+    /// Affinity off ÷ on over the configurations run both ways: median, least, most.
+    Affinity {
+        configs: usize,
+        median: f64,
+        least: f64,
+        most: f64,
+    },
 }
 
 impl Step {
-    /// Add a note in words.
-    fn say(&mut self, text: impl Into<String>) {
-        self.notes.push(Note::Said(text.into()));
+    /// Add a note.
+    fn note(&mut self, n: Note) {
+        self.notes.push(n);
     }
 
     fn new(title: impl Into<String>) -> Self {
@@ -375,10 +411,23 @@ pub struct Report {
     /// Whether it was measured pinned to the pair (affinity on).
     pub best_pinned: bool,
     /// Why that one.
-    pub best_why: String,
+    pub why: Why,
     /// Pins of the producer or consumer the OS refused (those threads ran where the
     /// OS put them).
     pub refused_pins: usize,
+}
+
+/// Why the tuner chose its configuration, as data; worded by `words::why`.
+#[derive(Debug, Clone)]
+pub struct Why {
+    /// The step whose choice it is (an index of `Report::steps`).
+    pub step: usize,
+    /// Stage Two's step (else Stage One's last).
+    pub stage_two: bool,
+    /// The step's event size.
+    pub event_bytes: usize,
+    /// The configurations a user asked to race.
+    pub against: Vec<Against>,
 }
 
 /// Budget bookkeeping.
@@ -427,29 +476,43 @@ pub struct TuneCounts {
 }
 
 impl<'a> Pair<'a> {
-    fn new(cpus: PairCpus, refused: &'a AtomicUsize) -> Self {
+    /// The pair on `cpus`, its channel runs counted into `counts` (if any).
+    fn new(
+        cpus: PairCpus,
+        refused: &'a AtomicUsize,
+        counts: Option<&'a Mutex<TuneCounts>>,
+    ) -> Self {
         Self {
             cpus,
             refused,
-            counts: None,
+            counts,
         }
     }
 
-    /// The same pair, its channel runs counted into `counts`.
-    fn counting(self, counts: &'a Mutex<TuneCounts>) -> Self {
-        Self {
-            counts: Some(counts),
-            ..self
+    /// Runs `producer` on the pair's first CPU and `consumer` on its second, each
+    /// in its own thread, both let go together from a start gate; with `counted`
+    /// (and the pair counting) each thread's counters run from the gate to the
+    /// end of its part, and the run's team goes into the counts. What the two
+    /// returned; `names` say which thread panicked.
+    fn both<A: Send, B: Send>(
+        &self,
+        counted: bool,
+        names: [&'static str; 2],
+        producer: impl FnOnce() -> A + Send,
+        consumer: impl FnOnce() -> B + Send,
+    ) -> Result<(A, B), TuneError> {
+        let run = CountedRun::default();
+        let count = counted && self.counts.is_some();
+        let side = |cpu| match self.pin_to(cpu) {
+            pinned if count => SideCounter::open(pinned),
+            _ => SideCounter::off(),
+        };
+        let (p, c) = gated(self.cpus, side, &run, producer, consumer);
+        if count {
+            self.record(run);
         }
-    }
-
-    /// Pin the calling thread to `cpu` and open its counters (when counting).
-    fn pin_counted(&self, cpu: Option<u32>) -> SideCounter {
-        let pinned = self.pin_to(cpu);
-        match self.counts {
-            Some(_) => SideCounter::open(pinned),
-            None => SideCounter::off(),
-        }
+        let c = c.map_err(|_| TuneError::Panicked(names[1]))?;
+        Ok((p.map_err(|_| TuneError::Panicked(names[0]))?, c))
     }
 
     /// The run's team into the counts (when counting).
@@ -473,14 +536,6 @@ impl<'a> Pair<'a> {
             cpus: (None, None),
             ..self
         }
-    }
-
-    fn pin_producer(&self) {
-        self.pin_to(self.cpus.0);
-    }
-
-    fn pin_consumer(&self) {
-        self.pin_to(self.cpus.1);
     }
 
     /// Pin the calling thread to `cpu` (nothing for `None`), counting a refusal;
@@ -542,20 +597,15 @@ fn stage_one_sized(
     budget: &Budget,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Vec<Step>, Config), TuneError> {
-    match event_bytes {
-        1 => stage_one::<1>(run_s, pair, smt, budget, progress),
-        2 => stage_one::<2>(run_s, pair, smt, budget, progress),
-        4 => stage_one::<4>(run_s, pair, smt, budget, progress),
-        8 => stage_one::<8>(run_s, pair, smt, budget, progress),
-        16 => stage_one::<16>(run_s, pair, smt, budget, progress),
-        24 => stage_one::<24>(run_s, pair, smt, budget, progress),
-        32 => stage_one::<32>(run_s, pair, smt, budget, progress),
-        64 => stage_one::<64>(run_s, pair, smt, budget, progress),
-        128 => stage_one::<128>(run_s, pair, smt, budget, progress),
-        256 => stage_one::<256>(run_s, pair, smt, budget, progress),
-        512 => stage_one::<512>(run_s, pair, smt, budget, progress),
-        _ => stage_one::<1024>(run_s, pair, smt, budget, progress),
+    macro_rules! sized {
+        ($($n:literal)*) => {
+            match event_bytes {
+                $($n => stage_one::<$n>(run_s, pair, smt, budget, progress),)*
+                _ => stage_one::<1024>(run_s, pair, smt, budget, progress),
+            }
+        };
     }
+    sized!(1 2 4 8 16 24 32 64 128 256 512)
 }
 
 /// Runs both stages under the budget. `progress` gets one line per measurement.
@@ -578,10 +628,7 @@ pub fn tune_channel(
     };
     let (placement, cpus) = tuning_pair(topo);
     let refused = AtomicUsize::new(0);
-    let pair = match counts {
-        Some(c) => Pair::new(cpus, &refused).counting(c),
-        None => Pair::new(cpus, &refused),
-    };
+    let pair = Pair::new(cpus, &refused, counts);
     progress(&format!(
         "tuning on {placement} {cpus:?}, {event_bytes}-byte events, budget {:.0} s",
         opts.budget_s
@@ -598,63 +645,20 @@ pub fn tune_channel(
     let against = &opts.against;
     let (s128, b128) = stage_two::<16>(run_s, one_best, against, pair, &budget, 5, progress)?;
     let (s24, b24) = stage_two::<3>(run_s, one_best, against, pair, &budget, 6, progress)?;
-    let raced = |step: &Step| -> Vec<String> {
-        against
-            .iter()
-            .map(|a| match step.against_row(a) {
-                Some(i) => format!("--against {}: {}", a.name, words::against(step, i)),
-                None => format!(
-                    "--against {}: not run in {} (see its notes)",
-                    a.name, step.title
-                ),
-            })
-            .collect()
-    };
-    let (raced24, raced128) = (raced(&s24), raced(&s128));
-    let (tie24, tie128) = (s24.tie(), s128.tie());
-    let tie_one = steps.last().and_then(Step::tie);
+    let n1 = steps.len();
     steps.push(s128);
     steps.push(s24);
-    let (best, best_pinned, best_why, tie, raced) = match (event_bytes, b24, b128) {
-        (24, Some((b, a)), _) => (
-            b,
-            a,
-            "Stage Two's choice for 24-byte events".to_string(),
-            tie24,
-            raced24,
-        ),
-        (128, _, Some((b, a))) => (
-            b,
-            a,
-            "Stage Two's choice for 128-byte events".to_string(),
-            tie128,
-            raced128,
-        ),
-        _ => (
-            one_best,
-            cpus.0.is_some(),
-            format!("Stage One's choice for {event_bytes}-byte events"),
-            tie_one,
-            // Stage One does not race them; Stage Two's notes say where they stand.
-            against
-                .iter()
-                .map(|a| {
-                    format!(
-                        "--against {}: not compared with this choice (Stage One's; only Stage Two races them)",
-                        a.name
-                    )
-                })
-                .collect(),
-        ),
+    let (best, best_pinned, step, stage_two) = match (event_bytes, b24, b128) {
+        (24, Some((b, a)), _) => (b, a, n1 + 1, true),
+        (128, _, Some((b, a))) => (b, a, n1, true),
+        _ => (one_best, cpus.0.is_some(), n1.saturating_sub(1), false),
     };
-    let mut best_why = format!("{best_why}, affinity {}", affinity_name(best_pinned));
-    if let Some(t) = tie {
-        // Another run may pick the runner-up: say so rather than claim a winner.
-        best_why.push_str(&format!("; {t}"));
-    }
-    for r in raced {
-        best_why.push_str(&format!("; {r}"));
-    }
+    let why = Why {
+        step,
+        stage_two,
+        event_bytes,
+        against: against.clone(),
+    };
     // The affinity it was measured with goes into the configuration.
     let best = best.with_affinity(match (best_pinned, cpus) {
         (true, (Some(producer_cpu), Some(consumer_cpu))) => Some(hspc::Affinity {
@@ -670,7 +674,7 @@ pub fn tune_channel(
         steps,
         best,
         best_pinned,
-        best_why,
+        why,
         refused_pins: refused.into_inner(),
     })
 }
@@ -807,23 +811,6 @@ pub fn config_json(c: &Config) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sweeps_run_the_grid_spread_out_in_time() {
-        assert_eq!(spread_order(0), Vec::<usize>::new());
-        assert_eq!(spread_order(1), vec![0]);
-        assert_eq!(spread_order(5), vec![0, 4, 2, 1, 3]);
-        for n in [7, 25, 60, 61] {
-            let order = spread_order(n);
-            assert_eq!(order[0], 0, "the incumbent first");
-            let mut seen = order.clone();
-            seen.sort_unstable();
-            assert_eq!(seen, (0..n).collect::<Vec<_>>(), "each once");
-            // The first half of the runs covers both halves of the grid.
-            let early = &order[..n / 2];
-            assert!(early.iter().any(|&i| i >= n / 2), "{n}: {order:?}");
-        }
-    }
 
     #[test]
     fn event_sizes_round_up_and_reject_nonsense() {

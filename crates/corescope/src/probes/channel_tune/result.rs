@@ -17,7 +17,7 @@ pub(super) fn measurement(r: &Report) -> Measurement {
     m.findings.push(format!(
         "best: {} ({})",
         super::describe(&r.best),
-        r.best_why
+        words::why(r)
     ));
     for s in &r.steps {
         m.tables.push(step_table(s));
@@ -248,15 +248,9 @@ fn step_points(s: &Step, pinned_pair: bool) -> Vec<Point> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::row;
     use super::*;
     use hspc::{Config, WaitStrategy};
-
-    fn row(label: &str, config: Option<Config>, secs: f64, pinned: Option<bool>) -> Row {
-        Row {
-            pinned,
-            ..Row::once(label, config, 1000, secs)
-        }
-    }
 
     #[test]
     fn stage_two_draws_limit_lines_across_the_measured_sizes() {

@@ -32,7 +32,7 @@
 use super::*;
 use std::hint::black_box;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Barrier, Condvar};
+use std::sync::Condvar;
 
 /// Rounds of the roadmap: at least 6 (fewer cannot give a 95 % interval of the
 /// median), at most 12.
@@ -180,6 +180,17 @@ struct Side<'a> {
     cut: Instant,
 }
 
+impl<'a> Side<'a> {
+    fn new(index: &'a AtomicU64, buffers: Vec<&'a [AtomicU64]>, ew: usize, cut: Instant) -> Self {
+        Self {
+            index,
+            buffers,
+            event_words: ew,
+            cut,
+        }
+    }
+}
+
 /// The producer's loop: `m` events written into its buffers in turn, the index
 /// stored after each; stops at the cut. Returns (events, seconds).
 fn produce(side: &Side<'_>, m: u64) -> (u64, f64) {
@@ -254,23 +265,14 @@ fn alone_on(pair: Pair<'_>, cpu: Option<u32>, f: impl FnOnce() -> (u64, f64) + S
 /// The two sides at once from a start gate on `pair`; seconds per event of
 /// the slower.
 fn together(pair: Pair<'_>, producer: &Side<'_>, consumer: &Side<'_>, m: u64) -> f64 {
-    let gate = Barrier::new(2);
-    std::thread::scope(|s| {
-        let p = s.spawn(|| {
-            pair.pin_producer();
-            gate.wait();
-            produce(producer, m)
-        });
-        let c = s.spawn(|| {
-            pair.pin_consumer();
-            gate.wait();
-            consume(consumer, m)
-        });
-        match (p.join(), c.join()) {
-            (Ok(a), Ok(b)) => slower(a, b),
-            _ => f64::NAN,
-        }
-    })
+    let names = ["the producer", "the consumer"];
+    pair.both(
+        false,
+        names,
+        || produce(producer, m),
+        || consume(consumer, m),
+    )
+    .map_or(f64::NAN, |(a, b)| slower(a, b))
 }
 
 /// One run of the roadmap's steps: the events, the event size, the padding,
@@ -300,18 +302,8 @@ impl Roadmap<'_> {
                 let (pi, pb) = side(&pa);
                 let (ci, cb) = side(&ca);
                 let bw = buffer_words(ew);
-                let producer = Side {
-                    index: &pa.0[pi],
-                    buffers: vec![&pa.0[pb..pb + bw]],
-                    event_words: ew,
-                    cut,
-                };
-                let consumer = Side {
-                    index: &ca.0[ci],
-                    buffers: vec![&ca.0[cb..cb + bw]],
-                    event_words: ew,
-                    cut,
-                };
+                let producer = Side::new(&pa.0[pi], vec![&pa.0[pb..pb + bw]], ew, cut);
+                let consumer = Side::new(&ca.0[ci], vec![&ca.0[cb..cb + bw]], ew, cut);
                 Ok(match road {
                     Road::ProducerAlone => {
                         alone_on(self.pair, self.pair.cpus.0, || produce(&producer, self.m))
@@ -353,18 +345,7 @@ impl Roadmap<'_> {
             let all: Vec<_> = l.buffers.iter().map(|&b| buf(b)).collect();
             (all.clone(), all)
         };
-        let producer = Side {
-            index: pi,
-            buffers: pb,
-            event_words: ew,
-            cut,
-        };
-        let consumer = Side {
-            index: ci,
-            buffers: cb,
-            event_words: ew,
-            cut,
-        };
+        let (producer, consumer) = (Side::new(pi, pb, ew, cut), Side::new(ci, cb, ew, cut));
         Ok(together(pair, &producer, &consumer, self.m))
     }
 }
@@ -391,10 +372,21 @@ struct Slot {
 #[repr(align(128))]
 struct PaddedSlot(Slot);
 
-/// Locks a slot's state, whatever a panicking holder left (the state is two
-/// flags and a count, valid at every step).
-fn lock(slot: &Slot) -> std::sync::MutexGuard<'_, SlotState> {
-    slot.state.lock().unwrap_or_else(|e| e.into_inner())
+/// Waits under `slot`'s mutex until it is `full` (the consumer) or empty (the
+/// producer), lets `f` drain or fill it, hands it to the other side and wakes
+/// it; whether that was the producer's last buffer. A panicking holder leaves
+/// a valid state (two flags and a count), so a poisoned lock is taken as is.
+fn hand_over(slot: &Slot, full: bool, f: impl FnOnce(&mut SlotState)) -> bool {
+    let mut st = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+    while st.full != full {
+        st = slot.ready.wait(st).unwrap_or_else(|e| e.into_inner());
+    }
+    f(&mut st);
+    st.full = !full;
+    let last = st.last;
+    drop(st);
+    slot.ready.notify_one();
+    last
 }
 
 /// `p7` (slots side by side) or `p8` (padded): the buffers handed over one at a
@@ -409,94 +401,61 @@ fn synced(r: &Roadmap<'_>, padded: bool, cut: Instant) -> Result<f64, TuneError>
         .iter()
         .map(|&b| &a[off + b..off + b + bw])
         .collect();
-    let (plain, wide): (Vec<Slot>, Vec<PaddedSlot>) = if padded {
-        (
-            Vec::new(),
-            (0..SHARED_BUFFERS).map(|_| PaddedSlot::default()).collect(),
-        )
+    let (n_plain, n_wide) = if padded {
+        (0, SHARED_BUFFERS)
     } else {
-        (
-            (0..SHARED_BUFFERS).map(|_| Slot::default()).collect(),
-            Vec::new(),
-        )
+        (SHARED_BUFFERS, 0)
     };
+    let plain: Vec<Slot> = (0..n_plain).map(|_| Slot::default()).collect();
+    let wide: Vec<PaddedSlot> = (0..n_wide).map(|_| PaddedSlot::default()).collect();
     let slots: Vec<&Slot> = plain.iter().chain(wide.iter().map(|p| &p.0)).collect();
     let (pi, ci) = (&a[off + l.producer_index], &a[off + l.consumer_index]);
-    let gate = Barrier::new(2);
     let m = r.m;
-    std::thread::scope(|s| {
-        let p = s.spawn(|| {
-            r.pair.pin_producer();
-            gate.wait();
-            let t = Instant::now();
-            let (mut k, mut b) = (0u64, 0usize);
-            loop {
-                let mut st = lock(slots[b]);
-                while st.full {
-                    st = slots[b].ready.wait(st).unwrap_or_else(|e| e.into_inner());
-                }
+    let producer = || {
+        let t = Instant::now();
+        let (mut k, mut b) = (0u64, 0usize);
+        loop {
+            let last = hand_over(slots[b], false, |st| {
                 let left = (m - k).min((bw / ew) as u64);
-                let side = Side {
-                    index: pi,
-                    buffers: vec![bufs[b]],
-                    event_words: ew,
-                    cut,
-                };
-                let done = fill(&side, k, left);
+                let done = fill(&Side::new(pi, vec![bufs[b]], ew, cut), k, left);
                 k += done;
                 st.count = done as usize;
                 st.last = k >= m || done < left || Instant::now() >= cut;
-                st.full = true;
-                let last = st.last;
-                drop(st);
-                slots[b].ready.notify_one();
-                if last {
-                    return (k, t.elapsed().as_secs_f64());
-                }
-                b = (b + 1) % SHARED_BUFFERS;
+            });
+            if last {
+                return (k, t.elapsed().as_secs_f64());
             }
-        });
-        let c = s.spawn(|| {
-            r.pair.pin_consumer();
-            gate.wait();
-            let t = Instant::now();
-            let (mut k, mut bad, mut b) = (0u64, 0u64, 0usize);
-            loop {
-                let mut st = lock(slots[b]);
-                while !st.full {
-                    st = slots[b].ready.wait(st).unwrap_or_else(|e| e.into_inner());
-                }
+            b = (b + 1) % SHARED_BUFFERS;
+        }
+    };
+    let consumer = || {
+        let t = Instant::now();
+        let (mut k, mut bad, mut b) = (0u64, 0u64, 0usize);
+        loop {
+            let last = hand_over(slots[b], true, |st| {
                 for e in 0..st.count {
                     bad += u64::from(bufs[b][e * ew].load(Ordering::Relaxed) != k);
                     k += 1;
                     ci.store(e as u64, Ordering::Relaxed);
                 }
-                st.full = false;
-                let last = st.last;
-                drop(st);
-                slots[b].ready.notify_one();
-                if last {
-                    return (k, bad, t.elapsed().as_secs_f64());
-                }
-                b = (b + 1) % SHARED_BUFFERS;
-            }
-        });
-        let sent = p
-            .join()
-            .map_err(|_| TuneError::Panicked("p7/p8: the producer"))?;
-        let (got, bad, secs) = c
-            .join()
-            .map_err(|_| TuneError::Panicked("p7/p8: the consumer"))?;
-        if got != sent.0 || bad != 0 {
-            return Err(TuneError::Lost {
-                run: "p7/p8".into(),
-                got,
-                sent: sent.0,
-                bad,
             });
+            if last {
+                return (k, bad, t.elapsed().as_secs_f64());
+            }
+            b = (b + 1) % SHARED_BUFFERS;
         }
-        Ok(slower(sent, (got, secs)))
-    })
+    };
+    let names = ["p7/p8: the producer", "p7/p8: the consumer"];
+    let (sent, (got, bad, secs)) = r.pair.both(false, names, producer, consumer)?;
+    if got != sent.0 || bad != 0 {
+        return Err(TuneError::Lost {
+            run: "p7/p8".into(),
+            got,
+            sent: sent.0,
+            bad,
+        });
+    }
+    Ok(slower(sent, (got, secs)))
 }
 
 /// The producer's loop over one buffer: `n` events numbered from `first`;
@@ -518,16 +477,6 @@ fn fill(side: &Side<'_>, first: u64, n: u64) -> u64 {
     n
 }
 
-/// The order of round `round` over `n` steps: rotated by the round, reversed in
-/// odd rounds, so each step runs at every place and after different ones.
-pub fn round_order(n: usize, round: usize) -> Vec<usize> {
-    let mut v: Vec<usize> = (0..n).map(|i| (i + round / 2) % n.max(1)).collect();
-    if round % 2 == 1 {
-        v.reverse();
-    }
-    v
-}
-
 /// Seed 004 §3.4: the share of the work the consumer took off the producer,
 /// `1 − t / (t_producer + t_consumer)`: 50 % is perfect balancing, 0 % none.
 pub fn work_offloaded(t: f64, t_producer: f64, t_consumer: f64) -> f64 {
@@ -547,20 +496,17 @@ pub fn smt_pair(topo: &Topology) -> Result<PairCpus, String> {
 /// Runs every step of the roadmap in rounds (see [`round_order`]): at least
 /// [`ROADMAP_ROUNDS`]`.0` rounds, then more while `more()` says so, at most
 /// [`ROADMAP_ROUNDS`]`.1`. Returns each step's seconds per event, by round.
-pub fn rounds(
+pub fn road_rounds(
     steps: &[Road],
     more: &mut dyn FnMut() -> bool,
     run: &mut dyn FnMut(Road) -> Result<f64, TuneError>,
 ) -> Result<Vec<Vec<f64>>, TuneError> {
-    let mut samples = vec![Vec::new(); steps.len()];
-    for round in 0..ROADMAP_ROUNDS.1 {
-        if round >= ROADMAP_ROUNDS.0 && !more() {
-            break;
-        }
-        for i in round_order(steps.len(), round) {
-            samples[i].push(run(steps[i])?);
-        }
-    }
+    let order = |r| round_order(steps.len(), r);
+    // Whether another round starts is asked once, before its first run.
+    let go = |r, i, _| i > 0 || r < ROADMAP_ROUNDS.0 || more();
+    let (samples, _) = rounds(steps.len(), ROADMAP_ROUNDS.1, order, go, |_, _, k| {
+        run(steps[k])
+    })?;
     Ok(samples)
 }
 
@@ -596,7 +542,7 @@ pub(super) fn roadmap_step(
     let run_s = window_s / (ROADMAP_ROUNDS.0 as f64 * steps.len() as f64 * 2.0);
     road.m = ((run_s / per_event) as u64).clamp(1 << 12, 1 << 24);
     road.run_limit_s = (8.0 * run_s).max(0.01);
-    let samples = rounds(&steps, &mut || budget.left_until(share), &mut |r| {
+    let samples = road_rounds(&steps, &mut || budget.left_until(share), &mut |r| {
         road.run(r)
     })?;
     for (r, s) in steps.iter().zip(&samples) {
@@ -619,21 +565,17 @@ pub(super) fn roadmap_step(
     let (tp, tc) = (tp.unwrap_or(f64::NAN), tc.unwrap_or(f64::NAN));
     let baseline = tp.max(tc);
     step.reference_s = Some(baseline);
-    step.say(format!(
-        "{} rounds of {} events, every step once per round in a rotated order; baseline = \
-         the slower alone ({}): {:.2} ns per event; padding {HAND_PAD_BYTES} B (hand-tuned; \
-         loop 1 searches it on p3)",
-        samples.first().map_or(0, Vec::len),
-        road.m,
-        if tc > tp { "consumer" } else { "producer" },
-        baseline * 1e9
-    ));
+    step.note(Note::Roadmap {
+        rounds: samples.first().map_or(0, Vec::len),
+        events: road.m,
+        consumer_slower: tc > tp,
+        baseline_s: baseline,
+    });
     if let Err(why) = &smt {
-        step.say(format!("SMT baseline: {why}"));
+        step.note(Note::SmtSkipped(why.clone()));
     }
     if let Some(p8) = step.rows.iter().find(|r| r.label == Road::P8.label()) {
-        let note = offloaded_note("p8_rmfalsesharing", p8.per_event(), tp, tc);
-        step.say(note);
+        step.note(offloaded("p8_rmfalsesharing", p8.per_event(), (tp, tc)));
     }
     progress(&format!(
         "{ROADMAP_TITLE}: baseline {:.2} ns per event, {} rounds",
@@ -641,6 +583,21 @@ pub(super) fn roadmap_step(
         samples.first().map_or(0, Vec::len)
     ));
     Ok(step)
+}
+
+/// Seed 004 §3.4's work offloaded by `what` at `t_s` per event, against the
+/// baseline producer's and consumer's seconds per event.
+pub(super) fn offloaded(
+    what: &'static str,
+    t_s: f64,
+    (producer_s, consumer_s): (f64, f64),
+) -> Note {
+    Note::Offloaded {
+        what,
+        t_s,
+        producer_s,
+        consumer_s,
+    }
 }
 
 /// The baseline producer's and consumer's medians (seconds per event) of the
@@ -655,31 +612,9 @@ pub(super) fn baselines(step: &Step) -> (Option<f64>, Option<f64>) {
     (of(Road::ProducerAlone), of(Road::ConsumerAlone))
 }
 
-/// The work offloaded by a step of `t` seconds per event, in words.
-pub(super) fn offloaded_note(what: &str, t: f64, tp: f64, tc: f64) -> String {
-    let share = work_offloaded(t, tp, tc);
-    let formula = format!(
-        "1 − t / (t_producer + t_consumer) = 1 − {:.2} / ({:.2} + {:.2}) ns",
-        t * 1e9,
-        tp * 1e9,
-        tc * 1e9
-    );
-    if share < 0.0 {
-        // Slower than the two sides one after the other: no share to state.
-        return format!(
-            "work offloaded by {what}: none; the pair takes {}× as long as producer and \
-             consumer one after the other ({formula}; seed 004 §3.4)",
-            crate::units::fmt_ratio(t / (tp + tc))
-        );
-    }
-    format!(
-        "work offloaded by {what}: {:.0} % ({formula}; seed 004 §3.4; 50 % is perfect balancing)",
-        share * 100.0
-    )
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::{budget, pair};
     use super::*;
 
     #[test]
@@ -694,11 +629,11 @@ mod tests {
 
     #[test]
     fn a_pair_slower_than_both_sides_added_offloads_nothing() {
-        let slow = offloaded_note("p8", 481.7e-9, 3.35e-9, 2.08e-9);
+        let slow = words::offloaded("p8", 481.7e-9, 3.35e-9, 2.08e-9);
         assert!(slow.starts_with("work offloaded by p8: none;"), "{slow}");
         assert!(slow.contains("takes 88.7× as long"), "{slow}");
         assert!(!slow.contains('%'), "no negative share: {slow}");
-        let fair = offloaded_note("p3", 3.5e-9, 3.35e-9, 2.08e-9);
+        let fair = words::offloaded("p3", 3.5e-9, 3.35e-9, 2.08e-9);
         assert!(fair.starts_with("work offloaded by p3: 36 %"), "{fair}");
     }
 
@@ -727,7 +662,7 @@ mod tests {
     fn rounds_interleave_the_steps_and_stop_between_the_bounds() {
         let steps = [Road::ProducerAlone, Road::P0, Road::P8];
         let mut log = Vec::new();
-        let s = rounds(&steps, &mut || false, &mut |r| {
+        let s = road_rounds(&steps, &mut || false, &mut |r| {
             log.push(r);
             Ok(1.0)
         })
@@ -739,7 +674,7 @@ mod tests {
             c.dedup();
             assert_eq!(c.len(), 3, "{chunk:?}");
         }
-        let s = rounds(&steps, &mut || true, &mut |_| Ok(1.0)).unwrap();
+        let s = road_rounds(&steps, &mut || true, &mut |_| Ok(1.0)).unwrap();
         assert!(s.iter().all(|v| v.len() == ROADMAP_ROUNDS.1));
     }
 
@@ -793,15 +728,13 @@ mod tests {
         assert!(a.is_some() && b.is_some() && a != b);
     }
 
-    static REFUSED: AtomicUsize = AtomicUsize::new(0);
-
     #[test]
     fn every_step_runs_and_the_synchronised_ones_deliver_every_event_in_order() {
         let r = Roadmap {
             m: 5000,
             event_words: 3,
             pad_bytes: HAND_PAD_BYTES,
-            pair: Pair::new((None, None), &REFUSED),
+            pair: pair(),
             smt: None,
             run_limit_s: 30.0,
         };
@@ -820,17 +753,11 @@ mod tests {
 
     #[test]
     fn without_smt_the_step_has_an_empty_row_and_a_reason() {
-        let pair = Pair::new((None, None), &REFUSED);
-        let budget = Budget {
-            start: Instant::now(),
-            total: 0.05,
-            run_limit_s: 0.05,
-        };
         let step = roadmap_step(
             24,
-            pair,
+            pair(),
             Err("skipped: no SMT (test)".into()),
-            &budget,
+            &budget(0.05, 0.05),
             1.0,
             &mut |_| {},
         )

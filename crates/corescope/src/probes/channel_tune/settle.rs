@@ -355,11 +355,7 @@ mod tests {
     ];
 
     fn budget() -> Budget {
-        Budget {
-            start: Instant::now(),
-            total: 60.0,
-            run_limit_s: 1.0,
-        }
+        super::super::fixture::budget(60.0, 1.0)
     }
 
     /// The step's last note in words.

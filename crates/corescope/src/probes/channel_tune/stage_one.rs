@@ -1,11 +1,10 @@
 //! Stage One of seed 004: an ideal producer and consumer, the layout loops of its
 //! Figure 2 (padding, stack offset, buffer sizes and counts), then the wait strategies.
 
-use super::roadmap::{baselines, offloaded_note, roadmap_step, Road, Roadmap, HAND_PAD_BYTES};
+use super::roadmap::{baselines, offloaded, roadmap_step, Road, Roadmap, HAND_PAD_BYTES};
 use super::*;
 use crate::harness::stack::{with_stack_offset, STACK_OFFSETS};
 use std::hint::black_box;
-use std::sync::Barrier;
 
 #[derive(Clone, Copy)]
 struct Ev<const N: usize>([u8; N]);
@@ -42,70 +41,54 @@ fn channel_run<const N: usize>(
     cut: Instant,
 ) -> Result<Run, TuneError> {
     let (mut tx, mut rx) = hspc::channel::<Ev<N>>(config)?;
-    let gate = Barrier::new(2);
-    let counted = CountedRun::default();
-    let out = std::thread::scope(|s| {
-        let p = s.spawn(|| {
-            let mut counter = cpus.pin_counted(cpus.cpus.0);
-            gate.wait();
-            counter.start();
-            // The producer's loop runs `stack_offset_bytes` lower on its stack
-            // than the consumer's (seed 004 `p4_adjuststack`).
-            let (sent, switches) = Switches::during(|| {
-                with_stack_offset(config.stack_offset_bytes, move || {
-                    let mut sent = 0;
-                    for k in 0..m {
-                        if (k & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= cut)
-                            || tx.push(Ev::new(k)).is_err()
-                        {
-                            break;
-                        }
-                        sent += 1;
+    // The producer's loop runs `stack_offset_bytes` lower on its stack than the
+    // consumer's (seed 004 `p4_adjuststack`).
+    let producer = || {
+        Switches::during(|| {
+            with_stack_offset(config.stack_offset_bytes, move || {
+                let mut sent = 0;
+                for k in 0..m {
+                    if (k & CUT_CHECK_MASK == CUT_CHECK_MASK && Instant::now() >= cut)
+                        || tx.push(Ev::new(k)).is_err()
+                    {
+                        break;
                     }
-                    drop(tx);
-                    sent
-                })
-            });
-            counter.stop_into(&counted);
-            (sent, switches)
-        });
-        let c = s.spawn(|| {
-            let mut counter = cpus.pin_counted(cpus.cpus.1);
-            gate.wait();
-            counter.start();
-            let ((secs, k, bad), sw) = Switches::during(|| {
-                let t = Instant::now();
-                let (mut k, mut bad, mut sum) = (0u64, 0u64, 0u64);
-                while let Ok(e) = rx.pop() {
-                    bad += u64::from(!e.matches(k));
-                    sum = sum.wrapping_mul(31).wrapping_add(e.word());
-                    k += 1;
+                    sent += 1;
                 }
-                let secs = t.elapsed().as_secs_f64();
-                black_box(sum);
-                (secs, k, bad)
-            });
-            counter.stop_into(&counted);
-            (secs, k, bad, sw)
-        });
-        let (secs, got, bad, csw) = c.join().map_err(|_| TuneError::Panicked("the consumer"))?;
-        let (sent, psw) = p.join().map_err(|_| TuneError::Panicked("the producer"))?;
-        if got != sent || bad != 0 {
-            return Err(TuneError::Lost {
-                run: describe(&config),
-                got,
-                sent,
-                bad,
-            });
-        }
-        Ok(Run {
-            secs,
-            moved: got,
-            switches: psw.zip(csw).map(|(p, c)| [p, c]),
+                drop(tx);
+                sent
+            })
         })
-    });
-    cpus.record(counted);
-    out
+    };
+    let consumer = || {
+        Switches::during(|| {
+            let t = Instant::now();
+            let (mut k, mut bad, mut sum) = (0u64, 0u64, 0u64);
+            while let Ok(e) = rx.pop() {
+                bad += u64::from(!e.matches(k));
+                sum = sum.wrapping_mul(31).wrapping_add(e.word());
+                k += 1;
+            }
+            let secs = t.elapsed().as_secs_f64();
+            black_box(sum);
+            (secs, k, bad)
+        })
+    };
+    let names = ["the producer", "the consumer"];
+    let ((sent, psw), ((secs, got, bad), csw)) = cpus.both(true, names, producer, consumer)?;
+    if got != sent || bad != 0 {
+        return Err(TuneError::Lost {
+            run: describe(&config),
+            got,
+            sent,
+            bad,
+        });
+    }
+    Ok(Run {
+        secs,
+        moved: got,
+        switches: psw.zip(csw).map(|(p, c)| [p, c]),
+    })
 }
 
 /// Events to move so that every buffer is handed over a few times.
@@ -131,37 +114,34 @@ fn sweep(
     progress: &mut dyn FnMut(&str),
     run_of: &mut RunOf<'_>,
 ) -> Result<(), TuneError> {
-    let mut rows: Vec<(usize, Row)> = Vec::new();
-    for (i, k) in spread_order(configs.len()).into_iter().enumerate() {
-        if !budget.left_until(share) && (i > 0 || !budget.left_until(1.0)) {
-            step.say(format!(
-                "budget: measured {i} of {} configurations (spread over the grid)",
-                configs.len()
+    let n = configs.len();
+    let go = |_, i, _| budget.left_until(share) || (i == 0 && budget.left_until(1.0));
+    let (runs, stopped) = rounds(
+        n,
+        1,
+        |_| spread_order(n),
+        go,
+        |_, i, k| {
+            let c = &configs[k];
+            let (run, events) = run_of(c)?;
+            progress(&format!(
+                "{}: {} ({}/{n}) {:.1} ms",
+                step.title,
+                describe(c),
+                i + 1,
+                run.secs * 1e3
             ));
-            break;
-        }
-        let c = &configs[k];
-        let (run, events) = run_of(c)?;
-        let (secs, moved) = (run.secs, run.moved);
-        progress(&format!(
-            "{}: {} ({}/{}) {:.1} ms",
-            step.title,
-            describe(c),
-            i + 1,
-            configs.len(),
-            secs * 1e3
-        ));
-        rows.push((
-            k,
-            Row {
-                cut: moved < events,
+            Ok(Row {
+                cut: run.moved < events,
                 switches: run.switches,
-                ..Row::once(describe(c), Some(*c), moved, secs)
-            },
-        ));
+                ..Row::once(describe(c), Some(*c), run.moved, run.secs)
+            })
+        },
+    )?;
+    if let Some((_, i)) = stopped {
+        step.note(Note::SweepCut { measured: i, of: n });
     }
-    rows.sort_by_key(|&(k, _)| k);
-    step.rows.extend(rows.into_iter().map(|(_, r)| r));
+    step.rows.extend(runs.into_iter().flatten());
     Ok(())
 }
 
@@ -270,13 +250,7 @@ fn padding_step(
             row.label = format!("p3, padding {} B", c.padding_bytes);
         }
     }
-    step.say(format!(
-        "p3_rmfalsesharing with each padding between the indices and the buffers, {} \
-         events a run; 1, 2 and 4 B are not run: the indices are 8-byte words, so they lay \
-         p3 out as 8 B does; the padding chosen is the channel's padding between buffers \
-         from here on",
-        road.m
-    ));
+    step.note(Note::Padding { events: road.m });
     Ok(step)
 }
 
@@ -325,18 +299,14 @@ pub(super) fn stage_one<const N: usize>(
         &configs,
         2,
     )?;
-    stack.say(
-        "stack +N B: the producer's loop runs N bytes lower on its stack than the \
-         consumer's (harness::stack::with_stack_offset; seed 004 p4_adjuststack)",
-    );
+    stack.note(Note::StackOffset);
     let stacked = chosen(&stack).unwrap_or(padded);
     let grid = grid_step::<N>(&mut sw, stacked)?;
     let layout = chosen(&grid).unwrap_or(stacked);
     let mut waits = wait_step::<N>(&mut sw, layout)?;
     let best = chosen(&waits).unwrap_or(layout);
     if let (Some(row), (Some(tp), Some(tc))) = (waits.best(), baselines(&base)) {
-        let note = offloaded_note("Stage One's choice", row.per_event(), tp, tc);
-        waits.say(note);
+        waits.note(offloaded("Stage One's choice", row.per_event(), (tp, tc)));
     }
     let mut steps = vec![base, pad, stack, grid, waits];
     for s in &mut steps[1..] {
@@ -357,27 +327,11 @@ fn grid_step<const N: usize>(sw: &mut Sweeper<'_, '_>, stacked: Config) -> Resul
         &configs,
         3,
     )?;
-    let measured = step.rows.len();
-    let whole = STAGE_ONE_BUFFER_BYTES.len() * BUFFER_COUNTS.len();
-    let mut note = format!(
-        "seed 004's grid: {} buffer counts × {} sizes; {} of them hold a {N}-byte event; \
-         measured {measured}",
-        BUFFER_COUNTS.len(),
-        STAGE_ONE_BUFFER_BYTES.len(),
-        configs.len()
-    );
-    if measured < configs.len() {
-        note.push_str(
-            " (the budget's share ended: the runs are spread over the whole grid, so what \
-             was left out is scattered, not one corner)",
-        );
-    }
-    if configs.len() < whole {
-        note.push_str(&format!(
-            "; sizes below {N} B cannot hold one event and are not run"
-        ));
-    }
-    step.say(note);
+    step.note(Note::BufferGrid {
+        event_bytes: N,
+        holding: configs.len(),
+        measured: step.rows.len(),
+    });
     Ok(step)
 }
 
@@ -410,36 +364,28 @@ fn wait_step<const N: usize>(sw: &mut Sweeper<'_, '_>, layout: Config) -> Result
     );
     let mut waits = sw.step::<N>("stage one: wait strategy", layout, &configs, 4)?;
     waits.show_switches = true;
-    waits.say(
-        "ctx sw: context switches of each thread (getrusage RUSAGE_THREAD) from the start \
-         gate to its last event, per 10^6 events, voluntary ones in parentheses; spinlock, \
-         spin_backoff and spin_pause make no system call, so theirs are the OS taking the CPU",
-    );
+    waits.note(Note::Switches);
     Ok(waits)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::{far, pair};
     use super::*;
-
-    static REFUSED: AtomicUsize = AtomicUsize::new(0);
 
     #[test]
     fn a_counting_pair_records_both_threads_of_every_run() {
         let counts = Mutex::new(TuneCounts::default());
-        let pair = Pair::new((None, None), &REFUSED).counting(&counts);
-        let far = Instant::now() + std::time::Duration::from_secs(30);
+        let counting = Pair {
+            counts: Some(&counts),
+            ..pair()
+        };
+        let far = far();
         for _ in 0..3 {
-            channel_run::<8>(Config::ring(64), 5000, pair, far).unwrap();
+            channel_run::<8>(Config::ring(64), 5000, counting, far).unwrap();
         }
         // Not counting: nothing recorded.
-        channel_run::<8>(
-            Config::ring(64),
-            5000,
-            Pair::new((None, None), &REFUSED),
-            far,
-        )
-        .unwrap();
+        channel_run::<8>(Config::ring(64), 5000, pair(), far).unwrap();
         let counts = counts.into_inner().unwrap();
         assert!(counts.errors.is_empty(), "{:?}", counts.errors);
         assert_eq!(counts.teams.len(), 3);
@@ -452,32 +398,19 @@ mod tests {
     #[test]
     fn stage_one_runs_check_their_events() {
         let c = Config::n_buffer(2, 256);
-        let far = Instant::now() + std::time::Duration::from_secs(30);
+        let far = far();
         assert_eq!(
-            channel_run::<24>(c, 10_000, Pair::new((None, None), &REFUSED), far)
-                .unwrap()
-                .moved,
+            channel_run::<24>(c, 10_000, pair(), far).unwrap().moved,
             10_000
         );
         assert_eq!(
-            channel_run::<1>(
-                Config::ring(64),
-                1000,
-                Pair::new((None, None), &REFUSED),
-                far
-            )
-            .unwrap()
-            .moved,
+            channel_run::<1>(Config::ring(64), 1000, pair(), far)
+                .unwrap()
+                .moved,
             1000
         );
         // Cut at once: fewer events, still checked.
-        let run = channel_run::<8>(
-            c,
-            1 << 20,
-            Pair::new((None, None), &REFUSED),
-            Instant::now(),
-        )
-        .unwrap();
+        let run = channel_run::<8>(c, 1 << 20, pair(), Instant::now()).unwrap();
         assert!(run.moved < 1 << 20);
         // Context switches are counted per thread where the OS says.
         assert_eq!(run.switches.is_some(), cfg!(target_os = "linux"));

@@ -18,7 +18,7 @@ pub(super) fn affinity_name(pinned: bool) -> &'static str {
 }
 
 /// Time per event unpinned ÷ pinned, over the configurations run both ways.
-fn affinity_note(step: &Step) -> Option<String> {
+fn affinity_note(step: &Step) -> Option<Note> {
     let on: Vec<&Row> = step
         .rows
         .iter()
@@ -37,28 +37,22 @@ fn affinity_note(step: &Step) -> Option<String> {
         return None;
     }
     ratios.sort_by(f64::total_cmp);
-    Some(format!(
-        "affinity off ÷ on (time per event), {} configurations run both ways: median {:.2}×, {:.2}–{:.2}×",
-        ratios.len(),
-        ratios[ratios.len() / 2],
-        ratios[0],
-        ratios[ratios.len() - 1]
-    ))
+    Some(Note::Affinity {
+        configs: ratios.len(),
+        median: ratios[ratios.len() / 2],
+        least: ratios[0],
+        most: ratios[ratios.len() - 1],
+    })
 }
 
-/// The container step in words: the tree-map profile against the hash-map
+/// The container step's finding: the tree-map profile against the hash-map
 /// one, paired by round (`None` when either did not run).
-fn container_note(hash: &Row, tree: &Row) -> Option<String> {
+fn container_note(hash: &Row, tree: &Row) -> Option<Note> {
     let c = crate::stats::compare_paired(&tree.per_event_runs(), &hash.per_event_runs())?;
-    Some(format!(
-        "container (seed 004 §4.1, the consumer's map): a BTreeMap profile takes {:.2}× \
-         (95 % interval {:.2}–{:.2}, {} rounds paired) the time per event of a HashMap one, \
-         on the same channel; the seed's swap of STL map for a hash table gave 20 %",
-        c.ratio.value,
-        c.ratio.lo,
-        c.ratio.hi,
-        hash.per_event_runs().len()
-    ))
+    Some(Note::Container {
+        ratio: c.ratio,
+        rounds: hash.per_event_runs().len(),
+    })
 }
 
 /// Seed 004's three limit lines: each a label and its seconds, one per round.
@@ -79,29 +73,34 @@ fn limit_lines<const W: usize>(
     layout: Config,
     cpus: Pair<'_>,
 ) -> Result<(LimitLines, ProfileData), TuneError> {
-    let mut secs: [Vec<f64>; 3] = Default::default();
     let mut reference: Option<ProfileData> = None;
-    for round in 0..LINE_ROUNDS {
-        for k in super::roadmap::round_order(3, round) {
+    let order = |r| round_order(3, r);
+    let (secs, _) = rounds(
+        3,
+        LINE_ROUNDS,
+        order,
+        |_, _, _| true,
+        |_, _, k| {
             let (t, profile) = line_run::<W>(k, n, layout, cpus);
-            secs[k].push(t);
             match (profile, &reference) {
                 (Some(p), Some(r)) if &p != r => return Err(TuneError::ReferenceChanged),
                 (Some(p), None) => reference = Some(p),
                 _ => {}
             }
-        }
-    }
+            Ok(t)
+        },
+    )?;
     let reference = reference.unwrap_or_default();
     if reference.bad != 0 || !reference.stack.is_empty() || reference.events == 0 {
         return Err(TuneError::ReferenceInconsistent);
     }
-    let [optimal, achievable, upper] = secs;
-    let lines = [
-        ("Optimal: fib, no profiling", optimal),
-        ("Achievable: events into a buffer nobody reads", achievable),
-        ("Upper bound: fib and profiling in one thread", upper),
+    let labels = [
+        "Optimal: fib, no profiling",
+        "Achievable: events into a buffer nobody reads",
+        "Upper bound: fib and profiling in one thread",
     ];
+    let mut secs = secs.into_iter();
+    let lines = labels.map(|l| (l, secs.next().unwrap_or_default()));
     Ok((lines, reference))
 }
 
@@ -136,10 +135,7 @@ fn reference_rows<const W: usize>(
     }
     let median_ms = |k: usize| crate::stats::median(&lines[k].1) * 1e3;
     step.reference_s = Some(crate::stats::median(&per_event(&lines[1].1)));
-    step.say(format!(
-        "fib({n}): {events} events; {WORK_STEPS} multiply-adds of work per call; the limit \
-         lines {LINE_ROUNDS} runs each, interleaved"
-    ));
+    step.note(Note::Fib { n, events });
     progress(&format!(
         "stage two {bytes} B: optimal {:.1} ms, achievable {:.1} ms, upper bound {:.1} ms",
         median_ms(0),
@@ -159,37 +155,32 @@ fn container_rows<const W: usize>(
     reference: &ProfileData,
     budget: &Budget,
 ) -> Result<(), TuneError> {
-    let mut per_event: [Vec<f64>; 2] = Default::default();
     let mut events = 0;
-    for round in 0..LINE_ROUNDS {
-        for k in [round % 2, 1 - round % 2] {
+    let order = |r: usize| vec![r % 2, 1 - r % 2];
+    let (per_event, _) = rounds(
+        2,
+        LINE_ROUNDS,
+        order,
+        |_, _, _| true,
+        |_, _, k| {
             let map = [MapKind::Hash, MapKind::Tree][k];
             let run = fib_channel::<W>(config, n, pair, (reference, map), budget.run_cut())?;
             events = run.moved;
-            per_event[k].push(run.secs / run.moved.max(1) as f64);
-        }
-    }
-    let [hash, tree] = per_event.map(|s| (s, events));
+            Ok(run.secs / run.moved.max(1) as f64)
+        },
+    )?;
     let desc = describe(&config);
-    let pinned = Some(pair.cpus.0.is_some());
-    let hash = Row {
-        pinned,
+    let labels = ["HashMap profile", "BTreeMap profile (std::map's kind)"];
+    let [hash, tree] = [0, 1].map(|k| Row {
+        pinned: Some(pair.cpus.0.is_some()),
         ..Row::sampled(
-            format!("Container: HashMap profile, {desc}"),
-            hash.1,
-            &hash.0,
+            format!("Container: {}, {desc}", labels[k]),
+            events,
+            &per_event[k],
         )
-    };
-    let tree = Row {
-        pinned,
-        ..Row::sampled(
-            format!("Container: BTreeMap profile (std::map's kind), {desc}"),
-            tree.1,
-            &tree.0,
-        )
-    };
+    });
     if let Some(note) = container_note(&hash, &tree) {
-        step.say(note);
+        step.note(note);
     }
     step.rows.push(hash);
     step.rows.push(tree);
@@ -212,30 +203,29 @@ fn grid_rounds(
     progress: &mut dyn FnMut(&str),
     run: &mut dyn FnMut(Config, bool) -> Result<FibRun, TuneError>,
 ) -> Result<Vec<Vec<FibRun>>, TuneError> {
-    let mut samples: Vec<Vec<FibRun>> = (0..runs.len()).map(|_| Vec::new()).collect();
-    for round in 0..GRID_ROUNDS {
-        for (i, k) in run_order(groups, first, round).into_iter().enumerate() {
-            let (c, pinned) = runs[k];
-            // The first round's fixed runs always run: the step's choice needs them.
-            let out = k >= first || (round > 0 && !budget.left_until(1.0));
-            if !budget.left_until(share) && out {
-                step.say(format!(
-                    "budget: round {} of {GRID_ROUNDS} stopped after {i} runs",
-                    round + 1
-                ));
-                return Ok(samples);
-            }
-            let r = run(c, pinned)?;
-            progress(&format!(
-                "{}: {}, affinity {} (round {}) {:.1} ms",
-                step.title,
-                describe(&c),
-                affinity_name(pinned),
-                round + 1,
-                r.secs * 1e3
-            ));
-            samples[k].push(r);
-        }
+    let order = |round| run_order(groups, first, round);
+    // The first round's fixed runs always run: the step's choice needs them.
+    let go = |round, _, k| {
+        budget.left_until(share) || (k < first && (round == 0 || budget.left_until(1.0)))
+    };
+    let (samples, stopped) = rounds(runs.len(), GRID_ROUNDS, order, go, |round, _, k| {
+        let (c, pinned) = runs[k];
+        let r = run(c, pinned)?;
+        progress(&format!(
+            "{}: {}, affinity {} (round {}) {:.1} ms",
+            step.title,
+            describe(&c),
+            affinity_name(pinned),
+            round + 1,
+            r.secs * 1e3
+        ));
+        Ok(r)
+    })?;
+    if let Some((round, i)) = stopped {
+        step.note(Note::GridCut {
+            round: round + 1,
+            runs: i,
+        });
     }
     Ok(samples)
 }
@@ -250,13 +240,11 @@ fn grid_rows(
     (all, kept): (usize, usize),
     both_affinities: bool,
 ) {
-    step.say(format!(
-        "grid: {kept} of {all} configurations × affinity {}, {GRID_ROUNDS} rounds, every \
-         round each run once, affinity on and off next to each other in alternate order \
-         (from one configuration and one round to the next); the rest left out for the \
-         budget, spread over the grid",
-        if both_affinities { "on, off" } else { "off" }
-    ));
+    step.note(Note::StageTwoGrid {
+        kept,
+        all,
+        both_affinities,
+    });
     for (k, runs_k) in samples.iter().enumerate() {
         let Some(head) = runs_k.first() else {
             continue;
@@ -378,7 +366,7 @@ pub(super) fn stage_two<const W: usize>(
         },
     )?;
     if let Some(note) = affinity_note(&step) {
-        step.say(note);
+        step.note(note);
     }
     let best = step.best().and_then(|r| r.config.zip(r.pinned));
     Ok((step, best))
@@ -386,21 +374,19 @@ pub(super) fn stage_two<const W: usize>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture::row;
     use super::*;
 
     #[test]
     fn affinity_off_is_compared_with_on_for_the_same_config() {
         let c = Config::n_buffer(3, 4096);
-        let row = |config: Option<Config>, secs: f64, pinned: bool| Row {
-            pinned: Some(pinned),
-            ..Row::once("", config, 1000, secs)
-        };
+        let row = |config, secs, pinned| row("", config, secs, Some(pinned));
         let mut step = Step::new("stage two: test");
         step.rows.push(row(None, 1.0, true));
         step.rows.push(row(Some(c), 1.0, true));
         step.rows.push(row(Some(c), 2.0, false));
         step.rows.push(row(Some(c.with_padding(1)), 1.0, false));
-        let note = affinity_note(&step).unwrap();
+        let note = words::note(&step, &affinity_note(&step).unwrap());
         assert!(
             note.contains("1 configurations") && note.contains("median 2.00×"),
             "{note}"

@@ -3,7 +3,11 @@
 //! from. The measuring code records numbers and typed notes; the report
 //! (`result.rs`) and the choice's reasons word them here.
 
-use super::{affinity_name, Note, Row, Settled, Step};
+use super::grid::GRID_ROUNDS;
+use super::roadmap::HAND_PAD_BYTES;
+use super::stage_two::LINE_ROUNDS;
+use super::{affinity_name, Note, Report, Row, Settled, Step};
+use super::{BUFFER_COUNTS, STAGE_ONE_BUFFER_BYTES, WORK_STEPS};
 use crate::model::Outcome;
 use crate::stats::Comparison;
 
@@ -26,8 +30,137 @@ pub(super) fn note(step: &Step, n: &Note) -> String {
         Note::AgainstUnpinned { name } => {
             format!("--against {name}: run unpinned (no CPU pair to pin to here)")
         }
-        Note::Said(text) => text.clone(),
+        Note::SweepCut { measured, of } => {
+            format!("budget: measured {measured} of {of} configurations (spread over the grid)")
+        }
+        Note::GridCut { round, runs } => {
+            format!("budget: round {round} of {GRID_ROUNDS} stopped after {runs} runs")
+        }
+        Note::SmtSkipped(why) => format!("SMT baseline: {why}"),
+        Note::Offloaded {
+            what,
+            t_s,
+            producer_s,
+            consumer_s,
+        } => offloaded(what, *t_s, *producer_s, *consumer_s),
+        Note::StackOffset => "stack +N B: the producer's loop runs N bytes lower on its stack \
+             than the consumer's (harness::stack::with_stack_offset; seed 004 p4_adjuststack)"
+            .into(),
+        Note::Switches => "ctx sw: context switches of each thread (getrusage RUSAGE_THREAD) \
+             from the start gate to its last event, per 10^6 events, voluntary ones in \
+             parentheses; spinlock, spin_backoff and spin_pause make no system call, so theirs \
+             are the OS taking the CPU"
+            .into(),
+        _ => measured_note(n),
     }
+}
+
+/// The notes of a step's set-up and findings (see [`note`]).
+fn measured_note(n: &Note) -> String {
+    match n {
+        Note::Roadmap {
+            rounds,
+            events,
+            consumer_slower,
+            baseline_s,
+        } => {
+            format!(
+            "{rounds} rounds of {events} events, every step once per round in a rotated order; \
+             baseline = the slower alone ({}): {:.2} ns per event; padding {HAND_PAD_BYTES} B \
+             (hand-tuned; loop 1 searches it on p3)",
+            if *consumer_slower { "consumer" } else { "producer" },
+            baseline_s * 1e9
+        )
+        }
+        Note::Padding { events } => format!(
+            "p3_rmfalsesharing with each padding between the indices and the buffers, {events} \
+             events a run; 1, 2 and 4 B are not run: the indices are 8-byte words, so they lay \
+             p3 out as 8 B does; the padding chosen is the channel's padding between buffers \
+             from here on"
+        ),
+        Note::BufferGrid {
+            event_bytes,
+            holding,
+            measured,
+        } => buffer_grid(*event_bytes, *holding, *measured),
+        Note::Fib { n, events } => format!(
+            "fib({n}): {events} events; {WORK_STEPS} multiply-adds of work per call; the limit \
+             lines {LINE_ROUNDS} runs each, interleaved"
+        ),
+        Note::Container { ratio, rounds } => format!(
+            "container (seed 004 §4.1, the consumer's map): a BTreeMap profile takes {:.2}× \
+             (95 % interval {:.2}–{:.2}, {rounds} rounds paired) the time per event of a \
+             HashMap one, on the same channel; the seed's swap of STL map for a hash table \
+             gave 20 %",
+            ratio.value, ratio.lo, ratio.hi
+        ),
+        Note::StageTwoGrid {
+            kept,
+            all,
+            both_affinities,
+        } => format!(
+            "grid: {kept} of {all} configurations × affinity {}, {GRID_ROUNDS} rounds, every \
+             round each run once, affinity on and off next to each other in alternate order \
+             (from one configuration and one round to the next); the rest left out for the \
+             budget, spread over the grid",
+            if *both_affinities { "on, off" } else { "off" }
+        ),
+        Note::Affinity {
+            configs,
+            median,
+            least,
+            most,
+        } => format!(
+            "affinity off ÷ on (time per event), {configs} configurations run both ways: median \
+             {median:.2}×, {least:.2}–{most:.2}×"
+        ),
+        _ => String::new(),
+    }
+}
+
+/// Loop 3's note: how much of seed 004's grid holds an event and ran.
+fn buffer_grid(event_bytes: usize, holding: usize, measured: usize) -> String {
+    let mut note = format!(
+        "seed 004's grid: {} buffer counts × {} sizes; {holding} of them hold a \
+         {event_bytes}-byte event; measured {measured}",
+        BUFFER_COUNTS.len(),
+        STAGE_ONE_BUFFER_BYTES.len(),
+    );
+    if measured < holding {
+        note.push_str(
+            " (the budget's share ended: the runs are spread over the whole grid, so what \
+             was left out is scattered, not one corner)",
+        );
+    }
+    if holding < STAGE_ONE_BUFFER_BYTES.len() * BUFFER_COUNTS.len() {
+        note.push_str(&format!(
+            "; sizes below {event_bytes} B cannot hold one event and are not run"
+        ));
+    }
+    note
+}
+
+/// The work offloaded by a step of `t` seconds per event, in words.
+pub(super) fn offloaded(what: &str, t: f64, tp: f64, tc: f64) -> String {
+    let share = super::roadmap::work_offloaded(t, tp, tc);
+    let formula = format!(
+        "1 − t / (t_producer + t_consumer) = 1 − {:.2} / ({:.2} + {:.2}) ns",
+        t * 1e9,
+        tp * 1e9,
+        tc * 1e9
+    );
+    if share < 0.0 {
+        // Slower than the two sides one after the other: no share to state.
+        return format!(
+            "work offloaded by {what}: none; the pair takes {}× as long as producer and \
+             consumer one after the other ({formula}; seed 004 §3.4)",
+            crate::units::fmt_ratio(t / (tp + tc))
+        );
+    }
+    format!(
+        "work offloaded by {what}: {:.0} % ({formula}; seed 004 §3.4; 50 % is perfect balancing)",
+        share * 100.0
+    )
 }
 
 /// At most this many names in a list of rows run once.
@@ -205,4 +338,39 @@ pub(super) fn against(step: &Step, i: usize) -> String {
         }
         None => "not repeated with the choice (budget)".into(),
     }
+}
+
+/// Why the tuner chose its configuration: whose choice, its affinity, what it
+/// could not be told from, and where each `--against` configuration stands.
+pub(super) fn why(r: &Report) -> String {
+    let w = &r.why;
+    let stage = if w.stage_two {
+        "Stage Two"
+    } else {
+        "Stage One"
+    };
+    let mut s = format!(
+        "{stage}'s choice for {}-byte events, affinity {}",
+        w.event_bytes,
+        affinity_name(r.best_pinned)
+    );
+    let Some(step) = r.steps.get(w.step) else {
+        return s;
+    };
+    if let Some(t) = step.tie() {
+        // Another run may pick the runner-up: say so rather than claim a winner.
+        s.push_str(&format!("; {t}"));
+    }
+    for a in &w.against {
+        let stands = match step.against_row(a) {
+            // Stage One does not race them; Stage Two's notes say where they stand.
+            _ if !w.stage_two => {
+                "not compared with this choice (Stage One's; only Stage Two races them)".into()
+            }
+            Some(i) => against(step, i),
+            None => format!("not run in {} (see its notes)", step.title),
+        };
+        s.push_str(&format!("; --against {}: {stands}", a.name));
+    }
+    s
 }
