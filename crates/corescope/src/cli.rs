@@ -428,7 +428,7 @@ pub enum ArgError {
     #[error("at most {MAX_EVENT_BYTES} bytes")]
     EventBytesOver,
     /// Not a whole number (of rounds, epochs, nodes, ...).
-    #[error("expected a whole number from {min} to {max}")]
+    #[error("expected a whole number {}", whole_range(*min, *max))]
     NotCount {
         /// The smallest accepted.
         min: u64,
@@ -436,7 +436,7 @@ pub enum ArgError {
         max: u64,
     },
     /// A negative number where a count is expected.
-    #[error("negative; expected a whole number from {min} to {max}")]
+    #[error("negative; expected a whole number {}", whole_range(*min, *max))]
     NegativeCount {
         /// The smallest accepted.
         min: u64,
@@ -552,6 +552,16 @@ pub fn parse_event_bytes(s: &str) -> Result<usize, ArgError> {
 /// when it does not parse).
 fn is_digits(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The range of a count in words: `from 2 to 50`, or `of 1 or more` when only
+/// the type bounds it.
+fn whole_range(min: u64, max: u64) -> String {
+    if max == MAX_USIZE {
+        format!("of {min} or more")
+    } else {
+        format!("from {min} to {max}")
+    }
 }
 
 /// The largest `usize`, as a bound of [`count`].
@@ -982,6 +992,10 @@ mod tests {
         assert_eq!(e("2.5"), "expected a whole number from 2 to 50");
         let nx = count::<usize>(1, MAX_USIZE);
         assert_eq!(nx("0").unwrap_err().to_string(), "at least 1");
+        assert_eq!(
+            nx("x").unwrap_err().to_string(),
+            "expected a whole number of 1 or more"
+        );
         assert_eq!(nx("1000"), Ok(1000));
         let width = count::<u16>(0, u16::MAX.into());
         assert_eq!(width("0"), Ok(0));
