@@ -372,7 +372,7 @@ fn topo_cmd(a: TopoArgs) -> Result<()> {
 }
 
 fn place(a: PlaceArgs) -> Result<()> {
-    let threads = cli::parse_thread_count(&a.threads).map_err(|e| anyhow!("--threads: {e}"))?;
+    let threads = a.threads;
     let t = load_topology(a.synthetic.as_deref(), a.xml.as_ref())?;
     let strategy = cli::parse_strategy(&a.strategy).map_err(|e| anyhow!(e))?;
     strategy.validate(&t)?;
@@ -403,10 +403,7 @@ fn plan_cmd(a: PlanArgs) -> Result<()> {
         (s, x) => load_topology(s, x)?,
     };
     let profile = a.profile();
-    let budget_s = match &a.budget {
-        Some(b) => cli::parse_budget(b).map_err(|e| anyhow!(e))?,
-        None => cli::default_budget_s(profile),
-    };
+    let budget_s = a.budget_s.unwrap_or_else(|| cli::default_budget_s(profile));
     let ctx = crate::estimate::plan_ctx(topo, profile, budget_s);
     let report = crate::estimate::plan_all(&probes, &ctx, &cal);
     let fleet = a
@@ -568,15 +565,9 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
             TUNE_TARGETS.join(", ")
         );
     }
-    let event_bytes = match &a.event_bytes {
-        Some(s) => cli::parse_event_bytes(s).map_err(|e| anyhow!(e))?,
-        None => tune::DEFAULT_EVENT_BYTES,
-    };
+    let event_bytes = a.event_bytes.unwrap_or(tune::DEFAULT_EVENT_BYTES);
     tune::event_size_for(event_bytes).map_err(|e| anyhow!(e))?;
-    let budget_s = match &a.budget {
-        Some(b) => cli::parse_budget(b).map_err(|e| anyhow!(e))?,
-        None => tune::DEFAULT_BUDGET_S,
-    };
+    let budget_s = a.budget_s.unwrap_or(tune::DEFAULT_BUDGET_S);
     let out = a
         .out
         .clone()
@@ -741,12 +732,7 @@ struct RunPlan {
 
 fn validate_run(a: &RunArgs, topo: topology::Topology) -> Result<RunPlan> {
     let probes = select_probes(&a.probes)?;
-    let threads = a
-        .threads
-        .as_deref()
-        .map(cli::parse_thread_list)
-        .transpose()
-        .map_err(|e| anyhow!(e))?;
+    let threads = a.threads.clone();
     if let Some(&most) = threads.as_ref().and_then(|t| t.last()) {
         let (cap, why) = crate::harness::team::thread_capacity();
         if most > cap {
@@ -766,10 +752,7 @@ fn validate_run(a: &RunArgs, topo: topology::Topology) -> Result<RunPlan> {
         Some(p)
     };
     let profile = a.profile();
-    let budget_s = match &a.budget {
-        Some(b) => cli::parse_budget(b).map_err(|e| anyhow!(e))?,
-        None => cli::default_budget_s(profile),
-    };
+    let budget_s = a.budget_s.unwrap_or_else(|| cli::default_budget_s(profile));
     let out = match &a.out {
         Some(p) => p.clone(),
         None => PathBuf::from(default_out_name(&hostname_for_file())),

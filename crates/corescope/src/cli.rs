@@ -98,8 +98,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub full: bool,
     /// Thread counts to measure, e.g. `1,2,4,8` (default: 1,2,3,4,6,8,12,... up to 4× CPUs).
-    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
-    pub threads: Option<String>,
+    // `::std::vec::Vec`, spelt out: one value holding a list, not a repeated flag.
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true, value_parser = parse_thread_list)]
+    pub threads: Option<::std::vec::Vec<usize>>,
     /// Placements: `linear`, `compact`, `scatter`, `unbound` (comma-separated), one
     /// CPU list such as `0,2,4-7`, or one expression such as `N0:0-3`, `S1:0-7`,
     /// `kind:P` (see `corescope place --help`); repeat the flag for several lists
@@ -111,12 +112,12 @@ pub struct RunArgs {
     pub out: Option<PathBuf>,
     /// Seconds each probe may take before it stops and records "gave up"
     /// (default: 30 quick, 300 default, 3600 full).
-    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
-    pub budget: Option<String>,
+    #[arg(long = "budget", value_name = "SECONDS", allow_hyphen_values = true, value_parser = parse_budget)]
+    pub budget_s: Option<f64>,
     /// Epochs: every repeated point is measured in this many separated passes over
     /// its probe, and its interval spans the spread between them (1 to 4; default
     /// 2; 1 gives the within-run interval only, see docs/statistics.md).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=4))]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = count::<u8>(1, 4))]
     pub epochs: Option<u8>,
     /// No progress bar on stderr.
     #[arg(long)]
@@ -158,9 +159,10 @@ pub struct TopoArgs {
         short = 'n',
         value_name = "N",
         requires = "export",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        value_parser = parse_thread_count
     )]
-    pub threads: Option<String>,
+    pub threads: Option<usize>,
     /// Placement of a pinning export, as `corescope place` takes it: `compact`,
     /// `scatter`, `linear`, a CPU list or an expression.
     #[arg(
@@ -204,8 +206,8 @@ pub struct PlanArgs {
     #[arg(long)]
     pub full: bool,
     /// Seconds each probe may take (default: the profile's, as `run`).
-    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
-    pub budget: Option<String>,
+    #[arg(long = "budget", value_name = "SECONDS", allow_hyphen_values = true, value_parser = parse_budget)]
+    pub budget_s: Option<f64>,
     /// An hwloc synthetic machine instead of this one, e.g. "pack:4 core:16 group:2 pu:4".
     #[arg(long, value_name = "SPEC", conflicts_with = "xml")]
     pub synthetic: Option<String>,
@@ -228,7 +230,13 @@ pub struct PlanArgs {
     pub check: Option<PathBuf>,
     /// Also price a fleet run of this many nodes of this machine (`corescope fleet
     /// run`): each node's run, then the gather, parse and judgement on rank 0.
-    #[arg(long, value_name = "NODES", conflicts_with = "check", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    #[arg(
+        long,
+        value_name = "NODES",
+        conflicts_with = "check",
+        allow_hyphen_values = true,
+        value_parser = count::<u64>(1, 10_000_000)
+    )]
     pub fleet: Option<u64>,
 }
 
@@ -253,8 +261,8 @@ pub struct PlaceArgs {
     #[arg(allow_hyphen_values = true)]
     pub strategy: String,
     /// Number of threads to place.
-    #[arg(long, short = 'n', value_name = "N", allow_hyphen_values = true)]
-    pub threads: String,
+    #[arg(long, short = 'n', value_name = "N", allow_hyphen_values = true, value_parser = parse_thread_count)]
+    pub threads: usize,
     /// An hwloc synthetic machine instead of this one.
     #[arg(long, value_name = "SPEC", conflicts_with = "xml")]
     pub synthetic: Option<String>,
@@ -283,7 +291,7 @@ pub struct ReportArgs {
     pub summary: bool,
     /// Lay the terminal output out for this many columns (default: `COLUMNS`, else
     /// the terminal's width, else 100; at least 40).
-    #[arg(long, value_name = "COLUMNS")]
+    #[arg(long, value_name = "COLUMNS", allow_hyphen_values = true, value_parser = count::<u16>(0, u16::MAX.into()))]
     pub width: Option<u16>,
 }
 
@@ -294,7 +302,7 @@ pub struct CrosscheckArgs {
     #[arg(value_name = "PROBE")]
     pub probes: Vec<String>,
     /// Rounds per row, after one warm-up (2 to 50; default 6).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(2..=50))]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = count::<u16>(2, 50))]
     pub rounds: Option<u16>,
     /// Run file to write (default: corescope-crosscheck-<host>-<UTC time>.json).
     #[arg(long, short, value_name = "FILE")]
@@ -325,7 +333,7 @@ pub struct CompareArgs {
     pub probes: Option<String>,
     /// Lay the terminal output out for this many columns (default: `COLUMNS`, else
     /// the terminal's width, else 100; at least 40).
-    #[arg(long, value_name = "COLUMNS")]
+    #[arg(long, value_name = "COLUMNS", allow_hyphen_values = true, value_parser = count::<u16>(0, u16::MAX.into()))]
     pub width: Option<u16>,
 }
 
@@ -357,12 +365,12 @@ pub struct TuneArgs {
     pub target: String,
     /// Bytes per event of Stage One, 1 to 1024 (default 24, the seed's shrunk
     /// profiling event); other sizes round up to 1, 2, 4, 8, 16, 24, 32, 64, 128, ...
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub event_bytes: Option<String>,
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_event_bytes)]
+    pub event_bytes: Option<usize>,
     /// Seconds the whole tuning may take (default 60); steps that run out of time
     /// say how many configurations they measured.
-    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
-    pub budget: Option<String>,
+    #[arg(long = "budget", value_name = "SECONDS", allow_hyphen_values = true, value_parser = parse_budget)]
+    pub budget_s: Option<f64>,
     /// File for the best configuration, JSON that `hspc::Config` reads
     /// (default: hspc-<host>.json).
     #[arg(long, short, value_name = "FILE")]
@@ -406,12 +414,47 @@ pub struct DoctorArgs {
 }
 
 /// Why a value given on the command line is refused; each message names the
-/// value (and the flag where one value has one flag).
+/// value where clap's own line (`invalid value 'V' for '--flag <N>': ...`) does not
+/// say which part of it is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ArgError {
     /// `--event-bytes` is not a number.
-    #[error("--event-bytes {0}: expected a number of bytes from 1 to 1024")]
-    EventBytes(String),
+    #[error("expected a number of bytes from 1 to {MAX_EVENT_BYTES}")]
+    NotEventBytes,
+    /// `--event-bytes 0`.
+    #[error("an event needs at least 1 byte")]
+    NoEventBytes,
+    /// `--event-bytes` above [`MAX_EVENT_BYTES`].
+    #[error("at most {MAX_EVENT_BYTES} bytes")]
+    EventBytesOver,
+    /// Not a whole number (of rounds, epochs, nodes, ...).
+    #[error("expected a whole number {}", whole_range(*min, *max))]
+    NotCount {
+        /// The smallest accepted.
+        min: u64,
+        /// The largest accepted.
+        max: u64,
+    },
+    /// A negative number where a count is expected.
+    #[error("negative; expected a whole number {}", whole_range(*min, *max))]
+    NegativeCount {
+        /// The smallest accepted.
+        min: u64,
+        /// The largest accepted.
+        max: u64,
+    },
+    /// A count below its least.
+    #[error("at least {min}")]
+    CountBelow {
+        /// The smallest accepted.
+        min: u64,
+    },
+    /// A count above its most.
+    #[error("at most {max}")]
+    CountAbove {
+        /// The largest accepted.
+        max: u64,
+    },
     /// A negative thread count.
     #[error("thread count {0} is negative: give a positive integer")]
     NegativeThreads(String),
@@ -425,13 +468,8 @@ pub enum ArgError {
     #[error("thread count '{0}' is not a positive integer")]
     NotThreads(String),
     /// An item of a `--threads` list.
-    #[error("--threads {list}: {source}; expected a list like 1,2,4,8")]
-    ThreadList {
-        /// The list as given.
-        list: String,
-        /// What is wrong with the item.
-        source: Box<ArgError>,
-    },
+    #[error("{0}; expected a list like 1,2,4,8")]
+    ThreadList(Box<ArgError>),
     /// A placement that does not parse.
     #[error(transparent)]
     Placement(#[from] PlacementError),
@@ -441,7 +479,7 @@ pub enum ArgError {
         /// The list as given.
         list: String,
         /// What is wrong.
-        why: String,
+        why: CpuListError,
     },
     /// A placement name misspelt.
     #[error("{source}; did you mean '{name}'?")]
@@ -452,28 +490,106 @@ pub enum ArgError {
         name: &'static str,
     },
     /// A duration beyond [`MAX_DURATION_S`].
-    #[error("{flag} {value}: at most {MAX_DURATION_S:.0} seconds (7 days)")]
-    TooLong {
-        /// The flag.
-        flag: String,
-        /// The value as given.
-        value: String,
-    },
+    #[error("at most {MAX_DURATION_S:.0} seconds (7 days)")]
+    TooLong,
     /// Not a duration.
-    #[error("{flag} {value}: expected a positive number of seconds, e.g. 60")]
-    NotSeconds {
-        /// The flag.
-        flag: String,
-        /// The value as given.
-        value: String,
-    },
+    #[error("expected a positive number of seconds, e.g. 60")]
+    NotSeconds,
 }
 
-/// Parse `--event-bytes`: a positive integer.
+/// What exactly is wrong with a CPU list (`0,2,4-7`) that did not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CpuListError {
+    /// `0,,1`, `0-`.
+    #[error("an empty item or range end; write ids like 0,2,4-7")]
+    Empty,
+    /// `0-1-2`: an item that is not digits.
+    #[error("'{0}' is not a CPU id; write ids like 0,2,4-7")]
+    NotAnId(String),
+    /// A CPU id above [`crate::placement::MAX_CPU_INDEX`].
+    #[error(
+        "CPU {0} is above the largest CPU id corescope accepts ({max})",
+        max = crate::placement::MAX_CPU_INDEX
+    )]
+    AboveMax(String),
+    /// `-1`.
+    #[error("negative CPU id {0}: CPU ids are 0 or more")]
+    Negative(String),
+    /// `7-4`.
+    #[error("range {range} is reversed; write {low}-{high}")]
+    Reversed {
+        /// The range as given.
+        range: String,
+        /// Its smaller end.
+        low: u64,
+        /// Its larger end.
+        high: u64,
+    },
+    /// More CPUs than [`crate::placement::MAX_LIST_CPUS`] once ranges are expanded.
+    #[error(
+        "the list names {0} CPUs once its ranges are expanded, more than the {most} \
+         corescope accepts",
+        most = crate::placement::MAX_LIST_CPUS
+    )]
+    TooMany(u64),
+}
+
+/// Most bytes per event `tune channel` moves (the largest of Stage One's sizes).
+pub const MAX_EVENT_BYTES: usize = 1024;
+
+/// Parse `--event-bytes`: an integer from 1 to [`MAX_EVENT_BYTES`].
 pub fn parse_event_bytes(s: &str) -> Result<usize, ArgError> {
     match s.trim().parse::<usize>() {
+        Ok(0) => Err(ArgError::NoEventBytes),
+        Ok(n) if n > MAX_EVENT_BYTES => Err(ArgError::EventBytesOver),
         Ok(n) => Ok(n),
-        Err(_) => Err(ArgError::EventBytes(s.to_string())),
+        Err(_) if is_digits(s.trim()) => Err(ArgError::EventBytesOver),
+        Err(_) => Err(ArgError::NotEventBytes),
+    }
+}
+
+/// Whether `s` is one or more ASCII digits (a number too large for its type
+/// when it does not parse).
+fn is_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The range of a count in words: `from 2 to 50`, or `of 1 or more` when only
+/// the type bounds it.
+fn whole_range(min: u64, max: u64) -> String {
+    if max == MAX_USIZE {
+        format!("of {min} or more")
+    } else {
+        format!("from {min} to {max}")
+    }
+}
+
+/// The largest `usize`, as a bound of [`count`].
+const MAX_USIZE: u64 = usize::MAX as u64;
+
+/// The value parser of a whole number from `min` to `max` (`--epochs`,
+/// `--rounds`, `--nx`, ...), saying what is wrong with any other value.
+fn count<T: TryFrom<u64>>(
+    min: u64,
+    max: u64,
+) -> impl Fn(&str) -> Result<T, ArgError> + Clone + Send + Sync + 'static {
+    move |s| {
+        let t = s.trim();
+        let n = match t.parse::<u64>() {
+            Ok(n) => n,
+            Err(_) if is_digits(t) => u64::MAX,
+            Err(_) if t.strip_prefix('-').is_some_and(is_digits) => {
+                return Err(ArgError::NegativeCount { min, max })
+            }
+            Err(_) => return Err(ArgError::NotCount { min, max }),
+        };
+        if n < min {
+            return Err(ArgError::CountBelow { min });
+        }
+        T::try_from(n)
+            .ok()
+            .filter(|_| n <= max)
+            .ok_or(ArgError::CountAbove { max })
     }
 }
 
@@ -520,10 +636,10 @@ pub struct MpiArgs {
     #[arg(long, value_enum, default_value_t = MpiPairs::First)]
     pub pairs: MpiPairs,
     /// Jacobi grid: NX × NX interior points (default: 64 quick, 1000 otherwise, as in seed 002).
-    #[arg(long, value_name = "NX")]
+    #[arg(long, value_name = "NX", allow_hyphen_values = true, value_parser = count::<usize>(1, MAX_USIZE))]
     pub nx: Option<usize>,
     /// Jacobi iterations (default: 50 quick, 200 default, 1000 full).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = count::<usize>(1, MAX_USIZE))]
     pub iterations: Option<usize>,
     /// Also write the Jacobi timeline as Chrome trace-event JSON (open it in Perfetto).
     #[arg(long, value_name = "FILE")]
@@ -629,16 +745,16 @@ pub const MAX_THREADS: usize = 1 << 16;
 /// Parse a thread count: a positive integer.
 pub fn parse_thread_count(s: &str) -> Result<usize, ArgError> {
     let t = s.trim();
-    if t.starts_with('-') && t[1..].bytes().all(|b| b.is_ascii_digit()) && t.len() > 1 {
-        return Err(ArgError::NegativeThreads(t.to_string()));
+    if let Some(digits) = t.strip_prefix('-') {
+        if is_digits(digits) {
+            return Err(ArgError::NegativeThreads(t.to_string()));
+        }
     }
     match t.parse::<usize>() {
         Ok(0) => Err(ArgError::ZeroThreads),
         Ok(n) if n > MAX_THREADS => Err(ArgError::TooManyThreads(n.to_string())),
         Ok(n) => Ok(n),
-        Err(_) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
-            Err(ArgError::TooManyThreads(t.to_string()))
-        }
+        Err(_) if is_digits(t) => Err(ArgError::TooManyThreads(t.to_string())),
         Err(_) => Err(ArgError::NotThreads(t.to_string())),
     }
 }
@@ -649,10 +765,7 @@ pub fn parse_thread_list(s: &str) -> Result<Vec<usize>, ArgError> {
         .split(',')
         .map(parse_thread_count)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| ArgError::ThreadList {
-            list: s.to_string(),
-            source: Box::new(e),
-        })?;
+        .map_err(|e| ArgError::ThreadList(Box::new(e)))?;
     v.sort_unstable();
     v.dedup();
     Ok(v)
@@ -708,41 +821,26 @@ pub fn parse_strategy(v: &str) -> Result<Strategy, ArgError> {
 }
 
 /// What is wrong with a CPU list that did not parse, if it can be said.
-fn cpu_list_problem(t: &str) -> Option<String> {
-    let max = crate::placement::MAX_CPU_INDEX;
-    let id = |x: &str| -> Result<u64, String> {
-        let x = x.trim();
-        if x.is_empty() {
-            return Err("an empty item or range end; write ids like 0,2,4-7".into());
-        }
-        if !x.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(format!("'{x}' is not a CPU id; write ids like 0,2,4-7"));
-        }
-        match x.parse::<u64>() {
-            Ok(n) if n > u64::from(max) => Err(format!(
-                "CPU {n} is above the largest CPU id corescope accepts ({max})"
-            )),
-            Ok(n) => Ok(n),
-            Err(_) => Err(format!(
-                "CPU {x} is above the largest CPU id corescope accepts ({max})"
-            )),
-        }
-    };
+fn cpu_list_problem(t: &str) -> Option<CpuListError> {
     let mut named: u64 = 0;
     for item in t.split(',') {
         let item = item.trim();
         if item.starts_with('-') {
-            return Some(format!("negative CPU id {item}: CPU ids are 0 or more"));
+            return Some(CpuListError::Negative(item.to_string()));
         }
         let r = match item.split_once('-') {
-            Some((a, b)) => match (id(a), id(b)) {
+            Some((a, b)) => match (cpu_id(a), cpu_id(b)) {
                 (Ok(a), Ok(b)) if a > b => {
-                    return Some(format!("range {item} is reversed; write {b}-{a}"))
+                    return Some(CpuListError::Reversed {
+                        range: item.to_string(),
+                        low: b,
+                        high: a,
+                    })
                 }
                 (Err(e), _) | (_, Err(e)) => Err(e),
                 (Ok(a), Ok(b)) => Ok(b - a + 1),
             },
-            None => id(item).map(|_| 1),
+            None => cpu_id(item).map(|_| 1),
         };
         match r {
             Err(e) => return Some(e),
@@ -750,13 +848,24 @@ fn cpu_list_problem(t: &str) -> Option<String> {
         }
     }
     let most = crate::placement::MAX_LIST_CPUS;
-    if named > most as u64 {
-        return Some(format!(
-            "the list names {named} CPUs once its ranges are expanded, more than the \
-             {most} corescope accepts"
-        ));
+    (named > most as u64).then_some(CpuListError::TooMany(named))
+}
+
+/// One CPU id of a list, or what is wrong with it.
+fn cpu_id(x: &str) -> Result<u64, CpuListError> {
+    let x = x.trim();
+    if x.is_empty() {
+        return Err(CpuListError::Empty);
     }
-    None
+    if !is_digits(x) {
+        return Err(CpuListError::NotAnId(x.to_string()));
+    }
+    let max = crate::placement::MAX_CPU_INDEX;
+    match x.parse::<u64>() {
+        Ok(n) if n > u64::from(max) => Err(CpuListError::AboveMax(n.to_string())),
+        Ok(n) => Ok(n),
+        Err(_) => Err(CpuListError::AboveMax(x.to_string())),
+    }
 }
 
 /// The candidate closest to `word` when it is a likely misspelling
@@ -780,26 +889,20 @@ pub const COMMANDS: [&str; 11] = [
 /// and `Duration::from_secs_f64` panics past about 1.8e19 s.
 pub const MAX_DURATION_S: f64 = 7.0 * 24.0 * 3600.0;
 
-/// Parse a duration in seconds given to `flag`: a finite number above 0 and at
-/// most [`MAX_DURATION_S`]. The one check of every duration option, so no
-/// later conversion to a `Duration` can overflow.
-pub fn parse_seconds(flag: &str, s: &str) -> Result<f64, ArgError> {
+/// Parse a duration in seconds: a finite number above 0 and at most
+/// [`MAX_DURATION_S`]. The one check of every duration option (clap's value
+/// parser of each), so no later conversion to a `Duration` can overflow.
+pub fn parse_seconds(s: &str) -> Result<f64, ArgError> {
     match s.trim().parse::<f64>() {
         Ok(b) if b.is_finite() && b > 0.0 && b <= MAX_DURATION_S => Ok(b),
-        Ok(b) if b.is_finite() && b > MAX_DURATION_S => Err(ArgError::TooLong {
-            flag: flag.to_string(),
-            value: s.trim().to_string(),
-        }),
-        _ => Err(ArgError::NotSeconds {
-            flag: flag.to_string(),
-            value: s.to_string(),
-        }),
+        Ok(b) if b.is_finite() && b > MAX_DURATION_S => Err(ArgError::TooLong),
+        _ => Err(ArgError::NotSeconds),
     }
 }
 
 /// Parse `--budget`: seconds (see [`parse_seconds`]).
 pub fn parse_budget(s: &str) -> Result<f64, ArgError> {
-    parse_seconds("--budget", s)
+    parse_seconds(s)
 }
 
 impl RunArgs {
@@ -872,6 +975,44 @@ mod tests {
         assert!(e("scater").contains("did you mean 'scatter'"));
         assert_eq!(suggest("reprot", &COMMANDS), Some("report"));
         assert_eq!(suggest("xyzzy", &COMMANDS), None);
+    }
+
+    #[test]
+    fn counts() {
+        let rounds = count::<u16>(2, 50);
+        assert_eq!(rounds(" 6 "), Ok(6));
+        assert_eq!(rounds("50"), Ok(50));
+        let e = |v: &str| rounds(v).unwrap_err().to_string();
+        assert_eq!(e("1"), "at least 2");
+        assert_eq!(e("51"), "at most 50");
+        assert_eq!(e("99999999999999999999999"), "at most 50");
+        assert_eq!(e("-3"), "negative; expected a whole number from 2 to 50");
+        assert_eq!(e("x"), "expected a whole number from 2 to 50");
+        assert_eq!(e(""), "expected a whole number from 2 to 50");
+        assert_eq!(e("2.5"), "expected a whole number from 2 to 50");
+        let nx = count::<usize>(1, MAX_USIZE);
+        assert_eq!(nx("0").unwrap_err().to_string(), "at least 1");
+        assert_eq!(
+            nx("x").unwrap_err().to_string(),
+            "expected a whole number of 1 or more"
+        );
+        assert_eq!(nx("1000"), Ok(1000));
+        let width = count::<u16>(0, u16::MAX.into());
+        assert_eq!(width("0"), Ok(0));
+        assert_eq!(width("65536").unwrap_err().to_string(), "at most 65535");
+    }
+
+    #[test]
+    fn event_bytes() {
+        assert_eq!(parse_event_bytes("24"), Ok(24));
+        assert_eq!(parse_event_bytes("1024"), Ok(MAX_EVENT_BYTES));
+        assert_eq!(parse_event_bytes("0"), Err(ArgError::NoEventBytes));
+        assert_eq!(parse_event_bytes("1025"), Err(ArgError::EventBytesOver));
+        assert_eq!(
+            parse_event_bytes("99999999999999999999999"),
+            Err(ArgError::EventBytesOver)
+        );
+        assert_eq!(parse_event_bytes("-5"), Err(ArgError::NotEventBytes));
     }
 
     #[test]

@@ -32,9 +32,7 @@ pub fn export_text(
     };
     let threads = a
         .threads
-        .as_deref()
         .ok_or_else(|| anyhow!("a pinning export needs --threads N"))?;
-    let threads = cli::parse_thread_count(threads).map_err(|e| anyhow!("--threads: {e}"))?;
     let placement = a.placement.as_deref().ok_or_else(|| {
         anyhow!("a pinning export needs --placement (compact, scatter, linear, a CPU list, ...)")
     })?;

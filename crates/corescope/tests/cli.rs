@@ -9,10 +9,11 @@ fn corescope() -> Command {
     Command::cargo_bin("corescope").expect("binary built")
 }
 
-/// Run with args; expect failure whose stderr contains `needle`, no panic, and
-/// that `out` (if given) was not created.
-fn fails_with(args: &[&str], needle: &str, out: Option<&Path>) {
-    let assert = corescope().args(args).assert().failure();
+/// Run with args; expect exit status `code` (2: clap refused the command line,
+/// 1: corescope did) with stderr containing `needle`, no panic, and that `out`
+/// (if given) was not created.
+fn fails_with(args: &[&str], code: i32, needle: &str, out: Option<&Path>) {
+    let assert = corescope().args(args).assert().code(code);
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
     assert!(
         stderr.contains(needle),
@@ -22,10 +23,14 @@ fn fails_with(args: &[&str], needle: &str, out: Option<&Path>) {
         !stderr.contains("panicked"),
         "args {args:?} panicked: {stderr}"
     );
-    assert!(
-        stderr.trim().lines().count() <= 2,
-        "args {args:?}: not one clear line: {stderr}"
-    );
+    // clap ends its line with a blank line and a hint to try `--help`.
+    let clap_hint = "For more information, try '--help'.";
+    let lines = stderr
+        .trim()
+        .lines()
+        .filter(|l| code != 2 || (!l.trim().is_empty() && *l != clap_hint))
+        .count();
+    assert!(lines <= 2, "args {args:?}: not one clear line: {stderr}");
     if let Some(out) = out {
         assert!(!out.exists(), "args {args:?} left a file behind");
     }
@@ -38,6 +43,7 @@ fn bad_input_is_refused_clearly() {
     let o = out.to_str().unwrap();
     fails_with(
         &["run", "nosuchprobe", "--quick", "--out", o],
+        1,
         "unknown probe 'nosuchprobe'",
         Some(&out),
     );
@@ -51,17 +57,20 @@ fn bad_input_is_refused_clearly() {
             "--out",
             o,
         ],
+        1,
         "zigzag",
         Some(&out),
     );
     fails_with(
         &["run", "compute", "--quick", "--threads", "0", "--out", o],
-        "thread count 0",
+        2,
+        "invalid value '0' for '--threads <LIST>': thread count 0: give at least 1",
         Some(&out),
     );
     fails_with(
         &["run", "compute", "--quick", "--threads", "two", "--out", o],
-        "not a positive integer",
+        2,
+        "invalid value 'two' for '--threads <LIST>': thread count 'two' is not a positive integer",
         Some(&out),
     );
     fails_with(
@@ -74,12 +83,14 @@ fn bad_input_is_refused_clearly() {
             "--out",
             o,
         ],
+        1,
         "4096",
         Some(&out),
     );
     fails_with(
         &["run", "compute", "--quick", "--budget", "0", "--out", o],
-        "--budget",
+        2,
+        "invalid value '0' for '--budget <SECONDS>': expected a positive number of seconds",
         Some(&out),
     );
     fails_with(
@@ -90,6 +101,7 @@ fn bad_input_is_refused_clearly() {
             "--out",
             "/nonexistent-dir/r.json",
         ],
+        1,
         "does not exist",
         None,
     );
@@ -101,17 +113,20 @@ fn bad_input_is_refused_clearly() {
             "--out",
             "/proc/corescope-r.json",
         ],
+        1,
         "cannot write",
         None,
     );
-    fails_with(&["topo", "--synthetic", "bogus:3 pu:x"], "bogus", None);
+    fails_with(&["topo", "--synthetic", "bogus:3 pu:x"], 1, "bogus", None);
     fails_with(
         &["place", "scatter", "--threads", "0"],
-        "thread count 0",
+        2,
+        "invalid value '0' for '--threads <N>': thread count 0: give at least 1",
         None,
     );
     fails_with(
         &["report", dir.path().join("missing.json").to_str().unwrap()],
+        1,
         "missing.json",
         None,
     );
@@ -119,6 +134,7 @@ fn bad_input_is_refused_clearly() {
     std::fs::write(&not_ours, "{\"hello\": 1}").unwrap();
     fails_with(
         &["report", not_ours.to_str().unwrap()],
+        1,
         "not a valid corescope run file",
         None,
     );
@@ -128,7 +144,12 @@ fn bad_input_is_refused_clearly() {
         "{\"schema_version\": 1, \"tool\": {\"name\": \"corescope\"",
     )
     .unwrap();
-    fails_with(&["report", truncated.to_str().unwrap()], "trunc.json", None);
+    fails_with(
+        &["report", truncated.to_str().unwrap()],
+        1,
+        "trunc.json",
+        None,
+    );
     let newer = dir.path().join("newer.json");
     std::fs::write(
         &newer,
@@ -137,6 +158,7 @@ fn bad_input_is_refused_clearly() {
     .unwrap();
     fails_with(
         &["report", newer.to_str().unwrap()],
+        1,
         "schema version 999",
         None,
     );

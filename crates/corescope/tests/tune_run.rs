@@ -192,21 +192,42 @@ fn refused(args: &[&str], needle: &str) {
     assert!(!out.exists(), "{args:?} left a file behind");
 }
 
+/// A bad number refused by clap: exit 2, the option, the value and why on the
+/// first line (then clap's hint to try `--help`), nothing written.
+fn refused_by_clap(args: &[&str], needle: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("hspc.json");
+    let assert = corescope()
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    let first = stderr.lines().next().unwrap_or_default();
+    assert!(first.contains(needle), "{args:?}: stderr was: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+    assert!(!out.exists(), "{args:?} left a file behind");
+}
+
 #[test]
 fn bad_input_is_refused_clearly() {
-    refused(
+    refused_by_clap(
         &["tune", "channel", "--event-bytes", "0"],
-        "at least 1 byte",
+        "invalid value '0' for '--event-bytes <N>': an event needs at least 1 byte",
     );
-    refused(
+    refused_by_clap(
         &["tune", "channel", "--event-bytes", "x"],
-        "--event-bytes x",
+        "invalid value 'x' for '--event-bytes <N>': expected a number of bytes from 1 to 1024",
     );
-    refused(
+    refused_by_clap(
         &["tune", "channel", "--event-bytes", "5000"],
-        "at most 1024",
+        "invalid value '5000' for '--event-bytes <N>': at most 1024 bytes",
     );
-    refused(&["tune", "channel", "--budget", "0"], "--budget 0");
+    refused_by_clap(
+        &["tune", "channel", "--budget", "0"],
+        "invalid value '0' for '--budget <SECONDS>': expected a positive number of seconds",
+    );
     refused(&["tune", "pool"], "unknown tuning target 'pool'");
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("none.json");

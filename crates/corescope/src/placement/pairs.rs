@@ -47,13 +47,30 @@ impl Relation {
 /// CPUs of a pair: `(first, second)`; `None` = unpinned.
 pub type PairCpus = (Option<u32>, Option<u32>);
 
+/// Why a topology has no pair of a relation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoPair {
+    /// The process may use no CPU of the topology.
+    #[error("no allowed CPU")]
+    NoAllowedCpu,
+    /// One hardware thread per core.
+    #[error("no SMT sibling (one hardware thread per core)")]
+    NoSmtSibling,
+    /// One allowed core.
+    #[error("only one core allowed")]
+    OneCore,
+    /// One package.
+    #[error("one package")]
+    OnePackage,
+}
+
 /// The pair for each relation the topology has, and for each it lacks the reason.
-pub fn pairs(topo: &Topology) -> Vec<(Relation, Result<PairCpus, String>)> {
+pub fn pairs(topo: &Topology) -> Vec<(Relation, Result<PairCpus, NoPair>)> {
     let allowed: Vec<_> = topo.allowed_pus().collect();
     let Some(first) = allowed.first() else {
         return Relation::ALL
             .iter()
-            .map(|&r| (r, Err("no allowed CPU".to_string())))
+            .map(|&r| (r, Err(NoPair::NoAllowedCpu)))
             .collect();
     };
     let a = first.os_index;
@@ -67,18 +84,18 @@ pub fn pairs(topo: &Topology) -> Vec<(Relation, Result<PairCpus, String>)> {
                     .iter()
                     .find(|p| p.os_index != a && p.core == first.core && p.package == first.package)
                     .map(|p| Some(p.os_index))
-                    .ok_or_else(|| "no SMT sibling (one hardware thread per core)".to_string()),
+                    .ok_or(NoPair::NoSmtSibling),
                 Relation::OtherCore => allowed
                     .iter()
                     .find(|p| p.package == first.package && p.core != first.core)
                     .or_else(|| allowed.iter().find(|p| p.core != first.core))
                     .map(|p| Some(p.os_index))
-                    .ok_or_else(|| "only one core allowed".to_string()),
+                    .ok_or(NoPair::OneCore),
                 Relation::OtherPackage => allowed
                     .iter()
                     .find(|p| p.package != first.package)
                     .map(|p| Some(p.os_index))
-                    .ok_or_else(|| "one package".to_string()),
+                    .ok_or(NoPair::OnePackage),
             };
             (
                 r,
@@ -126,10 +143,12 @@ mod tests {
         let small = crate::topology::from_synthetic("core:2 pu:1").unwrap();
         let p = pairs(&small);
         let get = |r: Relation| p.iter().find(|(x, _)| *x == r).unwrap().1.clone();
-        assert!(get(Relation::SmtSibling).unwrap_err().contains("SMT"));
-        assert!(get(Relation::OtherPackage)
-            .unwrap_err()
-            .contains("one package"));
+        assert_eq!(get(Relation::SmtSibling), Err(NoPair::NoSmtSibling));
+        assert_eq!(get(Relation::OtherPackage), Err(NoPair::OnePackage));
+        assert_eq!(
+            NoPair::NoSmtSibling.to_string(),
+            "no SMT sibling (one hardware thread per core)"
+        );
         assert!(get(Relation::OtherCore).is_ok());
     }
 }

@@ -76,7 +76,7 @@ fn placements(ctx: &PlanCtx) -> (Vec<Placement>, Vec<String>) {
         all.iter()
             .find(|(x, _)| *x == r)
             .map(|(_, p)| p.clone())
-            .unwrap_or_else(|| Err("not found".into()))
+            .unwrap_or(Err(pairs::NoPair::NoAllowedCpu))
     };
     let mut out = Vec::new();
     let mut skipped = Vec::new();

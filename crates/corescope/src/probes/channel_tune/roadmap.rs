@@ -489,7 +489,7 @@ pub fn smt_pair(topo: &Topology) -> Result<PairCpus, String> {
         .into_iter()
         .find(|(r, _)| *r == Relation::SmtSibling)
         .map(|(_, p)| p)
-        .unwrap_or_else(|| Err("no SMT sibling".into()))
+        .unwrap_or(Err(pairs::NoPair::NoSmtSibling))
         .map_err(|why| format!("skipped: no SMT ({why})"))
 }
 
