@@ -173,41 +173,38 @@ fn a_small_budget_writes_a_config_hspc_reads() {
     });
 }
 
-fn refused(args: &[&str], needle: &str) {
+/// Runs `tune` with `args` and an `--out` in a fresh directory, expecting `code`
+/// (`None`: any failure); its stderr, after checking that nothing panicked and
+/// nothing was written.
+fn refused_stderr(args: &[&str], code: Option<i32>) -> String {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("hspc.json");
-    let assert = corescope()
-        .args(args)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .failure();
+    let run = corescope().args(args).arg("--out").arg(&out).assert();
+    let assert = match code {
+        Some(c) => run.code(c),
+        None => run.failure(),
+    };
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
-    assert!(stderr.contains(needle), "{args:?}: stderr was: {stderr}");
     assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+    assert!(!out.exists(), "{args:?} left a file behind");
+    stderr
+}
+
+fn refused(args: &[&str], needle: &str) {
+    let stderr = refused_stderr(args, None);
+    assert!(stderr.contains(needle), "{args:?}: stderr was: {stderr}");
     assert!(
         stderr.trim().lines().count() <= 2,
         "{args:?}: not one clear line: {stderr}"
     );
-    assert!(!out.exists(), "{args:?} left a file behind");
 }
 
 /// A bad number refused by clap: exit 2, the option, the value and why on the
 /// first line (then clap's hint to try `--help`), nothing written.
 fn refused_by_clap(args: &[&str], needle: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("hspc.json");
-    let assert = corescope()
-        .args(args)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .code(2);
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    let stderr = refused_stderr(args, Some(2));
     let first = stderr.lines().next().unwrap_or_default();
     assert!(first.contains(needle), "{args:?}: stderr was: {stderr}");
-    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
-    assert!(!out.exists(), "{args:?} left a file behind");
 }
 
 #[test]
