@@ -282,6 +282,9 @@ pub enum ProbeError {
     /// A channel could not be made; a failure like `Failed`.
     #[error(transparent)]
     Channel(#[from] crate::harness::spsc::adapters::ChannelError),
+    /// A `pool` case failed (a runtime, a kernel, a check); a failure like `Failed`.
+    #[error(transparent)]
+    Pool(#[from] crate::probes::pool::error::PoolFailure),
 }
 
 /// User overrides of the sweep.
