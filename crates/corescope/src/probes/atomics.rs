@@ -263,10 +263,11 @@ impl Probe for Atomics {
             .fold((0u64, 0u64), |a, r| (a.0 + r.0, a.1 + r.1));
         let fin = total(s, c.method);
         if fin != ok {
-            return Err(ProbeError::Failed(format!(
-                "{}: lost increments: counter {fin}, successes {ok}",
-                c.method.name()
-            )));
+            return Err(ProbeError::LostIncrements {
+                method: c.method.name(),
+                counter: fin,
+                successes: ok,
+            });
         }
         let secs = out.best().map(|b| b.team_ns()).unwrap_or(dur).max(1) as f64 * 1e-9;
         let x = c.threads as f64;

@@ -299,7 +299,9 @@ impl Probe for C2c {
                 r
             })?;
             match page.get() {
-                Some(Err(e)) => return Err(ProbeError::Failed(format!("{}↔{}: {e}", c.a, c.b))),
+                Some(Err(e)) => {
+                    return Err(ProbeError::step(format!("{}↔{}", c.a, c.b), e.clone()))
+                }
                 Some(Ok(p)) if node.is_some() => {
                     let b = p.buf.check(1);
                     let cell = format!("line of {}↔{}", c.a, c.b);

@@ -112,11 +112,12 @@ fn fail(impl_: Impl, what: &str, f: RunFail, ctx: &RunCtx) -> ProbeError {
             "{} {what}: the budget ran out after {received} events",
             impl_.name()
         )),
-        RunFail::Deadline { received } => ProbeError::Failed(format!(
-            "{} {what}: stalled after {received} events ({RUN_LIMIT_S} s without finishing)",
-            impl_.name()
-        )),
-        RunFail::Corrupt(why) => ProbeError::Failed(format!("{} {what}: {why}", impl_.name())),
+        RunFail::Deadline { received } => ProbeError::Stalled {
+            run: format!("{} {what}", impl_.name()),
+            received,
+            limit_s: RUN_LIMIT_S,
+        },
+        RunFail::Corrupt(why) => ProbeError::step(format!("{} {what}", impl_.name()), why),
     }
 }
 

@@ -417,11 +417,9 @@ struct Typed<P: Probe, H> {
 
 impl<P: Probe, H: Borrow<P> + Send + Sync> TypedPlan for Typed<P, H> {
     fn run(&self, index: usize, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
-        let case = self.cases.get(index).ok_or_else(|| {
-            ProbeError::Failed(format!(
-                "case {index} is not one of the plan's {}",
-                self.cases.len()
-            ))
+        let case = self.cases.get(index).ok_or(ProbeError::NoSuchCase {
+            index,
+            cases: self.cases.len(),
         })?;
         self.probe.borrow().run(case, ctx)
     }

@@ -187,9 +187,11 @@ impl Probe for FalseSharing {
         for t in 0..c.threads {
             let v = counters.get(t).load(Ordering::Acquire);
             if v != expect {
-                return Err(ProbeError::Failed(format!(
-                    "counter {t} is {v}, expected {expect}: lost increments"
-                )));
+                return Err(ProbeError::CounterOff {
+                    counter: t,
+                    got: v.into(),
+                    expected: expect.into(),
+                });
             }
         }
         let team_ns = out.best().map(|b| b.team_ns()).unwrap_or(0).max(1) as f64;

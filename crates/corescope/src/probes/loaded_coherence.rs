@@ -402,7 +402,8 @@ enum Done {
     Waiter,
     /// An injector: lines touched and its ticks.
     Injector(u64, u64),
-    Failed(String),
+    /// An injector that could not run: its block failed, or it had none.
+    Failed(ProbeError),
 }
 
 fn measure(ctx: &mut RunCtx, c: &CaseParams) -> Result<PairRun, ProbeError> {
@@ -453,8 +454,11 @@ fn measure(ctx: &mut RunCtx, c: &CaseParams) -> Result<PairRun, ProbeError> {
                 );
                 Done::Injector(n, ticks().wrapping_sub(t0))
             }
-            (_, Some(Err(e))) => Done::Failed(e.to_string()),
-            (_, None) => Done::Failed("an injector without a block".into()),
+            (_, Some(Err(e))) => Done::Failed(ProbeError::step("loaded-coherence", e.clone())),
+            (_, None) => Done::Failed(ProbeError::step(
+                "loaded-coherence",
+                "an injector without a block",
+            )),
         }
     };
     let out = ctx.team_uncounted(&cpus, 1, setup, kernel);
@@ -462,13 +466,13 @@ fn measure(ctx: &mut RunCtx, c: &CaseParams) -> Result<PairRun, ProbeError> {
     let out = out?;
     let clock = &ctx.plan.clock;
     let (mut pair, mut bw) = (None, 0.0);
-    for r in out.results.iter().filter_map(|r| r.first()) {
+    for r in out.results.into_iter().filter_map(|r| r.into_iter().next()) {
         match r {
-            Done::Failed(e) => return Err(ProbeError::Failed(format!("loaded-coherence: {e}"))),
-            Done::Holder(h) => pair = h.clone(),
+            Done::Failed(e) => return Err(e),
+            Done::Holder(h) => pair = h,
             Done::Waiter => {}
             Done::Injector(lines, t) => {
-                bw += (*lines * c.line_bytes) as f64 / (clock.ticks_to_ns(*t).max(1.0) * 1e-9)
+                bw += (lines * c.line_bytes) as f64 / (clock.ticks_to_ns(t).max(1.0) * 1e-9)
             }
         }
     }

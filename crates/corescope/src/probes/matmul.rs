@@ -218,7 +218,7 @@ impl Probe for Matmul {
             .into_iter()
             .find(|(name, _)| *name == c.variant)
             .map(|(_, v)| v)
-            .ok_or_else(|| ProbeError::Failed(format!("unknown variant '{}'", c.variant)))?;
+            .ok_or_else(|| ProbeError::UnknownVariant(c.variant.clone()))?;
         let (a, b) = inputs(n);
         let flops = 2.0 * (n as f64).powi(3);
         let budget = ctx.plan.budget_s * GIVE_UP_SHARE;

@@ -119,9 +119,10 @@ impl SweepConfigs {
         if let Some(c) = self.done.get(&(index, threads)) {
             return Ok(c.clone());
         }
-        let placer = self.placers.get(index).ok_or_else(|| {
-            ProbeError::Failed(format!("placement {index} is not one of the sweep's"))
-        })?;
+        let placer = self
+            .placers
+            .get(index)
+            .ok_or(ProbeError::NoSuchPlacement { index })?;
         let (_, config) = placer_config(placer, threads)?;
         self.done.insert((index, threads), config.clone());
         Ok(config)
@@ -282,6 +283,86 @@ pub enum ProbeError {
     /// A channel could not be made; a failure like `Failed`.
     #[error(transparent)]
     Channel(#[from] crate::harness::spsc::adapters::ChannelError),
+    /// A step of a case failed on an error of its own (a block, a page, a file, a
+    /// channel's stream): the step (`ws-read`, a kernel's name, `0↔1`) and the error;
+    /// a failure like `Failed`.
+    #[error("{step}: {source}")]
+    Step {
+        /// The step, as the failure names it.
+        step: String,
+        /// Its error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A case index past the sweep's placements.
+    #[error("placement {index} is not one of the sweep's")]
+    NoSuchPlacement {
+        /// The index asked for.
+        index: usize,
+    },
+    /// A case index past the plan's cases.
+    #[error("case {index} is not one of the plan's {cases}")]
+    NoSuchCase {
+        /// The index asked for.
+        index: usize,
+        /// Cases in the plan.
+        cases: usize,
+    },
+    /// A case names a variant its probe does not have.
+    #[error("unknown variant '{0}'")]
+    UnknownVariant(String),
+    /// A thread's counter did not reach the count its increments make.
+    #[error("counter {counter} is {got}, expected {expected}: lost increments")]
+    CounterOff {
+        /// The thread whose counter it is.
+        counter: usize,
+        /// The count read.
+        got: u64,
+        /// The count the increments make.
+        expected: u64,
+    },
+    /// A shared counter differs from the successes its threads counted.
+    #[error("{method}: lost increments: counter {counter}, successes {successes}")]
+    LostIncrements {
+        /// The method of incrementing.
+        method: &'static str,
+        /// The counter read.
+        counter: u64,
+        /// Successful increments counted by the threads.
+        successes: u64,
+    },
+    /// A spin benchmark's checksum changed between runs, or a spinner did not start.
+    #[error("{kind}: a benchmark's checksum changed between runs, or a spinner did not start")]
+    Unpaired {
+        /// The spin kind.
+        kind: &'static str,
+    },
+    /// A run of events stalled before its limit passed.
+    #[error("{run}: stalled after {received} events ({limit_s} s without finishing)")]
+    Stalled {
+        /// The run: the implementation and what it ran.
+        run: String,
+        /// Events received.
+        received: u64,
+        /// The run's limit, in seconds.
+        limit_s: f64,
+    },
+    /// A `pool` case failed (a runtime, a kernel, a check); a failure like `Failed`.
+    #[error(transparent)]
+    Pool(#[from] crate::probes::pool::error::PoolFailure),
+}
+
+impl ProbeError {
+    /// [`ProbeError::Step`]: `step` failed on `source`.
+    pub fn step(
+        step: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        ProbeError::Step {
+            step: step.into(),
+            source: source.into(),
+        }
+    }
 }
 
 /// User overrides of the sweep.

@@ -371,7 +371,7 @@ impl Probe for Workload {
         for r in out.results.iter().flatten() {
             match r {
                 Ok(u) => total += u,
-                Err(e) => return Err(ProbeError::Failed(format!("{}: {e}", c.work.name()))),
+                Err(e) => return Err(ProbeError::step(c.work.name(), e.clone())),
             }
         }
         let secs = out.best().map(|b| b.team_ns()).unwrap_or(dur).max(1) as f64 * 1e-9;

@@ -107,7 +107,7 @@ pub(super) fn measure_step(
     let (mut lat, mut bw) = (None, 0.0);
     for r in out.results.iter().filter_map(|r| r.first()) {
         match r {
-            Done::Failed(e) => return Err(ProbeError::Failed(format!("loaded-latency: {e}"))),
+            Done::Failed(e) => return Err(ProbeError::step("loaded-latency", e.clone())),
             Done::Chaser(dt) => lat = Some(clock.ticks_to_ns(*dt) / c.steps.max(1) as f64),
             Done::Injector { lines, ticks } => {
                 let bytes =

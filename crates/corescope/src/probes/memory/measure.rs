@@ -97,7 +97,7 @@ pub(super) fn run_bandwidth(
     ctx.blocks = cache;
     let out = out?;
     if let Some(err) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
-        return Err(ProbeError::Failed(format!("{}: {err}", kernel.name())));
+        return Err(ProbeError::step(kernel.name(), err.clone()));
     }
     let share = *huge_share.lock().unwrap_or_else(|p| p.into_inner());
     let mut m = bandwidth_points(kernel, strategy, threads, block_bytes, &out, share)?;
@@ -256,7 +256,7 @@ pub(super) fn run_ws_read(
         },
     )?;
     if let Some(err) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
-        return Err(ProbeError::Failed(format!("ws-read: {err}")));
+        return Err(ProbeError::step("ws-read", err.clone()));
     }
     // The last repetition: the first brought the block into the caches it fits in.
     let warm = out
@@ -333,7 +333,7 @@ pub(super) fn run_ws_latency(
     let out = out?;
     let first = out.results.iter().flatten().next();
     let share = match first {
-        Some(Err(err)) => return Err(ProbeError::Failed(format!("ws-latency: {err}"))),
+        Some(Err(err)) => return Err(ProbeError::step("ws-latency", err.clone())),
         Some(Ok((_, share))) => *share,
         None => None,
     };

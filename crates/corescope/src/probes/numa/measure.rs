@@ -44,7 +44,7 @@ pub(super) fn measure_cell(
         },
     )?;
     if let Some(err) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
-        return Err(ProbeError::Failed(format!("{}: {err}", case.label)));
+        return Err(ProbeError::step(case.label.clone(), err.clone()));
     }
     let rep = out.reps.first().ok_or_else(|| {
         ProbeError::GaveUp(format!("{}: the budget ended before it ran", case.label))

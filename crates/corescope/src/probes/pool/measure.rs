@@ -2,6 +2,7 @@
 //! below took too long, stopped at its deadline), an FFT with a sequential cutoff,
 //! a recursive matmul; every result checked, each case's samples returned.
 
+use super::error::PoolFailure;
 use super::limits::{bound_stop, Limits};
 use super::runtime::{executor, pool_for, Exec};
 use crate::counters::SharedCounters;
@@ -66,11 +67,13 @@ pub(super) fn set_fft_time_s(exec: Exec, log2: u32, secs: f64) {
 
 /// Time of one call of `f`, or the mean over as many calls as make the sample last
 /// [`MIN_SAMPLE_S`]. The first error stops it.
-fn time_per_call<E: ToString>(mut f: impl FnMut() -> Result<(), E>) -> Result<f64, ProbeError> {
+fn time_per_call<E: Into<ProbeError>>(
+    mut f: impl FnMut() -> Result<(), E>,
+) -> Result<f64, ProbeError> {
     let t0 = Instant::now();
     let mut calls = 0u32;
     loop {
-        f().map_err(|e| ProbeError::Failed(e.to_string()))?;
+        f().map_err(Into::into)?;
         calls += 1;
         let s = t0.elapsed().as_secs_f64();
         if s >= MIN_SAMPLE_S {
@@ -135,7 +138,7 @@ pub(super) fn run_fft(
     let input = test_signal(n);
     let mut output = vec![Complex::default(); n];
     // One untimed call: wakes the pool's workers and gives the result to check.
-    fft(ex, &input, &mut output).map_err(|e| ProbeError::Failed(format!("fft: {e}")))?;
+    fft(ex, &input, &mut output).map_err(PoolFailure::Fft)?;
     // The uncapped mode stops where it would pass its bound (the warm-up call does
     // the same work as a timed one).
     if let Some(how) = pool.as_ref().and_then(|p| bound_stop(&p.stats(), limits)) {
@@ -149,9 +152,7 @@ pub(super) fn run_fft(
         if log2 <= CHECK_FFT_MAX_LOG2 {
             let e = max_abs_error(&output, &dft_reference(&input));
             if e > FFT_TOLERANCE {
-                return Err(ProbeError::Failed(format!(
-                    "fft size {log2}: error {e} against the direct DFT"
-                )));
+                return Err(PoolFailure::FftInaccurate { log2, error: e }.into());
             }
         }
         if let Some(p) = &pool {
@@ -160,9 +161,9 @@ pub(super) fn run_fft(
         counted.start();
         let r = time_per_call(|| {
             calls += 1;
-            fft(ex, &input, &mut output).map_err(|e| format!("fft: {e}"))?;
+            fft(ex, &input, &mut output).map_err(PoolFailure::Fft)?;
             if stop.stopped() {
-                return Err("stopped".to_string());
+                return Err(ProbeError::GaveUp("stopped".into()));
             }
             Ok(())
         });
@@ -221,8 +222,7 @@ pub(super) fn run_fft_cutoff(
     let n = 1usize << log2;
     let input = test_signal(n);
     let mut reference = vec![Complex::default(); n];
-    fft(Executor::Sequential, &input, &mut reference)
-        .map_err(|e| ProbeError::Failed(format!("fft: {e}")))?;
+    fft(Executor::Sequential, &input, &mut reference).map_err(PoolFailure::Fft)?;
     let (series, x_name, x) = if exec == Exec::Sequential {
         (format!("fft-sequential/{log2}"), "size_log2", log2 as f64)
     } else {
@@ -247,22 +247,21 @@ pub(super) fn run_fft_cutoff(
         } else {
             fft_with_cutoff(ex, &input, &mut output, cutoff)
         }
-        .map_err(|e| format!("fft: {e}"))?;
+        .map_err(PoolFailure::Fft)?;
         if stop.stopped() {
-            return Err(format!("{series}: {}", progress(&stop)));
+            return Err(ProbeError::GaveUp(format!("{series}: {}", progress(&stop))));
         }
         Ok(())
     });
     counted.stop();
     let secs = secs.map_err(|e| match e {
-        ProbeError::Failed(m) if stop.stopped() => ProbeError::GaveUp(m),
-        ProbeError::Team(t) if stop.stopped() => ProbeError::GaveUp(t.to_string()),
+        e @ (ProbeError::Pool(_) | ProbeError::Team(_)) if stop.stopped() => {
+            ProbeError::GaveUp(e.to_string())
+        }
         other => other,
     })?;
     if output != reference {
-        return Err(ProbeError::Failed(format!(
-            "{series} cutoff {cutoff}: result differs from the sequential transform"
-        )));
+        return Err(PoolFailure::CutoffDiffers { series, cutoff }.into());
     }
     Ok(Measurement::points(vec![Point::new(
         series, x_name, x, "seconds", secs,
@@ -291,8 +290,7 @@ pub(super) fn run_rmatmul(
     // before the clock starts.
     let warm = warmup_order(order, levels);
     let (wa, wb) = (Matrix::test_matrix(warm, 1), Matrix::test_matrix(warm, 2));
-    rmatmul(ex, &wa, &wb, &mut Matrix::zeros(warm), levels)
-        .map_err(|e| ProbeError::Failed(format!("rmatmul (warm-up): {e}")))?;
+    rmatmul(ex, &wa, &wb, &mut Matrix::zeros(warm), levels).map_err(PoolFailure::RmatmulWarmup)?;
     let (a, b) = (Matrix::test_matrix(order, 1), Matrix::test_matrix(order, 2));
     let mut c = Matrix::zeros(order);
     counted.start();
@@ -300,7 +298,7 @@ pub(super) fn run_rmatmul(
     let r = rmatmul(ex, &a, &b, &mut c, levels);
     let secs = t0.elapsed().as_secs_f64();
     counted.stop();
-    r.map_err(|e| ProbeError::Failed(format!("rmatmul: {e}")))?;
+    r.map_err(PoolFailure::Rmatmul)?;
     if stop.stopped() {
         return Err(ProbeError::GaveUp(format!(
             "rmatmul N = {order}, k = {levels} on {}: {}",
@@ -313,9 +311,14 @@ pub(super) fn run_rmatmul(
         let want: f64 = (0..order).map(|k| a.get(i, k) * b.get(k, j)).sum();
         let d = (c.get(i, j) - want).abs();
         if d > 1e-6 * order as f64 {
-            return Err(ProbeError::Failed(format!(
-                "rmatmul N = {order}, k = {levels}: entry ({i}, {j}) differs from its dot product by {d}"
-            )));
+            return Err(PoolFailure::EntryDiffers {
+                order,
+                levels,
+                i,
+                j,
+                diff: d,
+            }
+            .into());
         }
     }
     Ok(Measurement::points(vec![Point::new(

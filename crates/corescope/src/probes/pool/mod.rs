@@ -29,6 +29,7 @@
 
 mod analysis;
 mod cost;
+pub mod error;
 mod limits;
 mod measure;
 mod runtime;

@@ -1,6 +1,7 @@
 //! The runtimes a `pool` case runs on (taskpool's two free lists, capped or not,
 //! rayon, one thread alone), built for one run with every worker counted.
 
+use super::error::PoolFailure;
 use super::limits::Limits;
 use crate::counters::SharedCounters;
 use crate::probes::{ProbeError, RunCtx};
@@ -85,7 +86,7 @@ fn new_pool(
             .with_max_idle(limits.max_idle.min(limits.max_threads)),
         hook,
     )
-    .map_err(|e| ProbeError::Failed(format!("taskpool: {e}")))
+    .map_err(|e| PoolFailure::Taskpool(e).into())
 }
 
 /// A pool for the executor (none for rayon and one thread).
@@ -137,7 +138,7 @@ pub(super) fn counted_run<T: Send>(
             .num_threads(rayon::current_num_threads())
             .start_handler(move |_| c.join_this_thread(false))
             .build()
-            .map_err(|e| ProbeError::Failed(format!("rayon: {e}")))?;
+            .map_err(PoolFailure::Rayon)?;
         pool.install(|| f(&counted))
     } else {
         f(&counted)

@@ -231,12 +231,7 @@ impl Probe for Spin {
             .and_then(|r| r.first())
             .cloned()
             .flatten()
-            .ok_or_else(|| {
-                ProbeError::Failed(format!(
-                    "{}: a benchmark's checksum changed between runs, or a spinner did not start",
-                    kind.name()
-                ))
-            })?;
+            .ok_or(ProbeError::Unpaired { kind: kind.name() })?;
 
         // The timed spinner (worker 1) as the team's counters saw it.
         let spinner = SpinnerCount::of_team(ctx.counted.last());
