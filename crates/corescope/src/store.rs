@@ -179,91 +179,163 @@ pub enum InvalidRun {
         kind: &'static str,
         /// The part's name.
         name: String,
-        /// What is wrong with it.
+        /// What is wrong with it (boxed: the error stays small).
         #[source]
-        shape: Shape,
+        shape: Box<Shape>,
     },
 }
 
-/// What is malformed in one part of a probe's result, in words.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct Shape(String);
+/// What is malformed in one part of a probe's result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Shape {
+    /// A vector parallel to a series' x has another length.
+    #[error("x has {x_values} values but {what} has {values}")]
+    Unequal {
+        /// The vector (`y`, `y_lo`, `y_hi`, `n`, `samples`, `epochs`, `states`).
+        what: &'static str,
+        /// The length of x.
+        x_values: usize,
+        /// Its length.
+        values: usize,
+    },
+    /// An x or y value is not finite.
+    #[error("value {index} is not a finite number")]
+    NotFiniteValue {
+        /// Its position in x, then y.
+        index: usize,
+    },
+    /// An interval bound or a repetition is not finite.
+    #[error("interval or repetition {index} is not a finite number")]
+    NotFiniteInterval {
+        /// Its position in y_lo, then y_hi, then the repetitions.
+        index: usize,
+    },
+    /// An interval whose low bound is above its high bound.
+    #[error("point {point}: y_lo {lo} is above y_hi {hi} (an interval runs from low to high)")]
+    IntervalReversed {
+        /// The point.
+        point: usize,
+        /// Its low bound.
+        lo: f64,
+        /// Its high bound.
+        hi: f64,
+    },
+    /// A point's count differs from the number of its repetitions.
+    #[error("point {point}: n is {n} but {repetitions} repetitions are recorded")]
+    CountMismatch {
+        /// The point.
+        point: usize,
+        /// Its count.
+        n: usize,
+        /// Its repetitions.
+        repetitions: usize,
+    },
+    /// A point's epoch counts do not add up to its samples.
+    #[error("point {point}: the epochs count {counts:?} samples but it has {samples}")]
+    EpochsMismatch {
+        /// The point.
+        point: usize,
+        /// Its samples per epoch.
+        counts: Vec<usize>,
+        /// Its samples.
+        samples: usize,
+    },
+    /// A per-state estimate is not finite.
+    #[error("a state's estimate is not a finite number")]
+    NotFiniteState,
+    /// A summary statistic of a distribution is not finite.
+    #[error("summary {stat} is not a finite number")]
+    NotFiniteSummary {
+        /// The statistic (`min`, `p50`, ..., `stddev`).
+        stat: &'static str,
+    },
+    /// Histogram edges that are not one more than the counts.
+    #[error("histogram has {edges} edges for {bins} bins (edges must be one more than counts)")]
+    HistogramEdges {
+        /// The number of edges.
+        edges: usize,
+        /// The number of counts.
+        bins: usize,
+    },
+    /// A histogram edge is not finite.
+    #[error("histogram edge is not a finite number")]
+    NotFiniteEdge,
+    /// Histogram edges that do not increase.
+    #[error("histogram edges decrease at edge {edge}")]
+    EdgesDecrease {
+        /// The first edge below its predecessor.
+        edge: usize,
+    },
+    /// The mode range is not finite.
+    #[error("mode range is not finite")]
+    NotFiniteModeRange,
+    /// A pair of a distribution is not finite.
+    #[error("a pair is not a finite number")]
+    NotFinitePair,
+    /// A matrix with other numbers of rows of values and of row labels.
+    #[error("{value_rows} rows of values but {labels} row labels")]
+    RowLabels {
+        /// The rows of values.
+        value_rows: usize,
+        /// The row labels.
+        labels: usize,
+    },
+    /// A matrix row with another number of values than column labels.
+    #[error(
+        "row {row} has {values} values but there are {labels} column labels (not rectangular)"
+    )]
+    NotRectangular {
+        /// The row.
+        row: usize,
+        /// Its values.
+        values: usize,
+        /// The column labels.
+        labels: usize,
+    },
+    /// A matrix value is not finite.
+    #[error("a value is not a finite number")]
+    NotFiniteCell,
+    /// A timeline span whose start or end is not finite.
+    #[error("lane '{lane}' has a span that is not finite")]
+    NotFiniteSpan {
+        /// The lane's label.
+        lane: String,
+    },
+    /// A table row with more cells than columns.
+    #[error("row {row} has {cells} cells but there are {columns} columns")]
+    TableRow {
+        /// The row.
+        row: usize,
+        /// Its cells.
+        cells: usize,
+        /// The columns.
+        columns: usize,
+    },
+}
 
 /// Check every shape of a run file once, so renderers can trust the model:
 /// parallel vectors of equal length, rectangular matrices whose labels match,
 /// histogram edges one more than the counts and increasing, finite numbers.
 /// The message names the probe and the series (or distribution, matrix, ...).
 pub fn validate(run: &RunFile) -> Result<(), InvalidRun> {
-    let finite = |what: &str, v: f64| -> Result<(), InvalidRun> {
-        if v.is_finite() {
-            Ok(())
-        } else {
-            Err(InvalidRun::NotFinite {
-                what: what.to_string(),
-                value: v,
-            })
-        }
-    };
     run.topology.check().map_err(InvalidRun::Topology)?;
     for p in &run.probes {
         let at = |kind: &'static str, name: &str, shape: Shape| InvalidRun::Part {
             probe: p.id.clone(),
             kind,
             name: name.to_string(),
-            shape,
+            shape: Box::new(shape),
         };
-        finite(&format!("probe '{}': elapsed_s", p.id), p.elapsed_s)?;
+        if !p.elapsed_s.is_finite() {
+            return Err(InvalidRun::NotFinite {
+                what: format!("probe '{}': elapsed_s", p.id),
+                value: p.elapsed_s,
+            });
+        }
         for s in &p.series {
-            let e = |d: String| at("series", &s.name, Shape(d));
-            if s.x.len() != s.y.len() {
-                return Err(e(format!(
-                    "x has {} values but y has {}",
-                    s.x.len(),
-                    s.y.len()
-                )));
-            }
-            if let Some(i) = s.x.iter().chain(&s.y).position(|v| !v.is_finite()) {
-                return Err(e(format!("value {i} is not a finite number")));
-            }
-            // Intervals, counts and repetitions (version 2) are absent or one per x.
-            for (what, len) in [
-                ("y_lo", s.y_lo.len()),
-                ("y_hi", s.y_hi.len()),
-                ("n", s.n.len()),
-                ("samples", s.samples.len()),
-            ] {
-                if len != 0 && len != s.x.len() {
-                    return Err(e(format!(
-                        "x has {} values but {what} has {len}",
-                        s.x.len()
-                    )));
-                }
-            }
-            let bounds = s.y_lo.iter().chain(&s.y_hi);
-            let reps = s.samples.iter().flatten();
-            if let Some(i) = bounds.chain(reps).position(|v| !v.is_finite()) {
-                return Err(e(format!(
-                    "interval or repetition {i} is not a finite number"
-                )));
-            }
-            if let Some(i) = s.y_lo.iter().zip(&s.y_hi).position(|(lo, hi)| lo > hi) {
-                return Err(e(format!(
-                    "point {i}: y_lo {} is above y_hi {} (an interval runs from low to high)",
-                    s.y_lo[i], s.y_hi[i]
-                )));
-            }
-            // The count of a point is the number of its repetitions.
-            if !s.samples.is_empty() && !s.n.is_empty() {
-                if let Some(i) = s.n.iter().zip(&s.samples).position(|(n, r)| *n != r.len()) {
-                    return Err(e(format!(
-                        "point {i}: n is {} but {} repetitions are recorded",
-                        s.n[i],
-                        s.samples[i].len()
-                    )));
-                }
-            }
-            validate_epochs(s).map_err(|d| at("series", &s.name, d))?;
+            validate_series(s)
+                .and_then(|()| validate_epochs(s))
+                .map_err(|d| at("series", &s.name, d))?;
         }
         for d in &p.distributions {
             validate_distribution(d).map_err(|m| at("distribution", &d.name, m))?;
@@ -272,35 +344,64 @@ pub fn validate(run: &RunFile) -> Result<(), InvalidRun> {
             validate_matrix(m).map_err(|d| at("matrix", &m.name, d))?;
         }
         for t in &p.timelines {
-            for l in &t.lanes {
-                for sp in &l.spans {
-                    if !sp.start_ns.is_finite() || !sp.end_ns.is_finite() {
-                        return Err(at(
-                            "timeline",
-                            &t.name,
-                            Shape(format!("lane '{}' has a span that is not finite", l.label)),
-                        ));
-                    }
-                }
-            }
+            validate_timeline(t).map_err(|d| at("timeline", &t.name, d))?;
         }
         for t in &p.tables {
-            if let Some((i, r)) = t
-                .rows
-                .iter()
-                .enumerate()
-                .find(|(_, r)| r.len() > t.columns.len())
-            {
-                return Err(at(
-                    "table",
-                    &t.name,
-                    Shape(format!(
-                        "row {i} has {} cells but there are {} columns",
-                        r.len(),
-                        t.columns.len()
-                    )),
-                ));
-            }
+            validate_table(t).map_err(|d| at("table", &t.name, d))?;
+        }
+    }
+    Ok(())
+}
+
+/// x and y of equal length and finite; intervals, counts and repetitions
+/// (version 2) absent or one per x, finite, intervals from low to high, and a
+/// point's count the number of its repetitions.
+fn validate_series(s: &crate::model::Series) -> Result<(), Shape> {
+    let x_values = s.x.len();
+    if s.y.len() != x_values {
+        return Err(Shape::Unequal {
+            what: "y",
+            x_values,
+            values: s.y.len(),
+        });
+    }
+    if let Some(index) = s.x.iter().chain(&s.y).position(|v| !v.is_finite()) {
+        return Err(Shape::NotFiniteValue { index });
+    }
+    for (what, values) in [
+        ("y_lo", s.y_lo.len()),
+        ("y_hi", s.y_hi.len()),
+        ("n", s.n.len()),
+        ("samples", s.samples.len()),
+    ] {
+        if values != 0 && values != x_values {
+            return Err(Shape::Unequal {
+                what,
+                x_values,
+                values,
+            });
+        }
+    }
+    let bounds = s.y_lo.iter().chain(&s.y_hi);
+    let reps = s.samples.iter().flatten();
+    if let Some(index) = bounds.chain(reps).position(|v| !v.is_finite()) {
+        return Err(Shape::NotFiniteInterval { index });
+    }
+    if let Some(point) = s.y_lo.iter().zip(&s.y_hi).position(|(lo, hi)| lo > hi) {
+        return Err(Shape::IntervalReversed {
+            point,
+            lo: s.y_lo[point],
+            hi: s.y_hi[point],
+        });
+    }
+    // The count of a point is the number of its repetitions.
+    if !s.samples.is_empty() && !s.n.is_empty() {
+        if let Some(point) = s.n.iter().zip(&s.samples).position(|(n, r)| *n != r.len()) {
+            return Err(Shape::CountMismatch {
+                point,
+                n: s.n[point],
+                repetitions: s.samples[point].len(),
+            });
         }
     }
     Ok(())
@@ -309,22 +410,24 @@ pub fn validate(run: &RunFile) -> Result<(), InvalidRun> {
 /// Epoch counts (version 3) are absent or one list per x, adding up to the point's
 /// samples; per-state estimates are absent or one list per x, finite.
 fn validate_epochs(s: &crate::model::Series) -> Result<(), Shape> {
-    for (what, len) in [("epochs", s.epochs.len()), ("states", s.states.len())] {
-        if len != 0 && len != s.x.len() {
-            return Err(Shape(format!(
-                "x has {} values but {what} has {len}",
-                s.x.len()
-            )));
+    for (what, values) in [("epochs", s.epochs.len()), ("states", s.states.len())] {
+        if values != 0 && values != s.x.len() {
+            return Err(Shape::Unequal {
+                what,
+                x_values: s.x.len(),
+                values,
+            });
         }
     }
     if !s.epochs.is_empty() && s.samples.len() == s.x.len() {
-        for (i, (counts, reps)) in s.epochs.iter().zip(&s.samples).enumerate() {
+        for (point, (counts, reps)) in s.epochs.iter().zip(&s.samples).enumerate() {
             let total = counts.iter().try_fold(0usize, |a, &c| a.checked_add(c));
             if total != Some(reps.len()) {
-                return Err(Shape(format!(
-                    "point {i}: the epochs count {counts:?} samples but it has {}",
-                    reps.len()
-                )));
+                return Err(Shape::EpochsMismatch {
+                    point,
+                    counts: counts.clone(),
+                    samples: reps.len(),
+                });
             }
         }
     }
@@ -333,14 +436,14 @@ fn validate_epochs(s: &crate::model::Series) -> Result<(), Shape> {
         .flat_map(|e| [e.value, e.lo, e.hi])
         .any(|v| !v.is_finite())
     {
-        return Err(Shape("a state's estimate is not a finite number".into()));
+        return Err(Shape::NotFiniteState);
     }
     Ok(())
 }
 
 fn validate_distribution(d: &crate::model::Distribution) -> Result<(), Shape> {
     let s = &d.summary;
-    for (k, v) in [
+    for (stat, v) in [
         ("min", s.min),
         ("p50", s.p50),
         ("p90", s.p90),
@@ -351,59 +454,85 @@ fn validate_distribution(d: &crate::model::Distribution) -> Result<(), Shape> {
         ("stddev", s.stddev),
     ] {
         if !v.is_finite() {
-            return Err(Shape(format!("summary {k} is not a finite number")));
+            return Err(Shape::NotFiniteSummary { stat });
         }
     }
     let h = &d.histogram;
     if !(h.edges.is_empty() && h.counts.is_empty()) && h.edges.len() != h.counts.len() + 1 {
-        return Err(Shape(format!(
-            "histogram has {} edges for {} bins (edges must be one more than counts)",
-            h.edges.len(),
-            h.counts.len()
-        )));
+        return Err(Shape::HistogramEdges {
+            edges: h.edges.len(),
+            bins: h.counts.len(),
+        });
     }
     if h.edges.iter().any(|v| !v.is_finite()) {
-        return Err(Shape("histogram edge is not a finite number".into()));
+        return Err(Shape::NotFiniteEdge);
     }
     // Equal edges occur when every sample is equal (one bin [v, v]).
     if let Some(i) = h.edges.windows(2).position(|w| w[1] < w[0]) {
-        return Err(Shape(format!("histogram edges decrease at edge {}", i + 1)));
+        return Err(Shape::EdgesDecrease { edge: i + 1 });
     }
     if let Some(m) = &d.mode_range {
         if !(m.fraction.is_finite() && m.low.is_finite() && m.high.is_finite()) {
-            return Err(Shape("mode range is not finite".into()));
+            return Err(Shape::NotFiniteModeRange);
         }
     }
     if d.pairs.iter().flatten().any(|v| !v.is_finite()) {
-        return Err(Shape("a pair is not a finite number".into()));
+        return Err(Shape::NotFinitePair);
     }
     Ok(())
 }
 
 fn validate_matrix(m: &crate::model::Matrix) -> Result<(), Shape> {
     if m.values.len() != m.rows.len() {
-        return Err(Shape(format!(
-            "{} rows of values but {} row labels",
-            m.values.len(),
-            m.rows.len()
-        )));
+        return Err(Shape::RowLabels {
+            value_rows: m.values.len(),
+            labels: m.rows.len(),
+        });
     }
-    if let Some((r, row)) = m
+    if let Some((row, values)) = m
         .values
         .iter()
         .enumerate()
-        .find(|(_, row)| row.len() != m.cols.len())
+        .find(|(_, values)| values.len() != m.cols.len())
     {
-        return Err(Shape(format!(
-            "row {r} has {} values but there are {} column labels (not rectangular)",
-            row.len(),
-            m.cols.len()
-        )));
+        return Err(Shape::NotRectangular {
+            row,
+            values: values.len(),
+            labels: m.cols.len(),
+        });
     }
     if m.values.iter().flatten().flatten().any(|v| !v.is_finite()) {
-        return Err(Shape("a value is not a finite number".into()));
+        return Err(Shape::NotFiniteCell);
     }
     Ok(())
+}
+
+/// Every span of every lane starts and ends at a finite time.
+fn validate_timeline(t: &crate::model::Timeline) -> Result<(), Shape> {
+    let bad = |sp: &crate::model::Span| !sp.start_ns.is_finite() || !sp.end_ns.is_finite();
+    match t.lanes.iter().find(|l| l.spans.iter().any(bad)) {
+        Some(l) => Err(Shape::NotFiniteSpan {
+            lane: l.label.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// No row has more cells than the table has columns.
+fn validate_table(t: &crate::model::Table) -> Result<(), Shape> {
+    match t
+        .rows
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.len() > t.columns.len())
+    {
+        Some((row, r)) => Err(Shape::TableRow {
+            row,
+            cells: r.len(),
+            columns: t.columns.len(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Write a run file: atomically where `path` is (or will be) a regular file,

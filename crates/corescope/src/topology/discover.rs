@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use hwlocality::errors::{FlagsError, HybridError, RawHwlocError};
 use hwlocality::object::attributes::ObjectAttributes;
 use hwlocality::object::depth::NormalDepth;
 use hwlocality::object::types::{CacheType, ObjectType};
@@ -44,24 +45,22 @@ const MAX_QUOTED_INDEX_CHARS: usize = 24;
 /// Why a topology could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum TopologyError {
-    /// hwloc failed.
-    #[error("hwloc: {0}")]
-    Hwloc(String),
     /// hwloc rejected a synthetic description.
     #[error("invalid synthetic topology \"{spec}\": {reason}; {SYNTHETIC_HELP}")]
     InvalidSynthetic {
         /// The spec as given.
         spec: String,
         /// What is wrong with it.
-        reason: String,
+        #[source]
+        reason: SyntheticRefusal,
     },
     /// The XML file could not be opened.
     #[error("cannot read topology XML {}: {source}", path.display())]
     XmlRead {
         /// The file.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// Why it could not be read (I/O, not a regular file, too large).
+        source: crate::input::Problem,
     },
     /// hwloc rejected the XML file.
     #[error(
@@ -73,7 +72,8 @@ pub enum TopologyError {
         /// The file.
         path: PathBuf,
         /// What hwloc said.
-        reason: String,
+        #[source]
+        reason: XmlRejection,
     },
     /// An XML file with what hwloc's importer must not see (see `xml_guard`).
     #[error(
@@ -90,7 +90,7 @@ pub enum TopologyError {
     },
     /// Discovery of this machine failed.
     #[error("hwloc could not discover this machine's topology: {0}")]
-    Detect(String),
+    Detect(#[source] DetectFailure),
     /// The topology says what no machine has (see [`Topology::check`]).
     #[error("the topology from {source_name} is not plausible: {reason}")]
     Implausible {
@@ -108,6 +108,90 @@ pub enum TopologyError {
     },
 }
 
+/// Why a synthetic spec is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SyntheticRefusal {
+    /// Nothing but white space.
+    #[error("the spec is empty")]
+    Empty,
+    /// More PUs than [`super::MAX_PUS`] (their product, if it fits a `u64`).
+    #[error("{}", match pus {
+        Some(n) => super::too_many_pus(n),
+        None => super::too_many_pus("too many"),
+    })]
+    TooManyPus {
+        /// The product of the counts, `None` beyond `u64`.
+        pus: Option<u64>,
+    },
+    /// A NUL character, which hwloc cannot be passed.
+    #[error("it contains a NUL character")]
+    ContainsNul,
+    /// hwloc's parser refused it.
+    #[error("hwloc rejected it")]
+    Rejected,
+    /// hwloc parsed it but could not build the topology.
+    #[error("hwloc could not build it ({0})")]
+    Build(#[source] RawHwlocError),
+}
+
+impl From<StringInputError> for SyntheticRefusal {
+    fn from(e: StringInputError) -> Self {
+        match e {
+            StringInputError::ContainsNul => Self::ContainsNul,
+            StringInputError::Invalid => Self::Rejected,
+        }
+    }
+}
+
+/// Why hwloc cannot read an XML file.
+#[derive(Debug, thiserror::Error)]
+pub enum XmlRejection {
+    /// The bytes are not UTF-8 text.
+    #[error("{0}")]
+    Encoding(#[source] crate::input::Encoding),
+    /// No `<topology` anywhere in the text.
+    #[error("no <topology> element")]
+    NoTopology,
+    /// A NUL character, which hwloc cannot be passed.
+    #[error("it contains a NUL character")]
+    ContainsNul,
+    /// hwloc's parser refused it.
+    #[error("hwloc rejected it")]
+    Rejected,
+    /// hwloc refused the build flags.
+    #[error("{0}")]
+    Flags(#[source] HybridError<FlagsError<BuildFlags>>),
+    /// hwloc parsed it but could not build the topology.
+    #[error("{0}")]
+    Build(#[source] RawHwlocError),
+}
+
+impl From<StringInputError> for XmlRejection {
+    fn from(e: StringInputError) -> Self {
+        match e {
+            StringInputError::ContainsNul => Self::ContainsNul,
+            StringInputError::Invalid => Self::Rejected,
+        }
+    }
+}
+
+/// Why hwloc could not discover this machine.
+#[derive(Debug, thiserror::Error)]
+pub enum DetectFailure {
+    /// An environment variable that makes hwloc read another machine.
+    #[error(
+        "{0} is set, so hwloc would describe another machine without corescope's \
+         checks; unset it (--synthetic and --xml look at another machine)"
+    )]
+    Override(&'static str),
+    /// hwloc refused the build flags.
+    #[error("{0}")]
+    Flags(#[source] HybridError<FlagsError<BuildFlags>>),
+    /// hwloc could not build the topology.
+    #[error("{0}")]
+    Build(#[source] RawHwlocError),
+}
+
 /// The machine this process runs on.
 ///
 /// PUs that a cgroup cpuset forbids, or that the affinity mask this process
@@ -118,16 +202,13 @@ pub fn detect() -> Result<Topology, TopologyError> {
         .iter()
         .find(|v| std::env::var_os(v).is_some())
     {
-        return Err(TopologyError::Detect(format!(
-            "{var} is set, so hwloc would describe another machine without corescope's \
-             checks; unset it (--synthetic and --xml look at another machine)"
-        )));
+        return Err(TopologyError::Detect(DetectFailure::Override(var)));
     }
     let topo = TopologyBuilder::new()
         .with_flags(BuildFlags::INCLUDE_DISALLOWED)
-        .map_err(|e| TopologyError::Detect(e.to_string()))?
+        .map_err(|e| TopologyError::Detect(DetectFailure::Flags(e)))?
         .build()
-        .map_err(|e| TopologyError::Detect(e.to_string()))?;
+        .map_err(|e| TopologyError::Detect(DetectFailure::Build(e)))?;
     let mut t = convert(&topo, "hwloc".into())?;
     if let Ok(mask) = crate::affinity::allowed_current() {
         restrict_to(&mut t, &mask);
@@ -155,31 +236,25 @@ pub fn restrict_to(t: &mut Topology, cpus: &[u32]) {
 
 /// A synthetic machine from an hwloc synthetic string (`pack:4 core:16 pu:8`).
 pub fn from_synthetic(spec: &str) -> Result<Topology, TopologyError> {
-    let invalid = |reason: &str| TopologyError::InvalidSynthetic {
+    let invalid = |reason: SyntheticRefusal| TopologyError::InvalidSynthetic {
         spec: spec.to_string(),
-        reason: reason.to_string(),
+        reason,
     };
     let trimmed = spec.trim();
     if trimmed.is_empty() {
-        return Err(invalid("the spec is empty"));
+        return Err(invalid(SyntheticRefusal::Empty));
     }
     let estimate = synthetic_pu_estimate(trimmed);
     if estimate > MAX_SYNTHETIC_PUS {
-        let pus = match estimate {
-            u64::MAX => "too many".to_string(),
-            n => n.to_string(),
-        };
-        return Err(invalid(&super::too_many_pus(pus)));
+        let pus = (estimate != u64::MAX).then_some(estimate);
+        return Err(invalid(SyntheticRefusal::TooManyPus { pus }));
     }
     let builder = TopologyBuilder::new()
         .from_synthetic(trimmed)
-        .map_err(|e| match e {
-            StringInputError::ContainsNul => invalid("it contains a NUL character"),
-            StringInputError::Invalid => invalid("hwloc rejected it"),
-        })?;
+        .map_err(|e| invalid(e.into()))?;
     let topo = builder
         .build()
-        .map_err(|e| invalid(&format!("hwloc could not build it ({e})")))?;
+        .map_err(|e| invalid(SyntheticRefusal::Build(e)))?;
     let mut t = convert(&topo, format!("synthetic: {trimmed}"))?;
     // hwloc gives a synthetic NUMA node 1 GiB unless the spec says `memory=`: that
     // default is no fact about any machine, so the memory stays unknown.
@@ -199,32 +274,28 @@ pub fn from_xml_file(path: &Path) -> Result<Topology, TopologyError> {
     if path.is_dir() {
         return Err(TopologyError::XmlRead {
             path: path.to_path_buf(),
-            source: std::io::Error::other("is a directory"),
+            source: std::io::Error::from(std::io::ErrorKind::IsADirectory).into(),
         });
     }
     // Read once, as every input file is (crate::input: a regular file, not a
     // FIFO or a device, of bounded size, UTF-8), and hand hwloc the text: hwloc
     // never opens the path itself (on a pipe it seeked, and hwlocality panicked).
-    let invalid = |reason: String| TopologyError::InvalidXml {
+    let invalid = |reason: XmlRejection| TopologyError::InvalidXml {
         path: path.to_path_buf(),
         reason,
     };
     let text = crate::input::read_text(path).map_err(|e| match e.problem {
-        crate::input::Problem::Encoding(what) => invalid(what.to_string()),
-        crate::input::Problem::Io(source) => TopologyError::XmlRead {
+        crate::input::Problem::Encoding(what) => invalid(XmlRejection::Encoding(what)),
+        source => TopologyError::XmlRead {
             path: path.to_path_buf(),
             source,
-        },
-        other => TopologyError::XmlRead {
-            path: path.to_path_buf(),
-            source: std::io::Error::other(other.to_string()),
         },
     })?;
     // Reject what is plainly not an hwloc export before the XML parser sees it
     // (it would print its own complaints on stderr). The whole text is
     // searched: a long leading comment does not hide the element.
     if !text.contains("<topology") {
-        return Err(invalid("no <topology> element".into()));
+        return Err(invalid(XmlRejection::NoTopology));
     }
     xml_guard(&text).map_err(|reason| TopologyError::UnsafeXml {
         path: path.to_path_buf(),
@@ -232,14 +303,11 @@ pub fn from_xml_file(path: &Path) -> Result<Topology, TopologyError> {
     })?;
     let topo = TopologyBuilder::new()
         .with_flags(BuildFlags::INCLUDE_DISALLOWED)
-        .map_err(|e| invalid(e.to_string()))?
+        .map_err(|e| invalid(XmlRejection::Flags(e)))?
         .from_xml(&text)
-        .map_err(|e| match e {
-            StringInputError::ContainsNul => invalid("it contains a NUL character".into()),
-            StringInputError::Invalid => invalid("hwloc rejected it".into()),
-        })?
+        .map_err(|e| invalid(e.into()))?
         .build()
-        .map_err(|e| invalid(e.to_string()))?;
+        .map_err(|e| invalid(XmlRejection::Build(e)))?;
     convert(&topo, format!("xml: {}", path.display()))
 }
 

@@ -10,7 +10,10 @@ mod discover;
 pub mod host;
 pub mod knobs;
 
-pub use discover::{detect, from_synthetic, from_xml_file, restrict_to, TopologyError};
+pub use discover::{
+    detect, from_synthetic, from_xml_file, restrict_to, DetectFailure, SyntheticRefusal,
+    TopologyError, XmlRefusal, XmlRejection,
+};
 
 /// Largest cache a topology may report (1 TiB; the largest today hold about 1 GiB).
 pub const MAX_CACHE_BYTES: u64 = 1 << 40;
