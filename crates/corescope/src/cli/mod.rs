@@ -245,13 +245,7 @@ pub struct PlanArgs {
 impl PlanArgs {
     /// The profile chosen by the flags.
     pub fn profile(&self) -> Profile {
-        if self.quick {
-            Profile::Quick
-        } else if self.full {
-            Profile::Full
-        } else {
-            Profile::Default
-        }
+        Profile::from_flags(self.quick, self.full)
     }
 }
 
@@ -471,13 +465,7 @@ pub struct MpiArgs {
 impl MpiArgs {
     /// The profile chosen by the flags.
     pub fn profile(&self) -> Profile {
-        if self.quick {
-            Profile::Quick
-        } else if self.full {
-            Profile::Full
-        } else {
-            Profile::Default
-        }
+        Profile::from_flags(self.quick, self.full)
     }
 }
 
@@ -564,13 +552,7 @@ pub struct FleetReportArgs {
 impl RunArgs {
     /// The profile chosen by the flags.
     pub fn profile(&self) -> Profile {
-        if self.quick {
-            Profile::Quick
-        } else if self.full {
-            Profile::Full
-        } else {
-            Profile::Default
-        }
+        Profile::from_flags(self.quick, self.full)
     }
 }
 

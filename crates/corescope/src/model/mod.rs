@@ -303,6 +303,18 @@ pub enum Profile {
 }
 
 impl Profile {
+    /// The profile a command's `--quick` and `--full` flags choose (clap lets
+    /// at most one be set): neither gives the default.
+    pub fn from_flags(quick: bool, full: bool) -> Self {
+        if quick {
+            Profile::Quick
+        } else if full {
+            Profile::Full
+        } else {
+            Profile::Default
+        }
+    }
+
     /// Lower-case name as written in files and on the command line.
     pub fn name(self) -> &'static str {
         match self {
@@ -825,6 +837,14 @@ impl Measurement {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_flags_choose_the_profile_and_neither_is_the_default() {
+        assert_eq!(Profile::from_flags(true, false), Profile::Quick);
+        assert_eq!(Profile::from_flags(false, true), Profile::Full);
+        assert_eq!(Profile::from_flags(false, false), Profile::Default);
+        assert_eq!(Profile::from_flags(false, false), Profile::default());
+    }
 
     #[test]
     fn version_1_files_load_with_notes_and_exact_points() {
