@@ -12,7 +12,7 @@
 //! compared round by round (paired), and stated as differences only when the
 //! interval of the ratio excludes 1.
 
-use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use super::{Analysis, Case, NotRun, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::model::{Measurement, Point, ProbeResult, Sensitivity};
 use serde::Serialize;
@@ -245,7 +245,7 @@ impl Probe for Matmul {
             .first()
             .and_then(|r| r.first())
             .copied()
-            .ok_or_else(|| ProbeError::Failed("the kernel did not run".into()))?;
+            .ok_or(NotRun::Kernel)?;
         m.points.push(Point::new(
             &c.variant,
             "n",

@@ -350,6 +350,41 @@ pub enum ProbeError {
     /// A `pool` case failed (a runtime, a kernel, a check); a failure like `Failed`.
     #[error(transparent)]
     Pool(#[from] crate::probes::pool::error::PoolFailure),
+    /// A part of the measurement produced nothing; a failure like `Failed`.
+    #[error(transparent)]
+    NotRun(#[from] NotRun),
+}
+
+/// The part of a measurement that produced nothing ([`ProbeError::NotRun`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NotRun {
+    /// The team returned no repetition.
+    #[error("no repetition ran")]
+    Repetition,
+    /// No clock chain ran.
+    #[error("no chain ran")]
+    Chain,
+    /// The latency chaser returned nothing.
+    #[error("the chaser did not run")]
+    Chaser,
+    /// The lock holder returned nothing.
+    #[error("the holder did not run")]
+    Holder,
+    /// The signaller returned nothing.
+    #[error("the signaller did not run")]
+    Signaller,
+    /// The parent thread of a spawn returned nothing.
+    #[error("the parent thread did not run")]
+    ParentThread,
+    /// The kernel returned no time.
+    #[error("the kernel did not run")]
+    Kernel,
+    /// No benchmark gave a time to compare.
+    #[error("no benchmark time was measured")]
+    BenchmarkTime,
+    /// The thread that touches a block first panicked.
+    #[error("the first-touch thread panicked")]
+    FirstTouch,
 }
 
 impl ProbeError {
@@ -714,5 +749,22 @@ mod tests {
         dedup.sort_unstable();
         dedup.dedup();
         assert_eq!(ids.len(), dedup.len());
+    }
+
+    #[test]
+    fn a_part_that_did_not_run_is_worded_as_before() {
+        let said = |p: NotRun| ProbeError::from(p).to_string();
+        assert_eq!(said(NotRun::Repetition), "no repetition ran");
+        assert_eq!(said(NotRun::Chain), "no chain ran");
+        assert_eq!(said(NotRun::Chaser), "the chaser did not run");
+        assert_eq!(said(NotRun::Holder), "the holder did not run");
+        assert_eq!(said(NotRun::Signaller), "the signaller did not run");
+        assert_eq!(said(NotRun::ParentThread), "the parent thread did not run");
+        assert_eq!(said(NotRun::Kernel), "the kernel did not run");
+        assert_eq!(
+            said(NotRun::BenchmarkTime),
+            "no benchmark time was measured"
+        );
+        assert_eq!(said(NotRun::FirstTouch), "the first-touch thread panicked");
     }
 }

@@ -11,7 +11,7 @@ use crate::kernels::chase::{build_chase, chase, chase_from};
 use crate::kernels::stream::read_sum;
 use crate::model::{Measurement, Point};
 use crate::placement::{self, Strategy};
-use crate::probes::{ProbeError, RunCtx};
+use crate::probes::{NotRun, ProbeError, RunCtx};
 use std::hint::black_box;
 use std::sync::Mutex;
 
@@ -115,10 +115,7 @@ fn bandwidth_points(
     out: &crate::harness::team::TeamOutcome<Result<u64, arrays::PassError>>,
     huge_share: Option<f64>,
 ) -> Result<Measurement, ProbeError> {
-    let rep = out
-        .reps
-        .last()
-        .ok_or_else(|| ProbeError::Failed("no repetition ran".into()))?;
+    let rep = out.reps.last().ok_or(NotRun::Repetition)?;
     let per_thread_bytes = bytes_moved(kernel, block_bytes) as f64;
     let team = threads as f64 * per_thread_bytes / (rep.team_ns().max(1) as f64 * 1e-9);
     let sum: f64 = rep
@@ -168,9 +165,7 @@ fn on_cpu<T: Send>(
                 refused.map(|e| format!("first touch by one thread: {e}")),
             )
         });
-        worker
-            .join()
-            .map_err(|_| ProbeError::Failed("the first-touch thread panicked".into()))
+        worker.join().map_err(|_| NotRun::FirstTouch.into())
     })
 }
 
@@ -259,10 +254,7 @@ pub(super) fn run_ws_read(
         return Err(ProbeError::step("ws-read", err.clone()));
     }
     // The last repetition: the first brought the block into the caches it fits in.
-    let warm = out
-        .reps
-        .last()
-        .ok_or_else(|| ProbeError::Failed("no repetition ran".into()))?;
+    let warm = out.reps.last().ok_or(NotRun::Repetition)?;
     let bytes = threads as f64 * (words * 8) as f64 * passes as f64;
     Ok(Measurement::points(vec![Point::new(
         format!("ws-read/{label}").as_str(),
@@ -337,10 +329,7 @@ pub(super) fn run_ws_latency(
         Some(Ok((_, share))) => *share,
         None => None,
     };
-    let rep = out
-        .reps
-        .first()
-        .ok_or_else(|| ProbeError::Failed("no repetition ran".into()))?;
+    let rep = out.reps.first().ok_or(NotRun::Repetition)?;
     let mut points = vec![Point::new(
         ws_latency_series(huge_pages),
         "bytes",
