@@ -223,8 +223,8 @@ impl Probe for Matmul {
         let flops = 2.0 * (n as f64).powi(3);
         let budget = ctx.plan.budget_s * GIVE_UP_SHARE;
         // Pinned to one CPU, as the seed's single-threaded runs.
-        let cpus = crate::placement::assign(&ctx.plan.topo, &crate::placement::Strategy::Linear, 1)
-            .map_err(|e| ProbeError::Failed(e.to_string()))?;
+        let cpus =
+            crate::placement::assign(&ctx.plan.topo, &crate::placement::Strategy::Linear, 1)?;
         let (a, b) = (&a, &b);
         let out = ctx.team(
             &cpus,

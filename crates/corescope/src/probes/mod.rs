@@ -87,9 +87,7 @@ pub fn placer_config(
     placer: &Placer,
     threads: usize,
 ) -> Result<(Vec<Option<u32>>, String), ProbeError> {
-    let cpus = placer
-        .assign(threads)
-        .map_err(|e| ProbeError::Failed(e.to_string()))?;
+    let cpus = placer.assign(threads)?;
     let config = team_config(&cpus, threads);
     Ok((cpus, config))
 }
@@ -200,7 +198,7 @@ pub fn placed(
     placement: &str,
     threads: usize,
 ) -> Result<(Strategy, Vec<Option<u32>>), ProbeError> {
-    let strategy = Strategy::parse(placement).map_err(|e| ProbeError::Failed(e.to_string()))?;
+    let strategy = Strategy::parse(placement)?;
     let (cpus, _) = placement_config(topo, &strategy, threads)?;
     Ok((strategy, cpus))
 }
@@ -350,6 +348,19 @@ pub enum ProbeError {
     /// A `pool` case failed (a runtime, a kernel, a check); a failure like `Failed`.
     #[error(transparent)]
     Pool(#[from] crate::probes::pool::error::PoolFailure),
+    /// A case's placement does not parse or cannot place its threads here; a
+    /// failure like `Failed`.
+    #[error(transparent)]
+    Placement(#[from] crate::placement::PlacementError),
+    /// A level's kernel cannot run here; a failure like `Failed`.
+    #[error(transparent)]
+    Level(#[from] peak::LevelMissing),
+    /// A case names a spin loop that does not exist; a failure like `Failed`.
+    #[error(transparent)]
+    SpinKind(#[from] crate::kernels::spin_loops::UnknownSpinKind),
+    /// A channel tuning stopped; a failure like `Failed`.
+    #[error(transparent)]
+    Tune(#[from] channel_tune::TuneError),
     /// A part of the measurement produced nothing; a failure like `Failed`.
     #[error(transparent)]
     NotRun(#[from] NotRun),

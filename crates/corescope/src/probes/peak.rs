@@ -614,7 +614,7 @@ impl Probe for Peak {
             |_, seed| run_kernel(level, precision, iters, *seed).map(black_box),
         )?;
         if let Some(Err(e)) = out.results.iter().flatten().find(|r| r.is_err()) {
-            return Err(ProbeError::Failed(e.to_string()));
+            return Err(e.clone().into());
         }
         let flop = c.threads as f64 * level.flop_per_call(precision, iters) as f64;
         let flops: Vec<f64> = out

@@ -234,8 +234,7 @@ pub(super) fn run_ws_read(
     ws_bytes: u64,
     passes: u64,
 ) -> Result<Measurement, ProbeError> {
-    let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, threads)
-        .map_err(|e| ProbeError::Failed(e.to_string()))?;
+    let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, threads)?;
     let words = (ws_bytes / 8) as usize;
     let out = ctx.team(
         &cpus,
@@ -278,8 +277,7 @@ pub(super) fn run_ws_latency(
     let line = ctx.plan.topo.line_bytes_or_default() as usize;
     let stride = line / 8; // words per line: one link per cache line
     let slots = ((ws_bytes as usize) / line).max(2);
-    let cpus = placement::assign(&ctx.plan.topo, &Strategy::Linear, 1)
-        .map_err(|e| ProbeError::Failed(e.to_string()))?;
+    let cpus = placement::assign(&ctx.plan.topo, &Strategy::Linear, 1)?;
     let pages = if huge_pages {
         Pages::Huge
     } else {
