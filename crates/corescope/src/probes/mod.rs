@@ -261,6 +261,10 @@ impl Rounds {
 }
 
 /// How a case or a probe failed to produce a measurement.
+///
+/// Every variant but [`Skipped`](ProbeError::Skipped) and
+/// [`GaveUp`](ProbeError::GaveUp) is a failure: the probe is recorded as failed,
+/// its reason the error's words (`runner`).
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
     /// Not measurable on this machine; the probe is recorded as skipped.
@@ -269,21 +273,17 @@ pub enum ProbeError {
     /// The budget ran out inside the case.
     #[error("gave up: {0}")]
     GaveUp(String),
-    /// Anything else.
-    #[error("{0}")]
-    Failed(String),
-    /// The thread team failed (a spawn, a pin, a panic); a failure like `Failed`.
+    /// The thread team failed (a spawn, a pin, a panic).
     #[error(transparent)]
     Team(#[from] TeamError),
-    /// A block could not be allocated; a failure like `Failed`.
+    /// A block could not be allocated.
     #[error(transparent)]
     Buffer(#[from] crate::kernels::buffer::BufferError),
-    /// A channel could not be made; a failure like `Failed`.
+    /// A channel could not be made.
     #[error(transparent)]
     Channel(#[from] crate::harness::spsc::adapters::ChannelError),
     /// A step of a case failed on an error of its own (a block, a page, a file, a
-    /// channel's stream): the step (`ws-read`, a kernel's name, `0↔1`) and the error;
-    /// a failure like `Failed`.
+    /// channel's stream): the step (`ws-read`, a kernel's name, `0↔1`) and the error.
     #[error("{step}: {source}")]
     Step {
         /// The step, as the failure names it.
@@ -345,23 +345,22 @@ pub enum ProbeError {
         /// The run's limit, in seconds.
         limit_s: f64,
     },
-    /// A `pool` case failed (a runtime, a kernel, a check); a failure like `Failed`.
+    /// A `pool` case failed (a runtime, a kernel, a check).
     #[error(transparent)]
     Pool(#[from] crate::probes::pool::error::PoolFailure),
-    /// A case's placement does not parse or cannot place its threads here; a
-    /// failure like `Failed`.
+    /// A case's placement does not parse or cannot place its threads here.
     #[error(transparent)]
     Placement(#[from] crate::placement::PlacementError),
-    /// A level's kernel cannot run here; a failure like `Failed`.
+    /// A level's kernel cannot run here.
     #[error(transparent)]
     Level(#[from] peak::LevelMissing),
-    /// A case names a spin loop that does not exist; a failure like `Failed`.
+    /// A case names a spin loop that does not exist.
     #[error(transparent)]
     SpinKind(#[from] crate::kernels::spin_loops::UnknownSpinKind),
-    /// A channel tuning stopped; a failure like `Failed`.
+    /// A channel tuning stopped.
     #[error(transparent)]
     Tune(#[from] channel_tune::TuneError),
-    /// A part of the measurement produced nothing; a failure like `Failed`.
+    /// A part of the measurement produced nothing.
     #[error(transparent)]
     NotRun(#[from] NotRun),
 }
