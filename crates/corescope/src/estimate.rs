@@ -211,8 +211,8 @@ pub fn estimate_probe(probe: &dyn AnyProbe, ctx: &PlanCtx, cal: &Calibration) ->
         Err(e) => {
             est.status = "skipped".into();
             est.reason = Some(match e {
-                ProbeError::Skipped(r) | ProbeError::GaveUp(r) | ProbeError::Failed(r) => r,
-                typed => typed.to_string(),
+                ProbeError::Skipped(r) | ProbeError::GaveUp(r) => r,
+                failed => failed.to_string(),
             });
             return est;
         }

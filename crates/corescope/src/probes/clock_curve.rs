@@ -25,7 +25,7 @@
 //! count are not measured: oversubscribed threads share cores and time, and their
 //! chains would time the sharing.
 
-use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use super::{Analysis, Case, NotRun, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::kernels::clock_chain::{self, ADDS_PER_ITER};
 use crate::model::{Finding, Measurement, Point, ProbeResult, Series};
 use crate::placement::Strategy;
@@ -264,7 +264,7 @@ impl Probe for ClockCurve {
             on_cpu
         };
         if used.is_empty() {
-            return Err(ProbeError::Failed("no chain ran".into()));
+            return Err(NotRun::Chain.into());
         }
         let mut m = Measurement::points(vec![Point::new(
             format!("chain/{}", c.isa.name()),

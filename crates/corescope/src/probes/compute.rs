@@ -24,7 +24,7 @@
 //! Table 2 …` take the PMU's counts where they exist and these where not
 //! (`analysis::seed001`, docs/compute.md).
 
-use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx, SweepConfigs};
+use super::{Analysis, Case, NotRun, Plan, PlanCtx, Probe, ProbeError, RunCtx, SweepConfigs};
 use crate::analysis;
 use crate::kernels::chains::{
     fp_inputs, fp_kernel, int_inputs, int_kernel, FP_K, INPUTS, INSTRUCTIONS_PER_PASS, INT_K,
@@ -242,7 +242,7 @@ impl Probe for Compute {
             .map(|ns| ops / (ns.max(1.0) * 1e-9))
             .collect();
         if rates.is_empty() {
-            return Err(ProbeError::Failed("no repetition ran".into()));
+            return Err(NotRun::Repetition.into());
         }
         let hz = super::round_clock_hz(ctx, &cpus, c.threads);
         let per_cycle = rates.iter().map(|r| r / c.threads as f64 / hz).collect();

@@ -16,7 +16,7 @@
 //! vs broadcast; other core vs same CPU) and state a difference only when it is
 //! significant.
 
-use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, NotRun, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
 use crate::harness::pair::{self, PthreadCond, PthreadMutex};
@@ -314,7 +314,7 @@ fn chunk_of(
         .into_iter()
         .next()
         .and_then(|r| r.into_iter().next())
-        .ok_or_else(|| ProbeError::Failed("the signaller did not run".into()))?;
+        .ok_or(NotRun::Signaller)?;
     let stop = stop
         .or_else(|| ctx.expired().then(|| "budget reached".to_string()))
         .map(|why| format!("{}: {why}", var.name()));

@@ -173,8 +173,7 @@ impl Probe for FalseSharing {
 
     fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         let c = case.params.clone();
-        let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, c.threads)
-            .map_err(|e| ProbeError::Failed(e.to_string()))?;
+        let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, c.threads)?;
         let counters = Counters::new(c.threads, c.pad)?;
         let barrier = Barrier::new(c.threads);
         let out = ctx.team(

@@ -12,7 +12,7 @@
 //! compared round by round (paired), and stated as differences only when the
 //! interval of the ratio excludes 1.
 
-use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
+use super::{Analysis, Case, NotRun, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::model::{Measurement, Point, ProbeResult, Sensitivity};
 use serde::Serialize;
@@ -223,8 +223,8 @@ impl Probe for Matmul {
         let flops = 2.0 * (n as f64).powi(3);
         let budget = ctx.plan.budget_s * GIVE_UP_SHARE;
         // Pinned to one CPU, as the seed's single-threaded runs.
-        let cpus = crate::placement::assign(&ctx.plan.topo, &crate::placement::Strategy::Linear, 1)
-            .map_err(|e| ProbeError::Failed(e.to_string()))?;
+        let cpus =
+            crate::placement::assign(&ctx.plan.topo, &crate::placement::Strategy::Linear, 1)?;
         let (a, b) = (&a, &b);
         let out = ctx.team(
             &cpus,
@@ -245,7 +245,7 @@ impl Probe for Matmul {
             .first()
             .and_then(|r| r.first())
             .copied()
-            .ok_or_else(|| ProbeError::Failed("the kernel did not run".into()))?;
+            .ok_or(NotRun::Kernel)?;
         m.points.push(Point::new(
             &c.variant,
             "n",

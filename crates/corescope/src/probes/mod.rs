@@ -87,9 +87,7 @@ pub fn placer_config(
     placer: &Placer,
     threads: usize,
 ) -> Result<(Vec<Option<u32>>, String), ProbeError> {
-    let cpus = placer
-        .assign(threads)
-        .map_err(|e| ProbeError::Failed(e.to_string()))?;
+    let cpus = placer.assign(threads)?;
     let config = team_config(&cpus, threads);
     Ok((cpus, config))
 }
@@ -200,7 +198,7 @@ pub fn placed(
     placement: &str,
     threads: usize,
 ) -> Result<(Strategy, Vec<Option<u32>>), ProbeError> {
-    let strategy = Strategy::parse(placement).map_err(|e| ProbeError::Failed(e.to_string()))?;
+    let strategy = Strategy::parse(placement)?;
     let (cpus, _) = placement_config(topo, &strategy, threads)?;
     Ok((strategy, cpus))
 }
@@ -263,6 +261,10 @@ impl Rounds {
 }
 
 /// How a case or a probe failed to produce a measurement.
+///
+/// Every variant but [`Skipped`](ProbeError::Skipped) and
+/// [`GaveUp`](ProbeError::GaveUp) is a failure: the probe is recorded as failed,
+/// its reason the error's words (`runner`).
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
     /// Not measurable on this machine; the probe is recorded as skipped.
@@ -271,21 +273,17 @@ pub enum ProbeError {
     /// The budget ran out inside the case.
     #[error("gave up: {0}")]
     GaveUp(String),
-    /// Anything else.
-    #[error("{0}")]
-    Failed(String),
-    /// The thread team failed (a spawn, a pin, a panic); a failure like `Failed`.
+    /// The thread team failed (a spawn, a pin, a panic).
     #[error(transparent)]
     Team(#[from] TeamError),
-    /// A block could not be allocated; a failure like `Failed`.
+    /// A block could not be allocated.
     #[error(transparent)]
     Buffer(#[from] crate::kernels::buffer::BufferError),
-    /// A channel could not be made; a failure like `Failed`.
+    /// A channel could not be made.
     #[error(transparent)]
     Channel(#[from] crate::harness::spsc::adapters::ChannelError),
     /// A step of a case failed on an error of its own (a block, a page, a file, a
-    /// channel's stream): the step (`ws-read`, a kernel's name, `0↔1`) and the error;
-    /// a failure like `Failed`.
+    /// channel's stream): the step (`ws-read`, a kernel's name, `0↔1`) and the error.
     #[error("{step}: {source}")]
     Step {
         /// The step, as the failure names it.
@@ -347,9 +345,56 @@ pub enum ProbeError {
         /// The run's limit, in seconds.
         limit_s: f64,
     },
-    /// A `pool` case failed (a runtime, a kernel, a check); a failure like `Failed`.
+    /// A `pool` case failed (a runtime, a kernel, a check).
     #[error(transparent)]
     Pool(#[from] crate::probes::pool::error::PoolFailure),
+    /// A case's placement does not parse or cannot place its threads here.
+    #[error(transparent)]
+    Placement(#[from] crate::placement::PlacementError),
+    /// A level's kernel cannot run here.
+    #[error(transparent)]
+    Level(#[from] peak::LevelMissing),
+    /// A case names a spin loop that does not exist.
+    #[error(transparent)]
+    SpinKind(#[from] crate::kernels::spin_loops::UnknownSpinKind),
+    /// A channel tuning stopped.
+    #[error(transparent)]
+    Tune(#[from] channel_tune::TuneError),
+    /// A part of the measurement produced nothing.
+    #[error(transparent)]
+    NotRun(#[from] NotRun),
+}
+
+/// The part of a measurement that produced nothing ([`ProbeError::NotRun`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NotRun {
+    /// The team returned no repetition.
+    #[error("no repetition ran")]
+    Repetition,
+    /// No clock chain ran.
+    #[error("no chain ran")]
+    Chain,
+    /// The latency chaser returned nothing.
+    #[error("the chaser did not run")]
+    Chaser,
+    /// The lock holder returned nothing.
+    #[error("the holder did not run")]
+    Holder,
+    /// The signaller returned nothing.
+    #[error("the signaller did not run")]
+    Signaller,
+    /// The parent thread of a spawn returned nothing.
+    #[error("the parent thread did not run")]
+    ParentThread,
+    /// The kernel returned no time.
+    #[error("the kernel did not run")]
+    Kernel,
+    /// No benchmark gave a time to compare.
+    #[error("no benchmark time was measured")]
+    BenchmarkTime,
+    /// The thread that touches a block first panicked.
+    #[error("the first-touch thread panicked")]
+    FirstTouch,
 }
 
 impl ProbeError {
@@ -714,5 +759,22 @@ mod tests {
         dedup.sort_unstable();
         dedup.dedup();
         assert_eq!(ids.len(), dedup.len());
+    }
+
+    #[test]
+    fn a_part_that_did_not_run_is_worded_as_before() {
+        let said = |p: NotRun| ProbeError::from(p).to_string();
+        assert_eq!(said(NotRun::Repetition), "no repetition ran");
+        assert_eq!(said(NotRun::Chain), "no chain ran");
+        assert_eq!(said(NotRun::Chaser), "the chaser did not run");
+        assert_eq!(said(NotRun::Holder), "the holder did not run");
+        assert_eq!(said(NotRun::Signaller), "the signaller did not run");
+        assert_eq!(said(NotRun::ParentThread), "the parent thread did not run");
+        assert_eq!(said(NotRun::Kernel), "the kernel did not run");
+        assert_eq!(
+            said(NotRun::BenchmarkTime),
+            "no benchmark time was measured"
+        );
+        assert_eq!(said(NotRun::FirstTouch), "the first-touch thread panicked");
     }
 }

@@ -13,7 +13,7 @@
 //! variants alike. Findings compare medians through their 95 % intervals and state a
 //! difference only when it is significant.
 
-use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, NotRun, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
 use crate::harness::pair::{self, PthreadMutex};
@@ -432,7 +432,7 @@ fn handoff_chunk(
         .into_iter()
         .next()
         .and_then(|r| r.into_iter().next())
-        .ok_or_else(|| ProbeError::Failed("the holder did not run".into()))?;
+        .ok_or(NotRun::Holder)?;
     let stop = stop
         .or_else(|| ctx.expired().then(|| "budget reached".to_string()))
         .map(|why| format!("{}: {why}", var.name()));

@@ -27,7 +27,7 @@
 //! not measured (no stable Rust intrinsics).
 
 use super::SweepConfigs;
-use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, NotRun, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis;
 use crate::model::{Measurement, Point, ProbeResult, Sensitivity};
 use crate::placement::arg as placement_arg;
@@ -614,7 +614,7 @@ impl Probe for Peak {
             |_, seed| run_kernel(level, precision, iters, *seed).map(black_box),
         )?;
         if let Some(Err(e)) = out.results.iter().flatten().find(|r| r.is_err()) {
-            return Err(ProbeError::Failed(e.to_string()));
+            return Err(e.clone().into());
         }
         let flop = c.threads as f64 * level.flop_per_call(precision, iters) as f64;
         let flops: Vec<f64> = out
@@ -623,7 +623,7 @@ impl Probe for Peak {
             .map(|ns| flop / (ns.max(1.0) * 1e-9))
             .collect();
         if flops.is_empty() {
-            return Err(ProbeError::Failed("no repetition ran".into()));
+            return Err(NotRun::Repetition.into());
         }
         let threads = c.threads as f64;
         let per_thread: Vec<f64> = flops.iter().map(|f| f / threads).collect();

@@ -385,7 +385,7 @@ fn one_run(
         },
     )?;
     if let Some(e) = out.results.iter().flatten().find_map(|r| r.as_ref().err()) {
-        return Err(ProbeError::Failed(e.to_string()));
+        return Err(e.clone().into());
     }
     let rep = out
         .best()

@@ -15,7 +15,7 @@
 //! (joinable vs detached; other core vs same CPU) and state a difference only when
 //! it is significant.
 
-use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
+use super::{Analysis, Case, NotRun, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
 use crate::harness::pair;
@@ -270,22 +270,23 @@ impl Probe for Threads {
         let clock = ctx.plan.clock.clone();
         let limit = clock.ns_to_ticks(CHILD_TIMEOUT_S * 1e9) as u64;
         let deadline = ctx.deadline;
-        let (per_variant, stop) =
-            pair::interleaved(c.variants.len(), c.samples, |v, chunk| {
-                let var = &c.variants[v];
-                let out = ctx.team_uncounted(
-                    &[var.parent],
-                    1,
-                    |_| (),
-                    |_, _| sample(var, chunk, limit, deadline),
-                )?;
-                let (a, b, stop) =
-                    out.results.into_iter().flatten().next().ok_or_else(|| {
-                        ProbeError::Failed("the parent thread did not run".into())
-                    })?;
-                let stop = stop.map(|why| format!("{}: {why}", var.name()));
-                Ok::<_, ProbeError>((a.into_iter().zip(b).collect::<Vec<_>>(), stop))
-            })?;
+        let (per_variant, stop) = pair::interleaved(c.variants.len(), c.samples, |v, chunk| {
+            let var = &c.variants[v];
+            let out = ctx.team_uncounted(
+                &[var.parent],
+                1,
+                |_| (),
+                |_, _| sample(var, chunk, limit, deadline),
+            )?;
+            let (a, b, stop) = out
+                .results
+                .into_iter()
+                .flatten()
+                .next()
+                .ok_or(NotRun::ParentThread)?;
+            let stop = stop.map(|why| format!("{}: {why}", var.name()));
+            Ok::<_, ProbeError>((a.into_iter().zip(b).collect::<Vec<_>>(), stop))
+        })?;
         let mut m = Measurement::default();
         if let Some(why) = stop {
             m.warnings.push(why);

@@ -320,8 +320,7 @@ impl Probe for Workload {
 
     fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         let c = case.params.clone();
-        let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, c.threads)
-            .map_err(|e| ProbeError::Failed(e.to_string()))?;
+        let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, c.threads)?;
         let dur = c.duration_ns;
         let dir = tmp_dir();
         let out = ctx.team(

@@ -123,8 +123,7 @@ fn status_of(e: &ProbeError) -> (Status, String) {
     match e {
         ProbeError::Skipped(r) => (Status::Skipped, r.clone()),
         ProbeError::GaveUp(r) => (Status::GaveUp, r.clone()),
-        ProbeError::Failed(r) => (Status::Failed, r.clone()),
-        typed => (Status::Failed, typed.to_string()),
+        failed => (Status::Failed, failed.to_string()),
     }
 }
 
@@ -162,7 +161,7 @@ mod tests {
         fn run(&self, case: &Case<usize>, _: &mut RunCtx) -> Result<Measurement, ProbeError> {
             let i = case.params;
             if Some(i) == self.fail_at {
-                return Err(ProbeError::Failed("boom".into()));
+                return Err(ProbeError::step("case", "boom"));
             }
             std::thread::sleep(Duration::from_millis(self.sleep_ms));
             Ok(Measurement::points(vec![Point::new(

@@ -1,8 +1,7 @@
 //! What can stop a tuning, typed; worded here and carried out of the probe as a
-//! [`ProbeError`].
+//! [`ProbeError::Tune`](crate::probes::ProbeError::Tune).
 
 use super::{describe, EVENT_SIZES};
-use crate::probes::ProbeError;
 use hspc::{Config, ConfigError};
 
 /// Why a tuning stopped.
@@ -71,10 +70,4 @@ pub enum TuneError {
     /// The single-thread profile is empty or its returns do not match its calls.
     #[error("the single-thread profile is inconsistent")]
     ReferenceInconsistent,
-}
-
-impl From<TuneError> for ProbeError {
-    fn from(e: TuneError) -> Self {
-        ProbeError::Failed(e.to_string())
-    }
 }

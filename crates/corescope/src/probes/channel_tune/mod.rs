@@ -33,7 +33,7 @@ mod error;
 mod result;
 pub use error::TuneError;
 mod roadmap;
-pub use roadmap::ROADMAP_TITLE;
+pub use roadmap::{NoSmt, ROADMAP_TITLE};
 mod fib;
 #[cfg(test)]
 mod fixture;
@@ -287,7 +287,7 @@ pub enum Note {
         baseline_s: f64,
     },
     /// The SMT baseline was not run, and why.
-    SmtSkipped(String),
+    SmtSkipped(roadmap::NoSmt),
     /// Seed 004 §3.4's work offloaded by `what`, at `t_s` per event against
     /// the baseline producer's and consumer's.
     Offloaded {
@@ -593,7 +593,7 @@ fn stage_one_sized(
     event_bytes: usize,
     run_s: f64,
     pair: Pair<'_>,
-    smt: Result<Pair<'_>, String>,
+    smt: Result<Pair<'_>, NoSmt>,
     budget: &Budget,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Vec<Step>, Config), TuneError> {

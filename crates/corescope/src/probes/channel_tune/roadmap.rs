@@ -483,14 +483,22 @@ pub fn work_offloaded(t: f64, t_producer: f64, t_consumer: f64) -> f64 {
     1.0 - t / (t_producer + t_consumer)
 }
 
-/// Why the SMT baseline cannot run on `topo` (`None`: it can, on the pair given).
-pub fn smt_pair(topo: &Topology) -> Result<PairCpus, String> {
+/// Why the SMT baseline is skipped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoSmt {
+    /// No two hardware threads of one core may be used: the pairs' reason.
+    #[error("skipped: no SMT ({0})")]
+    NoSibling(#[source] pairs::NoPair),
+}
+
+/// The pair of SMT siblings the SMT baseline runs on, or why there is none.
+pub fn smt_pair(topo: &Topology) -> Result<PairCpus, NoSmt> {
     pairs::pairs(topo)
         .into_iter()
         .find(|(r, _)| *r == Relation::SmtSibling)
         .map(|(_, p)| p)
         .unwrap_or(Err(pairs::NoPair::NoSmtSibling))
-        .map_err(|why| format!("skipped: no SMT ({why})"))
+        .map_err(NoSmt::NoSibling)
 }
 
 /// Runs every step of the roadmap in rounds (see [`round_order`]): at least
@@ -517,7 +525,7 @@ pub fn road_rounds(
 pub(super) fn roadmap_step(
     event_bytes: usize,
     pair: Pair<'_>,
-    smt: Result<Pair<'_>, String>,
+    smt: Result<Pair<'_>, NoSmt>,
     budget: &Budget,
     share: f64,
     progress: &mut dyn FnMut(&str),
@@ -556,7 +564,7 @@ pub(super) fn roadmap_step(
         step.rows.insert(
             at,
             Row {
-                skipped: Some(why.clone()),
+                skipped: Some(why.to_string()),
                 ..Row::once(Road::Smt.label(), None, 0, f64::NAN)
             },
         );
@@ -722,7 +730,11 @@ mod tests {
     fn the_smt_baseline_says_why_it_is_skipped_without_smt() {
         let no_smt = crate::topology::from_synthetic("core:2 pu:1").unwrap();
         let why = smt_pair(&no_smt).unwrap_err();
-        assert!(why.starts_with("skipped: no SMT"), "{why}");
+        assert_eq!(why, NoSmt::NoSibling(pairs::NoPair::NoSmtSibling));
+        assert_eq!(
+            why.to_string(),
+            "skipped: no SMT (no SMT sibling (one hardware thread per core))"
+        );
         let smt = crate::topology::from_synthetic("core:2 pu:2").unwrap();
         let (a, b) = smt_pair(&smt).unwrap();
         assert!(a.is_some() && b.is_some() && a != b);
@@ -756,7 +768,7 @@ mod tests {
         let step = roadmap_step(
             24,
             pair(),
-            Err("skipped: no SMT (test)".into()),
+            Err(NoSmt::NoSibling(pairs::NoPair::NoSmtSibling)),
             &budget(0.05, 0.05),
             1.0,
             &mut |_| {},
@@ -767,7 +779,10 @@ mod tests {
             .iter()
             .find(|r| r.label == Road::Smt.label())
             .unwrap();
-        assert_eq!(smt.skipped.as_deref(), Some("skipped: no SMT (test)"));
+        assert_eq!(
+            smt.skipped.as_deref(),
+            Some("skipped: no SMT (no SMT sibling (one hardware thread per core))")
+        );
         assert_eq!(step.rows.len(), Road::ALL.len());
         let notes: Vec<String> = step.notes.iter().map(|n| words::note(&step, n)).collect();
         assert!(notes.iter().any(|n| n.contains("skipped: no SMT")));

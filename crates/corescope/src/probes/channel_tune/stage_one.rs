@@ -258,7 +258,7 @@ fn padding_step(
 pub(super) fn stage_one<const N: usize>(
     run_s: f64,
     cpus: Pair<'_>,
-    smt: Result<Pair<'_>, String>,
+    smt: Result<Pair<'_>, NoSmt>,
     budget: &Budget,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Vec<Step>, Config), TuneError> {

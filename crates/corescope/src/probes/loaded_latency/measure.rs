@@ -7,7 +7,7 @@ use super::traffic::{inject, Traffic};
 use crate::clock::ticks;
 use crate::kernels::buffer::{Block, BlockTag, BufferError, Loan, Pages};
 use crate::kernels::chase::{build_chase, chase_from};
-use crate::probes::{ProbeError, RunCtx};
+use crate::probes::{NotRun, ProbeError, RunCtx};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -116,6 +116,6 @@ pub(super) fn measure_step(
             }
         }
     }
-    let lat = lat.ok_or_else(|| ProbeError::Failed("the chaser did not run".into()))?;
+    let lat = lat.ok_or(NotRun::Chaser)?;
     Ok((lat, c.traffic.map(|_| bw)))
 }

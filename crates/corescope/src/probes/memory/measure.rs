@@ -11,7 +11,7 @@ use crate::kernels::chase::{build_chase, chase, chase_from};
 use crate::kernels::stream::read_sum;
 use crate::model::{Measurement, Point};
 use crate::placement::{self, Strategy};
-use crate::probes::{ProbeError, RunCtx};
+use crate::probes::{NotRun, ProbeError, RunCtx};
 use std::hint::black_box;
 use std::sync::Mutex;
 
@@ -115,10 +115,7 @@ fn bandwidth_points(
     out: &crate::harness::team::TeamOutcome<Result<u64, arrays::PassError>>,
     huge_share: Option<f64>,
 ) -> Result<Measurement, ProbeError> {
-    let rep = out
-        .reps
-        .last()
-        .ok_or_else(|| ProbeError::Failed("no repetition ran".into()))?;
+    let rep = out.reps.last().ok_or(NotRun::Repetition)?;
     let per_thread_bytes = bytes_moved(kernel, block_bytes) as f64;
     let team = threads as f64 * per_thread_bytes / (rep.team_ns().max(1) as f64 * 1e-9);
     let sum: f64 = rep
@@ -168,9 +165,7 @@ fn on_cpu<T: Send>(
                 refused.map(|e| format!("first touch by one thread: {e}")),
             )
         });
-        worker
-            .join()
-            .map_err(|_| ProbeError::Failed("the first-touch thread panicked".into()))
+        worker.join().map_err(|_| NotRun::FirstTouch.into())
     })
 }
 
@@ -239,8 +234,7 @@ pub(super) fn run_ws_read(
     ws_bytes: u64,
     passes: u64,
 ) -> Result<Measurement, ProbeError> {
-    let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, threads)
-        .map_err(|e| ProbeError::Failed(e.to_string()))?;
+    let cpus = placement::assign(&ctx.plan.topo, &Strategy::Scatter, threads)?;
     let words = (ws_bytes / 8) as usize;
     let out = ctx.team(
         &cpus,
@@ -259,10 +253,7 @@ pub(super) fn run_ws_read(
         return Err(ProbeError::step("ws-read", err.clone()));
     }
     // The last repetition: the first brought the block into the caches it fits in.
-    let warm = out
-        .reps
-        .last()
-        .ok_or_else(|| ProbeError::Failed("no repetition ran".into()))?;
+    let warm = out.reps.last().ok_or(NotRun::Repetition)?;
     let bytes = threads as f64 * (words * 8) as f64 * passes as f64;
     Ok(Measurement::points(vec![Point::new(
         format!("ws-read/{label}").as_str(),
@@ -286,8 +277,7 @@ pub(super) fn run_ws_latency(
     let line = ctx.plan.topo.line_bytes_or_default() as usize;
     let stride = line / 8; // words per line: one link per cache line
     let slots = ((ws_bytes as usize) / line).max(2);
-    let cpus = placement::assign(&ctx.plan.topo, &Strategy::Linear, 1)
-        .map_err(|e| ProbeError::Failed(e.to_string()))?;
+    let cpus = placement::assign(&ctx.plan.topo, &Strategy::Linear, 1)?;
     let pages = if huge_pages {
         Pages::Huge
     } else {
@@ -337,10 +327,7 @@ pub(super) fn run_ws_latency(
         Some(Ok((_, share))) => *share,
         None => None,
     };
-    let rep = out
-        .reps
-        .first()
-        .ok_or_else(|| ProbeError::Failed("no repetition ran".into()))?;
+    let rep = out.reps.first().ok_or(NotRun::Repetition)?;
     let mut points = vec![Point::new(
         ws_latency_series(huge_pages),
         "bytes",

@@ -200,12 +200,7 @@ impl Probe for Spin {
 
     fn run(&self, case: &Case<CaseParams>, ctx: &mut RunCtx) -> Result<Measurement, ProbeError> {
         let c = case.params.clone();
-        let kind: SpinKind =
-            c.kind
-                .parse()
-                .map_err(|e: crate::kernels::spin_loops::UnknownSpinKind| {
-                    ProbeError::Failed(e.to_string())
-                })?;
+        let kind: SpinKind = c.kind.parse()?;
         let clock = ctx.plan.clock.clone();
         let deadline = ctx.deadline;
 

@@ -4,7 +4,7 @@
 
 use super::bench::BENCHES;
 use crate::model::{Measurement, Outcome, Point, Table};
-use crate::probes::ProbeError;
+use crate::probes::{NotRun, ProbeError};
 use crate::stats;
 
 /// Columns after the per-benchmark slowdowns in a spin table: the slowdown over every
@@ -155,8 +155,7 @@ pub fn slowdown_measurement(
         all_alone.extend(alone);
     }
     row.extend(outcomes);
-    let all = stats::compare_paired(&all_with, &all_alone)
-        .ok_or_else(|| ProbeError::Failed("no benchmark time was measured".into()))?;
+    let all = stats::compare_paired(&all_with, &all_alone).ok_or(NotRun::BenchmarkTime)?;
     row.extend([
         round3(all.ratio.value),
         round3(all.ratio.lo),
