@@ -557,7 +557,7 @@ mod tests {
             ("condvar", 0xd57d0db008ecf375),
             ("timers", 0x3c94380e6fa28a2c),
             ("syscall", 0x2b2d4dcf345859b6),
-            ("channel", 0x1a3cb1fc13644f07),
+            ("channel", 0xf4c64a366d4226d9),
         ];
         let runs = priced_runs();
         if std::env::var_os("CORESCOPE_PRICED").is_some() {

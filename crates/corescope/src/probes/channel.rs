@@ -15,7 +15,8 @@
 //!   in batches; events per second from the start gate to the consumer's last
 //!   receive, median of the repetitions. Batches are the batch calls where the
 //!   implementation has them (hspc slices, rtrb chunks, ringbuf slices) and loops of
-//!   single calls otherwise (heapless, crossbeam, std).
+//!   single calls otherwise (heapless, crossbeam, std); those move an eighth of the
+//!   events ([`SINGLE_CALL_EVENTS_DIVISOR`]).
 //! - Round trip: a ping-pong over two channels (one each way), 8-byte events; one
 //!   sample per round trip, in ns. hspc's n-buffer producer flushes after each push.
 //!
@@ -44,6 +45,54 @@ pub const RUN_LIMIT_S: f64 = 30.0;
 
 /// The probe.
 pub struct ChannelProbe;
+
+/// The crates without batch calls (heapless, crossbeam, std) move this many times
+/// fewer events a run: one event a call, they take 60–235 ns an event where hspc
+/// takes 6–46 (the default run behind [`round_trips_per_event`]), and with all
+/// crates at one count they held two thirds of the probe's time. An eighth keeps
+/// their runs at 20–60 ms a batch at the default profile (2^18 events), far above
+/// the clock's step, and the default profile's plan within ten minutes on the
+/// 2,048-strand topology (`tests/plan.rs`).
+pub const SINGLE_CALL_EVENTS_DIVISOR: u64 = 8;
+
+/// Events a throughput run of `impl_` moves when the profile's count is `events`.
+fn events_of(impl_: Impl, events: u64) -> u64 {
+    if impl_.batch_calls() {
+        events
+    } else {
+        (events / SINGLE_CALL_EVENTS_DIVISOR).max(1)
+    }
+}
+
+/// A channel round trip of the probe in calibrated cache-line round trips (the
+/// plan's unit, `Calibration::round_trip_ns`): the seven crates' medians were
+/// 1.5–2.5× it, 2.0× on average (a default run on a 2-vCPU KVM guest, Intel
+/// family 6 model 207, 2026-11-28: 366–607 ns where the CPUs' own round trip,
+/// measured by the probe's steady checks, was 231–249 ns).
+const TRIP_PER_CALIBRATED: f64 = 2.0;
+
+/// The time one event of a throughput run takes, summed over the batch sizes of
+/// [`BATCHES`], in calibrated cache-line round trips: the plan's price of a run.
+/// From the same default run as [`TRIP_PER_CALIBRATED`] (each crate's three
+/// medians, 2^21 events each, ÷ the 240 ns round trip): 6.3 ns (hspc, 8 B) to
+/// 235 ns (std, 64 B) an event. A plan is an estimate: the crates keep their
+/// order on other hosts better than their figures.
+fn round_trips_per_event(impl_: Impl, event_bytes: usize) -> f64 {
+    let [small, large] = match impl_ {
+        Impl::Hspc => [0.026, 0.19],
+        Impl::HspcRing => [0.042, 0.37],
+        Impl::Rtrb => [0.13, 0.45],
+        Impl::Ringbuf => [0.13, 0.38],
+        Impl::Heapless => [0.36, 0.80],
+        Impl::Crossbeam => [0.31, 0.79],
+        Impl::Std => [0.26, 0.98],
+    };
+    if event_bytes <= 8 {
+        small
+    } else {
+        large
+    }
+}
 
 /// Where the pair runs: the relation's name in series (`same-core` for the SMT
 /// sibling), and its CPUs.
@@ -185,12 +234,6 @@ impl Probe for ChannelProbe {
     type Params = CaseParams;
     type Facts = ();
 
-    /// A fixed time per run for each profile (its samples do not grow with the
-    /// machine), measured on the reference runs (`quick.json`, `final1.json`:
-    /// elapsed ÷ cases); full scaled from default by its sample counts.
-    /// Per run since the implementations race in rounds (one transfer per
-    /// batch): the old per-case figures ÷ their repetitions (3, 5, 11); not
-    /// refitted yet.
     /// Summary: hspc against its strongest rival per group of events.
     fn summary_shape(&self) -> crate::model::SummaryShape {
         crate::model::SummaryShape::Race {
@@ -199,8 +242,29 @@ impl Probe for ChannelProbe {
             round_trips: "roundtrip/",
         }
     }
-    fn run_cost_s(&self, _params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
-        Some(c.per_profile([0.007, 0.06, 0.4]))
+
+    /// A run's time from what it moves, in the machine's calibrated cache-line
+    /// round trips: a throughput run moves `events` once per batch size of
+    /// [`BATCHES`] ([`round_trips_per_event`]), a round-trip series times
+    /// `blocks` × [`ROUNDTRIP_BLOCK`] trips of [`TRIP_PER_CALIBRATED`] each; two
+    /// threads start for each transfer.
+    fn run_cost_s(&self, params: &CaseParams, c: &crate::probes::cost::Cost) -> Option<f64> {
+        let round_trip_s = c.cal.round_trip_ns * 1e-9;
+        Some(match params {
+            CaseParams::Throughput {
+                impl_,
+                event_bytes,
+                events,
+                ..
+            } => {
+                let per_event = round_trips_per_event(*impl_, *event_bytes) * round_trip_s;
+                *events as f64 * per_event + c.spawn_s(2.0 * BATCHES.len() as f64)
+            }
+            CaseParams::Roundtrip { blocks, .. } => {
+                let trips = (*blocks * ROUNDTRIP_BLOCK) as f64;
+                trips * TRIP_PER_CALIBRATED * round_trip_s + c.spawn_s(2.0)
+            }
+        })
     }
 
     fn id(&self) -> &'static str {
@@ -235,7 +299,7 @@ impl Probe for ChannelProbe {
                                 placement: p.clone(),
                                 impl_,
                                 event_bytes,
-                                events,
+                                events: events_of(impl_, events),
                             },
                         )
                         .compared(
@@ -282,6 +346,7 @@ impl Probe for ChannelProbe {
             .param("channel_bytes", CHANNEL_BYTES)
             .param("batches", BATCHES)
             .param("events_per_run", events)
+            .param("events_per_run_single_call", events_of(Impl::Std, events))
             .param("rounds_min", rounds.min)
             .param("rounds_max", rounds.max)
             .param("roundtrip_blocks", blocks)

@@ -52,6 +52,13 @@ impl Impl {
         Impl::Std,
     ];
 
+    /// Whether the crate has calls that move a batch of events (hspc's slices,
+    /// rtrb's chunks, ringbuf's slices); the others move one event a call and a
+    /// batch is a loop of them.
+    pub fn batch_calls(self) -> bool {
+        !matches!(self, Impl::Heapless | Impl::Crossbeam | Impl::Std)
+    }
+
     /// Name in series and distributions.
     pub fn name(self) -> &'static str {
         match self {
