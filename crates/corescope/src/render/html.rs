@@ -46,7 +46,7 @@ pub fn render_run_in(run: &RunFile, registry: &[Box<dyn crate::probes::AnyProbe>
         esc(&title)
     );
     let _ = write!(o, "<h1>{}</h1>", esc(&title));
-    let answers = super::summary::answers(run);
+    let answers = super::summary::answers_in(run, registry);
     o.push_str(&super::html_answers::section(run, &answers));
     machine(&mut o, run);
     o.push_str("<nav><p>Probes: ");
@@ -800,8 +800,13 @@ fn histogram(o: &mut String, d: &Distribution) {
 
 /// Markdown: findings and series tables per probe.
 pub fn markdown(run: &RunFile) -> String {
+    markdown_in(run, &crate::probes::registry())
+}
+
+/// [`markdown`] with the probes of `registry`: a result gets the special views its
+/// probe declares there; a result whose probe `registry` does not know, none.
+pub fn markdown_in(run: &RunFile, registry: &[Box<dyn crate::probes::AnyProbe>]) -> String {
     let run = &super::for_display(run);
-    let registry = crate::probes::registry();
     let mut o = format!(
         "# corescope — {}\n\n{} · {} · {}\n",
         md(&run.host.hostname),
@@ -823,7 +828,7 @@ pub fn markdown(run: &RunFile) -> String {
         for f in &p.findings {
             let _ = writeln!(o, "- {}", md(&super::words::finding(f)));
         }
-        if super::views_of(&registry, &p.id).contains(&View::PeakOverview) {
+        if super::views_of(registry, &p.id).contains(&View::PeakOverview) {
             o.push_str(&super::peak_overview::markdown(p));
         }
         for group in series_groups(&p.series) {

@@ -213,12 +213,17 @@ pub struct Answers {
 
 /// The [`Answers`] of a run (already prepared for display).
 pub fn answers(run: &RunFile) -> Answers {
-    let registry = crate::probes::registry();
+    answers_in(run, &crate::probes::registry())
+}
+
+/// [`answers`] with the probes of `registry`: each headline drawn by the shape its
+/// probe states there, as in [`summary_in`].
+pub fn answers_in(run: &RunFile, registry: &[Box<dyn AnyProbe>]) -> Answers {
     let probes = run
         .probes
         .iter()
         .map(|p| {
-            let t = probe_text(p, &shape_of(&registry, &p.id), run);
+            let t = probe_text(p, &shape_of(registry, &p.id), run);
             let mut heads = t.heads.into_iter();
             let head = match (p.status, &p.reason) {
                 (crate::model::Status::Completed, _) | (_, None) => heads.next(),

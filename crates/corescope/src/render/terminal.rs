@@ -7,6 +7,7 @@ use super::words;
 use crate::model::{
     Distribution, Estimate, Matrix, ProbeResult, RunFile, Series, Status, Table as ModelTable, View,
 };
+use crate::probes::AnyProbe;
 use comfy_table::{
     presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table,
     Width,
@@ -261,18 +262,24 @@ fn or_unknown(s: &str) -> &str {
 /// Everything: header, then every probe, each with the special views its
 /// registry entry declares.
 pub fn render_run(run: &RunFile) -> String {
-    let registry = crate::probes::registry();
+    render_run_in(run, &crate::probes::registry())
+}
+
+/// [`render_run`] with the probes of `registry`: a result gets the special views
+/// its probe declares there ([`AnyProbe::views`]) and the pairs of the same quantity
+/// its probes declare ([`AnyProbe::same_quantities`]); a result whose probe
+/// `registry` does not know, neither.
+pub fn render_run_in(run: &RunFile, registry: &[Box<dyn AnyProbe>]) -> String {
     let mut out = header(run);
     for p in &run.probes {
         out.push('\n');
-        let views = super::views_of(&registry, &p.id);
-        out.push_str(&probe_section(&super::probe_for_display(p), views));
+        out.push_str(&render_probe_in(p, registry));
     }
     if let Some(cc) = &run.crosscheck {
         out.push_str("\ncross-check against established tools:\n");
         out.push_str(&super::crosscheck::table(cc, width()));
     }
-    let same = super::consistency::of_run(run, &registry);
+    let same = super::consistency::of_run(run, registry);
     out.push_str(&consistency_text(&super::consistency::lines(run, &same)));
     out.push_str(&drift_summary(run));
     out
@@ -337,7 +344,12 @@ pub fn drift_summary(run: &RunFile) -> String {
 /// One probe's section (strings cleaned and cut for the terminal), with the
 /// special views its registry entry declares.
 pub fn render_probe(p: &ProbeResult) -> String {
-    let views = super::views_of(&crate::probes::registry(), &p.id);
+    render_probe_in(p, &crate::probes::registry())
+}
+
+/// [`render_probe`] with the special views its probe declares in `registry`.
+pub fn render_probe_in(p: &ProbeResult, registry: &[Box<dyn AnyProbe>]) -> String {
+    let views = super::views_of(registry, &p.id);
     probe_section(&super::probe_for_display(p), views)
 }
 
