@@ -451,11 +451,11 @@ pub struct MpiArgs {
     /// Ping-pong pairs: `first` (ranks 0 and 1) or `all` ((0, r) for every r).
     #[arg(long, value_enum, default_value_t = MpiPairs::First)]
     pub pairs: MpiPairs,
-    /// Jacobi grid: NX × NX interior points (default: 64 quick, 1000 otherwise, as in seed 002).
-    #[arg(long, value_name = "NX", allow_hyphen_values = true, value_parser = count::<usize>(1, MAX_USIZE))]
+    /// Jacobi grid: NX × NX interior points, 1 to 16384 (default: 64 quick, 1000 otherwise, as in seed 002).
+    #[arg(long, value_name = "NX", allow_hyphen_values = true, value_parser = count::<usize>(1, MAX_JACOBI_NX))]
     pub nx: Option<usize>,
-    /// Jacobi iterations (default: 50 quick, 200 default, 1000 full).
-    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = count::<usize>(1, MAX_USIZE))]
+    /// Jacobi iterations, 1 to 100000 (default: 50 quick, 200 default, 1000 full).
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = count::<usize>(1, MAX_JACOBI_ITERATIONS))]
     pub iterations: Option<usize>,
     /// Also write the Jacobi timeline as Chrome trace-event JSON (open it in Perfetto).
     #[arg(long, value_name = "FILE")]
@@ -636,6 +636,9 @@ mod tests {
             "expected a whole number of 1 or more"
         );
         assert_eq!(nx("1000"), Ok(1000));
+        let grid = count::<usize>(1, MAX_JACOBI_NX);
+        assert_eq!(grid("16384"), Ok(16_384));
+        assert_eq!(grid("16385").unwrap_err().to_string(), "at most 16384");
         let width = count::<u16>(0, u16::MAX.into());
         assert_eq!(width("0"), Ok(0));
         assert_eq!(width("65536").unwrap_err().to_string(), "at most 65535");

@@ -183,6 +183,15 @@ pub(crate) fn count<T: TryFrom<u64>>(
     }
 }
 
+/// Largest Jacobi grid `mpi --nx` accepts: 16,384 × 16,384 interior points, two
+/// grids of (NX + 2)² doubles, 4.3 GB over all the ranks (the seed's grid is
+/// 1,000; a larger one would only ask the machine for memory it may not have).
+pub const MAX_JACOBI_NX: u64 = 16_384;
+
+/// Most Jacobi iterations `mpi --iterations` accepts: 100 times the full
+/// profile's 1,000.
+pub const MAX_JACOBI_ITERATIONS: u64 = 100_000;
+
 /// Largest thread count accepted (far above any machine's CPUs × 4).
 pub const MAX_THREADS: usize = 1 << 16;
 
