@@ -47,20 +47,27 @@ pub const RUN_LIMIT_S: f64 = 30.0;
 pub struct ChannelProbe;
 
 /// The crates without batch calls (heapless, crossbeam, std) move this many times
-/// fewer events a run: one event a call, they take 60–235 ns an event where hspc
-/// takes 6–46 (the default run behind [`round_trips_per_event`]), and with all
-/// crates at one count they held two thirds of the probe's time. An eighth keeps
-/// their runs at 20–60 ms a batch at the default profile (2^18 events), far above
-/// the clock's step, and the default profile's plan within ten minutes on the
-/// 2,048-strand topology (`tests/plan.rs`).
+/// fewer events a run. One event a call, a run of theirs took 60–235 ns per event
+/// (summed over the three batch sizes) where hspc's took 6–46 (the default run
+/// behind [`round_trips_per_event`]), and with all crates at one count they held
+/// two thirds of the probe's time. An eighth keeps their runs at 20–60 ms a batch
+/// at the default profile (2^18 events), far above the clock's step, and the
+/// default profile's plan within ten minutes on the 2,048-strand topology
+/// (`tests/plan.rs`).
 pub const SINGLE_CALL_EVENTS_DIVISOR: u64 = 8;
+
+/// Events a run of a crate without batch calls moves when the profile's count is
+/// `events` (see [`SINGLE_CALL_EVENTS_DIVISOR`]).
+fn single_call_events(events: u64) -> u64 {
+    (events / SINGLE_CALL_EVENTS_DIVISOR).max(1)
+}
 
 /// Events a throughput run of `impl_` moves when the profile's count is `events`.
 fn events_of(impl_: Impl, events: u64) -> u64 {
     if impl_.batch_calls() {
         events
     } else {
-        (events / SINGLE_CALL_EVENTS_DIVISOR).max(1)
+        single_call_events(events)
     }
 }
 
@@ -346,7 +353,7 @@ impl Probe for ChannelProbe {
             .param("channel_bytes", CHANNEL_BYTES)
             .param("batches", BATCHES)
             .param("events_per_run", events)
-            .param("events_per_run_single_call", events_of(Impl::Std, events))
+            .param("events_per_run_single_call", single_call_events(events))
             .param("rounds_min", rounds.min)
             .param("rounds_max", rounds.max)
             .param("roundtrip_blocks", blocks)
@@ -567,6 +574,35 @@ mod tests {
             overrides: super::super::Overrides::default(),
             budget_s: 10.0,
         }
+    }
+
+    #[test]
+    fn the_single_call_crates_move_an_eighth_of_the_events() {
+        let single: Vec<&str> = Impl::ALL
+            .iter()
+            .filter(|i| !i.batch_calls())
+            .map(|i| i.name())
+            .collect();
+        assert_eq!(single, ["heapless", "crossbeam", "std"]);
+        let plan = ChannelProbe.plan(&plan_ctx("core:2 pu:1")).unwrap();
+        let quick_events = 1u64 << 18;
+        let mut throughput_cases = 0;
+        for case in &plan.cases {
+            if let CaseParams::Throughput { impl_, events, .. } = &case.params {
+                let want = if impl_.batch_calls() {
+                    quick_events
+                } else {
+                    quick_events / SINGLE_CALL_EVENTS_DIVISOR
+                };
+                assert_eq!(*events, want, "{}", case.label);
+                throughput_cases += 1;
+            }
+        }
+        assert_eq!(throughput_cases, 2 * Impl::ALL.len());
+        assert_eq!(
+            plan.params["events_per_run_single_call"],
+            serde_json::json!(quick_events / SINGLE_CALL_EVENTS_DIVISOR)
+        );
     }
 
     #[test]
