@@ -402,7 +402,7 @@ fn plan_cmd(a: PlanArgs) -> Result<()> {
         (None, None) => here,
         (s, x) => load_topology(s, x)?,
     };
-    let profile = a.profile();
+    let profile = Profile::from_flags(a.quick, a.full);
     let budget_s = a.budget_s.unwrap_or_else(|| cli::default_budget_s(profile));
     let ctx = crate::estimate::plan_ctx(topo, profile, budget_s);
     let report = crate::estimate::plan_all(&probes, &ctx, &cal);
@@ -751,7 +751,7 @@ fn validate_run(a: &RunArgs, topo: topology::Topology) -> Result<RunPlan> {
         }
         Some(p)
     };
-    let profile = a.profile();
+    let profile = Profile::from_flags(a.quick, a.full);
     let budget_s = a.budget_s.unwrap_or_else(|| cli::default_budget_s(profile));
     let out = match &a.out {
         Some(p) => p.clone(),

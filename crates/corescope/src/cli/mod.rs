@@ -242,13 +242,6 @@ pub struct PlanArgs {
     pub fleet: Option<u64>,
 }
 
-impl PlanArgs {
-    /// The profile chosen by the flags.
-    pub fn profile(&self) -> Profile {
-        Profile::from_flags(self.quick, self.full)
-    }
-}
-
 /// Options of `place`.
 #[derive(Debug, Args)]
 pub struct PlaceArgs {
@@ -462,13 +455,6 @@ pub struct MpiArgs {
     pub trace: Option<PathBuf>,
 }
 
-impl MpiArgs {
-    /// The profile chosen by the flags.
-    pub fn profile(&self) -> Profile {
-        Profile::from_flags(self.quick, self.full)
-    }
-}
-
 /// Options of `fleet`.
 #[derive(Debug, Args)]
 pub struct FleetArgs {
@@ -547,13 +533,6 @@ pub struct FleetReportArgs {
     /// and each outlier's figures beside the fleet's (one self-contained file).
     #[arg(long, value_name = "OUT.html")]
     pub html: Option<PathBuf>,
-}
-
-impl RunArgs {
-    /// The profile chosen by the flags.
-    pub fn profile(&self) -> Profile {
-        Profile::from_flags(self.quick, self.full)
-    }
 }
 
 /// Default per-probe budget of a profile, in seconds.

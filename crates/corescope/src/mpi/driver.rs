@@ -65,7 +65,7 @@ struct Plan {
 }
 
 fn plan(a: &MpiArgs) -> Result<Plan> {
-    let profile = a.profile();
+    let profile = Profile::from_flags(a.quick, a.full);
     let (nx0, it0) = super::jacobi_defaults(profile);
     let nx = a.nx.unwrap_or(nx0);
     let iterations = a.iterations.unwrap_or(it0);
