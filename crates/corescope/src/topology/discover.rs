@@ -123,18 +123,26 @@ pub enum SyntheticRefusal {
         /// The product of the counts, `None` beyond `u64`.
         pus: Option<u64>,
     },
+    /// hwloc could not be given the text, or its parser refused it.
+    #[error(transparent)]
+    Text(#[from] TextRefusal),
+    /// hwloc parsed it but could not build the topology.
+    #[error("hwloc could not build it ({0})")]
+    Build(#[source] RawHwlocError),
+}
+
+/// Why hwloc's string input (a synthetic spec, an XML text) refused a text.
+#[derive(Debug, thiserror::Error)]
+pub enum TextRefusal {
     /// A NUL character, which hwloc cannot be passed.
     #[error("it contains a NUL character")]
     ContainsNul,
     /// hwloc's parser refused it.
     #[error("hwloc rejected it")]
     Rejected,
-    /// hwloc parsed it but could not build the topology.
-    #[error("hwloc could not build it ({0})")]
-    Build(#[source] RawHwlocError),
 }
 
-impl From<StringInputError> for SyntheticRefusal {
+impl From<StringInputError> for TextRefusal {
     fn from(e: StringInputError) -> Self {
         match e {
             StringInputError::ContainsNul => Self::ContainsNul,
@@ -152,27 +160,15 @@ pub enum XmlRejection {
     /// No `<topology` anywhere in the text.
     #[error("no <topology> element")]
     NoTopology,
-    /// A NUL character, which hwloc cannot be passed.
-    #[error("it contains a NUL character")]
-    ContainsNul,
-    /// hwloc's parser refused it.
-    #[error("hwloc rejected it")]
-    Rejected,
+    /// hwloc could not be given the text, or its parser refused it.
+    #[error(transparent)]
+    Text(#[from] TextRefusal),
     /// hwloc refused the build flags.
     #[error("{0}")]
     Flags(#[source] HybridError<FlagsError<BuildFlags>>),
     /// hwloc parsed it but could not build the topology.
     #[error("{0}")]
     Build(#[source] RawHwlocError),
-}
-
-impl From<StringInputError> for XmlRejection {
-    fn from(e: StringInputError) -> Self {
-        match e {
-            StringInputError::ContainsNul => Self::ContainsNul,
-            StringInputError::Invalid => Self::Rejected,
-        }
-    }
 }
 
 /// Why hwloc could not discover this machine.
@@ -251,7 +247,7 @@ pub fn from_synthetic(spec: &str) -> Result<Topology, TopologyError> {
     }
     let builder = TopologyBuilder::new()
         .from_synthetic(trimmed)
-        .map_err(|e| invalid(e.into()))?;
+        .map_err(|e| invalid(SyntheticRefusal::Text(e.into())))?;
     let topo = builder
         .build()
         .map_err(|e| invalid(SyntheticRefusal::Build(e)))?;
@@ -305,7 +301,7 @@ pub fn from_xml_file(path: &Path) -> Result<Topology, TopologyError> {
         .with_flags(BuildFlags::INCLUDE_DISALLOWED)
         .map_err(|e| invalid(XmlRejection::Flags(e)))?
         .from_xml(&text)
-        .map_err(|e| invalid(e.into()))?
+        .map_err(|e| invalid(XmlRejection::Text(e.into())))?
         .build()
         .map_err(|e| invalid(XmlRejection::Build(e)))?;
     convert(&topo, format!("xml: {}", path.display()))

@@ -12,7 +12,7 @@ pub mod knobs;
 
 pub use discover::{
     detect, from_synthetic, from_xml_file, restrict_to, DetectFailure, SyntheticRefusal,
-    TopologyError, XmlRefusal, XmlRejection,
+    TextRefusal, TopologyError, XmlRefusal, XmlRejection,
 };
 
 /// Largest cache a topology may report (1 TiB; the largest today hold about 1 GiB).
