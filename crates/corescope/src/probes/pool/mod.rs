@@ -353,10 +353,13 @@ impl Probe for PoolProbe {
     }
 
     fn analyze(&self, result: &ProbeResult, _facts: &(), ctx: &PlanCtx) -> Analysis {
-        let mut found = analysis::fft_findings(result);
-        found.extend(analysis::uncapped_findings(result));
-        found.extend(analysis::cutoff_findings(result));
+        // The runtimes each at its best first (what a user of either asks), then
+        // seed 000's FFT of a worker per butterfly, whose taskpool-against-rayon
+        // ratio is the cost of a thread per butterfly, not of the pool.
+        let mut found = analysis::cutoff_findings(result);
         found.extend(analysis::rmatmul_findings(result, ctx.cpus()));
+        found.extend(analysis::fft_findings(result));
+        found.extend(analysis::uncapped_findings(result));
         let (gave_up, how_far) = analysis::given_up(result);
         found.extend(how_far);
         let mut out = Analysis::findings(found);
