@@ -218,23 +218,11 @@ pub(super) fn fib<S: Sink>(n: u64, depth: u64, sink: &mut S) -> u64 {
     r
 }
 
-pub(super) fn time<R>(f: impl FnOnce() -> R) -> (f64, R) {
+/// Seconds `f` takes.
+pub(super) fn secs_of<R>(f: impl FnOnce() -> R) -> f64 {
     let t = Instant::now();
-    let r = f();
-    (t.elapsed().as_secs_f64(), r)
-}
-
-/// One Stage Two channel run.
-#[derive(Debug)]
-pub(super) struct FibRun {
-    /// From the start gate to the consumer's last event.
-    pub(super) secs: f64,
-    /// Events moved.
-    pub(super) moved: u64,
-    /// Stopped at the cut before the computation ended.
-    pub(super) cut: bool,
-    /// Producer's and consumer's CPU time as a share of `secs`.
-    pub(super) cpu_share: Option<[f64; 2]>,
+    f();
+    t.elapsed().as_secs_f64()
 }
 
 /// CPU seconds of the calling thread since `before` (a [`thread_cpu_s`] reading).
@@ -251,7 +239,7 @@ pub(super) fn fib_channel<const W: usize>(
     cpus: Pair<'_>,
     (reference, map): (&ProfileData, MapKind),
     cut: Instant,
-) -> Result<FibRun, TuneError> {
+) -> Result<Run, TuneError> {
     let (tx, mut rx) = hspc::channel::<Prof<W>>(config)?;
     let producer = || {
         let mut sink = ToChannel {
@@ -297,10 +285,11 @@ pub(super) fn fib_channel<const W: usize>(
             bad: p.bad,
         });
     }
-    Ok(FibRun {
+    Ok(Run {
         secs,
         moved: if was_cut { sent } else { p.events },
         cut: was_cut,
+        switches: None,
         cpu_share,
     })
 }
@@ -313,32 +302,26 @@ pub(super) fn line_run<const W: usize>(
     layout: Config,
     cpus: Pair<'_>,
 ) -> (f64, Option<ProfileData>) {
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            cpus.pin_to(cpus.cpus.0);
-            match k {
-                0 => (time(|| black_box(fib(n, 0, &mut Nothing))).0, None),
-                1 => {
-                    let mut sink = WriteOnly::<W> {
-                        buf: vec![Prof::new(0, 0, 0, 0, 0); (layout.buffer_bytes / (W * 8)).max(1)],
-                        i: 0,
-                        seq: 0,
-                    };
-                    (time(|| fib(n, 0, &mut sink)).0, None)
-                }
-                _ => {
-                    let mut sink = Inline::<W> {
-                        profile: ProfileData::default(),
-                        seq: 0,
-                    };
-                    let secs = time(|| fib(n, 0, &mut sink)).0;
-                    (secs, Some(sink.profile))
-                }
-            }
-        })
-        .join()
-        .unwrap_or((f64::NAN, None))
-    })
+    let line = || match k {
+        0 => (secs_of(|| black_box(fib(n, 0, &mut Nothing))), None),
+        1 => {
+            let mut sink = WriteOnly::<W> {
+                buf: vec![Prof::new(0, 0, 0, 0, 0); (layout.buffer_bytes / (W * 8)).max(1)],
+                i: 0,
+                seq: 0,
+            };
+            (secs_of(|| fib(n, 0, &mut sink)), None)
+        }
+        _ => {
+            let mut sink = Inline::<W> {
+                profile: ProfileData::default(),
+                seq: 0,
+            };
+            let secs = secs_of(|| fib(n, 0, &mut sink));
+            (secs, Some(sink.profile))
+        }
+    };
+    cpus.alone(cpus.cpus.0, line).unwrap_or((f64::NAN, None))
 }
 
 #[cfg(test)]
@@ -365,7 +348,7 @@ mod tests {
             // (with a little slack for the clocks' steps).
             let [p, q] = run.cpu_share.expect("thread CPU clocks on Linux");
             assert!(p > 0.0 && q > 0.0 && p < 1.5 && q < 1.5, "{p} {q}");
-            let FibRun { moved, cut, .. } = fib_channel::<3>(
+            let Run { moved, cut, .. } = fib_channel::<3>(
                 c,
                 20,
                 pair(),

@@ -59,6 +59,35 @@ fn step_table(s: &Step) -> Table {
     };
     let with_affinity = s.rows.iter().any(|r| r.pinned.is_some());
     let with_cpu = s.rows.iter().any(|r| r.cpu_share.is_some());
+    let mut columns: Vec<String> = [
+        "run",
+        "seconds",
+        "events",
+        "events_per_s",
+        reference,
+        "cut",
+        "best",
+        "vs_choice",
+        "runs",
+        "ns_per_event",
+        "ns_per_event_lo",
+        "ns_per_event_hi",
+    ]
+    .map(String::from)
+    .to_vec();
+    if with_affinity {
+        columns.push("affinity".into());
+    }
+    if s.show_switches {
+        for side in ["producer", "consumer"] {
+            columns.push(format!("{side}_ctx_sw_per_1e6"));
+            columns.push(format!("{side}_voluntary_per_1e6"));
+        }
+    }
+    if with_cpu {
+        columns.push("producer_cpu_share".into());
+        columns.push("consumer_cpu_share".into());
+    }
     let best = s.best();
     let rows = s
         .rows
@@ -66,7 +95,10 @@ fn step_table(s: &Step) -> Table {
         .enumerate()
         .map(|(i, row)| {
             if let Some(why) = &row.skipped {
-                return skipped_cells(row, why, with_affinity, s.show_switches, with_cpu);
+                // Not measured: its label with the reason, every number empty.
+                let mut cells = vec![Value::Null; columns.len()];
+                cells[0] = json!(format!("{} ({why})", row.label));
+                return cells;
             }
             let est = row.estimate();
             let mut cells = vec![
@@ -98,55 +130,11 @@ fn step_table(s: &Step) -> Table {
             cells
         })
         .collect();
-    let mut columns: Vec<String> = [
-        "run",
-        "seconds",
-        "events",
-        "events_per_s",
-        reference,
-        "cut",
-        "best",
-        "vs_choice",
-        "runs",
-        "ns_per_event",
-        "ns_per_event_lo",
-        "ns_per_event_hi",
-    ]
-    .map(String::from)
-    .to_vec();
-    if with_affinity {
-        columns.push("affinity".into());
-    }
-    if s.show_switches {
-        for side in ["producer", "consumer"] {
-            columns.push(format!("{side}_ctx_sw_per_1e6"));
-            columns.push(format!("{side}_voluntary_per_1e6"));
-        }
-    }
-    if with_cpu {
-        columns.push("producer_cpu_share".into());
-        columns.push("consumer_cpu_share".into());
-    }
     Table {
         name: s.title.clone(),
         columns,
         rows,
     }
-}
-
-/// The cells of a row that was not measured: its label with the reason, every
-/// number empty (never a made-up one).
-fn skipped_cells(
-    row: &Row,
-    why: &str,
-    with_affinity: bool,
-    switches: bool,
-    cpu: bool,
-) -> Vec<Value> {
-    let n = 12 + usize::from(with_affinity) + 4 * usize::from(switches) + 2 * usize::from(cpu);
-    let mut cells = vec![Value::Null; n];
-    cells[0] = json!(format!("{} ({why})", row.label));
-    cells
 }
 
 /// The CPU the best row's producer and consumer used, as seed 004 reports it.

@@ -87,7 +87,9 @@ fn channel_run<const N: usize>(
     Ok(Run {
         secs,
         moved: got,
+        cut: got < m,
         switches: psw.zip(csw).map(|(p, c)| [p, c]),
+        cpu_share: None,
     })
 }
 
@@ -99,9 +101,8 @@ fn events_for<const N: usize>(config: &Config, m: u64) -> u64 {
         .unwrap_or(0);
     m.max(4 * cap)
 }
-/// One run of a configuration: what it measured and the events it was asked
-/// to move.
-type RunOf<'r> = dyn FnMut(&Config) -> Result<(Run, u64), TuneError> + 'r;
+/// One run of a configuration.
+type RunOf<'r> = dyn FnMut(&Config) -> Result<Run, TuneError> + 'r;
 
 /// Runs `configs` while the budget share lasts, the first one first and the
 /// rest spread over the grid (see [`spread_order`]); rows go into `step` in the
@@ -123,7 +124,7 @@ fn sweep(
         go,
         |_, i, k| {
             let c = &configs[k];
-            let (run, events) = run_of(c)?;
+            let run = run_of(c)?;
             progress(&format!(
                 "{}: {} ({}/{n}) {:.1} ms",
                 step.title,
@@ -131,11 +132,7 @@ fn sweep(
                 i + 1,
                 run.secs * 1e3
             ));
-            Ok(Row {
-                cut: run.moved < events,
-                switches: run.switches,
-                ..Row::once(describe(c), Some(*c), run.moved, run.secs)
-            })
+            Ok(Row::of_run(describe(c), *c, &run))
         },
     )?;
     if let Some((_, i)) = stopped {
@@ -164,11 +161,7 @@ impl Sweeper<'_, '_> {
     ) -> Result<Step, TuneError> {
         let (m, cpus, budget) = (self.m, self.cpus, self.budget);
         self.step_by(title, incumbent, configs, i, &mut |c| {
-            let events = events_for::<N>(c, m);
-            Ok((
-                channel_run::<N>(*c, events, cpus, budget.run_cut())?,
-                events,
-            ))
+            channel_run::<N>(*c, events_for::<N>(c, m), cpus, budget.run_cut())
         })
     }
 
@@ -200,8 +193,7 @@ impl Sweeper<'_, '_> {
         let kept = step.row_of(&incumbent, None);
         settle(&mut step, kept, &[], budget, STEP_ENDS[i], &mut |row| {
             let c = row.config.ok_or(TuneError::Unconfigured)?;
-            let (run, _) = run_of(&c)?;
-            Ok(run.secs / run.moved.max(1) as f64)
+            Ok(run_of(&c)?.per_event_s())
         })?;
         Ok(step)
     }
@@ -237,12 +229,11 @@ fn padding_step(
                 ..*road
             };
             let per_event = r.run(Road::P3)?;
-            let run = Run {
+            Ok(Run {
                 secs: per_event * r.m as f64,
                 moved: r.m,
-                switches: None,
-            };
-            Ok((run, r.m))
+                ..Run::default()
+            })
         },
     )?;
     for row in &mut step.rows {

@@ -2,7 +2,7 @@
 //! consumer folds into a profile, against the Optimal, Achievable and Upper-bound
 //! lines, over buffer sizes × wait strategies × affinity.
 
-use super::fib::{fib, fib_channel, line_run, time, FibRun, MapKind, Nothing, ProfileData};
+use super::fib::{fib, fib_channel, line_run, secs_of, MapKind, Nothing, ProfileData};
 use super::grid::{
     grid_runs, groups_affordable, raced_runs, run_groups, run_order, stage_two_configs, GRID_ROUNDS,
 };
@@ -119,7 +119,7 @@ fn reference_rows<const W: usize>(
 ) -> Result<(u64, ProfileData), TuneError> {
     let bytes = W * 8;
     let n0 = 18u64;
-    let (t0, _) = time(|| fib(n0, 0, &mut Nothing));
+    let t0 = secs_of(|| fib(n0, 0, &mut Nothing));
     let target_s = run_s / GRID_ROUNDS as f64;
     let grow = (target_s / t0.max(1e-7)).ln() / 1.618f64.ln();
     let n = (n0 as f64 + grow).round().clamp(10.0, 34.0) as u64;
@@ -166,7 +166,7 @@ fn container_rows<const W: usize>(
             let map = [MapKind::Hash, MapKind::Tree][k];
             let run = fib_channel::<W>(config, n, pair, (reference, map), budget.run_cut())?;
             events = run.moved;
-            Ok(run.secs / run.moved.max(1) as f64)
+            Ok(run.per_event_s())
         },
     )?;
     let desc = describe(&config);
@@ -201,8 +201,8 @@ fn grid_rounds(
     budget: &Budget,
     share: f64,
     progress: &mut dyn FnMut(&str),
-    run: &mut dyn FnMut(Config, bool) -> Result<FibRun, TuneError>,
-) -> Result<Vec<Vec<FibRun>>, TuneError> {
+    run: &mut dyn FnMut(Config, bool) -> Result<Run, TuneError>,
+) -> Result<Vec<Vec<Run>>, TuneError> {
     let order = |round| run_order(groups, first, round);
     // The first round's fixed runs always run: the step's choice needs them.
     let go = |round, _, k| {
@@ -236,7 +236,7 @@ fn grid_rounds(
 fn grid_rows(
     step: &mut Step,
     runs: &[(Config, bool)],
-    samples: &[Vec<FibRun>],
+    samples: &[Vec<Run>],
     (all, kept): (usize, usize),
     both_affinities: bool,
 ) {
@@ -253,12 +253,8 @@ fn grid_rows(
         step.rows.push(Row {
             cut: runs_k.iter().any(|r| r.cut),
             pinned: Some(pinned),
-            cpu_share: head.cpu_share,
-            samples: runs_k[1..]
-                .iter()
-                .map(|r| r.secs / r.moved.max(1) as f64)
-                .collect(),
-            ..Row::once(describe(&c), Some(c), head.moved, head.secs)
+            samples: runs_k[1..].iter().map(Run::per_event_s).collect(),
+            ..Row::of_run(describe(&c), c, head)
         });
     }
 }
@@ -295,6 +291,10 @@ pub(super) fn stage_two<const W: usize>(
         affinities[0],
     );
     let pair_of = |pinned: bool| if pinned { cpus } else { cpus.unpinned() };
+    let mut run = |c, pinned| {
+        let to = (&reference, MapKind::Hash);
+        fib_channel::<W>(c, n, pair_of(pinned), to, budget.run_cut())
+    };
     container_rows::<W>(
         &mut step,
         (incumbent.0, pair_of(incumbent.1)),
@@ -321,15 +321,7 @@ pub(super) fn stage_two<const W: usize>(
         budget,
         share,
         progress,
-        &mut |c, pinned| {
-            fib_channel::<W>(
-                c,
-                n,
-                pair_of(pinned),
-                (&reference, MapKind::Hash),
-                budget.run_cut(),
-            )
-        },
+        &mut run,
     )?;
     let grid = (
         groups.len().saturating_sub(first),
@@ -356,13 +348,7 @@ pub(super) fn stage_two<const W: usize>(
         STEP_ENDS[step_index],
         &mut |row| {
             let c = row.config.ok_or(TuneError::Unconfigured)?;
-            let pair = if row.pinned == Some(true) {
-                cpus
-            } else {
-                cpus.unpinned()
-            };
-            let run = fib_channel::<W>(c, n, pair, (&reference, MapKind::Hash), budget.run_cut())?;
-            Ok(run.secs / run.moved.max(1) as f64)
+            Ok(run(c, row.pinned == Some(true))?.per_event_s())
         },
     )?;
     if let Some(note) = affinity_note(&step) {
