@@ -63,10 +63,13 @@ impl<const W: usize> Sink for WriteOnly<W> {
 
 /// Where the consumer keeps its calls per (function, depth): a hash table
 /// (std `HashMap`, the seed's thread-neutral `HardHashT`'s kind) or an ordered
-/// tree (std `BTreeMap`, the kind of the STL `map` the seed replaced).
+/// tree (std `BTreeMap`, the kind of the STL `map` the seed replaced): seed 004
+/// §4.1's container step.
 #[derive(Debug, Clone)]
-enum Calls {
+pub(super) enum Calls {
+    /// In a hash table (the default).
     Hash(HashMap<(u64, u64), u64>),
+    /// In an ordered tree.
     Tree(BTreeMap<(u64, u64), u64>),
 }
 
@@ -106,13 +109,6 @@ impl PartialEq for Calls {
     }
 }
 
-/// The map the consumer's profile uses (seed 004 §4.1's container step).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum MapKind {
-    Hash,
-    Tree,
-}
-
 /// The profile the consumer computes.
 #[derive(Default, Debug, PartialEq)]
 pub(super) struct ProfileData {
@@ -127,17 +123,6 @@ pub(super) struct ProfileData {
 }
 
 impl ProfileData {
-    /// An empty profile keeping its calls in `map`.
-    fn in_map(map: MapKind) -> Self {
-        Self {
-            calls: match map {
-                MapKind::Hash => Calls::Hash(HashMap::new()),
-                MapKind::Tree => Calls::Tree(BTreeMap::new()),
-            },
-            ..Self::default()
-        }
-    }
-
     #[inline]
     fn record<const W: usize>(&mut self, e: &Prof<W>) {
         if e.0[2] != self.events {
@@ -237,7 +222,7 @@ pub(super) fn fib_channel<const W: usize>(
     config: Config,
     n: u64,
     cpus: Pair<'_>,
-    (reference, map): (&ProfileData, MapKind),
+    (reference, calls): (&ProfileData, Calls),
     cut: Instant,
 ) -> Result<Run, TuneError> {
     let (tx, mut rx) = hspc::channel::<Prof<W>>(config)?;
@@ -254,7 +239,10 @@ pub(super) fn fib_channel<const W: usize>(
         (sink.seq, sink.tx.is_none(), cpu_since(cpu))
     };
     let consumer = || {
-        let mut p = ProfileData::in_map(map);
+        let mut p = ProfileData {
+            calls,
+            ..ProfileData::default()
+        };
         let (t, cpu) = (Instant::now(), thread_cpu_s());
         while let Ok(e) = rx.pop() {
             p.record(&e);
@@ -342,7 +330,7 @@ mod tests {
         for w in [WaitStrategy::SpinThenPark, WaitStrategy::Condvar] {
             let c = Config::n_buffer(3, 1024).with_wait(w);
             let far = far();
-            let run = fib_channel::<3>(c, 12, pair(), (&reference, MapKind::Hash), far).unwrap();
+            let run = fib_channel::<3>(c, 12, pair(), (&reference, Calls::default()), far).unwrap();
             assert_eq!((run.moved, run.cut), (reference.events, false));
             // Both threads used some CPU, and no more than the wall time allows
             // (with a little slack for the clocks' steps).
@@ -352,7 +340,7 @@ mod tests {
                 c,
                 20,
                 pair(),
-                (&ProfileData::default(), MapKind::Hash),
+                (&ProfileData::default(), Calls::default()),
                 Instant::now(),
             )
             .unwrap();
@@ -371,10 +359,11 @@ mod tests {
         let c = Config::n_buffer(3, 1024);
         let far = far();
         let pair = pair();
-        let run = fib_channel::<3>(c, 12, pair, (&reference, MapKind::Tree), far).unwrap();
+        let tree = || Calls::Tree(BTreeMap::new());
+        let run = fib_channel::<3>(c, 12, pair, (&reference, tree()), far).unwrap();
         assert_eq!((run.moved, run.cut), (reference.events, false));
         // A different computation is still caught through the tree.
-        let wrong = fib_channel::<3>(c, 11, pair, (&reference, MapKind::Tree), far);
+        let wrong = fib_channel::<3>(c, 11, pair, (&reference, tree()), far);
         assert!(
             matches!(wrong, Err(TuneError::ProfileDiffers { .. })),
             "{wrong:?}"

@@ -14,11 +14,7 @@ const STAGE_TWO: &str = "stage two";
 pub(super) fn measurement(r: &Report) -> Measurement {
     let mut m = Measurement::default();
     // The answer first: the configuration chosen, then each step's notes.
-    m.findings.push(format!(
-        "best: {} ({})",
-        super::describe(&r.best),
-        words::why(r)
-    ));
+    m.findings.push(words::best(r));
     for s in &r.steps {
         m.tables.push(step_table(s));
         m.findings.extend(
@@ -29,7 +25,7 @@ pub(super) fn measurement(r: &Report) -> Measurement {
         m.points.extend(step_points(s, r.cpus.0.is_some()));
     }
     for s in &r.steps {
-        if let Some(note) = cpu_note(s) {
+        if let Some(note) = words::cpu_note(s) {
             m.findings.push(note);
         }
     }
@@ -40,10 +36,7 @@ pub(super) fn measurement(r: &Report) -> Measurement {
     m.params
         .insert("best_affinity".into(), affinity_name(r.best_pinned).into());
     if r.refused_pins > 0 {
-        m.warnings.push(format!(
-            "the OS refused {} pins of the producer or consumer; those runs went where the OS put them",
-            r.refused_pins
-        ));
+        m.warnings.push(words::refused_pins(r.refused_pins));
     }
     m
 }
@@ -135,19 +128,6 @@ fn step_table(s: &Step) -> Table {
         columns,
         rows,
     }
-}
-
-/// The CPU the best row's producer and consumer used, as seed 004 reports it.
-fn cpu_note(s: &Step) -> Option<String> {
-    let best = s.best()?;
-    let [p, c] = best.cpu_share?;
-    Some(format!(
-        "{}: the fastest run ({}) kept the producer busy {:.0} % and the consumer {:.0} % of the time (thread CPU time ÷ wall time; seed 004: about 100 % and 41 %)",
-        s.title,
-        best.label,
-        p * 100.0,
-        c * 100.0
-    ))
 }
 
 /// Context switches of producer and consumer per 10^6 events (all, voluntary).

@@ -2,7 +2,7 @@
 //! consumer folds into a profile, against the Optimal, Achievable and Upper-bound
 //! lines, over buffer sizes × wait strategies × affinity.
 
-use super::fib::{fib, fib_channel, line_run, secs_of, MapKind, Nothing, ProfileData};
+use super::fib::{fib, fib_channel, line_run, secs_of, Calls, Nothing, ProfileData};
 use super::grid::{
     grid_runs, groups_affordable, raced_runs, run_groups, run_order, stage_two_configs, GRID_ROUNDS,
 };
@@ -55,8 +55,12 @@ fn container_note(hash: &Row, tree: &Row) -> Option<Note> {
     })
 }
 
-/// Seed 004's three limit lines: each a label and its seconds, one per round.
-type LimitLines = [(&'static str, Vec<f64>); 3];
+/// Seed 004's three limit lines, numbered as [`line_run`] runs them.
+const LIMIT_LINES: [&str; 3] = [
+    "Optimal: fib, no profiling",
+    "Achievable: events into a buffer nobody reads",
+    "Upper bound: fib and profiling in one thread",
+];
 
 /// Rounds of Stage Two's limit lines and of its container step (6: the fewest
 /// that give a 95 % interval of the median).
@@ -66,13 +70,13 @@ pub const LINE_ROUNDS: usize = 6;
 /// producer's CPU, [`LINE_ROUNDS`] rounds, each round every line once in a
 /// rotated order: Optimal (no profiling), Achievable (events into a buffer of
 /// the layout's size nobody reads), Upper bound (one thread computes and
-/// profiles). Returns them with the single-thread profile every channel run is
-/// checked against (every Upper-bound run must build the same one).
+/// profiles). Returns each line's seconds by round, and the single-thread profile
+/// every channel run is checked against (every Upper-bound run must build it).
 fn limit_lines<const W: usize>(
     n: u64,
     layout: Config,
     cpus: Pair<'_>,
-) -> Result<(LimitLines, ProfileData), TuneError> {
+) -> Result<(Vec<Vec<f64>>, ProfileData), TuneError> {
     let mut reference: Option<ProfileData> = None;
     let order = |r| round_order(3, r);
     let (secs, _) = rounds(
@@ -94,14 +98,7 @@ fn limit_lines<const W: usize>(
     if reference.bad != 0 || !reference.stack.is_empty() || reference.events == 0 {
         return Err(TuneError::ReferenceInconsistent);
     }
-    let labels = [
-        "Optimal: fib, no profiling",
-        "Achievable: events into a buffer nobody reads",
-        "Upper bound: fib and profiling in one thread",
-    ];
-    let mut secs = secs.into_iter();
-    let lines = labels.map(|l| (l, secs.next().unwrap_or_default()));
-    Ok((lines, reference))
+    Ok((secs, reference))
 }
 
 /// Stage Two's reference rows for `W`-word events: Optimal, Achievable and Upper
@@ -127,14 +124,14 @@ fn reference_rows<const W: usize>(
     let events = reference.events;
     let per_event =
         |secs: &[f64]| -> Vec<f64> { secs.iter().map(|s| s / events.max(1) as f64).collect() };
-    for (label, secs) in &lines {
+    for (label, secs) in LIMIT_LINES.iter().zip(&lines) {
         step.rows.push(Row {
             pinned: Some(cpus.cpus.0.is_some()),
             ..Row::sampled(*label, events, &per_event(secs))
         });
     }
-    let median_ms = |k: usize| crate::stats::median(&lines[k].1) * 1e3;
-    step.reference_s = Some(crate::stats::median(&per_event(&lines[1].1)));
+    let median_ms = |k: usize| crate::stats::median(&lines[k]) * 1e3;
+    step.reference_s = Some(crate::stats::median(&per_event(&lines[1])));
     step.note(Note::Fib { n, events });
     progress(&format!(
         "stage two {bytes} B: optimal {:.1} ms, achievable {:.1} ms, upper bound {:.1} ms",
@@ -163,7 +160,10 @@ fn container_rows<const W: usize>(
         order,
         |_, _, _| true,
         |_, _, k| {
-            let map = [MapKind::Hash, MapKind::Tree][k];
+            let map = match k {
+                0 => Calls::default(),
+                _ => Calls::Tree(Default::default()),
+            };
             let run = fib_channel::<W>(config, n, pair, (reference, map), budget.run_cut())?;
             events = run.moved;
             Ok(run.per_event_s())
@@ -292,7 +292,7 @@ pub(super) fn stage_two<const W: usize>(
     );
     let pair_of = |pinned: bool| if pinned { cpus } else { cpus.unpinned() };
     let mut run = |c, pinned| {
-        let to = (&reference, MapKind::Hash);
+        let to = (&reference, Calls::default());
         fib_channel::<W>(c, n, pair_of(pinned), to, budget.run_cut())
     };
     container_rows::<W>(
