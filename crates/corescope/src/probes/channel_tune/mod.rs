@@ -107,7 +107,7 @@ pub struct Against {
 }
 
 /// One measured configuration (or baseline line) of a step.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Row {
     /// What was run.
     pub label: String,
@@ -172,13 +172,7 @@ impl Row {
             config,
             events,
             secs,
-            cut: false,
-            pinned: None,
-            switches: None,
-            repeats: Vec::new(),
-            cpu_share: None,
-            samples: Vec::new(),
-            skipped: None,
+            ..Self::default()
         }
     }
 
@@ -226,7 +220,7 @@ impl Row {
 }
 
 /// One step (a table).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Step {
     /// Title.
     pub title: String,
@@ -333,14 +327,11 @@ impl Step {
         self.notes.push(n);
     }
 
+    /// An empty step titled `title`.
     fn new(title: impl Into<String>) -> Self {
         Self {
             title: title.into(),
-            rows: Vec::new(),
-            notes: Vec::new(),
-            reference_s: None,
-            show_switches: false,
-            settled: None,
+            ..Self::default()
         }
     }
 
@@ -395,12 +386,8 @@ impl Against {
 /// Everything `tune channel` found.
 #[derive(Debug, Clone)]
 pub struct Report {
-    /// Where the pair ran (`other-core`, ...) and its CPUs.
-    pub placement: String,
     /// The pair's CPUs.
     pub cpus: PairCpus,
-    /// Stage One's event size (after rounding).
-    pub event_bytes: usize,
     /// Steps, in order.
     pub steps: Vec<Step>,
     /// The configuration to write.
@@ -668,9 +655,7 @@ pub fn tune_channel(
         _ => None,
     });
     Ok(Report {
-        placement,
         cpus,
-        event_bytes,
         steps,
         best,
         best_pinned,
