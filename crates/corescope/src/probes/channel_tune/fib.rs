@@ -63,10 +63,13 @@ impl<const W: usize> Sink for WriteOnly<W> {
 
 /// Where the consumer keeps its calls per (function, depth): a hash table
 /// (std `HashMap`, the seed's thread-neutral `HardHashT`'s kind) or an ordered
-/// tree (std `BTreeMap`, the kind of the STL `map` the seed replaced).
+/// tree (std `BTreeMap`, the kind of the STL `map` the seed replaced): seed 004
+/// §4.1's container step.
 #[derive(Debug, Clone)]
-enum Calls {
+pub(super) enum Calls {
+    /// In a hash table (the default).
     Hash(HashMap<(u64, u64), u64>),
+    /// In an ordered tree.
     Tree(BTreeMap<(u64, u64), u64>),
 }
 
@@ -106,13 +109,6 @@ impl PartialEq for Calls {
     }
 }
 
-/// The map the consumer's profile uses (seed 004 §4.1's container step).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum MapKind {
-    Hash,
-    Tree,
-}
-
 /// The profile the consumer computes.
 #[derive(Default, Debug, PartialEq)]
 pub(super) struct ProfileData {
@@ -127,17 +123,6 @@ pub(super) struct ProfileData {
 }
 
 impl ProfileData {
-    /// An empty profile keeping its calls in `map`.
-    fn in_map(map: MapKind) -> Self {
-        Self {
-            calls: match map {
-                MapKind::Hash => Calls::Hash(HashMap::new()),
-                MapKind::Tree => Calls::Tree(BTreeMap::new()),
-            },
-            ..Self::default()
-        }
-    }
-
     #[inline]
     fn record<const W: usize>(&mut self, e: &Prof<W>) {
         if e.0[2] != self.events {
@@ -218,23 +203,11 @@ pub(super) fn fib<S: Sink>(n: u64, depth: u64, sink: &mut S) -> u64 {
     r
 }
 
-pub(super) fn time<R>(f: impl FnOnce() -> R) -> (f64, R) {
+/// Seconds `f` takes.
+pub(super) fn secs_of<R>(f: impl FnOnce() -> R) -> f64 {
     let t = Instant::now();
-    let r = f();
-    (t.elapsed().as_secs_f64(), r)
-}
-
-/// One Stage Two channel run.
-#[derive(Debug)]
-pub(super) struct FibRun {
-    /// From the start gate to the consumer's last event.
-    pub(super) secs: f64,
-    /// Events moved.
-    pub(super) moved: u64,
-    /// Stopped at the cut before the computation ended.
-    pub(super) cut: bool,
-    /// Producer's and consumer's CPU time as a share of `secs`.
-    pub(super) cpu_share: Option<[f64; 2]>,
+    f();
+    t.elapsed().as_secs_f64()
 }
 
 /// CPU seconds of the calling thread since `before` (a [`thread_cpu_s`] reading).
@@ -249,9 +222,9 @@ pub(super) fn fib_channel<const W: usize>(
     config: Config,
     n: u64,
     cpus: Pair<'_>,
-    (reference, map): (&ProfileData, MapKind),
+    (reference, calls): (&ProfileData, Calls),
     cut: Instant,
-) -> Result<FibRun, TuneError> {
+) -> Result<Run, TuneError> {
     let (tx, mut rx) = hspc::channel::<Prof<W>>(config)?;
     let producer = || {
         let mut sink = ToChannel {
@@ -266,7 +239,10 @@ pub(super) fn fib_channel<const W: usize>(
         (sink.seq, sink.tx.is_none(), cpu_since(cpu))
     };
     let consumer = || {
-        let mut p = ProfileData::in_map(map);
+        let mut p = ProfileData {
+            calls,
+            ..ProfileData::default()
+        };
         let (t, cpu) = (Instant::now(), thread_cpu_s());
         while let Ok(e) = rx.pop() {
             p.record(&e);
@@ -297,10 +273,11 @@ pub(super) fn fib_channel<const W: usize>(
             bad: p.bad,
         });
     }
-    Ok(FibRun {
+    Ok(Run {
         secs,
         moved: if was_cut { sent } else { p.events },
         cut: was_cut,
+        switches: None,
         cpu_share,
     })
 }
@@ -313,32 +290,26 @@ pub(super) fn line_run<const W: usize>(
     layout: Config,
     cpus: Pair<'_>,
 ) -> (f64, Option<ProfileData>) {
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            cpus.pin_to(cpus.cpus.0);
-            match k {
-                0 => (time(|| black_box(fib(n, 0, &mut Nothing))).0, None),
-                1 => {
-                    let mut sink = WriteOnly::<W> {
-                        buf: vec![Prof::new(0, 0, 0, 0, 0); (layout.buffer_bytes / (W * 8)).max(1)],
-                        i: 0,
-                        seq: 0,
-                    };
-                    (time(|| fib(n, 0, &mut sink)).0, None)
-                }
-                _ => {
-                    let mut sink = Inline::<W> {
-                        profile: ProfileData::default(),
-                        seq: 0,
-                    };
-                    let secs = time(|| fib(n, 0, &mut sink)).0;
-                    (secs, Some(sink.profile))
-                }
-            }
-        })
-        .join()
-        .unwrap_or((f64::NAN, None))
-    })
+    let line = || match k {
+        0 => (secs_of(|| black_box(fib(n, 0, &mut Nothing))), None),
+        1 => {
+            let mut sink = WriteOnly::<W> {
+                buf: vec![Prof::new(0, 0, 0, 0, 0); (layout.buffer_bytes / (W * 8)).max(1)],
+                i: 0,
+                seq: 0,
+            };
+            (secs_of(|| fib(n, 0, &mut sink)), None)
+        }
+        _ => {
+            let mut sink = Inline::<W> {
+                profile: ProfileData::default(),
+                seq: 0,
+            };
+            let secs = secs_of(|| fib(n, 0, &mut sink));
+            (secs, Some(sink.profile))
+        }
+    };
+    cpus.alone(cpus.cpus.0, line).unwrap_or((f64::NAN, None))
 }
 
 #[cfg(test)]
@@ -359,17 +330,17 @@ mod tests {
         for w in [WaitStrategy::SpinThenPark, WaitStrategy::Condvar] {
             let c = Config::n_buffer(3, 1024).with_wait(w);
             let far = far();
-            let run = fib_channel::<3>(c, 12, pair(), (&reference, MapKind::Hash), far).unwrap();
+            let run = fib_channel::<3>(c, 12, pair(), (&reference, Calls::default()), far).unwrap();
             assert_eq!((run.moved, run.cut), (reference.events, false));
             // Both threads used some CPU, and no more than the wall time allows
             // (with a little slack for the clocks' steps).
             let [p, q] = run.cpu_share.expect("thread CPU clocks on Linux");
             assert!(p > 0.0 && q > 0.0 && p < 1.5 && q < 1.5, "{p} {q}");
-            let FibRun { moved, cut, .. } = fib_channel::<3>(
+            let Run { moved, cut, .. } = fib_channel::<3>(
                 c,
                 20,
                 pair(),
-                (&ProfileData::default(), MapKind::Hash),
+                (&ProfileData::default(), Calls::default()),
                 Instant::now(),
             )
             .unwrap();
@@ -388,10 +359,11 @@ mod tests {
         let c = Config::n_buffer(3, 1024);
         let far = far();
         let pair = pair();
-        let run = fib_channel::<3>(c, 12, pair, (&reference, MapKind::Tree), far).unwrap();
+        let tree = || Calls::Tree(BTreeMap::new());
+        let run = fib_channel::<3>(c, 12, pair, (&reference, tree()), far).unwrap();
         assert_eq!((run.moved, run.cut), (reference.events, false));
         // A different computation is still caught through the tree.
-        let wrong = fib_channel::<3>(c, 11, pair, (&reference, MapKind::Tree), far);
+        let wrong = fib_channel::<3>(c, 11, pair, (&reference, tree()), far);
         assert!(
             matches!(wrong, Err(TuneError::ProfileDiffers { .. })),
             "{wrong:?}"

@@ -7,7 +7,11 @@ static REFUSED: AtomicUsize = AtomicUsize::new(0);
 
 /// A pair on no CPU in particular, not counting.
 pub(super) fn pair() -> Pair<'static> {
-    Pair::new((None, None), &REFUSED, None)
+    Pair {
+        cpus: (None, None),
+        refused: &REFUSED,
+        counts: None,
+    }
 }
 
 /// A budget of `total_s` from now, a run cut after `run_limit_s`.

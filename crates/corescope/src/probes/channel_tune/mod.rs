@@ -1,33 +1,10 @@
-//! `corescope tune channel`: seed 004's Stage One and Stage Two for hspc, pruned to
-//! fit a time budget, ending in the fastest configuration as JSON that
-//! `hspc::Config` reads back.
-//!
-//! Stage One (an ideal producer and consumer: the producer writes N-byte events as
-//! fast as it can, the consumer folds them into a checksum):
-//! 1. the roadmap of Figure 1 (see [`roadmap`]): baseline producer and consumer,
-//!    `p0`, `p1`, the SMT baseline (where there is SMT), `p2`, `p3`, `p5`, `p6`,
-//!    `p7`, `p8`, interleaved in rounds, each a median with its 95 % interval;
-//! 2. loop 1 of Figure 2: `p3` with each padding, 8 … 256 bytes; the choice is
-//!    the channel's padding between buffers from then on;
-//! 3. loop 2 of Figure 2 (`p4_adjuststack`): the producer's stack shifted by 0,
-//!    32 … 1024 bytes relative to the consumer's
-//!    ([`crate::harness::stack::with_stack_offset`]);
-//! 4. loop 3 of Figure 2: 2 … 5 buffers × sizes 256 B … 1.5 MB (the 4 × 25 grid),
-//!    spread over the grid in time, what the budget leaves out named;
-//! 5. every wait strategy, and the ring mode, on the fastest layout.
-//!
-//! Stage Two (a real workload): the producer computes a recursive Fibonacci number
-//! with some interpreter-like work per call ([`WORK_STEPS`]), emitting an enter and
-//! a return event per call (128-byte events, then the seed's shrunk 24-byte ones);
-//! the consumer computes a profile (calls per function and depth, with a shadow
-//! stack that checks every return). Lines: Optimal (no profiling), Achievable
-//! (events written into a buffer nobody reads), Upper bound (one thread computes
-//! and profiles); then buffer sizes × wait strategies × affinity (seed 004 §4.1:
-//! the two threads pinned to the pair, then left unpinned).
-//!
-//! Each step may use its share of the budget; a step that runs out records how many
-//! of its configurations it measured. Every run checks its events (count and order;
-//! Stage Two compares the profile with the single-thread one).
+//! `corescope tune channel`: seed 004's Stage One (the roadmap of Figure 1, then
+//! loops 1–3 of Figure 2 and the wait strategies) and Stage Two (a profiled
+//! recursive Fibonacci against the Optimal, Achievable and Upper-bound lines, over
+//! buffer sizes × wait strategies × affinity), pruned to a time budget, ending in
+//! the fastest configuration as JSON that `hspc::Config` reads back. The steps,
+//! their shares of the budget and the settling of each choice are described in
+//! docs/channel.md (`tune channel`). Every run checks its events.
 
 mod error;
 mod result;
@@ -70,8 +47,6 @@ pub const PADDINGS: [usize; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 pub const BUFFER_COUNTS: [usize; 4] = [2, 3, 4, 5];
 /// Event sizes Stage One can move; other sizes round up to the next one.
 pub const EVENT_SIZES: [usize; 12] = [1, 2, 4, 8, 16, 24, 32, 64, 128, 256, 512, 1024];
-/// Stage Two's event sizes, in the seed's order (128 B, then shrunk to 24 B).
-pub const STAGE_TWO_EVENT_BYTES: [usize; 2] = [128, 24];
 /// Buffer sizes of Stage Two (after the Stage One best, which is tried first).
 pub const STAGE_TWO_BUFFER_BYTES: [usize; 6] = [4096, 65536, 16384, 1024, 262_144, 1_048_576];
 /// Interpreter-like work per Fibonacci call (dependent multiply-adds), so the
@@ -132,7 +107,7 @@ pub struct Against {
 }
 
 /// One measured configuration (or baseline line) of a step.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Row {
     /// What was run.
     pub label: String,
@@ -166,14 +141,26 @@ pub struct Row {
     pub skipped: Option<String>,
 }
 
-/// One Stage One channel run.
+/// One channel run (or roadmap line run as one).
+#[derive(Debug, Default)]
 struct Run {
     /// From the start gate to the consumer's last event.
     secs: f64,
     /// Events moved.
     moved: u64,
-    /// Producer's and consumer's context switches during the run.
+    /// Stopped at the cut before all its events were sent.
+    cut: bool,
+    /// Stage One: producer's and consumer's context switches during the run.
     switches: Option<[Switches; 2]>,
+    /// Stage Two: producer's and consumer's CPU time as a share of `secs`.
+    cpu_share: Option<[f64; 2]>,
+}
+
+impl Run {
+    /// Seconds per event moved.
+    fn per_event_s(&self) -> f64 {
+        self.secs / self.moved.max(1) as f64
+    }
 }
 
 impl Row {
@@ -185,13 +172,17 @@ impl Row {
             config,
             events,
             secs,
-            cut: false,
-            pinned: None,
-            switches: None,
-            repeats: Vec::new(),
-            cpu_share: None,
-            samples: Vec::new(),
-            skipped: None,
+            ..Self::default()
+        }
+    }
+
+    /// The row of one channel run of `config`.
+    fn of_run(label: impl Into<String>, config: Config, run: &Run) -> Self {
+        Self {
+            cut: run.cut,
+            switches: run.switches,
+            cpu_share: run.cpu_share,
+            ..Row::once(label, Some(config), run.moved, run.secs)
         }
     }
 
@@ -229,7 +220,7 @@ impl Row {
 }
 
 /// One step (a table).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Step {
     /// Title.
     pub title: String,
@@ -336,14 +327,11 @@ impl Step {
         self.notes.push(n);
     }
 
+    /// An empty step titled `title`.
     fn new(title: impl Into<String>) -> Self {
         Self {
             title: title.into(),
-            rows: Vec::new(),
-            notes: Vec::new(),
-            reference_s: None,
-            show_switches: false,
-            settled: None,
+            ..Self::default()
         }
     }
 
@@ -398,12 +386,8 @@ impl Against {
 /// Everything `tune channel` found.
 #[derive(Debug, Clone)]
 pub struct Report {
-    /// Where the pair ran (`other-core`, ...) and its CPUs.
-    pub placement: String,
     /// The pair's CPUs.
     pub cpus: PairCpus,
-    /// Stage One's event size (after rounding).
-    pub event_bytes: usize,
     /// Steps, in order.
     pub steps: Vec<Step>,
     /// The configuration to write.
@@ -475,18 +459,17 @@ pub struct TuneCounts {
     pub errors: Vec<String>,
 }
 
-impl<'a> Pair<'a> {
-    /// The pair on `cpus`, its channel runs counted into `counts` (if any).
-    fn new(
-        cpus: PairCpus,
-        refused: &'a AtomicUsize,
-        counts: Option<&'a Mutex<TuneCounts>>,
-    ) -> Self {
-        Self {
-            cpus,
-            refused,
-            counts,
-        }
+impl Pair<'_> {
+    /// Runs `f` in a thread of its own pinned to `cpu`; `None` if it panicked.
+    fn alone<R: Send>(&self, cpu: Option<u32>, f: impl FnOnce() -> R + Send) -> Option<R> {
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                self.pin_to(cpu);
+                f()
+            })
+            .join()
+            .ok()
+        })
     }
 
     /// Runs `producer` on the pair's first CPU and `consumer` on its second, each
@@ -628,7 +611,11 @@ pub fn tune_channel(
     };
     let (placement, cpus) = tuning_pair(topo);
     let refused = AtomicUsize::new(0);
-    let pair = Pair::new(cpus, &refused, counts);
+    let pair = Pair {
+        cpus,
+        refused: &refused,
+        counts,
+    };
     progress(&format!(
         "tuning on {placement} {cpus:?}, {event_bytes}-byte events, budget {:.0} s",
         opts.budget_s
@@ -668,9 +655,7 @@ pub fn tune_channel(
         _ => None,
     });
     Ok(Report {
-        placement,
         cpus,
-        event_bytes,
         steps,
         best,
         best_pinned,
@@ -713,7 +698,6 @@ impl Probe for ChannelTune {
     type Params = CaseParams;
     type Facts = ();
 
-    /// The tuner runs for its own budget.
     /// Summary: the tuner's pick and what it gained.
     fn summary_shape(&self) -> crate::model::SummaryShape {
         crate::model::SummaryShape::TunerPick {
@@ -721,6 +705,8 @@ impl Probe for ChannelTune {
             last_stage: "stage two",
         }
     }
+
+    /// The tuner runs for its own budget.
     fn run_cost_s(&self, p: &CaseParams, _c: &crate::probes::cost::Cost) -> Option<f64> {
         Some(p.budget_s)
     }

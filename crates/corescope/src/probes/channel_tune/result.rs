@@ -14,11 +14,7 @@ const STAGE_TWO: &str = "stage two";
 pub(super) fn measurement(r: &Report) -> Measurement {
     let mut m = Measurement::default();
     // The answer first: the configuration chosen, then each step's notes.
-    m.findings.push(format!(
-        "best: {} ({})",
-        super::describe(&r.best),
-        words::why(r)
-    ));
+    m.findings.push(words::best(r));
     for s in &r.steps {
         m.tables.push(step_table(s));
         m.findings.extend(
@@ -29,7 +25,7 @@ pub(super) fn measurement(r: &Report) -> Measurement {
         m.points.extend(step_points(s, r.cpus.0.is_some()));
     }
     for s in &r.steps {
-        if let Some(note) = cpu_note(s) {
+        if let Some(note) = words::cpu_note(s) {
             m.findings.push(note);
         }
     }
@@ -40,10 +36,7 @@ pub(super) fn measurement(r: &Report) -> Measurement {
     m.params
         .insert("best_affinity".into(), affinity_name(r.best_pinned).into());
     if r.refused_pins > 0 {
-        m.warnings.push(format!(
-            "the OS refused {} pins of the producer or consumer; those runs went where the OS put them",
-            r.refused_pins
-        ));
+        m.warnings.push(words::refused_pins(r.refused_pins));
     }
     m
 }
@@ -59,6 +52,35 @@ fn step_table(s: &Step) -> Table {
     };
     let with_affinity = s.rows.iter().any(|r| r.pinned.is_some());
     let with_cpu = s.rows.iter().any(|r| r.cpu_share.is_some());
+    let mut columns: Vec<String> = [
+        "run",
+        "seconds",
+        "events",
+        "events_per_s",
+        reference,
+        "cut",
+        "best",
+        "vs_choice",
+        "runs",
+        "ns_per_event",
+        "ns_per_event_lo",
+        "ns_per_event_hi",
+    ]
+    .map(String::from)
+    .to_vec();
+    if with_affinity {
+        columns.push("affinity".into());
+    }
+    if s.show_switches {
+        for side in ["producer", "consumer"] {
+            columns.push(format!("{side}_ctx_sw_per_1e6"));
+            columns.push(format!("{side}_voluntary_per_1e6"));
+        }
+    }
+    if with_cpu {
+        columns.push("producer_cpu_share".into());
+        columns.push("consumer_cpu_share".into());
+    }
     let best = s.best();
     let rows = s
         .rows
@@ -66,7 +88,10 @@ fn step_table(s: &Step) -> Table {
         .enumerate()
         .map(|(i, row)| {
             if let Some(why) = &row.skipped {
-                return skipped_cells(row, why, with_affinity, s.show_switches, with_cpu);
+                // Not measured: its label with the reason, every number empty.
+                let mut cells = vec![Value::Null; columns.len()];
+                cells[0] = json!(format!("{} ({why})", row.label));
+                return cells;
             }
             let est = row.estimate();
             let mut cells = vec![
@@ -98,68 +123,11 @@ fn step_table(s: &Step) -> Table {
             cells
         })
         .collect();
-    let mut columns: Vec<String> = [
-        "run",
-        "seconds",
-        "events",
-        "events_per_s",
-        reference,
-        "cut",
-        "best",
-        "vs_choice",
-        "runs",
-        "ns_per_event",
-        "ns_per_event_lo",
-        "ns_per_event_hi",
-    ]
-    .map(String::from)
-    .to_vec();
-    if with_affinity {
-        columns.push("affinity".into());
-    }
-    if s.show_switches {
-        for side in ["producer", "consumer"] {
-            columns.push(format!("{side}_ctx_sw_per_1e6"));
-            columns.push(format!("{side}_voluntary_per_1e6"));
-        }
-    }
-    if with_cpu {
-        columns.push("producer_cpu_share".into());
-        columns.push("consumer_cpu_share".into());
-    }
     Table {
         name: s.title.clone(),
         columns,
         rows,
     }
-}
-
-/// The cells of a row that was not measured: its label with the reason, every
-/// number empty (never a made-up one).
-fn skipped_cells(
-    row: &Row,
-    why: &str,
-    with_affinity: bool,
-    switches: bool,
-    cpu: bool,
-) -> Vec<Value> {
-    let n = 12 + usize::from(with_affinity) + 4 * usize::from(switches) + 2 * usize::from(cpu);
-    let mut cells = vec![Value::Null; n];
-    cells[0] = json!(format!("{} ({why})", row.label));
-    cells
-}
-
-/// The CPU the best row's producer and consumer used, as seed 004 reports it.
-fn cpu_note(s: &Step) -> Option<String> {
-    let best = s.best()?;
-    let [p, c] = best.cpu_share?;
-    Some(format!(
-        "{}: the fastest run ({}) kept the producer busy {:.0} % and the consumer {:.0} % of the time (thread CPU time ÷ wall time; seed 004: about 100 % and 41 %)",
-        s.title,
-        best.label,
-        p * 100.0,
-        c * 100.0
-    ))
 }
 
 /// Context switches of producer and consumer per 10^6 events (all, voluntary).

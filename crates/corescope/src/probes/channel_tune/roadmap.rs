@@ -1,28 +1,7 @@
-//! Seed 004 Figure 1: the roadmap of Stage One, one codebase per step, the
-//! producer and consumer code invariant (only the layout of their data and the
-//! synchronisation change):
-//!
-//! - baseline producer and baseline consumer, each alone: `N`-byte events written
-//!   into (read from) a 1 KiB buffer, the thread's index stored after every event;
-//! - `p0_add_parallel`: both at once, each in its own allocation, sharing nothing;
-//! - `p1_singlealloc`: both buffers in one allocation, side by side;
-//! - the SMT baseline: `p1` on two hardware threads of one core (skipped where
-//!   the machine has no SMT);
-//! - `p2_ADD_shareddatastructure`: one structure holding the consumer's index,
-//!   the producer's index, then the two buffers, all adjacent (two instances of
-//!   false sharing, as the seed's merge made);
-//! - `p3_rmfalsesharing`: the same with [`HAND_PAD_BYTES`] between them;
-//! - `p5_ADD_sharedbuffer`: three buffers both threads use, round robin, with no
-//!   synchronisation (the consumer reads whatever is there), packed end to end;
-//! - `p6_rmfalsesharing`: the same with the padding between the buffers;
-//! - `p7_ADD_sync`: the buffers handed over under a mutex and condition variable
-//!   per buffer (the seed's POSIX condition variables, locked once per buffer),
-//!   the three mutex/condition-variable pairs side by side;
-//! - `p8_rmfalsesharing`: each pair on its own 128-byte block.
-//!
-//! Every step runs in rounds, each round every step once in a rotated order
-//! ([`round_order`]), so drift hits all alike; a step's time is the median of its
-//! rounds with the 95 % interval of the median (see `stats::estimate`).
+//! Seed 004 Figure 1: the roadmap of Stage One, one codebase per step ([`Road`];
+//! docs/channel.md describes each), the producer and consumer code invariant
+//! (only the layout of their data and the synchronisation change), every step run
+//! in rotated rounds ([`round_order`]), a row the median with its 95 % interval.
 //!
 //! Data words are `AtomicU64` with relaxed loads and stores (plain moves on x86
 //! and ARM): `p5` races on purpose, and Rust allows that only on atomics; every
@@ -249,17 +228,10 @@ fn slower(a: (u64, f64), b: (u64, f64)) -> f64 {
     (a.1 / a.0.max(1) as f64).max(b.1 / b.0.max(1) as f64)
 }
 
-/// Runs `f` on `cpu` (pinned through `pair`) and returns what it returns.
+/// Seconds per event of `f` run alone on `cpu` of `pair`.
 fn alone_on(pair: Pair<'_>, cpu: Option<u32>, f: impl FnOnce() -> (u64, f64) + Send) -> f64 {
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            pair.pin_to(cpu);
-            let r = f();
-            r.1 / r.0.max(1) as f64
-        })
-        .join()
-        .unwrap_or(f64::NAN)
-    })
+    pair.alone(cpu, f)
+        .map_or(f64::NAN, |r| r.1 / r.0.max(1) as f64)
 }
 
 /// The two sides at once from a start gate on `pair`; seconds per event of

@@ -1,19 +1,9 @@
-//! Settling a step's choice. One sweep run per configuration cannot pick a winner
-//! on a machine whose runs swing by tens of per cent, so the step's fastest few
-//! configurations (the contenders), and the incumbent (what the steps before chose,
-//! or hspc's default), run again, round by round in a rotated order (drift and
-//! cache state hit each alike), until the paired intervals separate the fastest
-//! from each of the others or show them equivalent, or the budget ends. A
-//! contender the leader is faster than beyond the noise stops running.
-//!
-//! The step moves away from its incumbent only to a contender that is faster
-//! beyond the noise (seed 004 builds each step on the one before; a flat step
-//! keeps what it was given, so runs of the tuner agree where the machine shows no
-//! difference). Among the contenders faster than the incumbent that the runs
-//! show equivalent to the fastest of them, it takes the one whose buffers take
-//! the fewest bytes (the parsimony rule; see [`choose`]), so a flat top does not
-//! make runs pick at random. What the data could not separate from the choice is named, so
-//! another run that picks one of those is not a contradiction.
+//! Settling a step's choice (docs/channel.md, `tune channel`): the step's
+//! fastest few configurations and its incumbent run again in rotated rounds until
+//! the paired intervals separate the fastest from each other one or show them
+//! equivalent, or the budget ends. The step leaves its incumbent only for a
+//! contender faster beyond the noise, and then takes the fewest buffer bytes among
+//! the fastest and those equivalent to it ([`choose`]).
 
 use super::{Budget, Note, Row, Step, TuneError};
 use crate::harness::race::race;
@@ -151,22 +141,17 @@ fn footprint_bytes(row: &Row) -> usize {
     })
 }
 
-/// The choice among `all` after the rounds, and the fastest median among the
-/// candidates. The candidates are the contenders faster than the incumbent
-/// beyond the noise (the incumbent itself is kept when there are none, or when it
-/// leads), or, with no incumbent, the contenders still running. Of the fastest
-/// candidate and those shown equivalent to it (paired interval within ±3 %), the
-/// one whose buffers take the fewest bytes is chosen (then the earliest in the
-/// step's grid): the parsimony rule of model selection (Breiman et al. 1984, the
-/// "one-standard-error" rule), so that runs which find the fastest few alike
-/// still agree, and the buffers leave the most cache to the program. A
-/// candidate the runs merely could not separate is not enough: in one sitting
-/// such a pick (3 × 64 KiB over 3 × 1 MB, interval 0.83–1.005) was slower beyond
-/// the noise in the next run.
-fn choose(step: &Step, incumbent: Option<usize>, live: &[usize]) -> Chosen {
+/// The choice after the rounds. The candidates are the contenders faster than
+/// the incumbent beyond the noise (the incumbent is kept when there are none, or
+/// when it leads), or, with no incumbent, the contenders still running. Of the
+/// fastest candidate and those shown equivalent to it (not merely not separated),
+/// the one whose buffers take the fewest bytes wins, then the earliest in the
+/// grid: the parsimony rule of docs/channel.md. Returns the row chosen, whether
+/// it is the incumbent kept, and the row of the fastest median.
+fn choose(step: &Step, incumbent: Option<usize>, live: &[usize]) -> (usize, bool, usize) {
     let lead = leader(step, live);
     let candidates: Vec<usize> = match incumbent {
-        Some(inc) if inc == lead => return Chosen::kept(inc),
+        Some(inc) if inc == lead => return (inc, true, inc),
         Some(inc) => versus(step, inc, live)
             .iter()
             .filter(|v| v.faster_beyond_noise())
@@ -175,7 +160,8 @@ fn choose(step: &Step, incumbent: Option<usize>, live: &[usize]) -> Chosen {
         None => live.to_vec(),
     };
     if candidates.is_empty() {
-        return Chosen::kept(incumbent.unwrap_or(lead));
+        let kept = incumbent.unwrap_or(lead);
+        return (kept, true, kept);
     }
     let fastest = leader(step, &candidates);
     let alike: Vec<usize> = versus(step, fastest, &candidates)
@@ -189,28 +175,7 @@ fn choose(step: &Step, incumbent: Option<usize>, live: &[usize]) -> Chosen {
         .copied()
         .min_by_key(|&i| (footprint_bytes(&step.rows[i]), i))
         .unwrap_or(fastest);
-    Chosen {
-        row,
-        kept: false,
-        fastest,
-    }
-}
-
-/// What [`choose`] picked.
-struct Chosen {
-    row: usize,
-    kept: bool,
-    fastest: usize,
-}
-
-impl Chosen {
-    fn kept(row: usize) -> Self {
-        Self {
-            row,
-            kept: true,
-            fastest: row,
-        }
-    }
+    (row, false, fastest)
 }
 
 /// After a round: drop from `live` every row slower than its leader beyond the
@@ -230,13 +195,11 @@ fn drop_separated(step: &Step, live: &mut Vec<usize>) -> bool {
         .all(|v| v.comparison.outcome == Outcome::Equivalent)
 }
 
-/// Settle a step's choice (see the module text): the contenders, `incumbent`
-/// (a row) and the `forced` rows, run again in rounds, the order rotated each round, until every one
-/// still running is either separated from the leader (then it stops) or
-/// equivalent to it, or [`SETTLE_ROUNDS`]`.1` rounds ran; after the first
+/// Settle a step's choice: the contenders, `incumbent` (a row) and the `forced`
+/// rows race ([`race`]) until each one still running is separated from the
+/// leader or equivalent to it, or [`SETTLE_ROUNDS`]`.1` rounds ran; after
 /// [`SETTLE_ROUNDS`]`.0` rounds, also when the budget reaches `share`. The repeats
-/// go into the rows, the verdict into `step.settled`, and a note says what the
-/// data shows.
+/// go into the rows, the verdict into `step.settled`, a note into its notes.
 pub(super) fn settle(
     step: &mut Step,
     incumbent: Option<usize>,
@@ -276,7 +239,7 @@ pub(super) fn settle(
         });
         return Ok(());
     }
-    let Chosen { row, kept, fastest } = choose(step, incumbent, &live);
+    let (row, kept, fastest) = choose(step, incumbent, &live);
     let band = spread(step, &all);
     let settled = Settled {
         faster: row,

@@ -87,7 +87,9 @@ fn channel_run<const N: usize>(
     Ok(Run {
         secs,
         moved: got,
+        cut: got < m,
         switches: psw.zip(csw).map(|(p, c)| [p, c]),
+        cpu_share: None,
     })
 }
 
@@ -99,51 +101,8 @@ fn events_for<const N: usize>(config: &Config, m: u64) -> u64 {
         .unwrap_or(0);
     m.max(4 * cap)
 }
-/// One run of a configuration: what it measured and the events it was asked
-/// to move.
-type RunOf<'r> = dyn FnMut(&Config) -> Result<(Run, u64), TuneError> + 'r;
-
-/// Runs `configs` while the budget share lasts, the first one first and the
-/// rest spread over the grid (see [`spread_order`]); rows go into `step` in the
-/// grid's order.
-fn sweep(
-    step: &mut Step,
-    configs: &[Config],
-    budget: &Budget,
-    share: f64,
-    progress: &mut dyn FnMut(&str),
-    run_of: &mut RunOf<'_>,
-) -> Result<(), TuneError> {
-    let n = configs.len();
-    let go = |_, i, _| budget.left_until(share) || (i == 0 && budget.left_until(1.0));
-    let (runs, stopped) = rounds(
-        n,
-        1,
-        |_| spread_order(n),
-        go,
-        |_, i, k| {
-            let c = &configs[k];
-            let (run, events) = run_of(c)?;
-            progress(&format!(
-                "{}: {} ({}/{n}) {:.1} ms",
-                step.title,
-                describe(c),
-                i + 1,
-                run.secs * 1e3
-            ));
-            Ok(Row {
-                cut: run.moved < events,
-                switches: run.switches,
-                ..Row::once(describe(c), Some(*c), run.moved, run.secs)
-            })
-        },
-    )?;
-    if let Some((_, i)) = stopped {
-        step.note(Note::SweepCut { measured: i, of: n });
-    }
-    step.rows.extend(runs.into_iter().flatten());
-    Ok(())
-}
+/// One run of a configuration.
+type RunOf<'r> = dyn FnMut(&Config) -> Result<Run, TuneError> + 'r;
 
 /// What every sweep of Stage One shares: the events per run, the pair, the budget.
 struct Sweeper<'a, 'p> {
@@ -164,18 +123,15 @@ impl Sweeper<'_, '_> {
     ) -> Result<Step, TuneError> {
         let (m, cpus, budget) = (self.m, self.cpus, self.budget);
         self.step_by(title, incumbent, configs, i, &mut |c| {
-            let events = events_for::<N>(c, m);
-            Ok((
-                channel_run::<N>(*c, events, cpus, budget.run_cut())?,
-                events,
-            ))
+            channel_run::<N>(*c, events_for::<N>(c, m), cpus, budget.run_cut())
         })
     }
 
-    /// Step `i`: runs `incumbent` (what the steps before chose), then the other
-    /// `configs`, each through `run_of`, until the budget reaches
-    /// [`sweep_end`]`(i)`, then settles the choice among the fastest few and the
-    /// incumbent by [`STEP_ENDS`]`[i]`.
+    /// Step `i`: sweeps `incumbent` (what the steps before chose), then the other
+    /// `configs` spread over the grid ([`spread_order`]), each once through
+    /// `run_of`, until the budget reaches [`sweep_end`]`(i)` (rows in grid
+    /// order); then settles the choice among the fastest few and the incumbent
+    /// by [`STEP_ENDS`]`[i]`.
     fn step_by(
         &mut self,
         title: impl Into<String>,
@@ -186,22 +142,38 @@ impl Sweeper<'_, '_> {
     ) -> Result<Step, TuneError> {
         let mut step = Step::new(title);
         let budget = self.budget;
-        let ordered: Vec<Config> = std::iter::once(incumbent)
+        let configs: Vec<Config> = std::iter::once(incumbent)
             .chain(configs.iter().copied().filter(|c| *c != incumbent))
             .collect();
-        sweep(
-            &mut step,
-            &ordered,
-            budget,
-            sweep_end(i),
-            self.progress,
-            run_of,
+        let n = configs.len();
+        let share = sweep_end(i);
+        let go = |_, i, _| budget.left_until(share) || (i == 0 && budget.left_until(1.0));
+        let (runs, stopped) = rounds(
+            n,
+            1,
+            |_| spread_order(n),
+            go,
+            |_, i, k| {
+                let c = &configs[k];
+                let run = run_of(c)?;
+                (self.progress)(&format!(
+                    "{}: {} ({}/{n}) {:.1} ms",
+                    step.title,
+                    describe(c),
+                    i + 1,
+                    run.secs * 1e3
+                ));
+                Ok(Row::of_run(describe(c), *c, &run))
+            },
         )?;
+        if let Some((_, i)) = stopped {
+            step.note(Note::SweepCut { measured: i, of: n });
+        }
+        step.rows.extend(runs.into_iter().flatten());
         let kept = step.row_of(&incumbent, None);
         settle(&mut step, kept, &[], budget, STEP_ENDS[i], &mut |row| {
             let c = row.config.ok_or(TuneError::Unconfigured)?;
-            let (run, _) = run_of(&c)?;
-            Ok(run.secs / run.moved.max(1) as f64)
+            Ok(run_of(&c)?.per_event_s())
         })?;
         Ok(step)
     }
@@ -237,12 +209,11 @@ fn padding_step(
                 ..*road
             };
             let per_event = r.run(Road::P3)?;
-            let run = Run {
+            Ok(Run {
                 secs: per_event * r.m as f64,
                 moved: r.m,
-                switches: None,
-            };
-            Ok((run, r.m))
+                ..Run::default()
+            })
         },
     )?;
     for row in &mut step.rows {

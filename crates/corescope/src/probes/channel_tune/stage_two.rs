@@ -2,7 +2,7 @@
 //! consumer folds into a profile, against the Optimal, Achievable and Upper-bound
 //! lines, over buffer sizes × wait strategies × affinity.
 
-use super::fib::{fib, fib_channel, line_run, time, FibRun, MapKind, Nothing, ProfileData};
+use super::fib::{fib, fib_channel, line_run, secs_of, Calls, Nothing, ProfileData};
 use super::grid::{
     grid_runs, groups_affordable, raced_runs, run_groups, run_order, stage_two_configs, GRID_ROUNDS,
 };
@@ -55,8 +55,12 @@ fn container_note(hash: &Row, tree: &Row) -> Option<Note> {
     })
 }
 
-/// Seed 004's three limit lines: each a label and its seconds, one per round.
-type LimitLines = [(&'static str, Vec<f64>); 3];
+/// Seed 004's three limit lines, numbered as [`line_run`] runs them.
+const LIMIT_LINES: [&str; 3] = [
+    "Optimal: fib, no profiling",
+    "Achievable: events into a buffer nobody reads",
+    "Upper bound: fib and profiling in one thread",
+];
 
 /// Rounds of Stage Two's limit lines and of its container step (6: the fewest
 /// that give a 95 % interval of the median).
@@ -66,13 +70,13 @@ pub const LINE_ROUNDS: usize = 6;
 /// producer's CPU, [`LINE_ROUNDS`] rounds, each round every line once in a
 /// rotated order: Optimal (no profiling), Achievable (events into a buffer of
 /// the layout's size nobody reads), Upper bound (one thread computes and
-/// profiles). Returns them with the single-thread profile every channel run is
-/// checked against (every Upper-bound run must build the same one).
+/// profiles). Returns each line's seconds by round, and the single-thread profile
+/// every channel run is checked against (every Upper-bound run must build it).
 fn limit_lines<const W: usize>(
     n: u64,
     layout: Config,
     cpus: Pair<'_>,
-) -> Result<(LimitLines, ProfileData), TuneError> {
+) -> Result<(Vec<Vec<f64>>, ProfileData), TuneError> {
     let mut reference: Option<ProfileData> = None;
     let order = |r| round_order(3, r);
     let (secs, _) = rounds(
@@ -94,14 +98,7 @@ fn limit_lines<const W: usize>(
     if reference.bad != 0 || !reference.stack.is_empty() || reference.events == 0 {
         return Err(TuneError::ReferenceInconsistent);
     }
-    let labels = [
-        "Optimal: fib, no profiling",
-        "Achievable: events into a buffer nobody reads",
-        "Upper bound: fib and profiling in one thread",
-    ];
-    let mut secs = secs.into_iter();
-    let lines = labels.map(|l| (l, secs.next().unwrap_or_default()));
-    Ok((lines, reference))
+    Ok((secs, reference))
 }
 
 /// Stage Two's reference rows for `W`-word events: Optimal, Achievable and Upper
@@ -119,7 +116,7 @@ fn reference_rows<const W: usize>(
 ) -> Result<(u64, ProfileData), TuneError> {
     let bytes = W * 8;
     let n0 = 18u64;
-    let (t0, _) = time(|| fib(n0, 0, &mut Nothing));
+    let t0 = secs_of(|| fib(n0, 0, &mut Nothing));
     let target_s = run_s / GRID_ROUNDS as f64;
     let grow = (target_s / t0.max(1e-7)).ln() / 1.618f64.ln();
     let n = (n0 as f64 + grow).round().clamp(10.0, 34.0) as u64;
@@ -127,14 +124,14 @@ fn reference_rows<const W: usize>(
     let events = reference.events;
     let per_event =
         |secs: &[f64]| -> Vec<f64> { secs.iter().map(|s| s / events.max(1) as f64).collect() };
-    for (label, secs) in &lines {
+    for (label, secs) in LIMIT_LINES.iter().zip(&lines) {
         step.rows.push(Row {
             pinned: Some(cpus.cpus.0.is_some()),
             ..Row::sampled(*label, events, &per_event(secs))
         });
     }
-    let median_ms = |k: usize| crate::stats::median(&lines[k].1) * 1e3;
-    step.reference_s = Some(crate::stats::median(&per_event(&lines[1].1)));
+    let median_ms = |k: usize| crate::stats::median(&lines[k]) * 1e3;
+    step.reference_s = Some(crate::stats::median(&per_event(&lines[1])));
     step.note(Note::Fib { n, events });
     progress(&format!(
         "stage two {bytes} B: optimal {:.1} ms, achievable {:.1} ms, upper bound {:.1} ms",
@@ -163,10 +160,13 @@ fn container_rows<const W: usize>(
         order,
         |_, _, _| true,
         |_, _, k| {
-            let map = [MapKind::Hash, MapKind::Tree][k];
+            let map = match k {
+                0 => Calls::default(),
+                _ => Calls::Tree(Default::default()),
+            };
             let run = fib_channel::<W>(config, n, pair, (reference, map), budget.run_cut())?;
             events = run.moved;
-            Ok(run.secs / run.moved.max(1) as f64)
+            Ok(run.per_event_s())
         },
     )?;
     let desc = describe(&config);
@@ -201,8 +201,8 @@ fn grid_rounds(
     budget: &Budget,
     share: f64,
     progress: &mut dyn FnMut(&str),
-    run: &mut dyn FnMut(Config, bool) -> Result<FibRun, TuneError>,
-) -> Result<Vec<Vec<FibRun>>, TuneError> {
+    run: &mut dyn FnMut(Config, bool) -> Result<Run, TuneError>,
+) -> Result<Vec<Vec<Run>>, TuneError> {
     let order = |round| run_order(groups, first, round);
     // The first round's fixed runs always run: the step's choice needs them.
     let go = |round, _, k| {
@@ -236,7 +236,7 @@ fn grid_rounds(
 fn grid_rows(
     step: &mut Step,
     runs: &[(Config, bool)],
-    samples: &[Vec<FibRun>],
+    samples: &[Vec<Run>],
     (all, kept): (usize, usize),
     both_affinities: bool,
 ) {
@@ -253,12 +253,8 @@ fn grid_rows(
         step.rows.push(Row {
             cut: runs_k.iter().any(|r| r.cut),
             pinned: Some(pinned),
-            cpu_share: head.cpu_share,
-            samples: runs_k[1..]
-                .iter()
-                .map(|r| r.secs / r.moved.max(1) as f64)
-                .collect(),
-            ..Row::once(describe(&c), Some(c), head.moved, head.secs)
+            samples: runs_k[1..].iter().map(Run::per_event_s).collect(),
+            ..Row::of_run(describe(&c), c, head)
         });
     }
 }
@@ -295,6 +291,10 @@ pub(super) fn stage_two<const W: usize>(
         affinities[0],
     );
     let pair_of = |pinned: bool| if pinned { cpus } else { cpus.unpinned() };
+    let mut run = |c, pinned| {
+        let to = (&reference, Calls::default());
+        fib_channel::<W>(c, n, pair_of(pinned), to, budget.run_cut())
+    };
     container_rows::<W>(
         &mut step,
         (incumbent.0, pair_of(incumbent.1)),
@@ -321,15 +321,7 @@ pub(super) fn stage_two<const W: usize>(
         budget,
         share,
         progress,
-        &mut |c, pinned| {
-            fib_channel::<W>(
-                c,
-                n,
-                pair_of(pinned),
-                (&reference, MapKind::Hash),
-                budget.run_cut(),
-            )
-        },
+        &mut run,
     )?;
     let grid = (
         groups.len().saturating_sub(first),
@@ -356,13 +348,7 @@ pub(super) fn stage_two<const W: usize>(
         STEP_ENDS[step_index],
         &mut |row| {
             let c = row.config.ok_or(TuneError::Unconfigured)?;
-            let pair = if row.pinned == Some(true) {
-                cpus
-            } else {
-                cpus.unpinned()
-            };
-            let run = fib_channel::<W>(c, n, pair, (&reference, MapKind::Hash), budget.run_cut())?;
-            Ok(run.secs / run.moved.max(1) as f64)
+            Ok(run(c, row.pinned == Some(true))?.per_event_s())
         },
     )?;
     if let Some(note) = affinity_note(&step) {

@@ -1,7 +1,9 @@
 //! The tuner's findings in words: its notes ([`Note`]), where each configuration
 //! stands against a step's settled choice, and what the choice could not be told
-//! from. The measuring code records numbers and typed notes; the report
-//! (`result.rs`) and the choice's reasons word them here.
+//! from. The measuring code records numbers and typed notes; every sentence the
+//! report (`result.rs`) keeps is worded here. (The run file stores these
+//! sentences, and `probes/` may not import `render/`, so they live beside the
+//! tuner's data types rather than in a renderer.)
 
 use super::grid::GRID_ROUNDS;
 use super::roadmap::HAND_PAD_BYTES;
@@ -338,6 +340,31 @@ pub(super) fn against(step: &Step, i: usize) -> String {
         }
         None => "not repeated with the choice (budget)".into(),
     }
+}
+
+/// The report's first finding: the configuration chosen and why.
+pub(super) fn best(r: &Report) -> String {
+    format!("best: {} ({})", super::describe(&r.best), why(r))
+}
+
+/// The CPU the best row's producer and consumer used, as seed 004 reports it.
+pub(super) fn cpu_note(s: &Step) -> Option<String> {
+    let best = s.best()?;
+    let [p, c] = best.cpu_share?;
+    Some(format!(
+        "{}: the fastest run ({}) kept the producer busy {:.0} % and the consumer {:.0} % of the time (thread CPU time ÷ wall time; seed 004: about 100 % and 41 %)",
+        s.title,
+        best.label,
+        p * 100.0,
+        c * 100.0
+    ))
+}
+
+/// The warning about pins the OS refused.
+pub(super) fn refused_pins(n: usize) -> String {
+    format!(
+        "the OS refused {n} pins of the producer or consumer; those runs went where the OS put them"
+    )
 }
 
 /// Why the tuner chose its configuration: whose choice, its affinity, what it
