@@ -146,12 +146,11 @@ fn footprint_bytes(row: &Row) -> usize {
 /// when it leads), or, with no incumbent, the contenders still running. Of the
 /// fastest candidate and those shown equivalent to it (not merely not separated),
 /// the one whose buffers take the fewest bytes wins, then the earliest in the
-/// grid: the parsimony rule of docs/channel.md. Returns the row chosen, whether
-/// it is the incumbent kept, and the row of the fastest median.
-fn choose(step: &Step, incumbent: Option<usize>, live: &[usize]) -> (usize, bool, usize) {
+/// grid: the parsimony rule of docs/channel.md.
+fn choose(step: &Step, incumbent: Option<usize>, live: &[usize]) -> Chosen {
     let lead = leader(step, live);
     let candidates: Vec<usize> = match incumbent {
-        Some(inc) if inc == lead => return (inc, true, inc),
+        Some(inc) if inc == lead => return Chosen::kept(inc),
         Some(inc) => versus(step, inc, live)
             .iter()
             .filter(|v| v.faster_beyond_noise())
@@ -160,8 +159,7 @@ fn choose(step: &Step, incumbent: Option<usize>, live: &[usize]) -> (usize, bool
         None => live.to_vec(),
     };
     if candidates.is_empty() {
-        let kept = incumbent.unwrap_or(lead);
-        return (kept, true, kept);
+        return Chosen::kept(incumbent.unwrap_or(lead));
     }
     let fastest = leader(step, &candidates);
     let alike: Vec<usize> = versus(step, fastest, &candidates)
@@ -175,7 +173,30 @@ fn choose(step: &Step, incumbent: Option<usize>, live: &[usize]) -> (usize, bool
         .copied()
         .min_by_key(|&i| (footprint_bytes(&step.rows[i]), i))
         .unwrap_or(fastest);
-    (row, false, fastest)
+    Chosen {
+        row,
+        kept: false,
+        fastest,
+    }
+}
+
+/// What [`choose`] picked: the row chosen, whether it is the incumbent kept, and
+/// the row of the fastest median (two row numbers, named so they cannot swap).
+struct Chosen {
+    row: usize,
+    kept: bool,
+    fastest: usize,
+}
+
+impl Chosen {
+    /// `row` kept: the choice and the fastest.
+    fn kept(row: usize) -> Self {
+        Self {
+            row,
+            kept: true,
+            fastest: row,
+        }
+    }
 }
 
 /// After a round: drop from `live` every row slower than its leader beyond the
@@ -239,7 +260,7 @@ pub(super) fn settle(
         });
         return Ok(());
     }
-    let (row, kept, fastest) = choose(step, incumbent, &live);
+    let Chosen { row, kept, fastest } = choose(step, incumbent, &live);
     let band = spread(step, &all);
     let settled = Settled {
         faster: row,
