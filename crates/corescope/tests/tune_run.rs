@@ -60,6 +60,41 @@ fn a_small_budget_writes_a_config_hspc_reads() {
     let run = corescope::store::load(&run_file).expect("run file loads");
     let entry = &run.probes[0];
     assert_eq!(entry.id, "channel-tune");
+    // Its findings are data, not sentences: the choice first, then the steps'
+    // notes, each worded by the renderer as the terminal printed it.
+    use corescope::model::Finding;
+    assert!(
+        entry
+            .findings
+            .iter()
+            .all(|f| !matches!(f, Finding::Note { .. })),
+        "a finding in words: {:?}",
+        entry.findings
+    );
+    assert!(matches!(
+        entry.findings.iter().next(),
+        Some(Finding::TunerChoice { .. })
+    ));
+    let words: Vec<String> = entry
+        .findings
+        .iter()
+        .map(corescope::render::words::finding)
+        .collect();
+    assert!(words[0].starts_with("best: "), "{}", words[0]);
+    for (f, w) in entry.findings.iter().zip(&words) {
+        if let Finding::TuneStep { step, .. } = f {
+            assert!(
+                w.starts_with(&format!("{step}: ")) && w.len() > step.len() + 2,
+                "{w}"
+            );
+        }
+    }
+    assert!(
+        words
+            .iter()
+            .any(|w| w.contains("work offloaded by p8_rmfalsesharing")),
+        "{words:?}"
+    );
     // The rows the seed names: the baselines and Stage Two's three limit lines.
     let labels: Vec<&str> = entry
         .tables

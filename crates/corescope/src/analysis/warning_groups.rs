@@ -47,8 +47,8 @@ pub struct WarningGroup {
     /// most migrations of one case (pinned moves), the smallest median in timer
     /// steps (timer step); `None` for the other causes.
     pub worst: Option<f64>,
-    /// The first warning's own words, for [`Cause::Other`].
-    pub first_text: Option<String>,
+    /// The group's first warning, whose own words [`Cause::Other`] shows.
+    pub first: Option<Warning>,
 }
 
 /// The cause a warning is grouped under.
@@ -63,7 +63,7 @@ pub fn cause_of(w: &Warning) -> Cause {
         Warning::Migrated { .. } => Cause::PinnedMoved,
         Warning::WideInterval { .. } => Cause::WideInterval,
         Warning::TimerStep { .. } => Cause::TimerStep,
-        Warning::Note { .. } => Cause::Other,
+        Warning::Note { .. } | Warning::PinsRefused { .. } => Cause::Other,
     }
 }
 
@@ -72,7 +72,7 @@ fn figure_of(w: &Warning) -> Option<&str> {
     match w {
         Warning::WideInterval { series, .. } | Warning::TimerStep { series, .. } => Some(series),
         Warning::Migrated { case, .. } => Some(case),
-        Warning::Noisy { .. } | Warning::Note { .. } => None,
+        Warning::Noisy { .. } | Warning::Note { .. } | Warning::PinsRefused { .. } => None,
     }
 }
 
@@ -116,7 +116,7 @@ pub fn group_probes<'a>(probes: impl Iterator<Item = &'a ProbeResult>) -> Vec<Wa
                 probes: Vec::new(),
                 figures: Vec::new(),
                 worst: None,
-                first_text: None,
+                first: None,
             });
             add(g, &p.id, w);
         }
@@ -146,12 +146,8 @@ fn add(g: &mut WarningGroup, probe: &str, w: &Warning) {
             g.worst = Some(v);
         }
     }
-    if g.first_text.is_none() {
-        g.first_text = Some(match w {
-            Warning::Note { text } => text.clone(),
-            Warning::Noisy { detail, .. } => detail.clone(),
-            _ => String::new(),
-        });
+    if g.first.is_none() {
+        g.first = Some(w.clone());
     }
 }
 
@@ -235,7 +231,7 @@ mod tests {
         assert_eq!((g[3].count, g[3].points), (2, 4 + 1));
         assert_eq!(g[3].figures, ["a x", "b y"]);
         assert_eq!(g[3].worst, Some(0.30));
-        assert_eq!(g[4].first_text.as_deref(), Some("hm"));
+        assert_eq!(g[4].first, Some(Warning::Note { text: "hm".into() }));
     }
 
     #[test]

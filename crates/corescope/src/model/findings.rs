@@ -2,6 +2,7 @@
 //! figure) as data with numbers and units. Renderers put them into words
 //! (`render::words`); analysis (`crate::analysis`) derives them from samples.
 
+use super::tuning::{Against, StepNote, Tuned};
 use super::Estimate;
 pub use crate::stats::Outcome;
 use serde::{Deserialize, Serialize};
@@ -113,6 +114,44 @@ pub enum Finding {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         context: Option<String>,
     },
+    /// The configuration a tuner chose (`tune channel`) and why: its step, its
+    /// affinity, what the settling could not tell it from, and where each
+    /// configuration given with `--against` stands.
+    TunerChoice {
+        /// The configuration, as the step's table names it.
+        config: String,
+        /// The title of the step whose choice it is.
+        step: String,
+        /// Stage Two's choice (else Stage One's).
+        stage_two: bool,
+        /// The step's event size.
+        event_bytes: usize,
+        /// Measured pinned to the tuning pair (affinity on).
+        affinity: bool,
+        /// Kept from the steps before: no contender was faster beyond the noise.
+        #[serde(default)]
+        kept: bool,
+        /// Contenders equivalent to it (within ±3 %).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        equivalent: Vec<Tuned>,
+        /// Contenders not told apart from it with the runs the budget allowed.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        not_told_apart: Vec<Tuned>,
+        /// Configurations run once within the runs' spread of it.
+        #[serde(default)]
+        run_once_within_spread: usize,
+        /// The configurations given with `--against`, and where each stands.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        against: Vec<Against>,
+    },
+    /// A tuning step's finding besides its table (`tune channel`): its set-up,
+    /// where the budget cut it, how its choice was settled.
+    TuneStep {
+        /// The step's title (its table's name).
+        step: String,
+        /// What it found.
+        note: StepNote,
+    },
     /// A conclusion in words (version 1 files, and probes whose findings are not typed yet).
     Note {
         /// The sentence.
@@ -189,6 +228,12 @@ pub enum Warning {
         migrations: u64,
         /// Rounds the case ran.
         rounds: usize,
+    },
+    /// Pins of a tuner's producer or consumer thread the OS refused: those runs
+    /// went where the OS put them.
+    PinsRefused {
+        /// Pins refused.
+        pins: usize,
     },
     /// A warning in words.
     Note {

@@ -19,6 +19,7 @@ mod same_quantity;
 mod sensitivity;
 mod state;
 mod summary_shape;
+pub mod tuning;
 mod view;
 pub use crate::stats::{Distribution, Estimate, Histogram, ModeRange, Summary};
 pub use counts::{CaseCounters, ProbeCounters, RoundCount};

@@ -403,7 +403,10 @@ fn finding_cells(f: &crate::model::Finding) -> (Option<crate::model::Estimate>, 
             (Some(*ratio), [a.to_string(), b.to_string(), String::new()])
         }
         F::Value { value, .. } => (Some(*value), Default::default()),
-        F::SameConfiguration { .. } | F::Note { .. } => (None, Default::default()),
+        F::SameConfiguration { .. }
+        | F::TunerChoice { .. }
+        | F::TuneStep { .. }
+        | F::Note { .. } => (None, Default::default()),
     }
 }
 
@@ -429,6 +432,7 @@ fn write_findings(run: &RunFile, out: &mut dyn Write) -> io::Result<()> {
                 | F::Value { what, unit, .. } => (what.as_str(), unit.as_str()),
                 F::Slowdown { what, .. } | F::SameConfiguration { what, .. } => (what.as_str(), ""),
                 F::CoreSharing { kernel, .. } => (kernel.as_str(), ""),
+                F::TunerChoice { step, .. } | F::TuneStep { step, .. } => (step.as_str(), ""),
                 F::Note { .. } => ("", ""),
             };
             let (fig, [a, b, verdict]) = finding_cells(f);

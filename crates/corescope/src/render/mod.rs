@@ -33,6 +33,7 @@ pub mod svg;
 pub mod svg_legend;
 pub mod terminal;
 pub mod topo;
+pub mod tune_words;
 pub mod warning_overview;
 pub mod words;
 pub mod xy_chart;

@@ -641,11 +641,13 @@ fn tune_heads(p: &ProbeResult, first_stage: &str, last_stage: &str) -> Vec<Strin
         .and_then(|t| label(t, chosen(t)?))
         .or_else(|| stage_one.last().and_then(|t| label(t, chosen(t)?)));
     let Some(pick) = pick else {
-        // Older files: the `best:` note up to its reasons.
+        // No table marks its choice: the choice's finding (in older files the
+        // `best:` note up to its reasons).
         return p
             .findings
             .iter()
             .filter_map(|f| match f {
+                Finding::TunerChoice { config, .. } => Some(format!("pick {config}")),
                 Finding::Note { text } if text.starts_with("best: ") => Some(format!(
                     "pick {}",
                     text["best: ".len()..]

@@ -154,6 +154,10 @@ pub fn short_finding(
             "{what}, {cause}: {}",
             words::slowdown_short(ratio, *outcome)
         )),
+        // A tuner's findings, whole: its summary shape draws no items of its own.
+        Finding::TunerChoice { .. } | Finding::TuneStep { .. } if !covered => {
+            Some(words::finding(f))
+        }
         Finding::Value {
             what, unit, value, ..
         } if !covered => Some(format!(

@@ -4,7 +4,16 @@
 //! keeps its own warnings in full.
 
 use crate::analysis::warning_groups::{Cause, WarningGroup};
+use crate::model::Warning;
 use crate::units::fmt_percent;
+
+/// A group's first warning in its own words (a noise warning: what changed).
+fn first_words(w: &Warning) -> String {
+    match w {
+        Warning::Noisy { detail, .. } => detail.clone(),
+        w => super::words::warning(w),
+    }
+}
 
 /// Names listed before the rest are counted (`a, b, c and 4 more`).
 const NAMED: usize = 3;
@@ -145,8 +154,9 @@ pub fn group_sentence(g: &WarningGroup) -> String {
         Cause::Other => format!(
             "{} in {probes}{}: see the probe's section",
             count(g.count, "other warning", "other warnings"),
-            g.first_text
-                .as_deref()
+            g.first
+                .as_ref()
+                .map(first_words)
                 .filter(|t| !t.is_empty())
                 .map(|t| format!(", the first: {t}"))
                 .unwrap_or_default()
@@ -178,7 +188,9 @@ mod tests {
             probes: probes.iter().map(|s| s.to_string()).collect(),
             figures: figures.iter().map(|s| s.to_string()).collect(),
             worst,
-            first_text: Some("the first words".into()),
+            first: Some(Warning::Note {
+                text: "the first words".into(),
+            }),
         }
     }
 

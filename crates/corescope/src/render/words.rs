@@ -277,6 +277,8 @@ pub fn finding(f: &Finding) -> String {
             topology,
             *topology_same_core,
         ),
+        Finding::TunerChoice { .. } => super::tune_words::choice(f),
+        Finding::TuneStep { step, note } => super::tune_words::step_note(step, note),
         Finding::Note { text } => text.clone(),
     }
 }
@@ -466,6 +468,7 @@ pub fn warning(w: &Warning) -> String {
             "{case}: the OS moved pinned threads to another CPU {migrations} time(s) in {rounds} \
              round(s) (cpu-migrations counter); its figure mixes CPUs"
         ),
+        Warning::PinsRefused { pins } => super::tune_words::pins_refused(*pins),
         Warning::Note { text } => text.clone(),
     }
 }

@@ -19,10 +19,10 @@ mod rounds;
 mod settle;
 mod stage_one;
 mod stage_two;
-mod words;
 
 use crate::counters::{CountedRun, Switches, TeamCount};
 use crate::harness::spsc::{gated, SideCounter};
+use crate::model::tuning::StepNote;
 use crate::model::{Measurement, Sensitivity};
 use crate::placement::pairs::{self, PairCpus, Relation};
 use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
@@ -31,7 +31,7 @@ use hspc::{Config, Mode, WaitStrategy};
 use rounds::{round_order, rounds, spread_order};
 use settle::{settle, Settled};
 use stage_one::stage_one;
-use stage_two::{affinity_name, stage_two};
+use stage_two::stage_two;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -226,8 +226,9 @@ pub struct Step {
     pub title: String,
     /// Rows in the order run.
     pub rows: Vec<Row>,
-    /// Notes (budget cuts, what was not run).
-    pub notes: Vec<Note>,
+    /// What the step found besides its rows (set-up, budget cuts, what was not
+    /// run, the settling), as the run file keeps it.
+    pub notes: Vec<StepNote>,
     /// The reference time the `×` column divides by, if any.
     pub reference_s: Option<f64>,
     /// Show the context-switch columns.
@@ -237,93 +238,9 @@ pub struct Step {
     pub settled: Option<Settled>,
 }
 
-/// What a step found besides its rows, as data; worded by `words::note`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Note {
-    /// [`settle`] chose `Step::settled` among this many contenders.
-    Settled {
-        /// Configurations repeated.
-        contenders: usize,
-    },
-    /// The budget ended the settling before two rounds.
-    NotRepeated {
-        /// Configurations that were to be repeated.
-        contenders: usize,
-        /// Runs of each the choice rests on.
-        runs: usize,
-    },
-    /// A configuration given with `--against` that cannot move this step's events.
-    AgainstNotRun {
-        /// Its name (the file it came from).
-        name: String,
-        /// Why hspc refuses it.
-        why: hspc::ConfigError,
-        /// The step's event size.
-        event_bytes: usize,
-    },
-    /// A pinned `--against` configuration run unpinned: no CPU pair here.
-    AgainstUnpinned {
-        /// Its name.
-        name: String,
-    },
-    /// A sweep the budget's share ended: configurations measured of those planned.
-    SweepCut { measured: usize, of: usize },
-    /// Stage Two's grid the budget ended: in round `round` (from 1), after `runs`.
-    GridCut { round: usize, runs: usize },
-    /// The roadmap's rounds of `events` events, its baseline (the slower alone).
-    Roadmap {
-        rounds: usize,
-        events: u64,
-        consumer_slower: bool,
-        baseline_s: f64,
-    },
-    /// The SMT baseline was not run, and why.
-    SmtSkipped(roadmap::NoSmt),
-    /// Seed 004 §3.4's work offloaded by `what`, at `t_s` per event against
-    /// the baseline producer's and consumer's.
-    Offloaded {
-        what: &'static str,
-        t_s: f64,
-        producer_s: f64,
-        consumer_s: f64,
-    },
-    /// Loop 1: `p3` with each padding, `events` a run.
-    Padding { events: u64 },
-    /// Loop 2: what the stack offset moves.
-    StackOffset,
-    /// Loop 3: of the grid, the configurations that hold an event and those measured.
-    BufferGrid {
-        event_bytes: usize,
-        holding: usize,
-        measured: usize,
-    },
-    /// The wait step's context-switch columns.
-    Switches,
-    /// Stage Two's workload: `fib(n)`, its events.
-    Fib { n: u64, events: u64 },
-    /// The container step: a BTreeMap profile's time ÷ a HashMap one's, paired.
-    Container {
-        ratio: crate::stats::Estimate,
-        rounds: usize,
-    },
-    /// Stage Two's grid: configurations kept of all, with both affinities or off only.
-    StageTwoGrid {
-        kept: usize,
-        all: usize,
-        both_affinities: bool,
-    },
-    /// Affinity off ÷ on over the configurations run both ways: median, least, most.
-    Affinity {
-        configs: usize,
-        median: f64,
-        least: f64,
-        most: f64,
-    },
-}
-
 impl Step {
     /// Add a note.
-    fn note(&mut self, n: Note) {
+    fn note(&mut self, n: StepNote) {
         self.notes.push(n);
     }
 
@@ -362,13 +279,6 @@ impl Step {
             .filter(|r| r.config.is_some() && r.events > 0)
             .min_by(|a, b| a.per_event().total_cmp(&b.per_event()))
     }
-
-    /// The contenders the choice could not be told from, in words, and whether it
-    /// was kept from the steps before (`None` when it is ahead of every one beyond
-    /// the noise, or nothing was settled).
-    pub fn tie(&self) -> Option<String> {
-        words::tie(self)
-    }
 }
 
 impl Against {
@@ -401,7 +311,8 @@ pub struct Report {
     pub refused_pins: usize,
 }
 
-/// Why the tuner chose its configuration, as data; worded by `words::why`.
+/// Why the tuner chose its configuration, as data (the run file's
+/// `Finding::TunerChoice`, see `result::choice`).
 #[derive(Debug, Clone)]
 pub struct Why {
     /// The step whose choice it is (an index of `Report::steps`).

@@ -1,10 +1,15 @@
 //! The tuner's report as a measurement: one table per step, the curves of seed 004's
 //! Figures 2–8 (time per event vs buffer size; Stage Two with its Optimal,
-//! Achievable and Upper-bound lines), the chosen configuration and the notes.
+//! Achievable and Upper-bound lines), and its findings as data
+//! (`model::tuning`): the chosen configuration and why, each step's notes. The
+//! renderers word them (`render::tune_words`).
 
+use super::settle::{tuned, Settled};
 use super::stage_two::affinity_name;
-use super::{per_million, words, Report, Row, Step};
-use crate::model::{Measurement, Point, Table};
+use super::{per_million, Report, Row, Step};
+use crate::model::tuning::{Against, Stands, StepNote, Tuned};
+use crate::model::{Finding, Measurement, Outcome, Point, Table, Warning};
+use crate::stats::Comparison;
 use serde_json::{json, Value};
 
 /// Title prefix of the Stage Two steps (`stage two: fib, 24-byte events`).
@@ -14,18 +19,17 @@ const STAGE_TWO: &str = "stage two";
 pub(super) fn measurement(r: &Report) -> Measurement {
     let mut m = Measurement::default();
     // The answer first: the configuration chosen, then each step's notes.
-    m.findings.push(words::best(r));
+    m.findings.push(choice(r));
     for s in &r.steps {
         m.tables.push(step_table(s));
-        m.findings.extend(
-            s.notes
-                .iter()
-                .map(|n| format!("{}: {}", s.title, words::note(s, n))),
-        );
+        m.findings.extend(s.notes.iter().map(|n| Finding::TuneStep {
+            step: s.title.clone(),
+            note: n.clone(),
+        }));
         m.points.extend(step_points(s, r.cpus.0.is_some()));
     }
     for s in &r.steps {
-        if let Some(note) = words::cpu_note(s) {
+        if let Some(note) = cpu_note(s) {
             m.findings.push(note);
         }
     }
@@ -36,14 +40,132 @@ pub(super) fn measurement(r: &Report) -> Measurement {
     m.params
         .insert("best_affinity".into(), affinity_name(r.best_pinned).into());
     if r.refused_pins > 0 {
-        m.warnings.push(words::refused_pins(r.refused_pins));
+        m.warnings.push(Warning::PinsRefused {
+            pins: r.refused_pins,
+        });
     }
     m
 }
 
+/// The contenders of the step's settling with `outcome` against its choice.
+fn with_outcome(step: &Step, s: &Settled, outcome: Outcome) -> Vec<Tuned> {
+    s.others
+        .iter()
+        .filter(|v| v.comparison.outcome == outcome && v.row < step.rows.len())
+        .map(|v| tuned(step, v.row))
+        .collect()
+}
+
+/// Where row `i` (a configuration a user asked to race) stands against the
+/// step's choice.
+pub(super) fn against_stands(step: &Step, i: usize) -> Stands {
+    let Some(s) = step.settled.as_ref() else {
+        return Stands::NothingSettled;
+    };
+    if i == s.faster {
+        return Stands::Choice;
+    }
+    match s.others.iter().find(|v| v.row == i) {
+        Some(v) => Stands::Compared {
+            ratio: v.comparison.ratio,
+            significant: v.comparison.significant,
+            outcome: v.comparison.outcome,
+        },
+        None => Stands::NotRepeated,
+    }
+}
+
+/// The report's first finding: the configuration chosen and why (whose choice,
+/// its affinity, what it could not be told from, where each `--against`
+/// configuration stands).
+pub(super) fn choice(r: &Report) -> Finding {
+    let w = &r.why;
+    let step = r.steps.get(w.step);
+    let settled = step.and_then(|s| Some((s, s.settled.as_ref()?)));
+    let of = |outcome| settled.map_or_else(Vec::new, |(st, s)| with_outcome(st, s, outcome));
+    let against = match step {
+        Some(step) => w
+            .against
+            .iter()
+            .map(|a| Against {
+                name: a.name.clone(),
+                stands: match step.against_row(a) {
+                    // Stage One does not race them; Stage Two's notes say where they stand.
+                    _ if !w.stage_two => Stands::StageOne,
+                    Some(i) => against_stands(step, i),
+                    None => Stands::NotRun,
+                },
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    Finding::TunerChoice {
+        config: super::describe(&r.best),
+        step: step.map(|s| s.title.clone()).unwrap_or_default(),
+        stage_two: w.stage_two,
+        event_bytes: w.event_bytes,
+        affinity: r.best_pinned,
+        kept: settled.is_some_and(|(_, s)| s.kept),
+        equivalent: of(Outcome::Equivalent),
+        not_told_apart: of(Outcome::Inconclusive),
+        run_once_within_spread: settled.map_or(0, |(_, s)| s.unrepeated.len()),
+        against,
+    }
+}
+
+/// The CPU the best row's producer and consumer used, as seed 004 reports it.
+fn cpu_note(s: &Step) -> Option<Finding> {
+    let best = s.best()?;
+    let [p, c] = best.cpu_share?;
+    Some(Finding::TuneStep {
+        step: s.title.clone(),
+        note: StepNote::CpuShare {
+            run: best.label.clone(),
+            producer_share: p,
+            consumer_share: c,
+        },
+    })
+}
+
+/// What one comparison with the step's choice shows, as the table's `vs_choice`
+/// column labels it (see [`standing`]).
+pub(super) fn standing_of(c: &Comparison) -> &'static str {
+    match c.outcome {
+        Outcome::Different if c.ratio.value > 1.0 => "slower",
+        Outcome::Different => "faster (paired)",
+        Outcome::Equivalent => "indistinguishable",
+        Outcome::Inconclusive => "not told apart",
+    }
+}
+
+/// Where row `i` stands against the step's settled choice, as a label of the
+/// table's `vs_choice` column: `choice`, `slower`, `faster (paired)`,
+/// `indistinguishable` (within ±3 %), `not told apart`, `one run, within spread`
+/// (run once, within the repeats' spread of the choice), `one run, behind`;
+/// `None` for rows without a configuration or when nothing was settled.
+pub(super) fn standing(step: &Step, i: usize) -> Option<&'static str> {
+    let s = step.settled.as_ref()?;
+    let row = step.rows.get(i)?;
+    row.config?;
+    if i == s.faster {
+        return Some("choice");
+    }
+    if let Some(v) = s.others.iter().find(|v| v.row == i) {
+        return Some(standing_of(&v.comparison));
+    }
+    Some(if s.unrepeated.contains(&i) {
+        "one run, within spread"
+    } else if row.repeats.is_empty() {
+        "one run, behind"
+    } else {
+        // A contender dropped before it shared two rounds with the choice.
+        "not told apart"
+    })
+}
+
 /// The step's table: per row its time, events, rate, the ratio to the step's
 /// reference, whether it was cut, which row is the step's best and where each
-/// stands against it (see `words::standing`).
+/// stands against it (see [`standing`]).
 fn step_table(s: &Step) -> Table {
     let reference = if s.title.starts_with(STAGE_TWO) {
         "x_achievable"
@@ -104,7 +226,7 @@ fn step_table(s: &Step) -> Table {
                     .unwrap_or(Value::Null),
                 json!(row.cut),
                 json!(best.is_some_and(|b| std::ptr::eq(b, row))),
-                json!(words::standing(s, i)),
+                json!(standing(s, i)),
                 json!(est.n),
                 json!(row.per_event() * 1e9),
                 json!(est.lo * 1e9),
@@ -254,5 +376,121 @@ mod tests {
         let t = step_table(&s);
         let best = t.columns.iter().position(|c| c == "best").unwrap();
         assert_eq!(t.rows.iter().filter(|r| r[best] == json!(true)).count(), 1);
+    }
+
+    /// A tuning of two steps, the last one settled between two configurations
+    /// (4096 B the choice, 1024 B slower), one `--against` configuration raced.
+    fn settled_report() -> Report {
+        use super::super::settle::Versus;
+        use super::super::{Against, Why};
+        use crate::stats::Comparison;
+        let (slow, fast) = (Config::n_buffer(3, 1024), Config::n_buffer(3, 4096));
+        let mut one = Step::new("stage one: wait strategy");
+        one.rows.push(row("3 × 4096 B", Some(fast), 2e-3, None));
+        one.note(StepNote::Switches);
+        let mut two = Step::new("stage two: fib, 24-byte events");
+        two.rows
+            .push(row("3 × 4096 B", Some(fast), 1e-3, Some(true)));
+        two.rows
+            .push(row("3 × 1024 B", Some(slow), 2e-3, Some(true)));
+        two.rows[0].cpu_share = Some([1.0, 0.4]);
+        two.settled = Some(Settled {
+            faster: 0,
+            kept: true,
+            fastest: 0,
+            others: vec![Versus {
+                row: 1,
+                comparison: Comparison {
+                    ratio: crate::model::Estimate {
+                        value: 2.0,
+                        lo: 1.9,
+                        hi: 2.1,
+                        n: 6,
+                    },
+                    significant: true,
+                    outcome: Outcome::Different,
+                },
+            }],
+            unrepeated: Vec::new(),
+            band: 1.05,
+        });
+        two.note(StepNote::GridCut {
+            round: 1,
+            rounds: 3,
+            runs: 4,
+        });
+        Report {
+            cpus: (Some(0), Some(1)),
+            steps: vec![one, two],
+            best: fast,
+            best_pinned: true,
+            why: Why {
+                step: 1,
+                stage_two: true,
+                event_bytes: 24,
+                against: vec![Against {
+                    name: "earlier.json".into(),
+                    config: slow.with_affinity(Some(hspc::Affinity {
+                        producer_cpu: 0,
+                        consumer_cpu: 1,
+                    })),
+                }],
+            },
+            refused_pins: 2,
+        }
+    }
+
+    #[test]
+    fn the_run_file_keeps_the_findings_as_data() {
+        let m = measurement(&settled_report());
+        assert!(
+            m.findings
+                .iter()
+                .all(|f| !matches!(f, Finding::Note { .. })),
+            "{:?}",
+            m.findings
+        );
+        let Finding::TunerChoice {
+            config,
+            step,
+            kept,
+            against,
+            affinity,
+            ..
+        } = &m.findings[0]
+        else {
+            panic!("the choice comes first: {:?}", m.findings[0])
+        };
+        assert_eq!(config, "3 × 4096 B, pad 128 B, spin_then_park");
+        assert_eq!(step, "stage two: fib, 24-byte events");
+        assert!(*kept && *affinity);
+        assert!(matches!(
+            &against[..],
+            [Against { name, stands: Stands::Compared { outcome: Outcome::Different, .. } }]
+                if name == "earlier.json"
+        ));
+        let steps: Vec<(&str, &StepNote)> = m
+            .findings
+            .iter()
+            .filter_map(|f| match f {
+                Finding::TuneStep { step, note } => Some((step.as_str(), note)),
+                _ => None,
+            })
+            .collect();
+        assert!(matches!(
+            steps[0],
+            ("stage one: wait strategy", StepNote::Switches)
+        ));
+        assert!(matches!(steps[1].1, StepNote::GridCut { round: 1, .. }));
+        assert!(matches!(
+            steps[2].1,
+            StepNote::CpuShare { consumer_share, .. } if *consumer_share == 0.4
+        ));
+        assert!(m.warnings.iter().eq([&Warning::PinsRefused { pins: 2 }]));
+        // The table labels where each row stands, in a word or two.
+        let t = step_table(&settled_report().steps[1]);
+        let vs = t.columns.iter().position(|c| c == "vs_choice").unwrap();
+        let labels: Vec<&Value> = t.rows.iter().map(|r| &r[vs]).collect();
+        assert_eq!(labels, [&json!("choice"), &json!("slower")]);
     }
 }

@@ -5,8 +5,9 @@
 //! contender faster beyond the noise, and then takes the fewest buffer bytes among
 //! the fastest and those equivalent to it ([`choose`]).
 
-use super::{Budget, Note, Row, Step, TuneError};
+use super::{Budget, Row, Step, StepNote, TuneError};
 use crate::harness::race::race;
+use crate::model::tuning::{self, Tuned};
 use crate::model::Outcome;
 use crate::stats::{compare_paired, median, Comparison};
 
@@ -254,7 +255,7 @@ pub(super) fn settle(
         |step, live, rounds| drop_separated(step, live) && rounds >= 2,
     )?;
     if rounds < 2 {
-        step.notes.push(Note::NotRepeated {
+        step.notes.push(StepNote::NotRepeated {
             contenders: all.len(),
             runs: rounds + 1,
         });
@@ -270,9 +271,8 @@ pub(super) fn settle(
         unrepeated: within_one_run(step, row, band),
         band,
     };
-    step.notes.push(Note::Settled {
-        contenders: all.len(),
-    });
+    let note = settled_note(step, &settled, all.len());
+    step.notes.push(StepNote::Settled(note));
     step.settled = Some(settled);
     Ok(())
 }
@@ -305,11 +305,46 @@ fn within_one_run(step: &Step, choice: usize, band: f64) -> Vec<usize> {
         .collect()
 }
 
+/// Row `i` of a step as the findings name it: its label, and its affinity where
+/// the step ran both.
+pub(super) fn tuned(step: &Step, i: usize) -> Tuned {
+    let row = step.rows.get(i);
+    Tuned {
+        label: row.map(|r| r.label.clone()).unwrap_or_default(),
+        affinity: row.and_then(|r| r.pinned),
+    }
+}
+
+/// A contender against the choice, as the run file keeps it.
+fn versus_note(step: &Step, v: &Versus) -> tuning::Versus {
+    tuning::Versus {
+        config: tuned(step, v.row),
+        ratio: v.comparison.ratio,
+        significant: v.comparison.significant,
+        outcome: v.comparison.outcome,
+    }
+}
+
+/// The settling's finding (`settle` chose `s` among `contenders` repeated ones).
+fn settled_note(step: &Step, s: &Settled, contenders: usize) -> tuning::Settled {
+    tuning::Settled {
+        choice: tuned(step, s.faster),
+        rounds: step.rows.get(s.faster).map_or(0, |r| r.repeats.len()),
+        contenders,
+        kept: s.kept,
+        fastest: (!s.kept && s.fastest != s.faster).then(|| tuned(step, s.fastest)),
+        others: s.others.iter().map(|v| versus_note(step, v)).collect(),
+        run_once_within_spread: s.unrepeated.iter().map(|&i| tuned(step, i)).collect(),
+        spread: s.band,
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::words::{against, note, standing, verdict};
+    use super::super::result::{against_stands, standing, standing_of};
     use super::super::Step;
     use super::*;
+    use crate::model::tuning::{Settled as SettledNote, Stands};
     use hspc::Config;
     use std::time::Instant;
 
@@ -342,9 +377,30 @@ mod tests {
         super::super::fixture::budget(60.0, 1.0)
     }
 
-    /// The step's last note in words.
-    fn last_note(step: &Step) -> String {
-        note(step, step.notes.last().unwrap())
+    /// The step's settling note, as the run file keeps it.
+    fn settled_of(step: &Step) -> SettledNote {
+        match step.notes.last() {
+            Some(StepNote::Settled(n)) => n.clone(),
+            other => panic!("not a settling note: {other:?}"),
+        }
+    }
+
+    /// What the choice could not be told from, as the tuner's choice states it:
+    /// the labels of the contenders equivalent to it and of those not told apart,
+    /// and how many run once lie within the spread (`None` when nothing was
+    /// settled or it is ahead of every one).
+    fn rivals(step: &Step) -> Option<(Vec<String>, Vec<String>, usize)> {
+        let n = settled_note(step, step.settled.as_ref()?, 0);
+        let of = |o: Outcome| -> Vec<String> {
+            n.others
+                .iter()
+                .filter(|v| v.outcome == o)
+                .map(|v| v.config.label.clone())
+                .collect()
+        };
+        let (same, open) = (of(Outcome::Equivalent), of(Outcome::Inconclusive));
+        let once = n.run_once_within_spread.len();
+        (!same.is_empty() || !open.is_empty() || once > 0).then_some((same, open, once))
     }
 
     fn bytes(row: &Row) -> usize {
@@ -364,14 +420,17 @@ mod tests {
         .unwrap();
         assert!(step.rows.iter().all(|r| r.repeats.len() >= SETTLE_ROUNDS.0));
         assert_eq!(step.best().unwrap().label, "1024 B");
-        let note = &last_note(&step);
+        let note = settled_of(&step);
+        assert_eq!(note.choice.label, "1024 B");
+        let [other] = &note.others[..] else {
+            panic!("{note:?}")
+        };
+        assert_eq!(other.config.label, "4096 B");
         assert!(
-            note.starts_with("choice 1024 B")
-                && note.contains("4096 B: 1.2")
-                && note.ends_with("slower"),
-            "{note}"
+            other.ratio.value >= 1.2 && other.outcome == Outcome::Different,
+            "{other:?}"
         );
-        assert!(step.tie().is_none());
+        assert!(rivals(&step).is_none());
     }
 
     #[test]
@@ -401,14 +460,18 @@ mod tests {
         assert_eq!(slow.comparison.outcome, Outcome::Different);
         // The slower one stopped once separated; the equal ones ran on.
         assert!(step.rows[3].repeats.len() < SETTLE_ROUNDS.1);
-        let tie = step.tie().expect("equal configurations are a tie");
+        let (same, open, _) = rivals(&step).expect("equal configurations are a tie");
+        let tie = [same, open].concat();
         let choice = step.best().unwrap().label.clone();
         for label in ["1024 B", "2048 B", "4096 B"] {
-            assert!(label == choice || tie.contains(label), "{label}: {tie}");
+            assert!(
+                label == choice || tie.iter().any(|t| t == label),
+                "{label}: {tie:?}"
+            );
         }
         assert!(
-            !tie.contains("8192") && !tie.contains("far behind"),
-            "{tie}"
+            !tie.iter().any(|t| t == "8192 B" || t == "far behind"),
+            "{tie:?}"
         );
         // Paired by round: every contender still running ran the same rounds.
         let lens: Vec<usize> = (0..3).map(|i| step.rows[i].repeats.len()).collect();
@@ -427,13 +490,13 @@ mod tests {
         step.rows.push(lucky);
         let best = step.best().unwrap().label.clone();
         assert!(best == "1024 B" || best == "4096 B", "{best}");
-        let tie = step.tie().expect("equal medians are not a winner");
-        assert!(tie.contains("indistinguishable"), "{tie}");
+        let (same, _, _) = rivals(&step).expect("equal medians are not a winner");
+        assert!(!same.is_empty(), "none indistinguishable");
         // Without settling, the least time per event wins.
         let mut plain = configs(&[(1024, 2.0e-5), (4096, 1.0e-5)]);
         plain.settled = None;
         assert_eq!(plain.best().unwrap().label, "4096 B");
-        assert!(plain.tie().is_none());
+        assert!(rivals(&plain).is_none());
     }
 
     #[test]
@@ -445,15 +508,13 @@ mod tests {
             Ok(1e-8 * (1.0 + 0.2 * f64::from(k % 5) - 0.4))
         })
         .unwrap();
-        let note = &last_note(&step);
+        let note = settled_of(&step);
         assert!(
-            note.ends_with("cannot be told apart with these runs")
-                || note.ends_with("indistinguishable (within ±3 %)")
-                || note.ends_with("perhaps by less than 3 %"),
-            "{note}"
+            note.others.iter().all(|v| v.outcome != Outcome::Different),
+            "{note:?}"
         );
         assert!(step.rows[0].repeats.len() <= SETTLE_ROUNDS.1);
-        assert!(step.tie().is_some());
+        assert!(rivals(&step).is_some());
     }
 
     #[test]
@@ -468,7 +529,10 @@ mod tests {
         assert!(step.rows.iter().all(|r| r.repeats.is_empty()));
         assert!(step.settled.is_none());
         assert!(
-            last_note(&step).contains("not repeated enough"),
+            matches!(
+                step.notes.last(),
+                Some(StepNote::NotRepeated { contenders: 2, .. })
+            ),
             "{:?}",
             step.notes
         );
@@ -493,14 +557,14 @@ mod tests {
         let s = step.settled.clone().unwrap();
         assert!(s.kept && s.faster == 2, "{s:?}");
         assert_eq!(step.best().unwrap().label, "4096 B");
-        let note = &last_note(&step);
+        let note = settled_of(&step);
+        assert!(note.choice.label == "4096 B" && note.kept, "{note:?}");
+        let (same, open, _) = rivals(&step).unwrap();
+        let tie = [same, open].concat();
         assert!(
-            note.starts_with("choice 4096 B") && note.contains("kept"),
-            "{note}"
+            tie.contains(&"1024 B".to_string()) && tie.contains(&"2048 B".to_string()),
+            "{tie:?}"
         );
-        let tie = step.tie().unwrap();
-        assert!(tie.starts_with("kept from the steps before"), "{tie}");
-        assert!(tie.contains("1024 B") && tie.contains("2048 B"), "{tie}");
 
         // The same, but 2048 B is 20 % faster: the step leaves its incumbent.
         let mut step = configs(&[(1024, 1.0e-5), (2048, 1.05e-5), (4096, 2.0e-5)]);
@@ -515,7 +579,7 @@ mod tests {
         assert_eq!(step.best().unwrap().label, "2048 B");
         let inc = s.others.iter().find(|v| v.row == 2).unwrap();
         assert_eq!(inc.comparison.outcome, Outcome::Different);
-        assert!(step.tie().is_none(), "{:?}", step.tie());
+        assert!(rivals(&step).is_none(), "{:?}", rivals(&step));
     }
 
     #[test]
@@ -543,14 +607,13 @@ mod tests {
         assert!(!s.kept, "{s:?}");
         assert_eq!(step.best().unwrap().label, "16384 B", "{s:?}");
         let small = s.others.iter().find(|v| v.row == 0).unwrap();
-        assert_eq!(verdict(&small.comparison)[1], "slower");
-        let note = &last_note(&step);
-        assert!(note.starts_with("choice 16384 B"), "{note}");
+        assert_eq!(standing_of(&small.comparison), "slower");
+        let note = settled_of(&step);
+        assert_eq!(note.choice.label, "16384 B");
         if s.fastest != s.faster {
-            assert!(
-                note.contains("fewest buffer bytes") && note.contains("65536 B"),
-                "{note}"
-            );
+            assert_eq!(note.fastest.map(|f| f.label).as_deref(), Some("65536 B"));
+        } else {
+            assert!(note.fastest.is_none());
         }
 
         // A smaller candidate the runs cannot separate from the fastest, but do
@@ -612,17 +675,18 @@ mod tests {
         })
         .unwrap();
         assert!(step.rows[5].repeats.len() >= 2, "the raced row ran again");
-        let words = against(&step, 5);
+        let stands = against_stands(&step, 5);
         assert!(
-            words.starts_with("takes 1.2") && words.ends_with("slower"),
-            "{words}"
+            matches!(stands, Stands::Compared { ratio, outcome: Outcome::Different, .. }
+                if ratio.value >= 1.2),
+            "{stands:?}"
         );
         assert_eq!(
-            against(&step, step.settled.as_ref().unwrap().faster),
-            "this run's choice"
+            against_stands(&step, step.settled.as_ref().unwrap().faster),
+            Stands::Choice
         );
         let unsettled = configs(&FOUR_ALIKE_ONE_CLOSE_ONE_BEHIND);
-        assert!(against(&unsettled, 5).contains("settled nothing"));
+        assert_eq!(against_stands(&unsettled, 5), Stands::NothingSettled);
     }
 
     #[test]
@@ -648,12 +712,15 @@ mod tests {
         let s = step.settled.clone().unwrap();
         assert!(s.band > 1.05 && s.band < 1.2, "{}", s.band);
         assert_eq!(s.unrepeated, vec![4]);
-        let note = &last_note(&step);
-        assert!(
-            note.contains("1 configuration ran once within") && note.ends_with("16384 B"),
-            "{note}"
-        );
-        assert!(step.tie().unwrap().contains("1 configuration run once"));
+        let note = settled_of(&step);
+        let once: Vec<&str> = note
+            .run_once_within_spread
+            .iter()
+            .map(|t| t.label.as_str())
+            .collect();
+        assert_eq!(once, ["16384 B"]);
+        assert_eq!(note.spread, s.band);
+        assert_eq!(rivals(&step).map(|r| r.2), Some(1));
     }
 
     #[test]
@@ -688,7 +755,7 @@ mod tests {
     }
 
     #[test]
-    fn a_small_sure_difference_is_worded_as_such() {
+    fn a_small_sure_difference_keeps_its_significance_and_is_not_told_apart() {
         let ratio = |value: f64, lo: f64, hi: f64| crate::model::Estimate {
             value,
             lo,
@@ -700,17 +767,30 @@ mod tests {
             significant: true,
             outcome: Outcome::Inconclusive,
         };
-        assert_eq!(verdict(&small)[0], "faster, but perhaps by less than 3 %");
-        let slower = Comparison {
-            ratio: ratio(1.02, 1.005, 1.06),
+        // The table's label is categorical; the note keeps the significance the
+        // words tell a small sure difference by (`render::tune_words::verdict`).
+        assert_eq!(standing_of(&small), "not told apart");
+        let mut step = configs(&[(1024, 1.0e-5), (4096, 1.0e-5)]);
+        step.settled = Some(Settled {
+            faster: 0,
+            kept: false,
+            fastest: 0,
+            others: vec![Versus {
+                row: 1,
+                comparison: small,
+            }],
+            unrepeated: Vec::new(),
+            band: 1.0,
+        });
+        let note = settled_note(&step, step.settled.as_ref().unwrap(), 2);
+        let v = &note.others[0];
+        assert!(v.significant && v.outcome == Outcome::Inconclusive, "{v:?}");
+        assert_eq!((v.ratio, v.config.label.as_str()), (small.ratio, "4096 B"));
+        let faster = Comparison {
+            ratio: ratio(0.8, 0.75, 0.85),
+            outcome: Outcome::Different,
             ..small
         };
-        assert_eq!(verdict(&slower)[0], "slower, but perhaps by less than 3 %");
-        let open = Comparison {
-            ratio: ratio(1.0, 0.9, 1.1),
-            significant: false,
-            ..small
-        };
-        assert_eq!(verdict(&open)[0], "cannot be told apart with these runs");
+        assert_eq!(standing_of(&faster), "faster (paired)");
     }
 }

@@ -167,7 +167,7 @@ impl Sweeper<'_, '_> {
             },
         )?;
         if let Some((_, i)) = stopped {
-            step.note(Note::SweepCut { measured: i, of: n });
+            step.note(StepNote::SweepCut { measured: i, of: n });
         }
         step.rows.extend(runs.into_iter().flatten());
         let kept = step.row_of(&incumbent, None);
@@ -221,7 +221,7 @@ fn padding_step(
             row.label = format!("p3, padding {} B", c.padding_bytes);
         }
     }
-    step.note(Note::Padding { events: road.m });
+    step.note(StepNote::Padding { events: road.m });
     Ok(step)
 }
 
@@ -270,7 +270,7 @@ pub(super) fn stage_one<const N: usize>(
         &configs,
         2,
     )?;
-    stack.note(Note::StackOffset);
+    stack.note(StepNote::StackOffset);
     let stacked = chosen(&stack).unwrap_or(padded);
     let grid = grid_step::<N>(&mut sw, stacked)?;
     let layout = chosen(&grid).unwrap_or(stacked);
@@ -298,8 +298,10 @@ fn grid_step<const N: usize>(sw: &mut Sweeper<'_, '_>, stacked: Config) -> Resul
         &configs,
         3,
     )?;
-    step.note(Note::BufferGrid {
+    step.note(StepNote::BufferGrid {
         event_bytes: N,
+        buffer_counts: BUFFER_COUNTS.len(),
+        buffer_sizes: STAGE_ONE_BUFFER_BYTES.len(),
         holding: configs.len(),
         measured: step.rows.len(),
     });
@@ -335,7 +337,7 @@ fn wait_step<const N: usize>(sw: &mut Sweeper<'_, '_>, layout: Config) -> Result
     );
     let mut waits = sw.step::<N>("stage one: wait strategy", layout, &configs, 4)?;
     waits.show_switches = true;
-    waits.note(Note::Switches);
+    waits.note(StepNote::Switches);
     Ok(waits)
 }
 

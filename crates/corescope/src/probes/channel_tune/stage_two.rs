@@ -18,7 +18,7 @@ pub(super) fn affinity_name(pinned: bool) -> &'static str {
 }
 
 /// Time per event unpinned ÷ pinned, over the configurations run both ways.
-fn affinity_note(step: &Step) -> Option<Note> {
+fn affinity_note(step: &Step) -> Option<StepNote> {
     let on: Vec<&Row> = step
         .rows
         .iter()
@@ -37,7 +37,7 @@ fn affinity_note(step: &Step) -> Option<Note> {
         return None;
     }
     ratios.sort_by(f64::total_cmp);
-    Some(Note::Affinity {
+    Some(StepNote::Affinity {
         configs: ratios.len(),
         median: ratios[ratios.len() / 2],
         least: ratios[0],
@@ -47,9 +47,9 @@ fn affinity_note(step: &Step) -> Option<Note> {
 
 /// The container step's finding: the tree-map profile against the hash-map
 /// one, paired by round (`None` when either did not run).
-fn container_note(hash: &Row, tree: &Row) -> Option<Note> {
+fn container_note(hash: &Row, tree: &Row) -> Option<StepNote> {
     let c = crate::stats::compare_paired(&tree.per_event_runs(), &hash.per_event_runs())?;
-    Some(Note::Container {
+    Some(StepNote::Container {
         ratio: c.ratio,
         rounds: hash.per_event_runs().len(),
     })
@@ -132,7 +132,12 @@ fn reference_rows<const W: usize>(
     }
     let median_ms = |k: usize| crate::stats::median(&lines[k]) * 1e3;
     step.reference_s = Some(crate::stats::median(&per_event(&lines[1])));
-    step.note(Note::Fib { n, events });
+    step.note(StepNote::Fib {
+        n,
+        events,
+        work_steps: WORK_STEPS,
+        line_runs: LINE_ROUNDS,
+    });
     progress(&format!(
         "stage two {bytes} B: optimal {:.1} ms, achievable {:.1} ms, upper bound {:.1} ms",
         median_ms(0),
@@ -222,8 +227,9 @@ fn grid_rounds(
         Ok(r)
     })?;
     if let Some((round, i)) = stopped {
-        step.note(Note::GridCut {
+        step.note(StepNote::GridCut {
             round: round + 1,
+            rounds: GRID_ROUNDS,
             runs: i,
         });
     }
@@ -240,10 +246,11 @@ fn grid_rows(
     (all, kept): (usize, usize),
     both_affinities: bool,
 ) {
-    step.note(Note::StageTwoGrid {
+    step.note(StepNote::StageTwoGrid {
         kept,
         all,
         both_affinities,
+        rounds: GRID_ROUNDS,
     });
     for (k, runs_k) in samples.iter().enumerate() {
         let Some(head) = runs_k.first() else {
@@ -372,10 +379,10 @@ mod tests {
         step.rows.push(row(Some(c), 1.0, true));
         step.rows.push(row(Some(c), 2.0, false));
         step.rows.push(row(Some(c.with_padding(1)), 1.0, false));
-        let note = words::note(&step, &affinity_note(&step).unwrap());
+        let note = affinity_note(&step).unwrap();
         assert!(
-            note.contains("1 configurations") && note.contains("median 2.00×"),
-            "{note}"
+            matches!(note, StepNote::Affinity { configs: 1, median, .. } if median == 2.0),
+            "{note:?}"
         );
         assert!(step.best().is_some_and(|b| b.pinned == Some(true)));
     }
