@@ -4,7 +4,7 @@
 //! (`model::tuning`): the chosen configuration and why, each step's notes. The
 //! renderers word them (`render::tune_words`).
 
-use super::settle::{tuned, Settled};
+use super::settle::{settled_note, tuned, Settled};
 use super::stage_two::affinity_name;
 use super::{per_million, Report, Row, Step};
 use crate::model::tuning::{Against, Stands, StepNote, Tuned};
@@ -24,7 +24,7 @@ pub(super) fn measurement(r: &Report) -> Measurement {
         m.tables.push(step_table(s));
         m.findings.extend(s.notes.iter().map(|n| Finding::TuneStep {
             step: s.title.clone(),
-            note: n.clone(),
+            note: final_note(s, n),
         }));
         m.points.extend(step_points(s, r.cpus.0.is_some()));
     }
@@ -45,6 +45,18 @@ pub(super) fn measurement(r: &Report) -> Measurement {
         });
     }
     m
+}
+
+/// A step's note as the run file keeps it: the settling's drawn again from
+/// `Step::settled`, so that it names the rows as the table finally does (the
+/// padding step relabels its rows after settling).
+fn final_note(step: &Step, n: &StepNote) -> StepNote {
+    match (n, &step.settled) {
+        (StepNote::Settled(old), Some(s)) => {
+            StepNote::Settled(settled_note(step, s, old.contenders))
+        }
+        _ => n.clone(),
+    }
 }
 
 /// The contenders of the step's settling with `outcome` against its choice.
@@ -492,5 +504,24 @@ mod tests {
         let vs = t.columns.iter().position(|c| c == "vs_choice").unwrap();
         let labels: Vec<&Value> = t.rows.iter().map(|r| &r[vs]).collect();
         assert_eq!(labels, [&json!("choice"), &json!("slower")]);
+        // A settling note names the rows as the table finally does, even when
+        // the step relabels them after settling (as the padding step does).
+        let mut r = settled_report();
+        let s = r.steps[1].settled.clone().unwrap();
+        let note = settled_note(&r.steps[1], &s, 2);
+        r.steps[1].note(StepNote::Settled(note));
+        r.steps[1].rows[0].label = "p3, padding 128 B".into();
+        let m = measurement(&r);
+        let settled = m.findings.iter().find_map(|f| match f {
+            Finding::TuneStep {
+                note: StepNote::Settled(n),
+                ..
+            } => Some(n),
+            _ => None,
+        });
+        assert_eq!(
+            settled.map(|n| (n.choice.label.as_str(), n.contenders)),
+            Some(("p3, padding 128 B", 2))
+        );
     }
 }

@@ -326,7 +326,7 @@ fn versus_note(step: &Step, v: &Versus) -> tuning::Versus {
 }
 
 /// The settling's finding (`settle` chose `s` among `contenders` repeated ones).
-fn settled_note(step: &Step, s: &Settled, contenders: usize) -> tuning::Settled {
+pub(super) fn settled_note(step: &Step, s: &Settled, contenders: usize) -> tuning::Settled {
     tuning::Settled {
         choice: tuned(step, s.faster),
         rounds: step.rows.get(s.faster).map_or(0, |r| r.repeats.len()),
