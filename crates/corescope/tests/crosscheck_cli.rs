@@ -188,4 +188,13 @@ fn a_tools_output_becomes_a_ratio_and_its_failure_a_failed_row() {
     let r = row("mutex/wake/same-cpu/tool-at-settle");
     assert_eq!(r["status"]["state"], "failed", "{r}");
     assert!(r["tool"].as_str().unwrap().ends_with("-i 50"), "{r}");
+    // The second: corescope's holder blocking as the tool's does, against the tool at
+    // corescope's settle time; it names what it changes.
+    let r = row("mutex/wake/same-cpu/holder-blocks");
+    assert_eq!(r["status"]["state"], "failed", "{r}");
+    assert!(r["tool"].as_str().unwrap().ends_with("-i 50"), "{r}");
+    assert!(
+        r["what"].as_str().unwrap().contains("holder blocking"),
+        "{r}"
+    );
 }

@@ -108,7 +108,11 @@ pub fn plan_rows(setup: &Setup) -> Vec<RowPlan> {
         }
     }
     if wanted(mutex::ID) {
-        for which in [MutexRow::Probe, MutexRow::ToolAtSettle] {
+        for which in [
+            MutexRow::Probe,
+            MutexRow::ToolAtSettle,
+            MutexRow::HolderBlocks,
+        ] {
             out.push(mutex_row(setup, &cpus, which));
         }
     }
@@ -521,6 +525,9 @@ pub enum MutexRow {
     Probe,
     /// The probe's own figure against the tool at corescope's settle time.
     ToolAtSettle,
+    /// corescope's hand-off with a holder that blocks after its unlock, as the
+    /// tool's does, against the tool at corescope's settle time.
+    HolderBlocks,
 }
 
 /// ptsematest's interval in the [`MutexRow::ToolAtSettle`] experiment: the
@@ -531,6 +538,7 @@ fn mutex_definition(which: MutexRow) -> &'static str {
     match which {
         MutexRow::Probe => "both: the time from just before the holder's unlock until the waiter, blocked in lock, runs with the lock, both threads pinned to one CPU; both are means (ptsematest prints no median); ptsematest reads gettimeofday (1 µs steps), corescope the TSC; between wake-ups ptsematest sleeps 1 ms (the CPU idles), corescope's holder yields for 50 µs (the CPU stays busy)",
         MutexRow::ToolAtSettle => "the experiment for the row above: ptsematest with a 50 µs interval (-i 50, corescope's settle time) against corescope's own figure; a ratio near 1 here says the gap is the difference (after 1 ms of idle the CPU's caches and predictors have served other work: on a VM, other guests)",
+        MutexRow::HolderBlocks => "the second experiment: corescope's hand-off with its holder giving up the CPU as ptsematest's sender does, asleep on a second mutex that the waiter holds until it has run with the lock, where the probe's holder polls for the waiter and yields between polls; against ptsematest at corescope's settle time (-i 50); a ratio near 1 here, with the row above away from 1, says the holder's way of giving up the CPU is the difference",
     }
 }
 
@@ -538,6 +546,7 @@ fn mutex_row(setup: &Setup, cpus: &[u32], which: MutexRow) -> RowPlan {
     let (experiment, interval_us) = match which {
         MutexRow::Probe => ("", PTSEMATEST_INTERVAL_US),
         MutexRow::ToolAtSettle => ("/tool-at-settle", PTSEMATEST_SETTLE_INTERVAL_US),
+        MutexRow::HolderBlocks => ("/holder-blocks", PTSEMATEST_SETTLE_INTERVAL_US),
     };
     let mut row = new_row(
         format!("{}/wake/same-cpu{experiment}", mutex::ID),
@@ -549,20 +558,38 @@ fn mutex_row(setup: &Setup, cpus: &[u32], which: MutexRow) -> RowPlan {
     let Some(&cpu) = cpus.first() else {
         return skipped(row, "no CPU allowed");
     };
-    let case = OurCase::find(
-        mutex::ID,
-        setup.topo,
-        setup.clock,
-        Profile::Default,
-        None,
-        None,
-        &[("spinning", json!(false)), ("relation", json!("same-cpu"))],
-    );
+    let (case, wake) = if which == MutexRow::HolderBlocks {
+        let case = OurCase::with_case(
+            mutex::MutexProbe,
+            setup.topo,
+            setup.clock,
+            Profile::Default,
+            mutex::case_holder_blocks(cpu, Profile::Default),
+        );
+        (Ok(case), mutex::HOLDER_BLOCKS_WAKE)
+    } else {
+        let case = OurCase::find(
+            mutex::ID,
+            setup.topo,
+            setup.clock,
+            Profile::Default,
+            None,
+            None,
+            &[("spinning", json!(false)), ("relation", json!("same-cpu"))],
+        );
+        (case, "handoff/sleeping/same-cpu/wake")
+    };
     let case = match case {
         Ok(c) => c,
         Err(e) => return skipped(row, e),
     };
-    row.what = format!("{row_what}, CPU {cpu}", row_what = row.what);
+    row.what = match which {
+        MutexRow::HolderBlocks => format!(
+            "{}, corescope's holder blocking as the tool's, CPU {cpu}",
+            row.what
+        ),
+        _ => format!("{row_what}, CPU {cpu}", row_what = row.what),
+    };
     let Some(path) = locate(&mut row, Tool::Ptsematest, setup.os) else {
         return RowPlan { row, sides: None };
     };
@@ -586,9 +613,7 @@ fn mutex_row(setup: &Setup, cpus: &[u32], which: MutexRow) -> RowPlan {
             .or_else(|_| tools::parse_ptsematest_text(text))
             .map(|us| us * 1e3)
     };
-    let ours =
-        Box::new(move || ours::distribution_mean(&case.run()?, "handoff/sleeping/same-cpu/wake"))
-            as Measure;
+    let ours = Box::new(move || ours::distribution_mean(&case.run()?, wake)) as Measure;
     tool_row(row, path, args, None, parse, ours)
 }
 

@@ -134,6 +134,32 @@ impl PthreadMutex {
         // SAFETY: as in `lock`; callers unlock only what they locked.
         unsafe { libc::pthread_mutex_unlock(self.0.get()) };
     }
+    /// Lock, blocking in the kernel for at most `timeout`; false if it timed out (or
+    /// the clock could not be read).
+    pub fn lock_within(&self, timeout: std::time::Duration) -> bool {
+        /// Nanoseconds per second, for `timespec`'s two fields.
+        const NS_PER_S: u128 = 1_000_000_000;
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `clock_gettime` writes the `timespec` it is given, nothing else.
+        if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) } != 0 {
+            return false;
+        }
+        let ns = now.tv_nsec as u128 + timeout.as_nanos();
+        let Ok(extra_s) = libc::time_t::try_from(ns / NS_PER_S) else {
+            return false;
+        };
+        let deadline = libc::timespec {
+            tv_sec: now.tv_sec.saturating_add(extra_s),
+            // Below 10^9, so it fits.
+            tv_nsec: (ns % NS_PER_S) as libc::c_long,
+        };
+        // SAFETY: as in `lock`; `deadline` is a valid absolute CLOCK_REALTIME time
+        // (`tv_nsec` below 10^9), which `pthread_mutex_timedlock` only reads.
+        unsafe { libc::pthread_mutex_timedlock(self.0.get(), &deadline) == 0 }
+    }
     /// The raw pointer, for `pthread_cond_*`.
     pub fn raw(&self) -> *mut libc::pthread_mutex_t {
         self.0.get()

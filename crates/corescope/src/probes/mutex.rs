@@ -22,6 +22,7 @@ use crate::placement::pairs::{self, Relation};
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 /// Lock+unlock pairs averaged per uncontended sample (seed 000: 1000).
 pub const PAIRS_PER_SAMPLE: u64 = 1000;
@@ -58,6 +59,12 @@ pub struct HandoffVariant {
     relation: Relation,
     holder: Option<u32>,
     waiter: Option<u32>,
+    /// The holder gives up the CPU after its unlock by blocking on a second mutex
+    /// until the waiter has run (rt-tests' `ptsematest`'s sender), instead of polling
+    /// and yielding: only in [`case_holder_blocks`], an experiment of `corescope
+    /// crosscheck`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    holder_blocks: bool,
 }
 
 impl HandoffVariant {
@@ -67,8 +74,38 @@ impl HandoffVariant {
         } else {
             "sleeping"
         };
-        format!("handoff/{kind}/{}", self.relation.name())
+        let how = if self.holder_blocks {
+            "/holder-blocks"
+        } else {
+            ""
+        };
+        format!("handoff/{kind}/{}{how}", self.relation.name())
     }
+}
+
+/// The distribution of [`case_holder_blocks`]'s wake-ups.
+pub const HOLDER_BLOCKS_WAKE: &str = "handoff/sleeping/same-cpu/holder-blocks/wake";
+
+/// The sleeping waiter's hand-off on one CPU with a holder that, right after its
+/// unlock, blocks on a second mutex which the waiter holds until it has run with the
+/// lock, as rt-tests' `ptsematest` does, where the probe's holder polls for the
+/// waiter and yields between polls: `corescope crosscheck`'s experiment for the
+/// wake-up row (docs/verification.md). Not part of the probe's plan.
+pub fn case_holder_blocks(cpu: u32, profile: crate::model::Profile) -> Case<CaseParams> {
+    let samples = pair::samples(profile);
+    Case::new(
+        "handoff, sleeping waiter, same CPU, holder blocks",
+        &CaseParams::Handoff {
+            variants: vec![HandoffVariant {
+                spinning: false,
+                relation: Relation::SameCpu,
+                holder: Some(cpu),
+                waiter: Some(cpu),
+                holder_blocks: true,
+            }],
+            samples,
+        },
+    )
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -86,6 +123,9 @@ pub enum CaseParams {
 
 struct Shared {
     m: Box<PthreadMutex>,
+    /// Held by the waiter from before it blocks until it has run with `m`, when the
+    /// holder blocks on it ([`HandoffVariant::holder_blocks`]).
+    sync: Box<PthreadMutex>,
     go: AtomicU64,
     ready: AtomicU64,
     woke: AtomicU64,
@@ -117,6 +157,9 @@ fn handoff(
             {
                 break;
             }
+            if var.holder_blocks {
+                sh.sync.lock();
+            }
             sh.ready.store(k, Ordering::Release);
             if spinning {
                 while !sh.m.try_lock() {
@@ -131,6 +174,9 @@ fn handoff(
             let t = ticks();
             sh.m.unlock();
             sh.woke.store(t.max(1), Ordering::Release);
+            if var.holder_blocks {
+                sh.sync.unlock();
+            }
         }
         return (unlock, wake, None);
     }
@@ -160,6 +206,19 @@ fn handoff(
         let t0 = ticks();
         sh.m.unlock();
         let t1 = ticks();
+        if var.holder_blocks {
+            // Asleep until the waiter, having run with the lock, lets go of `sync`.
+            if !sh
+                .sync
+                .lock_within(Duration::from_secs_f64(PARTNER_TIMEOUT_S))
+            {
+                stop = Some(format!(
+                    "the waiter did not wake within {PARTNER_TIMEOUT_S} s"
+                ));
+                break;
+            }
+            sh.sync.unlock();
+        }
         let woke = || sh.woke.load(Ordering::Acquire) != 0;
         let waited = if same_cpu {
             pair::wait_for_same_cpu(limit, woke)
@@ -274,6 +333,7 @@ impl Probe for MutexProbe {
                             relation,
                             holder,
                             waiter,
+                            holder_blocks: false,
                         });
                     }
                 }
@@ -413,6 +473,7 @@ fn handoff_chunk(
     let clock = ctx.plan.clock.clone();
     let sh = Shared {
         m: PthreadMutex::new(),
+        sync: PthreadMutex::new(),
         go: AtomicU64::new(0),
         ready: AtomicU64::new(0),
         woke: AtomicU64::new(0),
