@@ -73,7 +73,7 @@ pub fn html(run: &RunFile, cs: &[Consistency]) -> String {
     }
     let mut o = String::from(
         "<section id='consistency'><h2>The same quantity measured by two probes</h2>\
-         <table><tr><th>quantity</th><th>first</th><th>second</th><th>ratio</th><th>verdict</th></tr>",
+         <div class='scroll'><table><tr><th>quantity</th><th>first</th><th>second</th><th>ratio</th><th>verdict</th></tr>",
     );
     for c in cs {
         let unit = unit(run, c);
@@ -93,7 +93,7 @@ pub fn html(run: &RunFile, cs: &[Consistency]) -> String {
             c.tolerance * 100.0
         );
     }
-    let _ = write!(o, "</table><p>{}.</p></section>", esc(NOTE));
+    let _ = write!(o, "</table></div><p>{}.</p></section>", esc(NOTE));
     o
 }
 
@@ -153,6 +153,9 @@ mod tests {
         let h = html(&r, &cs);
         assert!(h.starts_with("<section id='consistency'>") && h.ends_with("</section>"));
         assert!(h.contains("agrees"), "{h}");
+        // Its cells do not wrap (the page's `td` rule): a wide table scrolls in its
+        // own box, as every other table of the page, not the page.
+        assert!(h.contains("<div class='scroll'><table>"), "{h}");
     }
 
     #[test]
