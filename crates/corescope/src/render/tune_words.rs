@@ -95,11 +95,19 @@ pub fn note(n: &StepNote) -> String {
             producer_share * 100.0,
             consumer_share * 100.0
         ),
-        _ => measured_note(n),
+        // Named, not `_`: a new kind of note must be worded here to compile.
+        StepNote::Roadmap { .. }
+        | StepNote::Padding { .. }
+        | StepNote::BufferGrid { .. }
+        | StepNote::Fib { .. }
+        | StepNote::Container { .. }
+        | StepNote::StageTwoGrid { .. }
+        | StepNote::Affinity { .. } => measured_note(n),
     }
 }
 
-/// The notes of a step's set-up and findings (see [`note`]).
+/// The notes of a step's set-up and findings (see [`note`], which hands over
+/// only these kinds).
 fn measured_note(n: &StepNote) -> String {
     match n {
         StepNote::Roadmap {
