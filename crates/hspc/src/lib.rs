@@ -25,7 +25,8 @@
 //! - its configuration: [`Config`] (with serde support under the default
 //!   feature `serde`), [`Mode`], [`WaitStrategy`], [`Affinity`],
 //!   [`Geometry`], [`ConfigError`], [`DEFAULT_BUFFERS`] and
-//!   [`DEFAULT_BUFFER_BYTES`];
+//!   [`DEFAULT_BUFFER_BYTES`], and [`l1d_bytes`] for
+//!   [`Config::n_buffer_for_cache`];
 //! - its backoff: [`wait::Backoff`], a crossbeam-style building block for
 //!   wait loops, with its limits [`wait::SPIN_LIMIT`] and
 //!   [`wait::YIELD_LIMIT`].
@@ -79,6 +80,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod cache;
 mod channel;
 mod config;
 mod pad;
@@ -88,6 +90,7 @@ mod storage;
 mod sync;
 pub mod wait;
 
+pub use cache::l1d_bytes;
 pub use channel::{
     channel, Consumer, PopError, Producer, PushError, SliceError, TryPopError, TryPushError,
 };

@@ -102,11 +102,14 @@ fn round_trips_per_event(impl_: Impl, event_bytes: usize) -> f64 {
 }
 
 /// Where the pair runs: the relation's name in series (`same-core` for the SMT
-/// sibling), and its CPUs.
+/// sibling), its CPUs, and the L1 data cache of the producer's CPU, which hspc's
+/// n-buffer sizes its buffers to ([`hspc_config`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Placement {
     name: String,
     cpus: PairCpus,
+    #[serde(default)]
+    l1d_bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -128,6 +131,11 @@ pub enum CaseParams {
 /// The placements measured on this machine, and the reasons for those skipped.
 fn placements(ctx: &PlanCtx) -> (Vec<Placement>, Vec<String>) {
     let all = pairs::pairs(&ctx.topo);
+    let placement = |name: &str, cpus: PairCpus| Placement {
+        name: name.into(),
+        l1d_bytes: cpus.0.and_then(|cpu| ctx.topo.l1d_bytes(cpu)),
+        cpus,
+    };
     let get = |r: Relation| {
         all.iter()
             .find(|(x, _)| *x == r)
@@ -137,26 +145,17 @@ fn placements(ctx: &PlanCtx) -> (Vec<Placement>, Vec<String>) {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     match get(Relation::SmtSibling) {
-        Ok(cpus) => out.push(Placement {
-            name: "same-core".into(),
-            cpus,
-        }),
+        Ok(cpus) => out.push(placement("same-core", cpus)),
         Err(why) => skipped.push(format!("same-core: skipped: no SMT ({why})")),
     }
     match get(Relation::OtherCore) {
-        Ok(cpus) => out.push(Placement {
-            name: "other-core".into(),
-            cpus,
-        }),
+        Ok(cpus) => out.push(placement("other-core", cpus)),
         Err(why) => skipped.push(format!("other-core: skipped: {why}")),
     }
     if out.is_empty() {
         // One CPU: both threads share it, time-sliced (the harness yields).
         if let Ok(cpus) = get(Relation::SameCpu) {
-            out.push(Placement {
-                name: "same-cpu".into(),
-                cpus,
-            });
+            out.push(placement("same-cpu", cpus));
         }
     }
     (out, skipped)
@@ -336,7 +335,7 @@ impl Probe for ChannelProbe {
         let configs: serde_json::Map<String, serde_json::Value> = Impl::ALL
             .iter()
             .filter_map(|&i| {
-                hspc_config(i).map(|c| {
+                hspc_config(i, places[0].l1d_bytes).map(|c| {
                     (
                         i.name().to_string(),
                         serde_json::to_value(c).unwrap_or_default(),
@@ -375,9 +374,10 @@ impl Probe for ChannelProbe {
                 for batch in BATCHES {
                     let d = run_deadline(ctx);
                     let (cpus, log) = (placement.cpus, PairLog::default());
+                    let l1d = placement.l1d_bytes;
                     let run = match event_bytes {
-                        8 => transfer_of::<u64>(impl_, events, batch, cpus, d, &log),
-                        _ => transfer_of::<[u64; 8]>(impl_, events, batch, cpus, d, &log),
+                        8 => transfer_of::<u64>(impl_, l1d, events, batch, cpus, d, &log),
+                        _ => transfer_of::<[u64; 8]>(impl_, l1d, events, batch, cpus, d, &log),
                     };
                     absorb(log, ctx);
                     let run = run?;
@@ -402,7 +402,14 @@ impl Probe for ChannelProbe {
                 blocks,
             } => {
                 let (d, log) = (run_deadline(ctx), PairLog::default());
-                let ticks = roundtrip_of::<u64>(impl_, blocks, placement.cpus, d, &log);
+                let ticks = roundtrip_of::<u64>(
+                    impl_,
+                    placement.l1d_bytes,
+                    blocks,
+                    placement.cpus,
+                    d,
+                    &log,
+                );
                 absorb(log, ctx);
                 let ticks = ticks?.map_err(|f| fail(impl_, "round trip", f, ctx))?;
                 let clock: &Clock = &ctx.plan.clock;

@@ -257,6 +257,15 @@ impl Topology {
         v
     }
 
+    /// Size of the level-1 data (or unified) cache of PU `os_index`, if known
+    /// (instruction caches are not recorded).
+    pub fn l1d_bytes(&self, os_index: u32) -> Option<u64> {
+        self.caches_of(os_index)
+            .into_iter()
+            .find(|c| c.level == 1 && c.size_bytes > 0)
+            .map(|c| c.size_bytes)
+    }
+
     /// Size of the largest (last-level) data/unified cache, if any is known.
     pub fn llc_bytes(&self) -> Option<u64> {
         self.caches
@@ -461,5 +470,28 @@ mod tests {
         assert_eq!(t.line_bytes_or_default(), 128);
         t.caches = vec![l1(4)];
         assert_eq!(t.line_bytes_or_default(), 8);
+    }
+
+    #[test]
+    fn the_l1d_is_the_first_level_cache_of_that_cpu_with_a_size() {
+        let cache = |level, size_bytes, pus: &[u32]| Cache {
+            level,
+            size_bytes,
+            kind: "data".into(),
+            pus: pus.to_vec(),
+            ..Cache::default()
+        };
+        let mut t = Topology::default();
+        assert_eq!(t.l1d_bytes(0), None);
+        t.caches = vec![
+            cache(2, 1 << 20, &[0, 1]),
+            cache(1, 48 << 10, &[0]),
+            cache(1, 0, &[1]),
+            cache(1, 32 << 10, &[2]),
+        ];
+        assert_eq!(t.l1d_bytes(0), Some(48 << 10));
+        assert_eq!(t.l1d_bytes(1), None, "a size of 0 is not known");
+        assert_eq!(t.l1d_bytes(2), Some(32 << 10));
+        assert_eq!(t.l1d_bytes(3), None);
     }
 }

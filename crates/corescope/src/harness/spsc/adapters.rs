@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 /// Channel memory of every implementation: 32 KiB (4096 events of 8 bytes, 512 of 64).
 pub const CHANNEL_BYTES: usize = 32 << 10;
-/// Buffers of hspc's n-buffer configuration (each `CHANNEL_BYTES / NBUFFER_BUFFERS`).
+/// Buffers of hspc's n-buffer configuration where the L1d's size is not known (each
+/// `CHANNEL_BYTES / NBUFFER_BUFFERS`); where it is, hspc's own rule sizes them
+/// ([`hspc::Config::n_buffer_for_cache`]).
 pub const NBUFFER_BUFFERS: usize = 4;
 /// hspc's wait strategy here: the harness spins on full/empty itself, so the
 /// strategy only decides what a hand-off costs; a spinning one makes it a plain
@@ -24,7 +26,8 @@ pub const HSPC_WAIT: hspc::WaitStrategy = hspc::WaitStrategy::SpinPause;
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum Impl {
-    /// hspc, n-buffer mode: [`NBUFFER_BUFFERS`] buffers, spin wait.
+    /// hspc, n-buffer mode: [`CHANNEL_BYTES`] in buffers sized to the L1d, spin wait
+    /// ([`hspc_config`]).
     Hspc,
     /// hspc, ring mode (per-event hand-off, like rtrb), spin wait.
     HspcRing,
@@ -73,13 +76,18 @@ impl Impl {
     }
 }
 
-/// hspc's configuration for `impl_` (`None` for the peers).
-pub fn hspc_config(impl_: Impl) -> Option<hspc::Config> {
+/// hspc's configuration for `impl_` (`None` for the peers) on CPUs whose L1 data
+/// cache holds `l1d_bytes`: the n-buffer's [`CHANNEL_BYTES`] in buffers sized to it
+/// ([`hspc::Config::n_buffer_for_cache`]; [`NBUFFER_BUFFERS`] buffers where it is not
+/// known), the ring in one piece.
+pub fn hspc_config(impl_: Impl, l1d_bytes: Option<u64>) -> Option<hspc::Config> {
+    let l1d = l1d_bytes.and_then(|b| usize::try_from(b).ok());
+    let n_buffer = match l1d {
+        Some(l1d) => hspc::Config::n_buffer_for_cache(CHANNEL_BYTES, l1d),
+        None => hspc::Config::n_buffer(NBUFFER_BUFFERS, CHANNEL_BYTES / NBUFFER_BUFFERS),
+    };
     match impl_ {
-        Impl::Hspc => Some(
-            hspc::Config::n_buffer(NBUFFER_BUFFERS, CHANNEL_BYTES / NBUFFER_BUFFERS)
-                .with_wait(HSPC_WAIT),
-        ),
+        Impl::Hspc => Some(n_buffer.with_wait(HSPC_WAIT)),
         Impl::HspcRing => Some(hspc::Config::ring(CHANNEL_BYTES).with_wait(HSPC_WAIT)),
         _ => None,
     }
@@ -235,8 +243,9 @@ pub enum ChannelError {
 /// A channel of hspc's `impl_`; why not, when hspc refuses its configuration.
 fn hspc_pair<E: Event>(
     impl_: Impl,
+    l1d_bytes: Option<u64>,
 ) -> Result<(hspc::Producer<E>, hspc::Consumer<E>), ChannelError> {
-    let config = hspc_config(impl_).expect("an hspc implementation");
+    let config = hspc_config(impl_, l1d_bytes).expect("an hspc implementation");
     hspc::channel::<E>(config).map_err(ChannelError::Hspc)
 }
 
@@ -276,10 +285,11 @@ fn cb_pair<E: Event>() -> (Cb<E>, Cb<E>) {
     (Cb(q.clone()), Cb(q))
 }
 
-/// One throughput run of `impl_`: see [`transfer`]. The outer error: the
-/// channel could not be made.
+/// One throughput run of `impl_` (hspc's buffers sized to `l1d_bytes`, see
+/// [`hspc_config`]): see [`transfer`]. The outer error: the channel could not be made.
 pub fn transfer_of<E: Event>(
     impl_: Impl,
+    l1d_bytes: Option<u64>,
     events: u64,
     batch: usize,
     cpus: Cpus,
@@ -290,7 +300,7 @@ pub fn transfer_of<E: Event>(
     let (e, b, c, d, w) = (events, batch, cpus, deadline, log);
     Ok(match impl_ {
         Impl::Hspc | Impl::HspcRing => {
-            let (tx, rx) = hspc_pair::<E>(impl_)?;
+            let (tx, rx) = hspc_pair::<E>(impl_, l1d_bytes)?;
             transfer(tx, rx, e, b, c, d, w)
         }
         Impl::Rtrb => {
@@ -317,10 +327,11 @@ pub fn transfer_of<E: Event>(
     })
 }
 
-/// One round-trip series of `impl_`, `blocks` timed blocks: see [`roundtrip`].
-/// The outer error: a channel could not be made.
+/// One round-trip series of `impl_` (hspc's buffers sized to `l1d_bytes`), `blocks`
+/// timed blocks: see [`roundtrip`]. The outer error: a channel could not be made.
 pub fn roundtrip_of<E: Event>(
     impl_: Impl,
+    l1d_bytes: Option<u64>,
     blocks: usize,
     cpus: Cpus,
     deadline: Instant,
@@ -330,7 +341,8 @@ pub fn roundtrip_of<E: Event>(
     let (n, c, d, w) = (blocks, cpus, deadline, log);
     Ok(match impl_ {
         Impl::Hspc | Impl::HspcRing => {
-            roundtrip::<E, _, _, _, _>(hspc_pair(impl_)?, hspc_pair(impl_)?, n, c, d, w)
+            let (a, b) = (hspc_pair(impl_, l1d_bytes)?, hspc_pair(impl_, l1d_bytes)?);
+            roundtrip::<E, _, _, _, _>(a, b, n, c, d, w)
         }
         Impl::Rtrb => roundtrip::<E, _, _, _, _>(
             rtrb::RingBuffer::new(cap),
@@ -365,7 +377,7 @@ mod tests {
     #[test]
     fn both_threads_of_a_run_are_counted_over_the_run() {
         let log = PairLog::default();
-        transfer_of::<u64>(Impl::Rtrb, 20_000, 1, (None, None), far(), &log)
+        transfer_of::<u64>(Impl::Rtrb, None, 20_000, 1, (None, None), far(), &log)
             .unwrap()
             .unwrap();
         let (team, errors) = log.counted.finish();
@@ -386,20 +398,43 @@ mod tests {
     #[test]
     fn every_implementation_moves_every_event_in_order() {
         let w = PairLog::default();
-        for impl_ in Impl::ALL {
-            for batch in [1, 16, 256] {
-                transfer_of::<u64>(impl_, 5000, batch, (None, None), far(), &w)
+        // hspc's buffers as the probe sizes them on a 32 KiB and a 48 KiB L1d, and
+        // where the L1d is not known.
+        for l1d in [None, Some(32 << 10), Some(48 << 10)] {
+            for impl_ in Impl::ALL {
+                for batch in [1, 16, 256] {
+                    transfer_of::<u64>(impl_, l1d, 5000, batch, (None, None), far(), &w)
+                        .unwrap()
+                        .unwrap_or_else(|e| panic!("{impl_:?} ×{batch}: {e:?}"));
+                    transfer_of::<[u64; 8]>(impl_, l1d, 3001, batch, (None, None), far(), &w)
+                        .unwrap()
+                        .unwrap_or_else(|e| panic!("{impl_:?} ×{batch}: {e:?}"));
+                }
+                let t = roundtrip_of::<u64>(impl_, l1d, 50, (None, None), far(), &w)
                     .unwrap()
-                    .unwrap_or_else(|e| panic!("{impl_:?} ×{batch}: {e:?}"));
-                transfer_of::<[u64; 8]>(impl_, 3001, batch, (None, None), far(), &w)
-                    .unwrap()
-                    .unwrap_or_else(|e| panic!("{impl_:?} ×{batch}: {e:?}"));
+                    .unwrap();
+                assert_eq!(t.len(), 50);
             }
-            let t = roundtrip_of::<u64>(impl_, 50, (None, None), far(), &w)
-                .unwrap()
-                .unwrap();
-            assert_eq!(t.len(), 50);
         }
+    }
+
+    #[test]
+    fn hspcs_buffers_follow_the_l1d_in_the_same_memory() {
+        let geometry = |l1d| {
+            let c = hspc_config(Impl::Hspc, l1d).unwrap();
+            (c.mode, c.buffers, c.buffer_bytes, c.wait)
+        };
+        let nb = hspc::Mode::NBuffer;
+        assert_eq!(geometry(None), (nb, NBUFFER_BUFFERS, 8 << 10, HSPC_WAIT));
+        assert_eq!(geometry(Some(32 << 10)), (nb, 4, 8 << 10, HSPC_WAIT));
+        assert_eq!(geometry(Some(48 << 10)), (nb, 2, 16 << 10, HSPC_WAIT));
+        assert_eq!(geometry(Some(u64::MAX)), (nb, 2, 16 << 10, HSPC_WAIT));
+        let ring = hspc_config(Impl::HspcRing, Some(48 << 10)).unwrap();
+        assert_eq!(
+            (ring.mode, ring.buffer_bytes),
+            (hspc::Mode::Ring, CHANNEL_BYTES)
+        );
+        assert!(hspc_config(Impl::Rtrb, Some(48 << 10)).is_none());
     }
 
     #[test]
@@ -410,10 +445,10 @@ mod tests {
         let cpu = before[0];
         let w = PairLog::default();
         for impl_ in Impl::ALL {
-            transfer_of::<u64>(impl_, 20_000, 16, (Some(cpu), Some(cpu)), far(), &w)
+            transfer_of::<u64>(impl_, None, 20_000, 16, (Some(cpu), Some(cpu)), far(), &w)
                 .unwrap()
                 .unwrap_or_else(|e| panic!("{impl_:?}: {e:?}"));
-            let t = roundtrip_of::<u64>(impl_, 20, (Some(cpu), Some(cpu)), far(), &w)
+            let t = roundtrip_of::<u64>(impl_, None, 20, (Some(cpu), Some(cpu)), far(), &w)
                 .unwrap()
                 .unwrap();
             assert_eq!(t.len(), 20);
