@@ -93,12 +93,16 @@ pub fn hspc_config(impl_: Impl, l1d_bytes: Option<u64>) -> Option<hspc::Config> 
     }
 }
 
+// Every adapter's calls are inlined into the harness's measured loops, for every
+// crate alike: left to the compiler, corescope's large binary kept hspc's
+// `recv_one` out of line (a call per event) where a small binary with the same
+// harness inlined it (docs/channel.md, "hspc's per-event calls inlined").
 impl<E: Event> Tx<E> for hspc::Producer<E> {
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, src: &[E]) -> usize {
         self.try_push_slice(src)
     }
-    #[inline]
+    #[inline(always)]
     fn send_one(&mut self, e: E) -> bool {
         self.try_push(e).is_ok()
     }
@@ -108,18 +112,18 @@ impl<E: Event> Tx<E> for hspc::Producer<E> {
 }
 
 impl<E: Event> Rx<E> for hspc::Consumer<E> {
-    #[inline]
+    #[inline(always)]
     fn recv(&mut self, dst: &mut [E]) -> usize {
         self.try_pop_slice(dst).unwrap_or(0)
     }
-    #[inline]
+    #[inline(always)]
     fn recv_one(&mut self) -> Option<E> {
         self.try_pop().ok()
     }
 }
 
 impl<E: Event> Tx<E> for rtrb::Producer<E> {
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, src: &[E]) -> usize {
         let n = self.slots().min(src.len());
         if n == 0 {
@@ -130,14 +134,14 @@ impl<E: Event> Tx<E> for rtrb::Producer<E> {
             Err(_) => 0,
         }
     }
-    #[inline]
+    #[inline(always)]
     fn send_one(&mut self, e: E) -> bool {
         self.push(e).is_ok()
     }
 }
 
 impl<E: Event> Rx<E> for rtrb::Consumer<E> {
-    #[inline]
+    #[inline(always)]
     fn recv(&mut self, dst: &mut [E]) -> usize {
         let n = self.slots().min(dst.len());
         if n == 0 {
@@ -154,29 +158,29 @@ impl<E: Event> Rx<E> for rtrb::Consumer<E> {
             Err(_) => 0,
         }
     }
-    #[inline]
+    #[inline(always)]
     fn recv_one(&mut self) -> Option<E> {
         self.pop().ok()
     }
 }
 
 impl<E: Event> Tx<E> for ringbuf::HeapProd<E> {
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, src: &[E]) -> usize {
         ringbuf::traits::Producer::push_slice(self, src)
     }
-    #[inline]
+    #[inline(always)]
     fn send_one(&mut self, e: E) -> bool {
         ringbuf::traits::Producer::try_push(self, e).is_ok()
     }
 }
 
 impl<E: Event> Rx<E> for ringbuf::HeapCons<E> {
-    #[inline]
+    #[inline(always)]
     fn recv(&mut self, dst: &mut [E]) -> usize {
         ringbuf::traits::Consumer::pop_slice(self, dst)
     }
-    #[inline]
+    #[inline(always)]
     fn recv_one(&mut self) -> Option<E> {
         ringbuf::traits::Consumer::try_pop(self)
     }
@@ -184,14 +188,14 @@ impl<E: Event> Rx<E> for ringbuf::HeapCons<E> {
 
 /// heapless has no batch calls: batches are loops of single calls.
 impl<E: Event> Tx<E> for heapless::spsc::Producer<'_, E> {
-    #[inline]
+    #[inline(always)]
     fn send_one(&mut self, e: E) -> bool {
         self.enqueue(e).is_ok()
     }
 }
 
 impl<E: Event> Rx<E> for heapless::spsc::Consumer<'_, E> {
-    #[inline]
+    #[inline(always)]
     fn recv_one(&mut self) -> Option<E> {
         self.dequeue()
     }
@@ -201,14 +205,14 @@ impl<E: Event> Rx<E> for heapless::spsc::Consumer<'_, E> {
 pub struct Cb<E>(Arc<crossbeam_queue::ArrayQueue<E>>);
 
 impl<E: Event> Tx<E> for Cb<E> {
-    #[inline]
+    #[inline(always)]
     fn send_one(&mut self, e: E) -> bool {
         self.0.push(e).is_ok()
     }
 }
 
 impl<E: Event> Rx<E> for Cb<E> {
-    #[inline]
+    #[inline(always)]
     fn recv_one(&mut self) -> Option<E> {
         self.0.pop()
     }
@@ -216,14 +220,14 @@ impl<E: Event> Rx<E> for Cb<E> {
 
 /// std's channel has no batch calls either: loops of `try_send` / `try_recv`.
 impl<E: Event> Tx<E> for SyncSender<E> {
-    #[inline]
+    #[inline(always)]
     fn send_one(&mut self, e: E) -> bool {
         self.try_send(e).is_ok()
     }
 }
 
 impl<E: Event> Rx<E> for Receiver<E> {
-    #[inline]
+    #[inline(always)]
     fn recv_one(&mut self) -> Option<E> {
         self.try_recv().ok()
     }
