@@ -348,8 +348,14 @@ fn bench(c: &mut Criterion) {
 }
 
 /// Round trips run unmeasured before the clock starts, as the `channel`
-/// probe's `ROUNDTRIP_WARMUP`.
+/// probe's `ROUNDTRIP_WARMUP`: once when a crate's pair starts, and again at
+/// the start of every criterion sample, as the `pingpong` example does before
+/// each block.
 const ROUNDTRIP_WARMUP: u64 = 32;
+
+/// The event that stops the echo thread; the round trips' sequence numbers
+/// count up from 0 and never reach it.
+const ROUNDTRIP_STOP: u64 = u64::MAX;
 
 /// Spins until `rx` has an event.
 fn recv_spinning<C: Rx<u64>>(rx: &mut C) -> u64 {
@@ -376,63 +382,174 @@ fn send_spinning<P: Tx<u64>>(tx: &mut P, v: u64) {
 /// measuring the same thing.
 const ROUNDTRIP_CPUS: (usize, usize) = (0, 1);
 
+/// The calling thread's CPUs, to give back with [`set_affinity`]; `None` if
+/// the OS does not say.
+fn affinity() -> Option<libc::cpu_set_t> {
+    // SAFETY: `set` is a zeroed `cpu_set_t` (a valid empty set);
+    // `sched_getaffinity` writes at most `size_of` bytes into it and reads
+    // only the calling thread's affinity (pid 0).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        let got = libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
+        (got == 0).then_some(set)
+    }
+}
+
+/// Restricts the calling thread to the CPUs of `set`; whether the OS accepted.
+fn set_affinity(set: &libc::cpu_set_t) -> bool {
+    // SAFETY: `set` is a valid `cpu_set_t`; `sched_setaffinity` reads
+    // `size_of` bytes of it and changes only the calling thread's affinity
+    // (pid 0).
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) == 0 }
+}
+
 /// Pins the calling thread to `cpu`; whether the OS accepted (a machine with
 /// one CPU, or a cpuset without it, refuses, and the thread runs where the OS
 /// puts it).
 fn pin(cpu: usize) -> bool {
-    // SAFETY: `set` is a zeroed `cpu_set_t` (a valid empty set) that CPU_SET
-    // writes one bit of; `sched_setaffinity` reads `size_of` bytes of it and
-    // changes only the calling thread's affinity (pid 0).
-    unsafe {
+    // SAFETY: a zeroed `cpu_set_t` is a valid empty set; CPU_SET sets the
+    // bit of `cpu` in it, its index bounds-checked (the CPUs here, 0 and 1,
+    // are well inside the set's 1,024).
+    let set = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+        set
+    };
+    set_affinity(&set)
+}
+
+/// One crate's round trip, running for the whole of its bench: an echo thread
+/// pinned to `ROUNDTRIP_CPUS.1` sends every event of `ping` back on `pong`
+/// until [`ROUNDTRIP_STOP`]; the origin is the bench's own thread, pinned to
+/// `ROUNDTRIP_CPUS.0` while the pair runs. Each side owns the ends it uses
+/// (`move`), so no two ends of different threads share a line of one stack.
+/// Between criterion's samples, and while criterion analyses them, the echo
+/// thread keeps spinning on `ping` on its own CPU, as between two trips.
+/// Dropping the pair (also when a check panics) stops the echo thread and
+/// gives the bench thread its CPUs back.
+struct RoundTrip<'scope, P: Tx<u64>, C: Rx<u64>> {
+    /// The origin's ends: it sends on `ping` and receives on `pong`.
+    ping_tx: P,
+    pong_rx: C,
+    /// The sequence number of the next round trip's event.
+    next: u64,
+    echo: std::thread::ScopedJoinHandle<'scope, ()>,
+    /// The bench thread's CPUs before the pin.
+    cpus_before: Option<libc::cpu_set_t>,
+}
+
+impl<'scope, P: Tx<u64>, C: Rx<u64>> RoundTrip<'scope, P, C> {
+    /// Starts the echo thread in `s`, pins this thread, and runs
+    /// [`ROUNDTRIP_WARMUP`] round trips; the error is the OS's refusal of a
+    /// thread. A refused pin is reported and the thread runs unpinned.
+    fn start<'env, C1: Rx<u64> + 'scope, P2: Tx<u64> + 'scope>(
+        s: &'scope std::thread::Scope<'scope, 'env>,
+        ping: (P, C1),
+        pong: (P2, C),
+    ) -> std::io::Result<Self> {
+        let (ping_tx, mut ping_rx) = ping;
+        let (mut pong_tx, pong_rx) = pong;
+        let echo = std::thread::Builder::new()
+            .name("roundtrip-echo".into())
+            .spawn_scoped(s, move || {
+                if !pin(ROUNDTRIP_CPUS.1) {
+                    eprintln!(
+                        "round trip: the OS refused CPU {} to the echo thread; it runs unpinned",
+                        ROUNDTRIP_CPUS.1
+                    );
+                }
+                loop {
+                    let v = recv_spinning(&mut ping_rx);
+                    if v == ROUNDTRIP_STOP {
+                        break;
+                    }
+                    send_spinning(&mut pong_tx, v);
+                }
+            })?;
+        let cpus_before = affinity();
+        if !pin(ROUNDTRIP_CPUS.0) {
+            eprintln!(
+                "round trip: the OS refused CPU {} to the origin thread; it runs unpinned",
+                ROUNDTRIP_CPUS.0
+            );
+        }
+        let mut pair = RoundTrip {
+            ping_tx,
+            pong_rx,
+            next: 0,
+            echo,
+            cpus_before,
+        };
+        pair.trips(ROUNDTRIP_WARMUP);
+        Ok(pair)
+    }
+
+    /// `n` round trips of one 8-byte event, each checked on its way back.
+    fn trips(&mut self, n: u64) {
+        let end = self.next + n;
+        for k in self.next..end {
+            send_spinning(&mut self.ping_tx, k);
+            let back = recv_spinning(&mut self.pong_rx);
+            assert_eq!(back, k, "round trip {k} came back as {back}");
+        }
+        self.next = end;
+    }
+
+    /// A criterion sample: [`ROUNDTRIP_WARMUP`] round trips, then the time of
+    /// `iters` more. The clock is read right before and right after the timed
+    /// trips' loop, so the sample holds those trips alone: no thread start,
+    /// no pin, no allocation, no warm-up.
+    fn timed(&mut self, iters: u64) -> Duration {
+        self.trips(ROUNDTRIP_WARMUP);
+        let start = Instant::now();
+        self.trips(iters);
+        start.elapsed()
     }
 }
 
-/// `iters` round trips of one 8-byte event: an origin thread on
-/// `ROUNDTRIP_CPUS.0` sends event k on `ping`, an echo thread on
-/// `ROUNDTRIP_CPUS.1` sends it back on `pong`; the time of the measured round
-/// trips (after [`ROUNDTRIP_WARMUP`]). Every event is checked on its way back.
-/// Each thread owns the ends it uses (`move`), so no two ends share a line of
-/// one stack.
-fn round_trips<P1: Tx<u64>, C1: Rx<u64>, P2: Tx<u64>, C2: Rx<u64>>(
+impl<P: Tx<u64>, C: Rx<u64>> Drop for RoundTrip<'_, P, C> {
+    fn drop(&mut self) {
+        // At most one event is in flight, so `ping` has room for the stop
+        // unless the echo thread is gone; then there is nothing to stop.
+        while !self.ping_tx.send_one(ROUNDTRIP_STOP) {
+            if self.echo.is_finished() {
+                break;
+            }
+            std::hint::spin_loop();
+        }
+        self.ping_tx.flush();
+        if let Some(cpus) = &self.cpus_before {
+            set_affinity(cpus);
+        }
+    }
+}
+
+/// Benches one crate's round trip as `name` in `group`, on the pair of
+/// channels `ping` and `pong` and a [`RoundTrip`] started for it; each
+/// criterion sample asks the running pair for its round trips. The pair starts
+/// (a thread, a pin and [`ROUNDTRIP_WARMUP`] round trips) also when criterion's
+/// filter leaves the crate out, since the filter is criterion's own. A crate
+/// whose echo thread the OS refuses is reported and left out.
+fn bench_pair<P1: Tx<u64>, C1: Rx<u64>, P2: Tx<u64>, C2: Rx<u64>>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
     ping: (P1, C1),
     pong: (P2, C2),
-    iters: u64,
-) -> Duration {
-    let (mut ping_tx, mut ping_rx) = ping;
-    let (mut pong_tx, mut pong_rx) = pong;
-    let total = iters + ROUNDTRIP_WARMUP;
-    std::thread::scope(|s| {
-        s.spawn(move || {
-            pin(ROUNDTRIP_CPUS.1);
-            for _ in 0..total {
-                let v = recv_spinning(&mut ping_rx);
-                send_spinning(&mut pong_tx, v);
-            }
-        });
-        let origin = s.spawn(move || {
-            pin(ROUNDTRIP_CPUS.0);
-            let mut start = Instant::now();
-            for k in 0..total {
-                if k == ROUNDTRIP_WARMUP {
-                    start = Instant::now();
-                }
-                send_spinning(&mut ping_tx, k);
-                let back = recv_spinning(&mut pong_rx);
-                assert_eq!(back, k, "round trip {k} came back as {back}");
-            }
-            start.elapsed()
-        });
-        origin.join().expect("the origin thread panicked")
-    })
+) {
+    std::thread::scope(|s| match RoundTrip::start(s, ping, pong) {
+        Ok(mut pair) => {
+            group.bench_function(name, |b| b.iter_custom(|iters| pair.timed(iters)));
+        }
+        Err(e) => eprintln!("round trip: {name} left out, no echo thread: {e}"),
+    });
 }
 
 /// The latency view of the race: one 8-byte event there and back, per
 /// contender, with the same 32 KiB channels (hspc's n-buffer flushes after
 /// each send, as the probe's does), the two threads pinned to
-/// [`ROUNDTRIP_CPUS`].
+/// [`ROUNDTRIP_CPUS`]. Each crate's threads and channels are made once and
+/// serve all of its samples, as the probe's and the `pingpong` example's
+/// serve all of their blocks.
 fn bench_round_trip(c: &mut Criterion) {
     const N: usize = CHANNEL_BYTES / 8;
     let ring = hspc::Config::ring(CHANNEL_BYTES).with_wait(SPIN);
@@ -441,46 +558,23 @@ fn bench_round_trip(c: &mut Criterion) {
     group.sample_size(20);
     group.warm_up_time(Duration::from_millis(500));
     group.measurement_time(Duration::from_secs(2));
-    group.bench_function("hspc_ring", |b| {
-        b.iter_custom(|iters| round_trips(hspc_pair(ring), hspc_pair(ring), iters))
-    });
-    group.bench_function("hspc_nbuffer4", |b| {
-        b.iter_custom(|iters| round_trips(hspc_pair(nbuffer), hspc_pair(nbuffer), iters))
-    });
-    group.bench_function("rtrb", |b| {
-        b.iter_custom(|iters| {
-            let pair = || rtrb::RingBuffer::<u64>::new(N);
-            round_trips(pair(), pair(), iters)
-        })
-    });
-    group.bench_function("ringbuf", |b| {
-        b.iter_custom(|iters| {
-            let pair = || ringbuf::traits::Split::split(ringbuf::HeapRb::<u64>::new(N));
-            round_trips(pair(), pair(), iters)
-        })
-    });
-    group.bench_function("heapless", |b| {
-        b.iter_custom(|iters| {
-            let mut ping = Box::new(HeaplessQueue::<u64, N>::new());
-            let mut pong = Box::new(HeaplessQueue::<u64, N>::new());
-            round_trips(ping.split(), pong.split(), iters)
-        })
-    });
-    group.bench_function("crossbeam_array_queue", |b| {
-        b.iter_custom(|iters| {
-            let pair = || {
-                let q = std::sync::Arc::new(crossbeam_queue::ArrayQueue::<u64>::new(N));
-                (Cb(q.clone()), Cb(q))
-            };
-            round_trips(pair(), pair(), iters)
-        })
-    });
-    group.bench_function("std_sync_channel", |b| {
-        b.iter_custom(|iters| {
-            let pair = || std::sync::mpsc::sync_channel::<u64>(N);
-            round_trips(pair(), pair(), iters)
-        })
-    });
+    let g = &mut group;
+    bench_pair(g, "hspc_ring", hspc_pair(ring), hspc_pair(ring));
+    bench_pair(g, "hspc_nbuffer4", hspc_pair(nbuffer), hspc_pair(nbuffer));
+    let pair = || rtrb::RingBuffer::<u64>::new(N);
+    bench_pair(g, "rtrb", pair(), pair());
+    let pair = || ringbuf::traits::Split::split(ringbuf::HeapRb::<u64>::new(N));
+    bench_pair(g, "ringbuf", pair(), pair());
+    let mut ping = Box::new(HeaplessQueue::<u64, N>::new());
+    let mut pong = Box::new(HeaplessQueue::<u64, N>::new());
+    bench_pair(g, "heapless", ping.split(), pong.split());
+    let pair = || {
+        let q = std::sync::Arc::new(crossbeam_queue::ArrayQueue::<u64>::new(N));
+        (Cb(q.clone()), Cb(q))
+    };
+    bench_pair(g, "crossbeam_array_queue", pair(), pair());
+    let pair = || std::sync::mpsc::sync_channel::<u64>(N);
+    bench_pair(g, "std_sync_channel", pair(), pair());
     group.finish();
 }
 
