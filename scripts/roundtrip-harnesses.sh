@@ -4,8 +4,11 @@
 #   probe  - `corescope run channel --quick`: the median over 75 blocks of a
 #            block's mean round trip (64 trips per block, the clock read once per
 #            block; distribution `roundtrip/<crate>/other-core`);
-#   bench  - hspc's criterion bench, group `roundtrip_8B`: the mean of criterion's
-#            samples (both threads pinned to CPUs 0 and 1);
+#   bench  - hspc's criterion bench, group `roundtrip_8B`: criterion's own estimate
+#            (the middle figure of its `time:` line) from samples taken on one pair
+#            of threads and channels kept for the crate's whole bench (pinned to
+#            CPUs 0 and 1); a sample is 32 untimed trips, then its timed trips with
+#            the clock read once before and once after them;
 #   plain  - `cargo run -p hspc --example pingpong`: the median over blocks of
 #            the mean round trip of a block (pinned to CPUs 0 and 1).
 # Each round runs the three in a rotated order. Prints one CSV row per
