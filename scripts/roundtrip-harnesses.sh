@@ -4,8 +4,8 @@
 #   probe  - `corescope run channel --quick`: the median over 75 blocks of a
 #            block's mean round trip (64 trips per block, the clock read once per
 #            block; distribution `roundtrip/<crate>/other-core`);
-#   bench  - hspc's criterion bench, group `roundtrip_8B`: criterion's own estimate
-#            (the middle figure of its `time:` line) from samples taken on one pair
+#   bench  - hspc's criterion bench, group `roundtrip_8B`: criterion's median over its
+#            samples of a sample's mean round trip (estimates.json), samples taken on one pair
 #            of threads and channels kept for the crate's whole bench (pinned to
 #            CPUs 0 and 1); a sample is 32 untimed trips, then its timed trips with
 #            the clock read once before and once after them;
@@ -50,14 +50,15 @@ probe() { # round
         | [$r, "probe", (.name | split("/")[1]), .summary.p50] | @csv' "$work/probe.json"
 }
 bench() { # round
-    "$bench" --bench roundtrip_8B --noplot --warm-up-time 0.2 --measurement-time 0.5 \
-        > "$work/bench.txt" 2>&1
+    # criterion's median over its samples of a sample's mean round trip (each sample
+    # times its own trips), the counterpart of the others' median over blocks; its
+    # printed estimate is a slope or a mean, which outliers pull up.
+    CRITERION_HOME="$work/criterion" "$bench" --bench roundtrip_8B --noplot \
+        --warm-up-time 0.2 --measurement-time 0.5 > "$work/bench.txt" 2>&1
     for c in $crates; do
-        # criterion: "roundtrip_8B/<name> time: [lo mid hi]" (the name may wrap a line).
-        tr '\n' ' ' < "$work/bench.txt" | grep -o "roundtrip_8B/$(bench_name "$c") *time: *\[[^]]*\]" |
-            awk -v r="$1" -v c="$c" '{ sub(/.*\[/, ""); v = $3; u = $4;
-                if (u == "µs") v *= 1000; if (u == "ms") v *= 1e6;
-                printf "\"%s\",\"bench\",\"%s\",%s\n", r, c, v }'
+        est="$work/criterion/roundtrip_8B/$(bench_name "$c")/new/estimates.json"
+        [ -f "$est" ] || continue
+        jq -r --arg r "$1" --arg c "$c" '[$r, "bench", $c, .median.point_estimate] | @csv' "$est"
     done
 }
 plain() { # round

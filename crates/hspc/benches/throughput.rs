@@ -64,16 +64,19 @@ impl Ev for Line {
 trait Tx<E: Copy>: Send {
     /// Sends a prefix of `src`; returns its length (0 when full). By default a loop
     /// of single calls (crates without batch calls).
+    #[inline(always)]
     fn send(&mut self, src: &[E]) -> usize {
         src.iter().take_while(|&&v| self.send_one(v)).count()
     }
     fn send_one(&mut self, v: E) -> bool;
     /// Makes everything sent visible (hspc's n-buffer); a no-op elsewhere.
+    #[inline(always)]
     fn flush(&mut self) {}
 }
 trait Rx<E>: Send {
     /// Receives into a prefix of `dst`; returns its length (0 when empty). By
     /// default a loop of single calls (crates without batch calls).
+    #[inline(always)]
     fn recv(&mut self, dst: &mut [E]) -> usize {
         let mut n = 0;
         for slot in dst {
@@ -89,26 +92,32 @@ trait Rx<E>: Send {
 }
 
 impl<E: Ev> Tx<E> for hspc::Producer<E> {
+    #[inline(always)]
     fn send(&mut self, src: &[E]) -> usize {
         self.try_push_slice(src)
     }
+    #[inline(always)]
     fn send_one(&mut self, v: E) -> bool {
         self.try_push(v).is_ok()
     }
+    #[inline(always)]
     fn flush(&mut self) {
         hspc::Producer::flush(self)
     }
 }
 impl<E: Ev> Rx<E> for hspc::Consumer<E> {
+    #[inline(always)]
     fn recv(&mut self, dst: &mut [E]) -> usize {
         self.try_pop_slice(dst).unwrap_or(0)
     }
+    #[inline(always)]
     fn recv_one(&mut self) -> Option<E> {
         self.try_pop().ok()
     }
 }
 
 impl<E: Ev> Tx<E> for rtrb::Producer<E> {
+    #[inline(always)]
     fn send(&mut self, src: &[E]) -> usize {
         let n = self.slots().min(src.len());
         if n == 0 {
@@ -119,11 +128,13 @@ impl<E: Ev> Tx<E> for rtrb::Producer<E> {
             Err(_) => 0,
         }
     }
+    #[inline(always)]
     fn send_one(&mut self, v: E) -> bool {
         self.push(v).is_ok()
     }
 }
 impl<E: Ev> Rx<E> for rtrb::Consumer<E> {
+    #[inline(always)]
     fn recv(&mut self, dst: &mut [E]) -> usize {
         let n = self.slots().min(dst.len());
         if n == 0 {
@@ -140,23 +151,28 @@ impl<E: Ev> Rx<E> for rtrb::Consumer<E> {
             Err(_) => 0,
         }
     }
+    #[inline(always)]
     fn recv_one(&mut self) -> Option<E> {
         self.pop().ok()
     }
 }
 
 impl<E: Ev> Tx<E> for ringbuf::HeapProd<E> {
+    #[inline(always)]
     fn send(&mut self, src: &[E]) -> usize {
         ringbuf::traits::Producer::push_slice(self, src)
     }
+    #[inline(always)]
     fn send_one(&mut self, v: E) -> bool {
         ringbuf::traits::Producer::try_push(self, v).is_ok()
     }
 }
 impl<E: Ev> Rx<E> for ringbuf::HeapCons<E> {
+    #[inline(always)]
     fn recv(&mut self, dst: &mut [E]) -> usize {
         ringbuf::traits::Consumer::pop_slice(self, dst)
     }
+    #[inline(always)]
     fn recv_one(&mut self) -> Option<E> {
         ringbuf::traits::Consumer::try_pop(self)
     }
@@ -164,11 +180,13 @@ impl<E: Ev> Rx<E> for ringbuf::HeapCons<E> {
 
 /// heapless has no batch calls: batches are loops of single calls.
 impl<E: Ev> Tx<E> for heapless::spsc::Producer<'_, E> {
+    #[inline(always)]
     fn send_one(&mut self, v: E) -> bool {
         self.enqueue(v).is_ok()
     }
 }
 impl<E: Ev> Rx<E> for heapless::spsc::Consumer<'_, E> {
+    #[inline(always)]
     fn recv_one(&mut self) -> Option<E> {
         self.dequeue()
     }
@@ -181,11 +199,13 @@ type HeaplessQueue<E, const N: usize> = heapless::spsc::Queue<E, N>;
 /// crossbeam's queue has no batch calls: batches are loops of single calls.
 struct Cb<E>(std::sync::Arc<crossbeam_queue::ArrayQueue<E>>);
 impl<E: Ev> Tx<E> for Cb<E> {
+    #[inline(always)]
     fn send_one(&mut self, v: E) -> bool {
         self.0.push(v).is_ok()
     }
 }
 impl<E: Ev> Rx<E> for Cb<E> {
+    #[inline(always)]
     fn recv_one(&mut self) -> Option<E> {
         self.0.pop()
     }
@@ -194,11 +214,13 @@ impl<E: Ev> Rx<E> for Cb<E> {
 /// std's bounded channel has no batch calls either: loops of `try_send` /
 /// `try_recv`.
 impl<E: Ev> Tx<E> for std::sync::mpsc::SyncSender<E> {
+    #[inline(always)]
     fn send_one(&mut self, v: E) -> bool {
         self.try_send(v).is_ok()
     }
 }
 impl<E: Ev> Rx<E> for std::sync::mpsc::Receiver<E> {
+    #[inline(always)]
     fn recv_one(&mut self) -> Option<E> {
         self.try_recv().ok()
     }
@@ -651,6 +673,7 @@ fn bench_single_thread(c: &mut Criterion) {
 /// thread can drain everything it wrote.
 struct Flushing(hspc::Producer<u64>);
 impl Tx<u64> for Flushing {
+    #[inline(always)]
     fn send(&mut self, src: &[u64]) -> usize {
         let n = self.0.try_push_slice(src);
         if n < src.len() {
@@ -658,6 +681,7 @@ impl Tx<u64> for Flushing {
         }
         n
     }
+    #[inline(always)]
     fn send_one(&mut self, v: u64) -> bool {
         let ok = self.0.try_push(v).is_ok();
         if !ok {

@@ -30,6 +30,7 @@ const WARMUP: u64 = 32;
 trait Send1: Send {
     fn push(&mut self, v: u64) -> bool;
     /// Makes the pushed event visible at once (hspc's n-buffer); a no-op elsewhere.
+    #[inline(always)]
     fn flush(&mut self) {}
 }
 trait Recv1: Send {
@@ -37,65 +38,78 @@ trait Recv1: Send {
 }
 
 impl Send1 for hspc::Producer<u64> {
+    #[inline(always)]
     fn push(&mut self, v: u64) -> bool {
         self.try_push(v).is_ok()
     }
+    #[inline(always)]
     fn flush(&mut self) {
         hspc::Producer::flush(self)
     }
 }
 impl Recv1 for hspc::Consumer<u64> {
+    #[inline(always)]
     fn pop(&mut self) -> Option<u64> {
         self.try_pop().ok()
     }
 }
 impl Send1 for rtrb::Producer<u64> {
+    #[inline(always)]
     fn push(&mut self, v: u64) -> bool {
         rtrb::Producer::push(self, v).is_ok()
     }
 }
 impl Recv1 for rtrb::Consumer<u64> {
+    #[inline(always)]
     fn pop(&mut self) -> Option<u64> {
         rtrb::Consumer::pop(self).ok()
     }
 }
 impl Send1 for ringbuf::HeapProd<u64> {
+    #[inline(always)]
     fn push(&mut self, v: u64) -> bool {
         ringbuf::traits::Producer::try_push(self, v).is_ok()
     }
 }
 impl Recv1 for ringbuf::HeapCons<u64> {
+    #[inline(always)]
     fn pop(&mut self) -> Option<u64> {
         ringbuf::traits::Consumer::try_pop(self)
     }
 }
 impl Send1 for heapless::spsc::Producer<'_, u64> {
+    #[inline(always)]
     fn push(&mut self, v: u64) -> bool {
         self.enqueue(v).is_ok()
     }
 }
 impl Recv1 for heapless::spsc::Consumer<'_, u64> {
+    #[inline(always)]
     fn pop(&mut self) -> Option<u64> {
         self.dequeue()
     }
 }
 struct Cb(std::sync::Arc<crossbeam_queue::ArrayQueue<u64>>);
 impl Send1 for Cb {
+    #[inline(always)]
     fn push(&mut self, v: u64) -> bool {
         self.0.push(v).is_ok()
     }
 }
 impl Recv1 for Cb {
+    #[inline(always)]
     fn pop(&mut self) -> Option<u64> {
         self.0.pop()
     }
 }
 impl Send1 for std::sync::mpsc::SyncSender<u64> {
+    #[inline(always)]
     fn push(&mut self, v: u64) -> bool {
         self.try_send(v).is_ok()
     }
 }
 impl Recv1 for std::sync::mpsc::Receiver<u64> {
+    #[inline(always)]
     fn pop(&mut self) -> Option<u64> {
         self.try_recv().ok()
     }
