@@ -148,7 +148,7 @@ fn quick_compute_run_writes_a_valid_run_file() {
     match &pc.hardware {
         Availability::Counted => assert!(c.mips.is_some() && c.cpi.is_some()),
         Availability::Skipped(why) => {
-            assert!(why.contains("perf_event_open"), "{why}");
+            assert!(why.to_string().contains("perf_event_open"), "{why}");
             assert!(p.findings.iter().any(|f| f
                 .to_string()
                 .starts_with("MIPS / CPI / efficiency: skipped:")));

@@ -269,7 +269,7 @@ mod tests {
         );
         assert!((t.rows[1].efficiency.unwrap().value - 33.23).abs() < 0.005);
         // Without a PMU the series are read instead.
-        pc.hardware = Availability::Skipped("no PMU".into());
+        pc.hardware = Availability::Skipped(crate::counters::SkipReason::Old("no PMU".into()));
         r.counters = Some(pc);
         assert_eq!(table2(&r, "int").unwrap().source, Source::KernelCount);
     }

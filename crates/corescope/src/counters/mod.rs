@@ -28,11 +28,11 @@
 //! `from_count.rs` the figures from a kernel's known instruction count.
 
 use serde::{Deserialize, Serialize};
-use std::io;
 
 mod from_count;
 mod issue_width;
 mod perf;
+mod skip;
 mod switches;
 mod tables;
 mod threads;
@@ -44,6 +44,7 @@ pub use issue_width::{
     cpu_signature, issue_width_for, issue_width_here, IssueWidth, IssueWidthUnknown, NoSignature,
 };
 pub use perf::Counters;
+pub use skip::{CounterEvent, OsError, SkipReason};
 pub use switches::Switches;
 pub use tables::{case_table, case_tables, hardware_note, record, summary_table, SUMMARY_TABLE};
 pub use threads::{
@@ -52,7 +53,7 @@ pub use threads::{
 };
 
 /// Why a counter operation failed after the counters were opened.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("perf counters: {op} the {group} group: {source}")]
 pub struct CounterError {
     /// `enable`, `disable`, `reset` or `read`.
@@ -60,7 +61,7 @@ pub struct CounterError {
     /// `software` or `hardware`.
     pub group: &'static str,
     /// The OS error.
-    pub source: io::Error,
+    pub source: OsError,
 }
 
 /// Whether a group of counters is counted here, or why not.
@@ -69,8 +70,9 @@ pub struct CounterError {
 pub enum Availability {
     /// Opened; its readings are present.
     Counted,
-    /// Not opened: "no PMU (…)", "not permitted (…)", or the OS error.
-    Skipped(String),
+    /// Not opened, and why ("no PMU (…)", "not permitted (…)", the OS error; older
+    /// run files: the sentence).
+    Skipped(SkipReason),
 }
 
 impl std::fmt::Display for Availability {
@@ -294,6 +296,34 @@ mod tests {
         };
         let d = zero.derived(0.0, Some(4));
         assert_eq!((d.mips, d.cpi, d.ipc), (None, None, None));
+    }
+
+    /// The run file's form of a skipped group: the typed reason, and an older
+    /// file's sentence read back as such, worded as before.
+    #[test]
+    fn availability_reads_typed_reasons_and_old_sentences() {
+        let no_pmu = Availability::Skipped(SkipReason::refused(
+            CounterEvent::Cycles,
+            std::io::Error::from_raw_os_error(libc::ENOENT),
+        ));
+        let json = serde_json::to_string(&no_pmu).unwrap();
+        assert_eq!(
+            json,
+            r#"{"skipped":{"kind":"no_pmu","event":"cycles","error":{"errno":2}}}"#
+        );
+        assert_eq!(serde_json::from_str::<Availability>(&json).unwrap(), no_pmu);
+        let sentence = "no PMU (perf_event_open(cycles): No such file or directory (os error 2))";
+        assert_eq!(no_pmu.to_string(), format!("skipped: {sentence}"));
+        let old = format!(r#"{{"skipped":"{sentence}"}}"#);
+        let read: Availability = serde_json::from_str(&old).unwrap();
+        assert_eq!(
+            read,
+            Availability::Skipped(SkipReason::Old(sentence.into()))
+        );
+        assert_eq!(read.to_string(), no_pmu.to_string());
+        assert_eq!(serde_json::to_string(&read).unwrap(), old);
+        let counted: Availability = serde_json::from_str(r#""counted""#).unwrap();
+        assert_eq!(counted, Availability::Counted);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! disabled with the reason for what could not be, zeroed and enabled, disabled
 //! and read into a [`CounterReading`].
 
-use super::{Availability, CounterError, CounterReading, CounterStatus};
+use super::{Availability, CounterError, CounterEvent, CounterReading, CounterStatus, SkipReason};
 use perf_event::events::{Event, Hardware, Software};
 use perf_event::{Builder, Counter, Group};
 use std::io;
@@ -30,23 +30,6 @@ pub struct Counters {
     status: CounterStatus,
 }
 
-/// Why an event could not be opened, in the words of the report.
-fn skip_reason(event: &str, e: &io::Error) -> String {
-    match e.raw_os_error() {
-        Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::EOPNOTSUPP) => {
-            format!("no PMU (perf_event_open({event}): {e})")
-        }
-        Some(libc::EACCES) | Some(libc::EPERM) => {
-            let paranoid =
-                crate::topology::host::perf_event_paranoid().unwrap_or_else(|| "unknown".into());
-            format!(
-                "not permitted (perf_event_open({event}): {e}; perf_event_paranoid = {paranoid})"
-            )
-        }
-        _ => format!("perf_event_open({event}): {e}"),
-    }
-}
-
 fn member(event: impl Event, kernel: bool) -> Builder<'static> {
     let mut b = Builder::new(event);
     b.exclude_kernel(!kernel);
@@ -66,28 +49,20 @@ fn open_software(kernel: bool) -> io::Result<SoftwareSet> {
     })
 }
 
-/// An event `perf_event_open` refused; its message is the report's reason.
-#[derive(Debug, thiserror::Error)]
-#[error("{}", skip_reason(event, source))]
-struct OpenError {
-    event: &'static str,
-    source: io::Error,
+fn refused(event: CounterEvent) -> impl Fn(io::Error) -> SkipReason {
+    move |e| SkipReason::refused(event, e)
 }
 
-fn refused(event: &'static str) -> impl Fn(io::Error) -> OpenError {
-    move |source| OpenError { event, source }
-}
-
-fn open_hardware() -> Result<HardwareSet, OpenError> {
+fn open_hardware() -> Result<HardwareSet, SkipReason> {
     // User mode only: what the kernel does for the thread is not the kernel's
     // instructions, and user-mode counting needs no privilege.
-    let mut group = Group::new().map_err(refused("group"))?;
+    let mut group = Group::new().map_err(refused(CounterEvent::Group))?;
     let cycles = group
         .add(&member(Hardware::CPU_CYCLES, false))
-        .map_err(refused("cycles"))?;
+        .map_err(refused(CounterEvent::Cycles))?;
     let instructions = group
         .add(&member(Hardware::INSTRUCTIONS, false))
-        .map_err(refused("instructions"))?;
+        .map_err(refused(CounterEvent::Instructions))?;
     let alone = |ev: Hardware| member(ev, false).build().ok();
     Ok(HardwareSet {
         group,
@@ -101,8 +76,16 @@ fn open_hardware() -> Result<HardwareSet, OpenError> {
     })
 }
 
+fn software_skipped(e: io::Error) -> Availability {
+    Availability::Skipped(SkipReason::refused(CounterEvent::Software, e))
+}
+
 fn io_err(op: &'static str, group: &'static str) -> impl Fn(io::Error) -> CounterError {
-    move |source| CounterError { op, group, source }
+    move |e| CounterError {
+        op,
+        group,
+        source: e.into(),
+    }
 }
 
 /// A single counter's value scaled for multiplexing; `None` if it never ran.
@@ -126,22 +109,14 @@ impl Counters {
             Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) => {
                 match open_software(false) {
                     Ok(s) => (Some(s), Availability::Counted, false),
-                    Err(e) => (
-                        None,
-                        Availability::Skipped(skip_reason("software", &e)),
-                        false,
-                    ),
+                    Err(e) => (None, software_skipped(e), false),
                 }
             }
-            Err(e) => (
-                None,
-                Availability::Skipped(skip_reason("software", &e)),
-                false,
-            ),
+            Err(e) => (None, software_skipped(e), false),
         };
         let (hardware, hw_status) = match open_hardware() {
             Ok(h) => (Some(h), Availability::Counted),
-            Err(why) => (None, Availability::Skipped(why.to_string())),
+            Err(why) => (None, Availability::Skipped(why)),
         };
         Self {
             software,
@@ -305,7 +280,7 @@ mod tests {
             Availability::Counted => assert!(r.cycles.is_some() || r.instructions.is_none()),
             Availability::Skipped(why) => {
                 assert!(r.instructions.is_none() && r.cycles.is_none());
-                assert!(why.contains("perf_event_open"), "{why}");
+                assert!(why.to_string().contains("perf_event_open"), "{why}");
             }
         }
     }

@@ -506,7 +506,10 @@ mod tests {
         assert!(hardware_note(pc).contains("issue width 4"));
         // Without a PMU: no MIPS columns, and the note says why.
         let mut no_pmu = pc.clone();
-        no_pmu.hardware = Availability::Skipped("no PMU (perf_event_open(cycles): ENOENT)".into());
+        no_pmu.hardware = Availability::Skipped(crate::counters::SkipReason::refused(
+            crate::counters::CounterEvent::Cycles,
+            std::io::Error::from_raw_os_error(libc::ENOENT),
+        ));
         let t = case_table(&no_pmu, "int", |_| true).unwrap();
         assert!(!t.columns.iter().any(|c| c == "MIPS"));
         assert!(hardware_note(&no_pmu).contains("skipped: no PMU"));

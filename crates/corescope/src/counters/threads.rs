@@ -4,7 +4,7 @@
 //! starts ([`SharedCounters`]); and whether the file descriptors allow them.
 
 use super::perf::Counters;
-use super::{Availability, CounterError, CounterReading, CounterStatus};
+use super::{Availability, CounterError, CounterReading, CounterStatus, SkipReason};
 
 /// Descriptors one thread's [`Counters`] hold at most: a group leader and four
 /// software events, a group leader, cycles, instructions and three optional
@@ -12,7 +12,7 @@ use super::{Availability, CounterError, CounterReading, CounterStatus};
 pub const FDS_PER_THREAD: usize = 11;
 
 /// Too few file descriptors left for the counters of a team.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[error(
     "not counted: {threads} threads × {FDS_PER_THREAD} descriptors would take more \
      than half of the {left} left under RLIMIT_NOFILE (ulimit -n {limit})"
@@ -103,7 +103,7 @@ impl TeamCount {
     }
 
     /// A team that did not count, and why (both groups skipped with `why`).
-    pub fn skipped(why: String, wall_ns: u64) -> TeamCount {
+    pub fn skipped(why: SkipReason, wall_ns: u64) -> TeamCount {
         let no = Availability::Skipped(why);
         TeamCount {
             status: CounterStatus {
@@ -123,13 +123,13 @@ impl TeamCount {
 /// and setup; [`ThreadCounter::start`] just before the start stamp,
 /// [`ThreadCounter::stop`] just after the end stamp (another thread may call them
 /// too: the descriptors belong to the process). A counter error ends counting for
-/// the thread; it is kept as a sentence for the result's warnings.
+/// the thread; it is kept for the result's warnings.
 pub struct ThreadCounter {
     counters: Option<Counters>,
     status: CounterStatus,
     pinned: bool,
     sum: Option<CounterReading>,
-    error: Option<String>,
+    error: Option<CounterError>,
 }
 
 /// What one counted thread leaves behind ([`ThreadCounter::finish`]).
@@ -139,8 +139,8 @@ pub struct CountedThread {
     pub status: CounterStatus,
     /// Its counts (none if a counter failed) and whether it was pinned.
     pub count: ThreadCount,
-    /// Why its counters failed, as a warning sentence.
-    pub error: Option<String>,
+    /// Why its counters failed (a warning of the result).
+    pub error: Option<CounterError>,
 }
 
 impl ThreadCounter {
@@ -158,7 +158,7 @@ impl ThreadCounter {
     }
 
     fn fail(&mut self, e: CounterError) {
-        self.error = Some(e.to_string());
+        self.error = Some(e);
         self.counters = None;
         self.sum = None;
     }
@@ -212,8 +212,8 @@ impl CountedRun {
     }
 
     /// The run as a team (`None` if no thread added itself), and the counter
-    /// errors as warning sentences.
-    pub fn finish(self) -> (Option<TeamCount>, Vec<String>) {
+    /// errors (warnings of the result).
+    pub fn finish(self) -> (Option<TeamCount>, Vec<CounterError>) {
         let threads = self.threads.into_inner().unwrap_or_else(|e| e.into_inner());
         let start = threads.iter().map(|t| t.1).min().unwrap_or(0);
         let end = threads.iter().map(|t| t.2).max().unwrap_or(0);
@@ -242,7 +242,7 @@ struct SharedState {
     /// The intervals' total, ns.
     wall_ns: u64,
     /// Why these threads are not counted ([`SharedCounters::refuse`]).
-    refused: Option<String>,
+    refused: Option<SkipReason>,
 }
 
 impl SharedCounters {
@@ -253,7 +253,7 @@ impl SharedCounters {
     /// Count none of the threads, for this reason (too many threads for the file
     /// descriptors left, [`descriptors_allow`]): joining then opens nothing, and
     /// [`SharedCounters::finish`] reports the team as skipped.
-    pub fn refuse(&self, why: String) {
+    pub fn refuse(&self, why: SkipReason) {
         let mut st = self.lock();
         st.threads.clear();
         st.refused = Some(why);
@@ -291,8 +291,8 @@ impl SharedCounters {
     }
 
     /// Every joined thread as one team over the started intervals (`None` if none
-    /// joined), and the counter errors as warning sentences.
-    pub fn finish(&self) -> (Option<TeamCount>, Vec<String>) {
+    /// joined), and the counter errors (warnings of the result).
+    pub fn finish(&self) -> (Option<TeamCount>, Vec<CounterError>) {
         let (threads, wall_ns) = {
             let mut st = self.lock();
             if let Some(why) = st.refused.clone() {
@@ -336,7 +336,12 @@ mod tests {
         assert!(team.wall_ns > 0);
         // Refused: nothing opened, the team skipped with the reason.
         let r = SharedCounters::default();
-        r.refuse("not counted: too many threads".into());
+        let short = super::DescriptorShortage {
+            threads: 64,
+            left: 100,
+            limit: 1024,
+        };
+        r.refuse(short.clone().into());
         r.join_this_thread(false);
         r.start();
         r.stop();
@@ -345,7 +350,7 @@ mod tests {
         assert!(team.threads.is_empty());
         assert_eq!(
             team.status.software,
-            Availability::Skipped("not counted: too many threads".into())
+            Availability::Skipped(SkipReason::Descriptors(short))
         );
     }
 }

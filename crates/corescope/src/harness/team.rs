@@ -12,7 +12,7 @@
 //! be created aborts the gate and every other worker returns.
 
 use crate::affinity;
-use crate::counters::{CountedThread, TeamCount, ThreadCounter};
+use crate::counters::{CountedThread, SkipReason, TeamCount, ThreadCounter};
 use crate::timestamp::now_ns;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -304,7 +304,7 @@ fn assemble<R>(
     per_worker: Vec<WorkerRecord<R>>,
     stopped_early: bool,
     count: bool,
-    skipped_counts: Option<String>,
+    skipped_counts: Option<SkipReason>,
 ) -> TeamOutcome<R> {
     let ran = per_worker.iter().map(|w| w.0.len()).min().unwrap_or(0);
     let reps_out: Vec<RepStamps> = (0..ran)
@@ -315,7 +315,8 @@ fn assemble<R>(
     let mut warnings: Vec<String> = Vec::new();
     let counter_errors = per_worker
         .iter()
-        .filter_map(|w| w.3.as_ref().and_then(|c| c.error.clone()));
+        .filter_map(|w| w.3.as_ref().and_then(|c| c.error.as_ref()))
+        .map(ToString::to_string);
     for w in per_worker
         .iter()
         .filter_map(|w| w.2.clone())
@@ -356,7 +357,7 @@ where
 {
     let n = cpus.len();
     let skipped_counts = match count.then(|| crate::counters::descriptors_allow(n)) {
-        Some(Err(why)) => Some(why.to_string()),
+        Some(Err(why)) => Some(why.into()),
         _ => None,
     };
     let count = count && skipped_counts.is_none();
@@ -457,7 +458,7 @@ fn team_count<R>(
     per_worker: &[WorkerRecord<R>],
     reps: &[RepStamps],
     count: bool,
-    skipped: Option<String>,
+    skipped: Option<SkipReason>,
 ) -> Option<TeamCount> {
     let wall_ns = reps.iter().map(RepStamps::team_ns).sum();
     if let Some(why) = skipped {

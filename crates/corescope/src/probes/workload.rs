@@ -105,17 +105,12 @@ pub fn doubling(max: usize) -> Vec<usize> {
     v
 }
 
-/// Why hardware instructions are not counted here, as the counters' status says
-/// ("no PMU (perf_event_open(cycles): …)").
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct NotCounted(pub String);
-
-/// Whether this process may count hardware instructions: `Ok` or why not.
-pub fn counters_available() -> Result<(), NotCounted> {
+/// Whether this process may count hardware instructions: `Ok` or why not, as the
+/// counters' status says ("no PMU (perf_event_open(cycles): …)").
+pub fn counters_available() -> Result<(), crate::counters::SkipReason> {
     match crate::counters::Counters::open().status().hardware.clone() {
         crate::counters::Availability::Counted => Ok(()),
-        crate::counters::Availability::Skipped(why) => Err(NotCounted(why)),
+        crate::counters::Availability::Skipped(why) => Err(why),
     }
 }
 
@@ -575,7 +570,7 @@ mod tests {
     fn the_counter_check_answers_either_way() {
         match counters_available() {
             Ok(()) => {}
-            Err(e) => assert!(e.0.contains("perf_event_open"), "{e}"),
+            Err(e) => assert!(e.to_string().contains("perf_event_open"), "{e}"),
         }
     }
 }

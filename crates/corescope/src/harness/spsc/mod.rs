@@ -262,7 +262,7 @@ impl PairLog {
             .warnings
             .into_inner()
             .unwrap_or_else(|e| e.into_inner());
-        warnings.extend(errors);
+        warnings.extend(errors.iter().map(ToString::to_string));
         (team, warnings)
     }
 }

@@ -20,7 +20,7 @@ mod settle;
 mod stage_one;
 mod stage_two;
 
-use crate::counters::{CountedRun, Switches, TeamCount};
+use crate::counters::{CountedRun, CounterError, Switches, TeamCount};
 use crate::harness::spsc::{gated, SideCounter};
 use crate::model::tuning::StepNote;
 use crate::model::{Measurement, Sensitivity};
@@ -361,13 +361,13 @@ struct Pair<'a> {
 }
 
 /// What the counted channel runs of a tuning leave: one team (producer and
-/// consumer) per run, and the counter errors as warning sentences.
+/// consumer) per run, and the counter errors.
 #[derive(Debug, Default)]
 pub struct TuneCounts {
     /// One per counted channel run.
     pub teams: Vec<TeamCount>,
     /// Counter failures, once each.
-    pub errors: Vec<String>,
+    pub errors: Vec<CounterError>,
 }
 
 impl Pair<'_> {
@@ -689,7 +689,7 @@ impl Probe for ChannelTune {
         let report = tune_channel(&opts, &ctx.plan.topo, Some(&counts), &mut |_| {});
         let counts = counts.into_inner().unwrap_or_else(|e| e.into_inner());
         ctx.counted.extend(counts.teams);
-        for e in counts.errors {
+        for e in counts.errors.iter().map(ToString::to_string) {
             if !ctx.warnings.contains(&e) {
                 ctx.warnings.push(e);
             }

@@ -129,7 +129,7 @@ pub(super) fn counted_run<T: Send>(
         Exec::Sequential => 0,
     };
     if let Err(why) = crate::counters::descriptors_allow(threads) {
-        counted.refuse(why.to_string());
+        counted.refuse(why.into());
     }
     counted.join_this_thread(false);
     let out = if exec == Exec::Rayon {
@@ -145,7 +145,7 @@ pub(super) fn counted_run<T: Send>(
     };
     let (team, errors) = counted.finish();
     ctx.counted.extend(team);
-    for e in errors {
+    for e in errors.iter().map(ToString::to_string) {
         if !ctx.warnings.contains(&e) {
             ctx.warnings.push(e);
         }
