@@ -37,14 +37,14 @@ pub(super) fn stage_two_configs(layout: Config, event_bytes: usize) -> Vec<Confi
 pub(super) fn raced_runs<const W: usize>(
     against: &[Against],
     cpus: Pair<'_>,
-    notes: &mut Vec<StepNote>,
+    step: &mut Step,
 ) -> Vec<(Config, bool)> {
     let can_pin = cpus.cpus.0.is_some() || cpus.cpus.1.is_some();
     let mut runs = Vec::new();
     for a in against {
         let (config, pinned) = a.as_run();
         if let Err(e) = config.validate::<Prof<W>>() {
-            notes.push(StepNote::AgainstNotRun {
+            step.note(StepNote::AgainstNotRun {
                 name: a.name.clone(),
                 why: e.to_string(),
                 event_bytes: W * 8,
@@ -52,7 +52,7 @@ pub(super) fn raced_runs<const W: usize>(
             continue;
         }
         if pinned && !can_pin {
-            notes.push(StepNote::AgainstUnpinned {
+            step.note(StepNote::AgainstUnpinned {
                 name: a.name.clone(),
             });
         }

@@ -227,8 +227,8 @@ pub struct Step {
     /// Rows in the order run.
     pub rows: Vec<Row>,
     /// What the step found besides its rows (set-up, budget cuts, what was not
-    /// run, the settling), as the run file keeps it.
-    pub notes: Vec<StepNote>,
+    /// run, the settling), in order.
+    pub notes: Vec<Note>,
     /// The reference time the `×` column divides by, if any.
     pub reference_s: Option<f64>,
     /// Show the context-switch columns.
@@ -238,10 +238,22 @@ pub struct Step {
     pub settled: Option<Settled>,
 }
 
+/// One of a step's notes: a finding as the run file keeps it, or the place of the
+/// settling's, which `result` draws once from [`Step::settled`] when the run file
+/// is written (so that it names the rows as the table finally does: the padding
+/// step relabels its rows after settling).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// A finding of the step.
+    Said(StepNote),
+    /// The settling's finding, from [`Step::settled`].
+    Settled,
+}
+
 impl Step {
     /// Add a note.
     fn note(&mut self, n: StepNote) {
-        self.notes.push(n);
+        self.notes.push(Note::Said(n));
     }
 
     /// An empty step titled `title`.

@@ -4,10 +4,10 @@
 //! (`model::tuning`): the chosen configuration and why, each step's notes. The
 //! renderers word them (`render::tune_words`).
 
-use super::settle::{settled_note, tuned, Settled};
+use super::settle::settled_note;
 use super::stage_two::affinity_name;
-use super::{per_million, Report, Row, Step};
-use crate::model::tuning::{Against, Stands, StepNote, Tuned};
+use super::{per_million, Note, Report, Row, Step};
+use crate::model::tuning::{self, Against, Stands, StepNote, Tuned};
 use crate::model::{Finding, Measurement, Outcome, Point, Table, Warning};
 use crate::stats::Comparison;
 use serde_json::{json, Value};
@@ -18,13 +18,26 @@ const STAGE_TWO: &str = "stage two";
 /// Everything the run file keeps of a tuning.
 pub(super) fn measurement(r: &Report) -> Measurement {
     let mut m = Measurement::default();
+    // Each settling's finding, drawn once from the step as it ends.
+    let settled: Vec<Option<tuning::Settled>> = r
+        .steps
+        .iter()
+        .map(|s| Some(settled_note(s, s.settled.as_ref()?)))
+        .collect();
     // The answer first: the configuration chosen, then each step's notes.
-    m.findings.push(choice(r));
-    for s in &r.steps {
+    m.findings
+        .push(choice(r, settled.get(r.why.step).and_then(Option::as_ref)));
+    for (s, settled) in r.steps.iter().zip(&settled) {
         m.tables.push(step_table(s));
-        m.findings.extend(s.notes.iter().map(|n| Finding::TuneStep {
-            step: s.title.clone(),
-            note: final_note(s, n),
+        m.findings.extend(s.notes.iter().filter_map(|n| {
+            let note = match n {
+                Note::Said(n) => n.clone(),
+                Note::Settled => StepNote::Settled(settled.clone()?),
+            };
+            Some(Finding::TuneStep {
+                step: s.title.clone(),
+                note,
+            })
         }));
         m.points.extend(step_points(s, r.cpus.0.is_some()));
     }
@@ -47,25 +60,15 @@ pub(super) fn measurement(r: &Report) -> Measurement {
     m
 }
 
-/// A step's note as the run file keeps it: the settling's drawn again from
-/// `Step::settled`, so that it names the rows as the table finally does (the
-/// padding step relabels its rows after settling).
-fn final_note(step: &Step, n: &StepNote) -> StepNote {
-    match (n, &step.settled) {
-        (StepNote::Settled(old), Some(s)) => {
-            StepNote::Settled(settled_note(step, s, old.contenders))
-        }
-        _ => n.clone(),
-    }
-}
-
-/// The contenders of the step's settling with `outcome` against its choice.
-fn with_outcome(step: &Step, s: &Settled, outcome: Outcome) -> Vec<Tuned> {
-    s.others
-        .iter()
-        .filter(|v| v.comparison.outcome == outcome && v.row < step.rows.len())
-        .map(|v| tuned(step, v.row))
-        .collect()
+/// The contenders of a settling with `outcome` against its choice.
+fn with_outcome(settled: Option<&tuning::Settled>, outcome: Outcome) -> Vec<Tuned> {
+    settled.map_or_else(Vec::new, |s| {
+        s.others
+            .iter()
+            .filter(|v| v.outcome == outcome)
+            .map(|v| v.config.clone())
+            .collect()
+    })
 }
 
 /// Where row `i` (a configuration a user asked to race) stands against the
@@ -89,12 +92,10 @@ pub(super) fn against_stands(step: &Step, i: usize) -> Stands {
 
 /// The report's first finding: the configuration chosen and why (whose choice,
 /// its affinity, what it could not be told from, where each `--against`
-/// configuration stands).
-pub(super) fn choice(r: &Report) -> Finding {
+/// configuration stands); `settled`: the finding of the choosing step's settling.
+fn choice(r: &Report, settled: Option<&tuning::Settled>) -> Finding {
     let w = &r.why;
     let step = r.steps.get(w.step);
-    let settled = step.and_then(|s| Some((s, s.settled.as_ref()?)));
-    let of = |outcome| settled.map_or_else(Vec::new, |(st, s)| with_outcome(st, s, outcome));
     let against = match step {
         Some(step) => w
             .against
@@ -117,10 +118,10 @@ pub(super) fn choice(r: &Report) -> Finding {
         stage_two: w.stage_two,
         event_bytes: w.event_bytes,
         affinity: r.best_pinned,
-        kept: settled.is_some_and(|(_, s)| s.kept),
-        equivalent: of(Outcome::Equivalent),
-        not_told_apart: of(Outcome::Inconclusive),
-        run_once_within_spread: settled.map_or(0, |(_, s)| s.unrepeated.len()),
+        kept: settled.is_some_and(|s| s.kept),
+        equivalent: with_outcome(settled, Outcome::Equivalent),
+        not_told_apart: with_outcome(settled, Outcome::Inconclusive),
+        run_once_within_spread: settled.map_or(0, |s| s.run_once_within_spread.len()),
         against,
     }
 }
@@ -393,7 +394,7 @@ mod tests {
     /// A tuning of two steps, the last one settled between two configurations
     /// (4096 B the choice, 1024 B slower), one `--against` configuration raced.
     fn settled_report() -> Report {
-        use super::super::settle::Versus;
+        use super::super::settle::{Settled, Versus};
         use super::super::{Against, Why};
         use crate::stats::Comparison;
         let (slow, fast) = (Config::n_buffer(3, 1024), Config::n_buffer(3, 4096));
@@ -425,6 +426,7 @@ mod tests {
             }],
             unrepeated: Vec::new(),
             band: 1.05,
+            contenders: 2,
         });
         two.note(StepNote::GridCut {
             round: 1,
@@ -507,9 +509,7 @@ mod tests {
         // A settling note names the rows as the table finally does, even when
         // the step relabels them after settling (as the padding step does).
         let mut r = settled_report();
-        let s = r.steps[1].settled.clone().unwrap();
-        let note = settled_note(&r.steps[1], &s, 2);
-        r.steps[1].note(StepNote::Settled(note));
+        r.steps[1].notes.push(Note::Settled);
         r.steps[1].rows[0].label = "p3, padding 128 B".into();
         let m = measurement(&r);
         let settled = m.findings.iter().find_map(|f| match f {

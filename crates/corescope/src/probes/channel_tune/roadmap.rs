@@ -740,14 +740,13 @@ mod tests {
             Some("skipped: no SMT (no SMT sibling (one hardware thread per core))")
         );
         assert_eq!(step.rows.len(), Road::ALL.len());
+        assert!(step.notes.iter().any(
+            |n| matches!(n, Note::Said(StepNote::SmtSkipped { why }) if why.contains("no SMT"))
+        ));
         assert!(step
             .notes
             .iter()
-            .any(|n| matches!(n, StepNote::SmtSkipped { why } if why.contains("no SMT"))));
-        assert!(step
-            .notes
-            .iter()
-            .any(|n| matches!(n, StepNote::Offloaded { what, .. } if what == "p8_rmfalsesharing")));
+            .any(|n| matches!(n, Note::Said(StepNote::Offloaded { what, .. }) if what == "p8_rmfalsesharing")));
         // At least the minimum of rounds; more while the budget lasts (how many
         // depends on the machine's speed and load, so only the bounds are fixed).
         let bounds = ROADMAP_ROUNDS.0..=ROADMAP_ROUNDS.1;

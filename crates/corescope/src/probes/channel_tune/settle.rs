@@ -5,7 +5,7 @@
 //! contender faster beyond the noise, and then takes the fewest buffer bytes among
 //! the fastest and those equivalent to it ([`choose`]).
 
-use super::{Budget, Row, Step, StepNote, TuneError};
+use super::{Budget, Note, Row, Step, StepNote, TuneError};
 use crate::harness::race::race;
 use crate::model::tuning::{self, Tuned};
 use crate::model::Outcome;
@@ -42,6 +42,8 @@ pub struct Settled {
     pub unrepeated: Vec<usize>,
     /// The largest ratio of one contender's slowest repeat to its median.
     pub band: f64,
+    /// How many configurations were repeated (the choice among them).
+    pub contenders: usize,
 }
 
 /// One contender against the choice.
@@ -221,7 +223,8 @@ fn drop_separated(step: &Step, live: &mut Vec<usize>) -> bool {
 /// rows race ([`race`]) until each one still running is separated from the
 /// leader or equivalent to it, or [`SETTLE_ROUNDS`]`.1` rounds ran; after
 /// [`SETTLE_ROUNDS`]`.0` rounds, also when the budget reaches `share`. The repeats
-/// go into the rows, the verdict into `step.settled`, a note into its notes.
+/// go into the rows, the verdict into `step.settled`, the place of its finding
+/// into the notes ([`Note::Settled`]).
 pub(super) fn settle(
     step: &mut Step,
     incumbent: Option<usize>,
@@ -255,7 +258,7 @@ pub(super) fn settle(
         |step, live, rounds| drop_separated(step, live) && rounds >= 2,
     )?;
     if rounds < 2 {
-        step.notes.push(StepNote::NotRepeated {
+        step.note(StepNote::NotRepeated {
             contenders: all.len(),
             runs: rounds + 1,
         });
@@ -270,9 +273,9 @@ pub(super) fn settle(
         others: versus(step, row, &all),
         unrepeated: within_one_run(step, row, band),
         band,
+        contenders: all.len(),
     };
-    let note = settled_note(step, &settled, all.len());
-    step.notes.push(StepNote::Settled(note));
+    step.notes.push(Note::Settled);
     step.settled = Some(settled);
     Ok(())
 }
@@ -325,12 +328,13 @@ fn versus_note(step: &Step, v: &Versus) -> tuning::Versus {
     }
 }
 
-/// The settling's finding (`settle` chose `s` among `contenders` repeated ones).
-pub(super) fn settled_note(step: &Step, s: &Settled, contenders: usize) -> tuning::Settled {
+/// The settling's finding as the run file keeps it, the rows named as the step
+/// now labels them.
+pub(super) fn settled_note(step: &Step, s: &Settled) -> tuning::Settled {
     tuning::Settled {
         choice: tuned(step, s.faster),
         rounds: step.rows.get(s.faster).map_or(0, |r| r.repeats.len()),
-        contenders,
+        contenders: s.contenders,
         kept: s.kept,
         fastest: (!s.kept && s.fastest != s.faster).then(|| tuned(step, s.fastest)),
         others: s.others.iter().map(|v| versus_note(step, v)).collect(),
@@ -377,12 +381,11 @@ mod tests {
         super::super::fixture::budget(60.0, 1.0)
     }
 
-    /// The step's settling note, as the run file keeps it.
+    /// The step's settling note, as the run file keeps it (its place is the
+    /// step's last note).
     fn settled_of(step: &Step) -> SettledNote {
-        match step.notes.last() {
-            Some(StepNote::Settled(n)) => n.clone(),
-            other => panic!("not a settling note: {other:?}"),
-        }
+        assert_eq!(step.notes.last(), Some(&Note::Settled), "{:?}", step.notes);
+        settled_note(step, step.settled.as_ref().expect("settled"))
     }
 
     /// What the choice could not be told from, as the tuner's choice states it:
@@ -390,7 +393,7 @@ mod tests {
     /// and how many run once lie within the spread (`None` when nothing was
     /// settled or it is ahead of every one).
     fn rivals(step: &Step) -> Option<(Vec<String>, Vec<String>, usize)> {
-        let n = settled_note(step, step.settled.as_ref()?, 0);
+        let n = settled_note(step, step.settled.as_ref()?);
         let of = |o: Outcome| -> Vec<String> {
             n.others
                 .iter()
@@ -531,7 +534,7 @@ mod tests {
         assert!(
             matches!(
                 step.notes.last(),
-                Some(StepNote::NotRepeated { contenders: 2, .. })
+                Some(Note::Said(StepNote::NotRepeated { contenders: 2, .. }))
             ),
             "{:?}",
             step.notes
@@ -781,8 +784,9 @@ mod tests {
             }],
             unrepeated: Vec::new(),
             band: 1.0,
+            contenders: 2,
         });
-        let note = settled_note(&step, step.settled.as_ref().unwrap(), 2);
+        let note = settled_note(&step, step.settled.as_ref().unwrap());
         let v = &note.others[0];
         assert!(v.significant && v.outcome == Outcome::Inconclusive, "{v:?}");
         assert_eq!((v.ratio, v.config.label.as_str()), (small.ratio, "4096 B"));

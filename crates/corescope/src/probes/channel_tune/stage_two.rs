@@ -311,7 +311,7 @@ pub(super) fn stage_two<const W: usize>(
     )?;
     // Configurations a user asked to race run right after the incumbent, as
     // they are (pinned when they name an affinity), if they carry these events.
-    let raced = raced_runs::<W>(against, cpus, &mut step.notes);
+    let raced = raced_runs::<W>(against, cpus, &mut step);
     let (runs, first) = grid_runs(incumbent, &raced, &configs, affinities);
     let groups = run_groups(&runs, first);
     // As many of the grid's configurations as GRID_ROUNDS runs each fit in the
