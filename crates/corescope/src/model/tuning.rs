@@ -169,8 +169,18 @@ pub enum StepNote {
         line_runs: usize,
     },
     /// The container step: a BTreeMap profile's time per event ÷ a HashMap one's,
-    /// paired over `rounds` rounds.
-    Container { ratio: Estimate, rounds: usize },
+    /// paired over `rounds` rounds, and what the comparison shows.
+    Container {
+        ratio: Estimate,
+        /// Whether the interval excludes 1 at the full confidence level (absent
+        /// in older run files).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        significant: Option<bool>,
+        /// Difference, equivalence, or neither (absent in older run files).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        outcome: Option<Outcome>,
+        rounds: usize,
+    },
     /// Stage Two's grid: configurations kept of all, with both affinities or off
     /// only, in `rounds` rounds.
     StageTwoGrid {

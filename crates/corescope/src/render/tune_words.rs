@@ -152,7 +152,7 @@ fn measured_note(n: &StepNote) -> String {
             "fib({n}): {events} events; {work_steps} multiply-adds of work per call; the limit \
              lines {line_runs} runs each, interleaved"
         ),
-        StepNote::Container { ratio, rounds } => format!(
+        StepNote::Container { ratio, rounds, .. } => format!(
             "container (seed 004 §4.1, the consumer's map): a BTreeMap profile takes {:.2}× \
              (95 % interval {:.2}–{:.2}, {rounds} rounds paired) the time per event of a \
              HashMap one, on the same channel; the seed's swap of STL map for a hash table \
@@ -550,10 +550,7 @@ mod tests {
                 why: "skipped: no SMT".into(),
             },
             StepNote::Switches,
-            StepNote::Container {
-                ratio: e(1.2, 1.1, 1.3),
-                rounds: 6,
-            },
+            notes_container(),
         ];
         for note in notes {
             let f = Finding::TuneStep {
@@ -572,5 +569,21 @@ mod tests {
             runs: 7,
         });
         assert_eq!(text, "budget: round 2 of 3 stopped after 7 runs");
+        // An older file's container note, without the comparison's verdict, reads
+        // and is worded as a new one.
+        let old =
+            r#"{"note":"container","ratio":{"value":1.2,"lo":1.1,"hi":1.3,"n":6},"rounds":6}"#;
+        let old: StepNote = serde_json::from_str(old).unwrap();
+        assert_eq!(note(&old), note(&notes_container()));
+    }
+
+    /// A container note as a new run file keeps it.
+    fn notes_container() -> StepNote {
+        StepNote::Container {
+            ratio: e(1.2, 1.1, 1.3),
+            significant: Some(true),
+            outcome: Some(Outcome::Different),
+            rounds: 6,
+        }
     }
 }

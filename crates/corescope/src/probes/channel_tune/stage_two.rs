@@ -51,6 +51,8 @@ fn container_note(hash: &Row, tree: &Row) -> Option<StepNote> {
     let c = crate::stats::compare_paired(&tree.per_event_runs(), &hash.per_event_runs())?;
     Some(StepNote::Container {
         ratio: c.ratio,
+        significant: Some(c.significant),
+        outcome: Some(c.outcome),
         rounds: hash.per_event_runs().len(),
     })
 }
