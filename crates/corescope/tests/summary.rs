@@ -771,3 +771,52 @@ fn an_item_the_headline_states_is_left_out() {
         "{text}"
     );
 }
+
+#[test]
+fn a_comparison_probe_leads_with_its_first_finding_in_a_shorter_form() {
+    // The pool's findings as a default run orders them: the FFT with a cutoff
+    // first (too long for one line whole), rmatmul at equal k after (short).
+    let mut run = default_like();
+    let pool = run
+        .probes
+        .iter_mut()
+        .find(|p| p.id == "pool")
+        .expect("the pool probe");
+    pool.findings = vec![
+        compare(
+            "fft 2^12 with a sequential cutoff, time, each runtime at its best cutoff",
+            "s",
+            "taskpool (one thread per CPU) at cutoff 1024",
+            "rayon at cutoff 1024",
+            e(1.19, 1.15, 1.23),
+            Outcome::Different,
+        ),
+        compare(
+            "rmatmul N = 512, time at equal k = 4 (4096 leaf tasks)",
+            "s",
+            "taskpool (one thread per CPU)",
+            "rayon",
+            e(1.01, 0.99, 1.02),
+            Outcome::Equivalent,
+        ),
+    ]
+    .into();
+    let pool_block = |width| {
+        let lines = check(&run, width);
+        let (_, block) = blocks(&lines, &run)
+            .into_iter()
+            .find(|(id, _)| id == "pool")
+            .expect("a pool block");
+        flat(&block).trim_start_matches("pool ").to_string()
+    };
+    // At 100 columns the FFT leads, its sides named by their first words.
+    let block = pool_block(100);
+    assert!(
+        block.starts_with("fft 2^12 with a sequential cutoff: taskpool takes 1.19×"),
+        "{block}"
+    );
+    assert!(block.contains("as long as rayon"), "{block}");
+    // At 80 no form of it fits the line: the next finding leads.
+    let block = pool_block(80);
+    assert!(block.starts_with("rmatmul N = 512: taskpool"), "{block}");
+}

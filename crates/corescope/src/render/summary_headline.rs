@@ -553,30 +553,54 @@ fn slowdown_heads(p: &ProbeResult) -> Vec<String> {
 }
 
 /// The comparisons whose sides `keep` accepts, each in its short form, all of them
-/// joined first, then fewer.
+/// joined first, then fewer; then each alone in the findings' order, each in
+/// shorter forms before the next: whole, without its sides' asides (`taskpool
+/// (mutex free list)`; an equivalence keeps its `(within ±3 %)`), and with each
+/// side named by its first word (`taskpool` for `taskpool (one thread per CPU) at
+/// cutoff 1024`). So the probe's first finding leads while any form of it fits.
 fn comparison_heads(p: &ProbeResult, keep: impl Fn(&str, &str) -> bool) -> Vec<String> {
-    let parts: Vec<String> = p
+    let kept: Vec<&Finding> = p
         .findings
         .iter()
         .filter(|f| matches!(f, Finding::Comparison { a, b, .. } if keep(a, b)))
+        .collect();
+    let parts: Vec<String> = kept
+        .iter()
         .filter_map(|f| short_finding(f, false, false, &p.id))
         .collect();
     let mut heads: Vec<String> = (1..=parts.len())
         .rev()
         .map(|n| parts[..n].join("; "))
         .collect();
-    // Each one alone too, so a short later one can stand when the first is long,
-    // and each without its sides' asides (`taskpool (mutex free list)`); an
-    // equivalence keeps its `(within ±3 %)`.
-    heads.extend(parts.iter().skip(1).cloned());
-    heads.extend(
-        parts
-            .iter()
-            .filter(|p| !p.contains('≈'))
-            .map(|p| drop_parens(p))
-            .filter(|p| !parts.contains(p)),
-    );
+    for (i, (part, f)) in parts.iter().zip(&kept).enumerate() {
+        if i > 0 {
+            heads.push(part.clone());
+        }
+        if !part.contains('≈') {
+            heads.push(drop_parens(part));
+        }
+        heads.extend(sides_by_first_word(f).and_then(|t| short_finding(&t, false, false, &p.id)));
+    }
+    let mut seen = std::collections::HashSet::new();
+    heads.retain(|h| seen.insert(h.clone()));
     heads
+}
+
+/// A comparison with each side named by its first word, when that shortens either.
+fn sides_by_first_word(f: &Finding) -> Option<Finding> {
+    let Finding::Comparison { a, b, .. } = f else {
+        return None;
+    };
+    let first = |s: &str| s.split_whitespace().next().unwrap_or(s).to_string();
+    let (a1, b1) = (first(a), first(b));
+    if a1 == *a && b1 == *b {
+        return None;
+    }
+    let mut t = f.clone();
+    if let Finding::Comparison { a, b, .. } = &mut t {
+        (*a, *b) = (a1, b1);
+    }
+    Some(t)
 }
 
 /// A cell of a free table by column name.
