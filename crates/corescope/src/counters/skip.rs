@@ -158,6 +158,11 @@ pub enum SkipReason {
     #[serde(untagged)]
     #[error("{0}")]
     Old(String),
+    /// A reason a later build wrote, of a kind this one does not know: kept as
+    /// read, so the run file still loads.
+    #[serde(untagged)]
+    #[error("{0}")]
+    Later(serde_json::Value),
 }
 
 fn paranoid_words(level: Option<i64>) -> String {
@@ -239,6 +244,14 @@ mod tests {
                 "{json}"
             );
         }
+        // A kind from a later build reads, shown as its JSON, and is written back as read.
+        let later = r#"{"kind":"no_budget","event":"cycles"}"#;
+        let r: SkipReason = serde_json::from_str(later).unwrap();
+        assert!(matches!(r, SkipReason::Later(_)), "{r:?}");
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            serde_json::from_str::<serde_json::Value>(later).unwrap()
+        );
         let json = serde_json::to_string(&SkipReason::refused(CounterEvent::Cycles, enoent()));
         assert_eq!(
             json.unwrap(),
