@@ -613,6 +613,20 @@ mod tests {
     }
 
     #[test]
+    fn hspcs_buffers_follow_the_producers_l1d() {
+        let geometry = |spec: &str| {
+            let plan = ChannelProbe.plan(&plan_ctx(spec)).unwrap();
+            let hspc = &plan.params["hspc_configs"]["hspc"];
+            (hspc["buffers"].clone(), hspc["buffer_bytes"].clone())
+        };
+        let json = |b: u64, bytes: u64| (serde_json::json!(b), serde_json::json!(bytes));
+        assert_eq!(geometry("l1d:2(size=49152) core:1 pu:1"), json(2, 16 << 10));
+        assert_eq!(geometry("l1d:2(size=32768) core:1 pu:1"), json(4, 8 << 10));
+        // No cache in the topology: the 4 × 8 KiB of before.
+        assert_eq!(geometry("core:2 pu:1"), json(4, 8 << 10));
+    }
+
+    #[test]
     fn placements_follow_the_machine() {
         let names = |spec: &str| {
             let (p, skipped) = placements(&plan_ctx(spec));
