@@ -20,12 +20,31 @@ const CPU0_CACHES: &str = "/sys/devices/system/cpu/cpu0/cache";
 pub fn l1d_bytes() -> Option<usize> {
     let dir = std::fs::read_dir(CPU0_CACHES).ok()?;
     dir.flatten().find_map(|entry| {
-        let read = |name: &str| std::fs::read_to_string(entry.path().join(name)).ok();
+        let read = |name: &str| read_small(&entry.path().join(name));
         let (level, kind) = (read("level")?, read("type")?);
         (level.trim() == "1" && kind.trim() == "Data")
             .then(|| parse_size(&read("size")?))
             .flatten()
     })
+}
+
+/// Bytes read of one sysfs attribute at most: its values here (`1`, `Data`,
+/// `48K`) are a few bytes, so a longer one is not what this file expects.
+const ATTRIBUTE_MAX_BYTES: u64 = 64;
+
+/// The text of the regular file at `path`, if it holds at most
+/// [`ATTRIBUTE_MAX_BYTES`].
+fn read_small(path: &std::path::Path) -> Option<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(ATTRIBUTE_MAX_BYTES + 1)
+        .read_to_string(&mut text)
+        .ok()?;
+    (text.len() as u64 <= ATTRIBUTE_MAX_BYTES).then_some(text)
 }
 
 /// A sysfs cache size: a number of bytes with an optional `K`, `M` or `G`
@@ -48,7 +67,21 @@ fn parse_size(text: &str) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{parse_size, read_small, ATTRIBUTE_MAX_BYTES};
+
+    #[test]
+    fn only_small_regular_files_are_read() {
+        let dir = std::env::temp_dir().join(format!("hspc-cache-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (small, big) = (dir.join("small"), dir.join("big"));
+        std::fs::write(&small, "48K\n").unwrap();
+        std::fs::write(&big, "9".repeat(ATTRIBUTE_MAX_BYTES as usize + 1)).unwrap();
+        assert_eq!(read_small(&small).as_deref(), Some("48K\n"));
+        assert_eq!(read_small(&big), None, "longer than an attribute");
+        assert_eq!(read_small(&dir), None, "a directory");
+        assert_eq!(read_small(&dir.join("absent")), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn sizes_read_as_sysfs_writes_them() {
