@@ -559,20 +559,19 @@ fn slowdown_heads(p: &ProbeResult) -> Vec<String> {
 /// side named by its first word (`taskpool` for `taskpool (one thread per CPU) at
 /// cutoff 1024`). So the probe's first finding leads while any form of it fits.
 fn comparison_heads(p: &ProbeResult, keep: impl Fn(&str, &str) -> bool) -> Vec<String> {
-    let kept: Vec<&Finding> = p
+    // Each finding with its short form, so the two cannot fall out of step.
+    let found: Vec<(&Finding, String)> = p
         .findings
         .iter()
         .filter(|f| matches!(f, Finding::Comparison { a, b, .. } if keep(a, b)))
+        .filter_map(|f| Some((f, short_finding(f, false, false, &p.id)?)))
         .collect();
-    let parts: Vec<String> = kept
-        .iter()
-        .filter_map(|f| short_finding(f, false, false, &p.id))
-        .collect();
+    let parts: Vec<&str> = found.iter().map(|(_, part)| part.as_str()).collect();
     let mut heads: Vec<String> = (1..=parts.len())
         .rev()
         .map(|n| parts[..n].join("; "))
         .collect();
-    for (i, (part, f)) in parts.iter().zip(&kept).enumerate() {
+    for (i, (f, part)) in found.iter().enumerate() {
         if i > 0 {
             heads.push(part.clone());
         }
