@@ -379,20 +379,38 @@ const ROUNDTRIP_WARMUP: u64 = 32;
 /// count up from 0 and never reach it.
 const ROUNDTRIP_STOP: u64 = u64::MAX;
 
-/// Spins until `rx` has an event.
+/// Failed polls in a row after which a round trip's thread yields (the
+/// probe's `ROUNDTRIP_YIELD_EVERY`).
+const ROUNDTRIP_YIELD_EVERY: u32 = 1024;
+
+/// After a failed poll of a round trip: poll again at once, without a spin hint
+/// (as the probe and the `pingpong` example do; docs/channel.md, "The round
+/// trip polls without a spin hint"), and yield after a long streak, so that a
+/// partner sharing the CPU runs.
+#[inline(always)]
+fn poll_again(fails: &mut u32) {
+    *fails += 1;
+    if *fails % ROUNDTRIP_YIELD_EVERY == 0 {
+        std::thread::yield_now();
+    }
+}
+
+/// Polls until `rx` has an event.
 fn recv_spinning<C: Rx<u64>>(rx: &mut C) -> u64 {
+    let mut fails = 0;
     loop {
         if let Some(v) = rx.recv_one() {
             return v;
         }
-        std::hint::spin_loop();
+        poll_again(&mut fails);
     }
 }
 
-/// Sends `v` on `tx`, spinning while it is full, and hands it over at once.
+/// Sends `v` on `tx`, polling while it is full, and hands it over at once.
 fn send_spinning<P: Tx<u64>>(tx: &mut P, v: u64) {
+    let mut fails = 0;
     while !tx.send_one(v) {
-        std::hint::spin_loop();
+        poll_again(&mut fails);
     }
     tx.flush();
 }

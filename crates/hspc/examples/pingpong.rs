@@ -16,7 +16,6 @@
 //! Prints, per crate, the median ns per round trip over the blocks with the
 //! distribution-free 95 % interval of that median (order statistics).
 
-use std::hint::spin_loop;
 use std::time::Instant;
 
 /// Memory of every channel, as in the probe and the bench: 32 KiB.
@@ -127,19 +126,37 @@ fn pin(cpu: usize) -> bool {
     }
 }
 
+/// Failed polls in a row after which a thread yields (the probe's
+/// `ROUNDTRIP_YIELD_EVERY`).
+const YIELD_EVERY: u32 = 1024;
+
+/// After a failed poll: poll again at once, without a spin hint, as the probe
+/// and core-to-core-latency do (a `pause` is a fifth of a round trip on some
+/// hosts, and its rhythm against the line's arrival moves the figure); yield
+/// after a long streak, so that a partner sharing the CPU runs.
+#[inline(always)]
+fn poll_again(fails: &mut u32) {
+    *fails += 1;
+    if *fails % YIELD_EVERY == 0 {
+        std::thread::yield_now();
+    }
+}
+
 fn send<S: Send1>(tx: &mut S, v: u64) {
+    let mut fails = 0;
     while !tx.push(v) {
-        spin_loop();
+        poll_again(&mut fails);
     }
     tx.flush();
 }
 
 fn recv<R: Recv1>(rx: &mut R) -> u64 {
+    let mut fails = 0;
     loop {
         if let Some(v) = rx.pop() {
             return v;
         }
-        spin_loop();
+        poll_again(&mut fails);
     }
 }
 

@@ -30,7 +30,7 @@ use crate::analysis::pairs as pair_stats;
 use crate::clock::Clock;
 pub use crate::harness::spsc::adapters::Impl;
 use crate::harness::spsc::adapters::{hspc_config, roundtrip_of, transfer_of, CHANNEL_BYTES};
-use crate::harness::spsc::{PairLog, RunFail, ROUNDTRIP_BLOCK, YIELD_EVERY};
+use crate::harness::spsc::{PairLog, RunFail, ROUNDTRIP_BLOCK, ROUNDTRIP_YIELD_EVERY, YIELD_EVERY};
 use crate::model::{Finding, Measurement, Point, ProbeResult, Profile, Sensitivity, Table};
 use crate::placement::pairs::{self, PairCpus, Relation};
 use crate::units::fmt_value;
@@ -359,6 +359,8 @@ impl Probe for ChannelProbe {
             .param("roundtrip_trips_per_block", ROUNDTRIP_BLOCK)
             .param("roundtrip_event_bytes", 8)
             .param("yield_every_failed_calls", YIELD_EVERY)
+            .param("roundtrip_spin_hint", false)
+            .param("roundtrip_yield_every_failed_polls", ROUNDTRIP_YIELD_EVERY)
             .skipping(skipped))
     }
 

@@ -5,6 +5,8 @@
 //! Calls never block: a failed call (full or empty) spins, and after
 //! [`YIELD_EVERY`] failed calls in a row yields (so a partner on the same CPU, or
 //! preempted by the OS, gets to run) and looks at the stop flag and the deadline.
+//! The round trip polls without a spin hint and yields after
+//! [`ROUNDTRIP_YIELD_EVERY`] failed polls.
 //! Every event carries its sequence number (and, at 64 bytes, a filler derived
 //! from it): the consumer checks count, order and content, so a broken channel
 //! fails the run instead of producing a number.
@@ -38,6 +40,12 @@ pub type Cpus = (Option<u32>, Option<u32>);
 /// poll is quicker, and a system call's worth of time went into those round
 /// trips (docs/channel.md, "The harness yields only after a long wait").
 pub const YIELD_EVERY: u32 = 64;
+/// Failed polls in a row after which [`roundtrip`]'s threads yield (and look at
+/// the stop flag and the deadline). Its polls carry no spin hint and take a few
+/// ns each, so a streak this long is some µs: far longer than any round trip
+/// between two running threads, short enough that a partner sharing the CPU
+/// runs soon.
+pub const ROUNDTRIP_YIELD_EVERY: u32 = 1024;
 /// Round trips dropped before sampling (warm-up).
 pub const ROUNDTRIP_WARMUP: usize = 32;
 /// Round trips per timed block of [`roundtrip`]: the clock is read once per
@@ -140,18 +148,32 @@ pub enum RunFail {
     Corrupt(String),
 }
 
-/// Waits after a failed call: a spin hint, and after [`YIELD_EVERY`] failures
-/// in a row a `yield` and a look at the stop flag and the deadline. False =
-/// give up. The measured loops call [`Idle::progressed`] after each call that
-/// moved an event.
-struct Idle<'a> {
+/// Waits after a failed call: a spin hint (`HINT`), and after [`YIELD_EVERY`]
+/// failures in a row (without the hint: [`ROUNDTRIP_YIELD_EVERY`]) a `yield`
+/// and a look at the stop flag and the deadline. False = give up. The measured
+/// loops call [`Idle::progressed`] after each call that moved an event.
+///
+/// [`roundtrip`] polls without the hint, as core-to-core-latency does: on a
+/// Zen 5 guest a `pause` lasts about 20 ns, a fifth of a round trip between
+/// two cores, and where the hint's rhythm fell against the line's arrival
+/// moved ringbuf's round trip between 60 and 120 ns with the same source in
+/// two builds; without it, 122–128 ns in both (docs/channel.md, "The round
+/// trip polls without a spin hint").
+struct Idle<'a, const HINT: bool = true> {
     /// Failed calls since the last one that moved an event.
     fails: u32,
     stop: &'a AtomicBool,
     deadline: Instant,
 }
 
-impl<'a> Idle<'a> {
+impl<'a, const HINT: bool> Idle<'a, HINT> {
+    /// Failed calls in a row before a yield and a look at the stop flag.
+    const STREAK: u32 = if HINT {
+        YIELD_EVERY
+    } else {
+        ROUNDTRIP_YIELD_EVERY
+    };
+
     fn new(stop: &'a AtomicBool, deadline: Instant) -> Self {
         Self {
             fails: 0,
@@ -169,14 +191,16 @@ impl<'a> Idle<'a> {
     #[inline]
     fn wait(&mut self) -> bool {
         self.fails = self.fails.wrapping_add(1);
-        if self.fails % YIELD_EVERY != 0 {
-            std::hint::spin_loop();
+        if self.fails % Self::STREAK != 0 {
+            if HINT {
+                std::hint::spin_loop();
+            }
             return true;
         }
         self.check()
     }
 
-    /// Every [`YIELD_EVERY`] failures in a row: the stop flag, the deadline and a
+    /// Every [`Self::STREAK`] failures in a row: the stop flag, the deadline and a
     /// `yield`. Out of line, so that the measured loops around [`Idle::wait`]
     /// hold no clock or yield call of their own.
     #[cold]
@@ -555,7 +579,7 @@ pub fn roundtrip<E: Event, P1: Tx<E>, C1: Rx<E>, P2: Tx<E>, C2: Rx<E>>(
     std::thread::scope(|s| {
         let echo = s.spawn(move || {
             counted(log, cpus.1, || -> Result<(), RunFail> {
-                let mut idle = Idle::new(stop, deadline);
+                let mut idle = Idle::<false>::new(stop, deadline);
                 for k in 0..total {
                     let e = loop {
                         if let Some(e) = ping_rx.recv_one() {
@@ -586,7 +610,7 @@ pub fn roundtrip<E: Event, P1: Tx<E>, C1: Rx<E>, P2: Tx<E>, C2: Rx<E>>(
         });
         let origin = s.spawn(move || {
             counted(log, cpus.0, || -> Result<Vec<u64>, RunFail> {
-                let mut idle = Idle::new(stop, deadline);
+                let mut idle = Idle::<false>::new(stop, deadline);
                 let mut out = Vec::with_capacity(blocks);
                 let mut block_start = ticks();
                 for k in 0..total {
@@ -687,7 +711,7 @@ mod tests {
     #[test]
     fn the_harness_yields_only_after_a_streak_of_failures() {
         let stop = AtomicBool::new(true);
-        let mut idle = Idle::new(&stop, far());
+        let mut idle = Idle::<true>::new(&stop, far());
         for _ in 0..3 {
             for _ in 1..YIELD_EVERY {
                 assert!(idle.wait(), "gave up before a whole streak");
@@ -696,6 +720,18 @@ mod tests {
         }
         for _ in 1..YIELD_EVERY {
             assert!(idle.wait());
+        }
+        assert!(!idle.wait(), "a whole streak looks at the stop flag");
+    }
+
+    /// The round trip's waiter (no spin hint) keeps polling for a longer
+    /// streak before it looks at the stop flag.
+    #[test]
+    fn the_round_trip_polls_a_longer_streak() {
+        let stop = AtomicBool::new(true);
+        let mut idle = Idle::<false>::new(&stop, far());
+        for _ in 1..ROUNDTRIP_YIELD_EVERY {
+            assert!(idle.wait(), "gave up before a whole streak");
         }
         assert!(!idle.wait(), "a whole streak looks at the stop flag");
     }
