@@ -9,7 +9,9 @@
 //! look alike in `harness::spsc::adapters`): non-blocking calls, a spin hint when
 //! full or empty and a `yield` after [`YIELD_EVERY`] failed calls in a row (so a
 //! partner on the same CPU, or preempted by the OS, gets to run), and the same channel memory
-//! ([`CHANNEL_BYTES`]).
+//! ([`CHANNEL_BYTES`]). The round trip polls again at once, without the hint, and
+//! yields after [`ROUNDTRIP_YIELD_EVERY`] failed polls (a hint's rhythm against the
+//! line's arrival moved it with the build; docs/channel.md).
 //!
 //! - Throughput: `events` events of 8 or 64 bytes, sent one at a time (batch 1) or
 //!   in batches; events per second from the start gate to the consumer's last
