@@ -7,6 +7,7 @@
 //! `memory.usage_in_bytes`); `topology::host` reads them. A probe may use at most
 //! [`USABLE_FRACTION`] of it.
 
+use crate::model::Warning;
 use crate::topology::host;
 
 /// Share of the available memory one probe may allocate: the rest is headroom for
@@ -58,8 +59,8 @@ pub enum MemError {
 pub struct Fit {
     /// Bytes per thread (a multiple of `granule`).
     pub per_thread: u64,
-    /// Set when the request was shrunk: a sentence for the result's warnings.
-    pub warning: Option<String>,
+    /// Set when the request was shrunk: a warning for the result.
+    pub warning: Option<Warning>,
 }
 
 /// `1.5 GiB`, `256 MiB`, `4 KiB`.
@@ -108,15 +109,16 @@ pub fn fit(
     }
     Ok(Fit {
         per_thread: shrunk,
-        warning: Some(format!(
-            "{what}: {} per thread × {threads} threads does not fit in {} ({:.0} % of {} available, {}); used {} per thread",
-            human(per_thread),
-            human(usable),
-            USABLE_FRACTION * 100.0,
-            human(available.bytes),
-            available.source,
-            human(shrunk)
-        )),
+        warning: Some(Warning::MemoryShrunk {
+            what: what.into(),
+            asked_bytes_per_thread: per_thread,
+            threads,
+            usable_bytes: usable,
+            usable_percent: USABLE_FRACTION * 100.0,
+            available_bytes: available.bytes,
+            available_source: available.source.clone(),
+            used_bytes_per_thread: shrunk,
+        }),
     })
 }
 
@@ -173,7 +175,14 @@ mod tests {
         assert_eq!(f.per_thread % MIB, 0);
         assert!(f.per_thread >= MIB);
         let w = f.warning.unwrap();
-        assert!(w.contains("2048 threads") && w.contains("used"), "{w}");
+        assert!(
+            matches!(
+                w,
+                Warning::MemoryShrunk { threads: 2048, used_bytes_per_thread, .. }
+                    if used_bytes_per_thread == f.per_thread
+            ),
+            "{w:?}"
+        );
     }
 
     #[test]

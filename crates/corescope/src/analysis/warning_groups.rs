@@ -63,7 +63,8 @@ pub fn cause_of(w: &Warning) -> Cause {
         Warning::Migrated { .. } => Cause::PinnedMoved,
         Warning::WideInterval { .. } => Cause::WideInterval,
         Warning::TimerStep { .. } => Cause::TimerStep,
-        Warning::Note { .. } | Warning::PinsRefused { .. } => Cause::Other,
+        // Pins, counters, stops, memory and the environment: in their own words.
+        _ => Cause::Other,
     }
 }
 
@@ -72,7 +73,7 @@ fn figure_of(w: &Warning) -> Option<&str> {
     match w {
         Warning::WideInterval { series, .. } | Warning::TimerStep { series, .. } => Some(series),
         Warning::Migrated { case, .. } => Some(case),
-        Warning::Noisy { .. } | Warning::Note { .. } | Warning::PinsRefused { .. } => None,
+        _ => None,
     }
 }
 

@@ -64,6 +64,16 @@ pub struct CounterError {
     pub source: OsError,
 }
 
+impl From<CounterError> for crate::model::Warning {
+    fn from(e: CounterError) -> Self {
+        crate::model::Warning::CountersFailed {
+            op: e.op.into(),
+            group: e.group.into(),
+            error: e.source,
+        }
+    }
+}
+
 /// Whether a group of counters is counted here, or why not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

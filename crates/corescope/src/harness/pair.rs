@@ -73,7 +73,7 @@ pub fn rotation(variants: usize, rounds: usize) -> Vec<usize> {
 }
 
 /// One chunk of a paired measurement: (A, B) tick pairs, and why it stopped early.
-pub type PairChunk = (Vec<(u64, u64)>, Option<String>);
+pub type PairChunk = (Vec<(u64, u64)>, Option<crate::model::Warning>);
 
 /// Samples of chunk `round` (of [`CHUNKS`]) when the chunks together take `samples`.
 pub fn chunk_len(samples: usize, round: usize) -> usize {
@@ -85,11 +85,11 @@ pub fn chunk_len(samples: usize, round: usize) -> usize {
 /// reason it stopped early, if it did. The first stop ends all rounds (the budget or
 /// a partner that did not answer): every variant then has the rounds it completed.
 /// Returns the samples per variant and the stop reason.
-pub fn interleaved<T, E>(
+pub fn interleaved<T, S, E>(
     variants: usize,
     samples: usize,
-    mut run: impl FnMut(usize, usize) -> Result<(Vec<T>, Option<String>), E>,
-) -> Result<(Vec<Vec<T>>, Option<String>), E> {
+    mut run: impl FnMut(usize, usize) -> Result<(Vec<T>, Option<S>), E>,
+) -> Result<(Vec<Vec<T>>, Option<S>), E> {
     let mut out: Vec<Vec<T>> = (0..variants).map(|_| Vec::new()).collect();
     for (i, v) in rotation(variants, CHUNKS).into_iter().enumerate() {
         let n = chunk_len(samples, i / variants.max(1));
@@ -225,7 +225,7 @@ mod tests {
     fn variants_take_turns_in_rotated_rounds() {
         assert_eq!(rotation(3, 2), vec![0, 1, 2, 1, 2, 0]);
         let mut order = Vec::new();
-        let (out, stop) = interleaved::<usize, ()>(2, 300, |v, n| {
+        let (out, stop) = interleaved::<usize, &str, ()>(2, 300, |v, n| {
             order.push(v);
             Ok((vec![v; n], None))
         })
@@ -234,14 +234,11 @@ mod tests {
         assert_eq!(order.len(), 2 * CHUNKS);
         assert!(order.chunks(2).all(|r| r[0] != r[1]));
         assert_eq!((out[0].len(), out[1].len()), (300, 300));
-        let (out, stop) = interleaved::<usize, ()>(2, 300, |v, _| {
-            Ok((vec![v], (v == 1).then(|| "late".into())))
+        let (out, stop) = interleaved::<usize, &str, ()>(2, 300, |v, _| {
+            Ok((vec![v], (v == 1).then_some("late")))
         })
         .unwrap();
-        assert_eq!(
-            (out[0].len(), out[1].len(), stop.as_deref()),
-            (1, 1, Some("late"))
-        );
+        assert_eq!((out[0].len(), out[1].len(), stop), (1, 1, Some("late")));
         assert_eq!((0..CHUNKS).map(|r| chunk_len(5, r)).sum::<usize>(), 5);
     }
 

@@ -13,6 +13,7 @@
 
 use crate::affinity;
 use crate::counters::{CountedThread, SkipReason, TeamCount, ThreadCounter};
+use crate::model::Warning;
 use crate::timestamp::now_ns;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -106,8 +107,8 @@ pub struct TeamOutcome<R> {
     pub reps: Vec<RepStamps>,
     /// `results[thread][rep]`: what the kernel returned.
     pub results: Vec<Vec<R>>,
-    /// Pinning the OS refused, and similar conditions, as warning sentences.
-    pub warnings: Vec<String>,
+    /// Pinning the OS refused, and counters that failed, once each.
+    pub warnings: Vec<Warning>,
     /// The deadline stopped the team before all requested repetitions ran.
     pub stopped_early: bool,
     /// Per-worker event counts around the kernel (only from [`run_team_counted`]).
@@ -298,6 +299,19 @@ where
     run_team_counted(cpus, reps, deadline, false, setup, kernel)
 }
 
+/// The warning a failed pin raises: the thread ran where the OS put it.
+pub fn pin_warning(e: affinity::PinError) -> Warning {
+    match e {
+        affinity::PinError::Refused { cpu, source } => Warning::Unpinned {
+            cpu,
+            error: source.into(),
+        },
+        affinity::PinError::Elsewhere { cpu, now } => {
+            Warning::PinnedElsewhere { cpu, now_cpu: now }
+        }
+    }
+}
+
 /// The team's outcome from its workers' records: stamps per repetition (as many as
 /// every worker ran), results per worker, warnings once each, counts.
 fn assemble<R>(
@@ -312,11 +326,11 @@ fn assemble<R>(
             per_thread: per_worker.iter().map(|w| w.0[r]).collect(),
         })
         .collect();
-    let mut warnings: Vec<String> = Vec::new();
+    let mut warnings: Vec<Warning> = Vec::new();
     let counter_errors = per_worker
         .iter()
-        .filter_map(|w| w.3.as_ref().and_then(|c| c.error.as_ref()))
-        .map(ToString::to_string);
+        .filter_map(|w| w.3.as_ref().and_then(|c| c.error.clone()))
+        .map(Warning::from);
     for w in per_worker
         .iter()
         .filter_map(|w| w.2.clone())
@@ -374,8 +388,7 @@ where
             let (gate, setup, kernel) = (&gate, &setup, &kernel);
             let worker = move || -> WorkerOut<R> {
                 let body = || {
-                    let warning =
-                        cpu.and_then(|c| affinity::pin_checked(c).err().map(|e| e.to_string()));
+                    let warning = cpu.and_then(|c| affinity::pin_checked(c).err().map(pin_warning));
                     let mut state = setup(i);
                     let mut stamps = Vec::with_capacity(reps);
                     let mut results = Vec::with_capacity(reps);
@@ -449,7 +462,7 @@ where
 type WorkerRecord<R> = (
     Vec<(u64, u64)>,
     Vec<R>,
-    Option<String>,
+    Option<Warning>,
     Option<CountedThread>,
 );
 
@@ -648,6 +661,10 @@ mod tests {
         let out = run_team(&[Some(100_000)], 1, None, |_| (), |_, _| ()).unwrap();
         assert_eq!(out.reps.len(), 1);
         assert_eq!(out.warnings.len(), 1);
-        assert!(out.warnings[0].contains("100000"), "{}", out.warnings[0]);
+        assert!(
+            matches!(out.warnings[0], Warning::Unpinned { cpu: 100_000, .. }),
+            "{:?}",
+            out.warnings[0]
+        );
     }
 }

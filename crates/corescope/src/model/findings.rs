@@ -4,6 +4,7 @@
 
 use super::tuning::{Against, StepNote, Tuned};
 use super::Estimate;
+use crate::counters::OsError;
 pub use crate::stats::Outcome;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -235,10 +236,254 @@ pub enum Warning {
         /// Pins refused.
         pins: usize,
     },
-    /// A warning in words.
+    /// The OS refused to pin a thread to a CPU: it ran where the OS put it.
+    Unpinned {
+        /// The CPU asked for (OS index).
+        cpu: u32,
+        /// What the OS said.
+        error: OsError,
+    },
+    /// A thread was pinned to a CPU but runs on another.
+    PinnedElsewhere {
+        /// The CPU asked for (OS index).
+        cpu: u32,
+        /// The CPU it runs on (OS index).
+        now_cpu: u32,
+    },
+    /// A counter operation failed after the counters were opened: the counts of
+    /// that group are missing or partial.
+    CountersFailed {
+        /// `enable`, `disable`, `reset` or `read`.
+        op: String,
+        /// `software` or `hardware`.
+        group: String,
+        /// What the OS said.
+        error: OsError,
+    },
+    /// A case stopped at the probe's deadline before it completed.
+    StoppedAtDeadline {
+        /// The case (`c2c 0↔1`, `atomics cas ×4`).
+        what: String,
+        /// What it completed, in `unit`.
+        done: u64,
+        /// What it was to do, in `unit`.
+        planned: u64,
+        /// What `done` and `planned` count.
+        unit: Counted,
+    },
+    /// A comparison group reached the budget before its least number of rounds.
+    BudgetReached {
+        /// The group.
+        group: String,
+        /// Rounds it ran.
+        rounds_done: usize,
+        /// Rounds it was to run at least.
+        rounds_min: usize,
+    },
+    /// A paired measurement (two stamps per sample) stopped before its samples.
+    SamplingStopped {
+        /// The variant measured when it stopped.
+        variant: String,
+        /// Why.
+        stop: SampleStop,
+    },
+    /// Threads of a team were preempted (they got less CPU time than wall time):
+    /// their results are left out.
+    Preempted {
+        /// The probe.
+        probe: String,
+        /// What the threads ran (`avx2`).
+        kernel: String,
+        /// Threads in the team.
+        threads: usize,
+        /// Threads whose result came back.
+        results: usize,
+        /// Of those, the threads preempted.
+        preempted: usize,
+    },
+    /// A growing sweep stopped at a size that took longer than its allowance.
+    GaveUp {
+        /// The variant.
+        variant: String,
+        /// Its last size.
+        n: usize,
+        /// The time of that size, in s.
+        time_s: f64,
+    },
+    /// A timer read on one CPU was later than the next read on another CPU.
+    NotMonotonic {
+        /// The timer.
+        timer: String,
+    },
+    /// A request for memory did not fit what the machine allows: it was shrunk.
+    MemoryShrunk {
+        /// What the memory is for.
+        what: String,
+        /// Bytes per thread asked for.
+        asked_bytes_per_thread: u64,
+        /// Threads.
+        threads: usize,
+        /// Bytes usable (the share of `available_bytes` a probe may take).
+        usable_bytes: u64,
+        /// That share, in %.
+        usable_percent: f64,
+        /// Bytes available.
+        available_bytes: u64,
+        /// Where `available_bytes` came from (`MemAvailable`, a cgroup's limit).
+        available_source: String,
+        /// Bytes per thread used.
+        used_bytes_per_thread: u64,
+    },
+    /// `mbind` was refused: the memory went where first touch put it.
+    NotBound {
+        /// The probe.
+        probe: String,
+        /// What `mbind` said.
+        mbind: String,
+    },
+    /// Checked pages of a buffer were on other NUMA nodes than the one asked for.
+    PagesElsewhere {
+        /// The probe.
+        probe: String,
+        /// The buffer (`line of 0↔1`, a cell).
+        cell: String,
+        /// The node asked for.
+        node: u32,
+        /// Pages checked.
+        checked_pages: u64,
+        /// Pages not on `node` (nor of unknown node).
+        elsewhere_pages: u64,
+        /// Of those, pages per node: (node, pages).
+        by_node: Vec<(u32, u64)>,
+    },
+    /// Checked pages of a buffer whose node the OS did not say (not present).
+    PagesNodeUnknown {
+        /// The probe.
+        probe: String,
+        /// The buffer.
+        cell: String,
+        /// Pages checked.
+        checked_pages: u64,
+        /// Pages of unknown node.
+        unknown_pages: u64,
+    },
+    /// The pages' nodes could not be queried.
+    BindingUnchecked {
+        /// The probe.
+        probe: String,
+        /// What the query said.
+        error: String,
+    },
+    /// The OS reports no NUMA node: the machine was measured as one node 0.
+    NoNumaNode,
+    /// Transparent huge pages are unavailable: a part of the probe was skipped.
+    NoHugePages {
+        /// The part skipped (`read-thp`).
+        part: String,
+        /// The THP mode read, if any.
+        mode: Option<String>,
+    },
+    /// The IO units could not run: no file could be made in the directory.
+    IoSkipped {
+        /// Why.
+        error: String,
+    },
+    /// The IO units' directory is on a file system in memory: they write and fsync
+    /// memory, no disk.
+    IoInMemory {
+        /// The directory.
+        dir: String,
+        /// Its file system (`tmpfs`).
+        filesystem: String,
+    },
+    /// Only a representative subset of the CPUs is measured.
+    CpuSubset {
+        /// How the subset was chosen, and what it holds.
+        description: String,
+    },
+    /// A host ran more MPI ranks than it has CPUs.
+    Oversubscribed {
+        /// The host.
+        host: String,
+        /// Ranks on it.
+        ranks: usize,
+        /// Its online CPUs.
+        cpus: usize,
+    },
+    /// The thread that first touches memory for the others could not be pinned.
+    FirstTouch {
+        /// The pin's own warning ([`Warning::Unpinned`], [`Warning::PinnedElsewhere`]).
+        pin: Box<Warning>,
+    },
+    /// A size of a growing sweep was given up (not started, or stopped at its
+    /// deadline or a limit): the sweep ends below it.
+    SizeGivenUp {
+        /// The series (`fft/lockfree`).
+        series: String,
+        /// The size given up, as its base-2 logarithm.
+        size_log2: u32,
+        /// How it stopped, in words.
+        how: String,
+    },
+    /// A warning in words (older run files, and one-off sentences).
     Note {
         /// The sentence.
         text: String,
+    },
+}
+
+/// What the figures of [`Warning::StoppedAtDeadline`] count.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Counted {
+    /// Repetitions.
+    Repetitions,
+    /// Rounds.
+    Rounds,
+    /// Nanoseconds.
+    Ns,
+}
+
+/// Why a paired measurement stopped before its samples.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum SampleStop {
+    /// The probe's budget ran out (after this many samples, where counted).
+    Budget {
+        /// Samples taken.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        samples: Option<u64>,
+    },
+    /// The partner did not get ready within the timeout.
+    PartnerNotReady {
+        /// The timeout, in s.
+        timeout_s: f64,
+    },
+    /// The partner did not wake within the timeout.
+    PartnerNotWoken {
+        /// The timeout, in s.
+        timeout_s: f64,
+    },
+    /// A child thread did not start within the timeout.
+    ChildNotStarted {
+        /// The timeout, in s.
+        timeout_s: f64,
+    },
+    /// `pthread_create` failed.
+    CreateFailed {
+        /// Samples taken.
+        samples: u64,
+        /// What it returned.
+        error: OsError,
+    },
+    /// `pthread_attr_init` failed.
+    AttrInit,
+    /// `pthread_attr_setaffinity_np` failed.
+    AttrAffinity {
+        /// The CPU (OS index).
+        cpu: u32,
+        /// Its return code.
+        rc: i32,
     },
 }
 
@@ -285,5 +530,180 @@ impl PartialEq<String> for Warning {
 impl PartialEq<str> for Warning {
     fn eq(&self, other: &str) -> bool {
         matches!(self, Warning::Note { text } if text == other)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Notes;
+
+    fn os(errno: i32) -> OsError {
+        std::io::Error::from_raw_os_error(errno).into()
+    }
+
+    /// One of every warning the probes and the runner raise while measuring.
+    pub(crate) fn measuring_warnings() -> Vec<Warning> {
+        vec![
+            Warning::Unpinned {
+                cpu: 7,
+                error: os(libc::EINVAL),
+            },
+            Warning::PinnedElsewhere { cpu: 3, now_cpu: 5 },
+            Warning::CountersFailed {
+                op: "read".into(),
+                group: "hardware".into(),
+                error: os(libc::EIO),
+            },
+            Warning::StoppedAtDeadline {
+                what: "c2c 0↔1".into(),
+                done: 3,
+                planned: 8,
+                unit: Counted::Repetitions,
+            },
+            Warning::BudgetReached {
+                group: "int ×2".into(),
+                rounds_done: 2,
+                rounds_min: 6,
+            },
+            Warning::SamplingStopped {
+                variant: "same-cpu".into(),
+                stop: SampleStop::Budget { samples: Some(64) },
+            },
+            Warning::SamplingStopped {
+                variant: "spawn".into(),
+                stop: SampleStop::CreateFailed {
+                    samples: 10,
+                    error: os(libc::EAGAIN),
+                },
+            },
+            Warning::SamplingStopped {
+                variant: "x".into(),
+                stop: SampleStop::AttrInit,
+            },
+            Warning::Preempted {
+                probe: "p".into(),
+                kernel: "avx2".into(),
+                threads: 4,
+                results: 4,
+                preempted: 1,
+            },
+            Warning::GaveUp {
+                variant: "naive".into(),
+                n: 1024,
+                time_s: 2.5,
+            },
+            Warning::NotMonotonic {
+                timer: "rdtsc".into(),
+            },
+            Warning::MemoryShrunk {
+                what: "blocks".into(),
+                asked_bytes_per_thread: 1 << 30,
+                threads: 8,
+                usable_bytes: 1 << 32,
+                usable_percent: 50.0,
+                available_bytes: 1 << 33,
+                available_source: "MemAvailable".into(),
+                used_bytes_per_thread: 1 << 29,
+            },
+            Warning::NotBound {
+                probe: "p".into(),
+                mbind: "mbind: Operation not permitted".into(),
+            },
+            Warning::PagesElsewhere {
+                probe: "p".into(),
+                cell: "line of 0↔1".into(),
+                node: 0,
+                checked_pages: 16,
+                elsewhere_pages: 3,
+                by_node: vec![(1, 2), (2, 1)],
+            },
+            Warning::PagesNodeUnknown {
+                probe: "p".into(),
+                cell: "c".into(),
+                checked_pages: 16,
+                unknown_pages: 2,
+            },
+            Warning::BindingUnchecked {
+                probe: "p".into(),
+                error: "move_pages: ENOSYS".into(),
+            },
+            Warning::NoNumaNode,
+            Warning::NoHugePages {
+                part: "read-thp".into(),
+                mode: None,
+            },
+            Warning::IoSkipped {
+                error: "O_TMPFILE in /tmp: denied".into(),
+            },
+            Warning::IoInMemory {
+                dir: "/tmp".into(),
+                filesystem: "tmpfs".into(),
+            },
+            Warning::CpuSubset {
+                description: "a subset of 4 CPUs".into(),
+            },
+            Warning::Oversubscribed {
+                host: "n1".into(),
+                ranks: 8,
+                cpus: 4,
+            },
+        ]
+    }
+
+    #[test]
+    fn every_measuring_warning_round_trips_through_the_run_file() {
+        for w in measuring_warnings() {
+            let json = serde_json::to_string(&w).unwrap();
+            assert_eq!(serde_json::from_str::<Warning>(&json).unwrap(), w, "{json}");
+            // In a probe's list too (the run file reads lists through `Notes`).
+            let list = serde_json::to_string(&vec![w.clone()]).unwrap();
+            let back: Notes<Warning> = serde_json::from_str(&list).unwrap();
+            assert_eq!(back.0, vec![w], "{list}");
+        }
+    }
+
+    #[test]
+    fn a_measuring_warning_is_tagged_by_its_kind() {
+        let w = Warning::Unpinned {
+            cpu: 7,
+            error: os(libc::EINVAL),
+        };
+        assert_eq!(
+            serde_json::to_string(&w).unwrap(),
+            r#"{"kind":"unpinned","cpu":7,"error":{"errno":22}}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&Warning::NoNumaNode).unwrap(),
+            r#"{"kind":"no_numa_node"}"#
+        );
+    }
+
+    #[test]
+    fn older_warnings_in_words_still_load() {
+        // Run files before these kinds held each as a note; version 1 as a bare sentence.
+        let text = "the OS refused to pin a thread to CPU 7 (Invalid argument (os error 22)); \
+                    it ran unpinned";
+        let json = format!(r#"[{{"kind":"note","text":"{text}"}}, "{text}"]"#);
+        let back: Notes<Warning> = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            back.0,
+            vec![
+                Warning::Note { text: text.into() },
+                Warning::Note { text: text.into() }
+            ]
+        );
+        // A kind a later build writes still loads, as its JSON in words.
+        let later: Notes<Warning> = serde_json::from_str(r#"[{"kind":"later","x":1}]"#).unwrap();
+        assert!(matches!(&later.0[0], Warning::Note { .. }), "{later:?}");
+    }
+
+    #[test]
+    fn equal_measuring_warnings_are_kept_once() {
+        let mut n: Notes<Warning> = Notes::default();
+        for w in measuring_warnings().into_iter().chain(measuring_warnings()) {
+            n.push_unique(w);
+        }
+        assert_eq!(n.len(), measuring_warnings().len());
     }
 }

@@ -25,7 +25,7 @@ pub use crate::stats::{Distribution, Estimate, Histogram, ModeRange, Summary};
 pub use counts::{CaseCounters, ProbeCounters, RoundCount};
 pub use crosscheck::{Agreement, CrossCheck, CrossRow, RowStatus};
 pub use doctor::{Check, CheckId, Checks, TuneWrite, Verdict};
-pub use findings::{Finding, NoiseCause, Outcome, Warning};
+pub use findings::{Counted, Finding, NoiseCause, Outcome, SampleStop, Warning};
 pub use notes::Notes;
 pub use same_quantity::{Pick, SameQuantity};
 pub use sensitivity::Sensitivity;

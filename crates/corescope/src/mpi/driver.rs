@@ -310,10 +310,11 @@ fn describe_ranks(infos: &[RankInfo], plan: &Plan, probe: &mut ProbeResult) {
     }
     for &(h, n, cpus) in &per_host {
         if n > cpus {
-            probe.warnings.push(format!(
-                "{h} runs {n} ranks on {cpus} CPUs (oversubscribed): ranks time-share CPUs, so \
-                 times include scheduling delays; compare only runs with ranks <= CPUs"
-            ));
+            probe.warnings.push(crate::model::Warning::Oversubscribed {
+                host: h.into(),
+                ranks: n,
+                cpus,
+            });
         }
     }
     probe.findings.as_mut_vec().insert(

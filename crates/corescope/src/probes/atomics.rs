@@ -11,7 +11,7 @@
 use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx, SweepConfigs};
 use crate::analysis;
 use crate::clock::now_ns;
-use crate::model::{Measurement, Point, ProbeResult, Sensitivity};
+use crate::model::{Counted, Measurement, Point, ProbeResult, Sensitivity, Warning};
 use crate::placement::arg as placement_arg;
 use crate::placement::Strategy;
 use crossbeam_utils::CachePadded;
@@ -248,10 +248,12 @@ impl Probe for Atomics {
         let dur = c.duration_ns.min(left_ns.max(1));
         let out = ctx.team(&cpus, 1, |_| (), |_, _| hammer(s, c.method, dur))?;
         if dur < c.duration_ns {
-            let w = format!(
-                "atomics {}: stopped at the probe's deadline after {} of {} ns",
-                case.label, dur, c.duration_ns
-            );
+            let w = Warning::StoppedAtDeadline {
+                what: format!("{ID} {}", case.label),
+                done: dur,
+                planned: c.duration_ns,
+                unit: Counted::Ns,
+            };
             if !ctx.warnings.contains(&w) {
                 ctx.warnings.push(w);
             }

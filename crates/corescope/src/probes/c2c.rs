@@ -22,7 +22,9 @@
 
 use super::numa::{NodeBuffer, NumaError};
 use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
-use crate::model::{Estimate, Finding, Matrix, Measurement, ProbeResult, Sensitivity};
+use crate::model::{
+    Counted, Estimate, Finding, Matrix, Measurement, ProbeResult, Sensitivity, Warning,
+};
 use crate::placement::subset;
 use crossbeam_utils::CachePadded;
 use serde::Serialize;
@@ -242,8 +244,8 @@ impl Probe for C2c {
              NUMA node, first written by the first CPU's thread after pinning, checked with \
              move_pages, unmapped afterwards; never recycled",
         );
-        if let Some(n) = note {
-            plan = plan.warning(n);
+        if let Some(description) = note {
+            plan = plan.warning(Warning::CpuSubset { description });
         }
         Ok(plan)
     }
@@ -254,12 +256,12 @@ impl Probe for C2c {
         let (mut cas_t, mut rw_t) = (Vec::new(), Vec::new());
         for _ in 0..REPS {
             if ctx.expired() && !cas_t.is_empty() {
-                ctx.warnings.push(format!(
-                    "c2c {}↔{}: stopped at the probe's deadline after {} of {REPS} repetitions",
-                    c.a,
-                    c.b,
-                    cas_t.len()
-                ));
+                ctx.warnings.push(Warning::StoppedAtDeadline {
+                    what: format!("{ID} {}↔{}", c.a, c.b),
+                    done: cas_t.len() as u64,
+                    planned: REPS as u64,
+                    unit: Counted::Repetitions,
+                });
                 break;
             }
             // Fresh lines per repetition, mapped and first written by the first
@@ -305,7 +307,7 @@ impl Probe for C2c {
                 Some(Ok(p)) if node.is_some() => {
                     let b = p.buf.check(1);
                     let cell = format!("line of {}↔{}", c.a, c.b);
-                    for w in b.warnings("c2c", &cell, node.unwrap_or(0)) {
+                    for w in b.warnings(ID, &cell, node.unwrap_or(0)) {
                         if !ctx.warnings.contains(&w) {
                             ctx.warnings.push(w);
                         }

@@ -27,7 +27,7 @@
 
 use super::{Analysis, Case, NotRun, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::kernels::clock_chain::{self, ADDS_PER_ITER};
-use crate::model::{Finding, Measurement, Point, ProbeResult, Series};
+use crate::model::{Finding, Measurement, Point, ProbeResult, Series, Warning};
 use crate::placement::Strategy;
 use serde::Serialize;
 use std::hint::black_box;
@@ -274,13 +274,13 @@ impl Probe for ClockCurve {
             crate::stats::median(&used),
         )]);
         if used.len() < runs.len() {
-            m.warnings.push(format!(
-                "clock-curve: {} of {} threads preempted at {} ({}); their chains left out",
-                runs.len() - used.len(),
-                runs.len(),
-                crate::units::threads(c.threads as f64),
-                c.isa.name()
-            ));
+            m.warnings.push(Warning::Preempted {
+                probe: ID.into(),
+                kernel: c.isa.name().into(),
+                threads: c.threads,
+                results: runs.len(),
+                preempted: runs.len() - used.len(),
+            });
         }
         Ok(m)
     }

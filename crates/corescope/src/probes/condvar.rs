@@ -20,7 +20,7 @@ use super::{Analysis, Case, NotRun, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
 use crate::harness::pair::{self, PthreadCond, PthreadMutex};
-use crate::model::{Measurement, ProbeResult, Sensitivity};
+use crate::model::{Measurement, ProbeResult, SampleStop, Sensitivity, Warning};
 use crate::placement::pairs::{self, Relation};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -71,7 +71,7 @@ struct Shared {
     same_cpu: bool,
 }
 
-type Calls = (Vec<u64>, Vec<u64>, Option<String>);
+type Calls = (Vec<u64>, Vec<u64>, Option<SampleStop>);
 
 fn run_pair(
     sh: &Shared,
@@ -105,13 +105,15 @@ fn run_pair(
     let mut stop = None;
     for k in 1..=samples as u64 {
         if k % 64 == 0 && std::time::Instant::now() >= deadline {
-            stop = Some(format!("budget reached after {} samples", k - 1));
+            stop = Some(SampleStop::Budget {
+                samples: Some(k - 1),
+            });
             break;
         }
         if !pair::wait_until(limit, || sh.ready.load(Ordering::Acquire) == k) {
-            stop = Some(format!(
-                "the waiter did not get ready within {PARTNER_TIMEOUT_S} s"
-            ));
+            stop = Some(SampleStop::PartnerNotReady {
+                timeout_s: PARTNER_TIMEOUT_S,
+            });
             break;
         }
         // Succeeds only once the waiter is inside the wait (it released the mutex there).
@@ -139,9 +141,9 @@ fn run_pair(
             pair::wait_until(limit, woke)
         };
         if !waited {
-            stop = Some(format!(
-                "the waiter did not wake within {PARTNER_TIMEOUT_S} s"
-            ));
+            stop = Some(SampleStop::PartnerNotWoken {
+                timeout_s: PARTNER_TIMEOUT_S,
+            });
             break;
         }
         call.push(t1.wrapping_sub(t0));
@@ -316,7 +318,13 @@ fn chunk_of(
         .and_then(|r| r.into_iter().next())
         .ok_or(NotRun::Signaller)?;
     let stop = stop
-        .or_else(|| ctx.expired().then(|| "budget reached".to_string()))
-        .map(|why| format!("{}: {why}", var.name()));
+        .or_else(|| {
+            ctx.expired()
+                .then_some(SampleStop::Budget { samples: None })
+        })
+        .map(|stop| Warning::SamplingStopped {
+            variant: var.name(),
+            stop,
+        });
     Ok((call.into_iter().zip(wake).collect(), stop))
 }

@@ -139,7 +139,7 @@ pub struct Plan<P, F = ()> {
     pub skipped: Vec<String>,
     /// What the plan chose that a reader must know (a representative subset, a
     /// capped size): the runner stores each as a warning of the result.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// The plan's own facts for [`Probe::analyze`].
     pub facts: F,
 }
@@ -182,8 +182,8 @@ impl<P, F> Plan<P, F> {
     }
 
     /// Store a warning with the result (a choice the plan made that shapes it).
-    pub fn warning(mut self, line: impl Into<String>) -> Self {
-        self.warnings.push(line.into());
+    pub fn warning(mut self, w: Warning) -> Self {
+        self.warnings.push(w);
         self
     }
 
@@ -360,7 +360,7 @@ pub struct Planned<'p> {
     /// [`Plan::skipped`].
     pub skipped: Vec<String>,
     /// [`Plan::warnings`].
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     typed: Box<dyn TypedPlan + 'p>,
 }
 

@@ -14,7 +14,7 @@
 
 use super::{Analysis, Case, NotRun, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
-use crate::model::{Measurement, Point, ProbeResult, Sensitivity};
+use crate::model::{Measurement, Point, ProbeResult, Sensitivity, Warning};
 use serde::Serialize;
 use std::hint::black_box;
 use std::time::Instant;
@@ -263,10 +263,11 @@ impl Probe for Matmul {
                 new
             });
         if first {
-            m.warnings.push(format!(
-                "{}: gave up after n = {n} ({secs:.1} s; the next size would take about 8× longer)",
-                c.variant
-            ));
+            m.warnings.push(Warning::GaveUp {
+                variant: c.variant.clone(),
+                n,
+                time_s: secs,
+            });
         }
         Ok(m)
     }

@@ -623,7 +623,7 @@ pub struct RunCtx<'a> {
     /// The probe's deadline: after it the runner stops starting cases.
     pub deadline: Instant,
     /// Warnings the probe wants stored with its result.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::model::Warning>,
     /// What the teams of the running case counted; the runner files them under
     /// the case (`counters::record`) after every run and drops the warm-up's.
     pub counted: Vec<crate::counters::TeamCount>,

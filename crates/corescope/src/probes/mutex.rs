@@ -17,7 +17,7 @@ use super::{Analysis, Case, NotRun, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
 use crate::harness::pair::{self, PthreadMutex};
-use crate::model::{Measurement, ProbeResult, Sensitivity};
+use crate::model::{Measurement, ProbeResult, SampleStop, Sensitivity, Warning};
 use crate::placement::pairs::{self, Relation};
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
@@ -133,7 +133,7 @@ struct Shared {
 }
 
 /// Holder's view of one case: unlock durations, wake latencies (ticks), stop reason.
-type Handoff = (Vec<u64>, Vec<u64>, Option<String>);
+type Handoff = (Vec<u64>, Vec<u64>, Option<SampleStop>);
 
 fn handoff(
     sh: &Shared,
@@ -184,7 +184,9 @@ fn handoff(
     let mut stop = None;
     for k in 1..=samples as u64 {
         if k % 64 == 0 && std::time::Instant::now() >= deadline {
-            stop = Some(format!("budget reached after {} samples", k - 1));
+            stop = Some(SampleStop::Budget {
+                samples: Some(k - 1),
+            });
             break;
         }
         sh.m.lock();
@@ -192,9 +194,9 @@ fn handoff(
         sh.go.store(k, Ordering::Release);
         if !pair::wait_until(limit, || sh.ready.load(Ordering::Acquire) == k) {
             sh.m.unlock();
-            stop = Some(format!(
-                "the waiter did not get ready within {PARTNER_TIMEOUT_S} s"
-            ));
+            stop = Some(SampleStop::PartnerNotReady {
+                timeout_s: PARTNER_TIMEOUT_S,
+            });
             break;
         }
         // Let the waiter reach lock() and fall asleep (or start spinning); yielding so a
@@ -212,9 +214,9 @@ fn handoff(
                 .sync
                 .lock_within(Duration::from_secs_f64(PARTNER_TIMEOUT_S))
             {
-                stop = Some(format!(
-                    "the waiter did not wake within {PARTNER_TIMEOUT_S} s"
-                ));
+                stop = Some(SampleStop::PartnerNotWoken {
+                    timeout_s: PARTNER_TIMEOUT_S,
+                });
                 break;
             }
             sh.sync.unlock();
@@ -226,9 +228,9 @@ fn handoff(
             pair::wait_until(limit, woke)
         };
         if !waited {
-            stop = Some(format!(
-                "the waiter did not wake within {PARTNER_TIMEOUT_S} s"
-            ));
+            stop = Some(SampleStop::PartnerNotWoken {
+                timeout_s: PARTNER_TIMEOUT_S,
+            });
             break;
         }
         unlock.push(t1.wrapping_sub(t0));
@@ -364,7 +366,9 @@ impl Probe for MutexProbe {
                     let imp = imps[v];
                     let out = ctx.team(&[cpu], 1, |_| (), |_, _| uncontended(imp, chunk))?;
                     let t: Vec<u64> = out.results.into_iter().flatten().flatten().collect();
-                    let stop = ctx.expired().then(|| "budget reached".to_string());
+                    let stop = ctx
+                        .expired()
+                        .then_some(SampleStop::Budget { samples: None });
                     Ok::<_, ProbeError>((t, stop))
                 })?;
                 for (imp, t) in imps.iter().zip(per_imp) {
@@ -495,7 +499,13 @@ fn handoff_chunk(
         .and_then(|r| r.into_iter().next())
         .ok_or(NotRun::Holder)?;
     let stop = stop
-        .or_else(|| ctx.expired().then(|| "budget reached".to_string()))
-        .map(|why| format!("{}: {why}", var.name()));
+        .or_else(|| {
+            ctx.expired()
+                .then_some(SampleStop::Budget { samples: None })
+        })
+        .map(|stop| Warning::SamplingStopped {
+            variant: var.name(),
+            stop,
+        });
     Ok((unlock.into_iter().zip(wake).collect(), stop))
 }

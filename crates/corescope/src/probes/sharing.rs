@@ -35,7 +35,9 @@ use super::peak::{self, Level, Precision};
 use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::kernels::chains::{fp_kernel, int_kernel, INPUTS};
 use crate::kernels::ports::{self, L1_BLOCK_BYTES, L1_BLOCK_WORDS};
-use crate::model::{Estimate, Finding, Matrix, Measurement, ProbeResult, Profile, Sensitivity};
+use crate::model::{
+    Counted, Estimate, Finding, Matrix, Measurement, ProbeResult, Profile, Sensitivity, Warning,
+};
 use crate::placement::subset;
 use crate::topology::Topology;
 use serde::Serialize;
@@ -564,8 +566,8 @@ impl Probe for Sharing {
             .param("throughput_run_ns", throughput_run_ns)
             .param("shared_below", SHARED_BELOW)
             .param("separate_above", SEPARATE_ABOVE);
-        if let Some(n) = note {
-            plan = plan.warning(n);
+        if let Some(description) = note {
+            plan = plan.warning(Warning::CpuSubset { description });
         }
         Ok(plan)
     }
@@ -585,10 +587,12 @@ impl Probe for Sharing {
         let rounds = ROUNDS.max(c.throughput_rounds);
         for round in 0..rounds {
             if ctx.expired() && round >= 2 {
-                let w = format!(
-                    "sharing {}+{}: stopped at the probe's deadline after {round} of {rounds} rounds",
-                    c.a, c.b
-                );
+                let w = Warning::StoppedAtDeadline {
+                    what: format!("{ID} {}+{}", c.a, c.b),
+                    done: round as u64,
+                    planned: rounds as u64,
+                    unit: Counted::Rounds,
+                };
                 if !ctx.warnings.contains(&w) {
                     ctx.warnings.push(w);
                 }

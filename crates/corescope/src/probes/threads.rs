@@ -19,7 +19,7 @@ use super::{Analysis, Case, NotRun, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::analysis::pairs as pair_stats;
 use crate::clock::ticks;
 use crate::harness::pair;
-use crate::model::{Measurement, ProbeResult, Sensitivity};
+use crate::model::{Measurement, ProbeResult, SampleStop, Sensitivity, Warning};
 use crate::placement::pairs::{self, Relation};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -92,6 +92,15 @@ enum AttrError {
     },
 }
 
+impl From<AttrError> for SampleStop {
+    fn from(e: AttrError) -> Self {
+        match e {
+            AttrError::Init => SampleStop::AttrInit,
+            AttrError::Affinity { cpu, rc } => SampleStop::AttrAffinity { cpu, rc },
+        }
+    }
+}
+
 impl Attr {
     fn new(detached: bool, cpu: Option<u32>) -> Result<Self, AttrError> {
         // SAFETY: pthread_attr_init initialises the zeroed storage we own.
@@ -138,17 +147,23 @@ impl Drop for Attr {
 }
 
 /// What the parent saw: (A, B) tick pairs, and why it stopped early, if it did.
-type Samples = (Vec<u64>, Vec<u64>, Option<String>);
+type Samples = (Vec<u64>, Vec<u64>, Option<SampleStop>);
 
 fn sample(c: &Variant, samples: usize, limit_ticks: u64, deadline: std::time::Instant) -> Samples {
     let (mut a, mut b) = (Vec::with_capacity(samples), Vec::with_capacity(samples));
     let attr = match Attr::new(c.detached, c.child) {
         Ok(x) => x,
-        Err(e) => return (a, b, Some(e.to_string())),
+        Err(e) => return (a, b, Some(e.into())),
     };
     for i in 0..samples {
         if i % 64 == 0 && std::time::Instant::now() >= deadline {
-            return (a, b, Some(format!("budget reached after {i} samples")));
+            return (
+                a,
+                b,
+                Some(SampleStop::Budget {
+                    samples: Some(i as u64),
+                }),
+            );
         }
         let slot = Arc::new(Slot::default());
         let raw = Arc::into_raw(slot.clone()) as *mut libc::c_void;
@@ -165,10 +180,10 @@ fn sample(c: &Variant, samples: usize, limit_ticks: u64, deadline: std::time::In
             return (
                 a,
                 b,
-                Some(format!(
-                    "pthread_create failed after {i} samples: {}",
-                    std::io::Error::from_raw_os_error(rc)
-                )),
+                Some(SampleStop::CreateFailed {
+                    samples: i as u64,
+                    error: std::io::Error::from_raw_os_error(rc).into(),
+                }),
             );
         }
         let started = pair::wait_until(limit_ticks, || slot.start.load(Ordering::Acquire) != 0);
@@ -182,7 +197,9 @@ fn sample(c: &Variant, samples: usize, limit_ticks: u64, deadline: std::time::In
             return (
                 a,
                 b,
-                Some(format!("a child did not start within {CHILD_TIMEOUT_S} s")),
+                Some(SampleStop::ChildNotStarted {
+                    timeout_s: CHILD_TIMEOUT_S,
+                }),
             );
         }
         a.push(t1.wrapping_sub(t0));
@@ -284,7 +301,10 @@ impl Probe for Threads {
                 .flatten()
                 .next()
                 .ok_or(NotRun::ParentThread)?;
-            let stop = stop.map(|why| format!("{}: {why}", var.name()));
+            let stop = stop.map(|stop| Warning::SamplingStopped {
+                variant: var.name(),
+                stop,
+            });
             Ok::<_, ProbeError>((a.into_iter().zip(b).collect::<Vec<_>>(), stop))
         })?;
         let mut m = Measurement::default();

@@ -12,7 +12,7 @@
 
 use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::clock::{clock_ns, ticks};
-use crate::model::{Estimate, Finding, Measurement, ProbeResult, Table};
+use crate::model::{Estimate, Finding, Measurement, ProbeResult, Table, Warning};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -309,9 +309,9 @@ impl Probe for Timers {
                 serde_json::json!(getres.map(round)),
             ]);
             if mono == Some(false) {
-                m.warnings.push(format!(
-                    "{name}: a read on one CPU was later than the next read on another CPU"
-                ));
+                m.warnings.push(Warning::NotMonotonic {
+                    timer: name.to_string(),
+                });
             }
         }
         m.tables.push(Table {

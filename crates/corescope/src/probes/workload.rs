@@ -30,7 +30,7 @@ use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, Rounds, RunCtx};
 use crate::analysis;
 use crate::clock::now_ns;
 use crate::kernels::chains::{int_kernel, INPUTS};
-use crate::model::{Finding, Measurement, Point, ProbeResult, Sensitivity};
+use crate::model::{Finding, Measurement, Point, ProbeResult, Sensitivity, Warning};
 use crate::placement::{self, Strategy};
 use serde::{Deserialize, Serialize};
 use std::ffi::CString;
@@ -300,13 +300,15 @@ impl Probe for Workload {
             },
         );
         if let Err(e) = io_ok {
-            plan = plan.warning(format!("io: skipped: {e}"));
+            plan = plan.warning(Warning::IoSkipped {
+                error: e.to_string(),
+            });
         } else if let Some(fs) = filesystem_of(&dir) {
             if in_memory(&fs) {
-                plan = plan.warning(format!(
-                    "io: {} is on {fs}: the IO units write and fsync memory, no disk; set TMPDIR to a directory on a disk to measure one",
-                    dir.to_string_lossy()
-                ));
+                plan = plan.warning(Warning::IoInMemory {
+                    dir: dir.to_string_lossy().into_owned(),
+                    filesystem: fs.clone(),
+                });
             }
             plan = plan.param("io_filesystem", fs);
         }

@@ -35,6 +35,7 @@ pub mod terminal;
 pub mod topo;
 pub mod tune_words;
 pub mod warning_overview;
+pub mod warning_words;
 pub mod words;
 pub mod xy_chart;
 

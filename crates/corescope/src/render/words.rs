@@ -470,6 +470,7 @@ pub fn warning(w: &Warning) -> String {
         ),
         Warning::PinsRefused { pins } => super::tune_words::pins_refused(*pins),
         Warning::Note { text } => text.clone(),
+        other => super::warning_words::warning(other).unwrap_or_default(),
     }
 }
 

@@ -183,11 +183,13 @@ impl GroupRun<'_, '_> {
         let what = self.group_name();
         super::steady::report(self.result, what, &steadiness, watch, done);
         if ran_out && done < rounds.min {
-            self.result.warnings.push_unique(format!(
-                "{}: budget reached after {done} of at least {} rounds",
-                self.group_name(),
-                rounds.min
-            ));
+            self.result
+                .warnings
+                .push_unique(crate::model::Warning::BudgetReached {
+                    group: self.group_name(),
+                    rounds_done: done,
+                    rounds_min: rounds.min,
+                });
         }
         Ok(done)
     }

@@ -131,7 +131,7 @@ fn status_of(e: &ProbeError) -> (Status, String) {
 mod tests {
     use super::*;
     use crate::clock::Clock;
-    use crate::model::{ClockInfo, Finding, Measurement, Point, Profile};
+    use crate::model::{ClockInfo, Finding, Measurement, Point, Profile, Warning};
     use crate::probes::{Overrides, Plan, Probe, RunCtx, MIN_COMPARED_ROUNDS};
     use std::time::Duration;
 
@@ -179,7 +179,7 @@ mod tests {
         let plan: Plan<u8, Vec<u32>> = Plan::new(Vec::new())
             .param("n", 1)
             .skipping(["spin: skipped: one CPU".to_string()])
-            .warning("a subset of 4 CPUs")
+            .warning(Warning::NoNumaNode)
             .with_facts(vec![3u32, 5]);
         assert_eq!(plan.facts, vec![3, 5]);
         let probe = Planning(plan);
@@ -190,7 +190,7 @@ mod tests {
         assert_eq!(r.params["budget_s"], 1.0);
         assert_eq!(r.params["skipped"][0], "spin: skipped: one CPU");
         assert!(r.findings.contains("spin: skipped: one CPU"));
-        assert!(r.warnings.contains("a subset of 4 CPUs"));
+        assert!(r.warnings.contains(&Warning::NoNumaNode));
     }
 
     /// A probe whose plan is given.

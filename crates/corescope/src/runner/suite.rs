@@ -228,8 +228,7 @@ impl<'p> ProbeRun<'p> {
                 }
             }
         }
-        self.warnings
-            .extend(run_ctx.warnings.drain(..).map(Warning::from));
+        self.warnings.append(&mut run_ctx.warnings);
         self.spent += started.elapsed();
     }
 

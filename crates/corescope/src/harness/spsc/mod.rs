@@ -24,6 +24,7 @@
 pub mod adapters;
 
 use crate::counters::{CountedRun, TeamCount, ThreadCounter};
+use crate::model::Warning;
 use crate::timestamp::{now_ns, ticks};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
@@ -266,7 +267,7 @@ impl SideCounter {
 #[derive(Default)]
 pub struct PairLog {
     /// Pinning refusals and moves, once each.
-    pub warnings: Mutex<Vec<String>>,
+    pub warnings: Mutex<Vec<Warning>>,
     /// The counted threads of the run.
     pub counted: CountedRun,
 }
@@ -279,7 +280,7 @@ impl PairLog {
             match crate::affinity::pin_checked(c) {
                 Ok(()) => pinned = true,
                 Err(w) => {
-                    let w = w.to_string();
+                    let w = super::team::pin_warning(w);
                     let mut ws = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
                     if !ws.contains(&w) {
                         ws.push(w);
@@ -292,13 +293,13 @@ impl PairLog {
 
     /// The run's counted team, and its warnings: the pinning ones, then the
     /// counters' errors (not yet made unique across the two).
-    pub fn finish(self) -> (Option<TeamCount>, Vec<String>) {
+    pub fn finish(self) -> (Option<TeamCount>, Vec<Warning>) {
         let (team, errors) = self.counted.finish();
         let mut warnings = self
             .warnings
             .into_inner()
             .unwrap_or_else(|e| e.into_inner());
-        warnings.extend(errors.iter().map(ToString::to_string));
+        warnings.extend(errors.into_iter().map(Warning::from));
         (team, warnings)
     }
 }

@@ -23,7 +23,7 @@ mod stage_two;
 use crate::counters::{CountedRun, CounterError, Switches, TeamCount};
 use crate::harness::spsc::{gated, SideCounter};
 use crate::model::tuning::StepNote;
-use crate::model::{Measurement, Sensitivity};
+use crate::model::{Measurement, Sensitivity, Warning};
 use crate::placement::pairs::{self, PairCpus, Relation};
 use crate::probes::{Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::topology::Topology;
@@ -701,7 +701,7 @@ impl Probe for ChannelTune {
         let report = tune_channel(&opts, &ctx.plan.topo, Some(&counts), &mut |_| {});
         let counts = counts.into_inner().unwrap_or_else(|e| e.into_inner());
         ctx.counted.extend(counts.teams);
-        for e in counts.errors.iter().map(ToString::to_string) {
+        for e in counts.errors.into_iter().map(Warning::from) {
             if !ctx.warnings.contains(&e) {
                 ctx.warnings.push(e);
             }

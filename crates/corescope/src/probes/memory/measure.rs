@@ -9,7 +9,7 @@ use super::plan::ws_latency_series;
 use crate::kernels::buffer::{Block, BlockTag, BufferError, Loan, Pages};
 use crate::kernels::chase::{build_chase, chase, chase_from};
 use crate::kernels::stream::read_sum;
-use crate::model::{Measurement, Point};
+use crate::model::{Measurement, Point, Warning};
 use crate::placement::{self, Strategy};
 use crate::probes::{NotRun, ProbeError, RunCtx};
 use std::hint::black_box;
@@ -156,13 +156,15 @@ fn bandwidth_points(
 fn on_cpu<T: Send>(
     cpu: Option<u32>,
     f: impl FnOnce() -> T + Send,
-) -> Result<(T, Option<String>), ProbeError> {
+) -> Result<(T, Option<Warning>), ProbeError> {
     std::thread::scope(|s| {
         let worker = s.spawn(|| {
             let refused = cpu.and_then(|c| crate::affinity::pin_checked(c).err());
             (
                 f(),
-                refused.map(|e| format!("first touch by one thread: {e}")),
+                refused.map(|e| Warning::FirstTouch {
+                    pin: Box::new(crate::harness::team::pin_warning(e)),
+                }),
             )
         });
         worker.join().map_err(|_| NotRun::FirstTouch.into())

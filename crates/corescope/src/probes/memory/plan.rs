@@ -6,6 +6,7 @@ use super::kernel::Kernel;
 use super::pages::thp_probe;
 use crate::kernels::buffer::HUGE_PAGE_BYTES;
 use crate::memguard;
+use crate::model::Warning;
 use crate::placement::arg as placement_arg;
 use crate::placement::Strategy;
 use crate::probes::{Case, Plan, PlanCtx, ProbeError, Rounds, SweepConfigs};
@@ -97,7 +98,7 @@ struct Blocks {
     per_thread: Vec<u64>,
     requested: u64,
     rule: &'static str,
-    warning: Option<String>,
+    warning: Option<Warning>,
 }
 
 /// Bytes per thread of the bandwidth blocks at each thread count.
@@ -188,7 +189,7 @@ struct WsPlan {
     /// Chase steps per latency case.
     steps: u64,
     /// The memory guard's word when it shrank the sweep.
-    warning: Option<String>,
+    warning: Option<Warning>,
 }
 
 /// Working-set sweep: 4 KiB → 4× LLC, read by one thread and by all, and chased by
@@ -391,10 +392,10 @@ pub(super) fn plan(ctx: &PlanCtx) -> Result<Plan<CaseParams>, ProbeError> {
         notes.push(w);
     }
     if !thp_ok {
-        notes.push(format!(
-            "read-thp: skipped: transparent huge pages unavailable (mode: {})",
-            thp.as_deref().unwrap_or("not readable")
-        ));
+        notes.push(Warning::NoHugePages {
+            part: "read-thp".into(),
+            mode: thp.clone(),
+        });
     }
     for n in notes {
         plan = plan.warning(n);

@@ -3,6 +3,7 @@
 //! its pages went (the binding is never assumed).
 
 use crate::memguard;
+use crate::model::Warning;
 use std::sync::Arc;
 
 /// Pages per buffer whose node `move_pages` reports (spread evenly over it).
@@ -288,38 +289,40 @@ impl Binding {
         t
     }
 
-    /// Sentences when the memory was not bound, pages were elsewhere, or their node
+    /// Warnings when the memory was not bound, pages were elsewhere, or their node
     /// is unknown. What holds for the whole probe (a refused `mbind`, a refused query)
     /// names only `who` and the node, so it is said once, not once per cell; what is
     /// particular to a cell (pages elsewhere, pages not present) names the cell.
-    pub fn warnings(&self, who: &str, cell: &str, node: u32) -> Vec<String> {
+    pub fn warnings(&self, who: &str, cell: &str, node: u32) -> Vec<Warning> {
         let mut out = Vec::new();
         if self.mbind != "ok" {
-            out.push(format!(
-                "{who}: {} (memory placed by first touch)",
-                self.mbind
-            ));
+            out.push(Warning::NotBound {
+                probe: who.into(),
+                mbind: self.mbind.clone(),
+            });
         }
         if !self.elsewhere.is_empty() {
-            let where_: Vec<String> = self
-                .elsewhere
-                .iter()
-                .map(|(n, k)| format!("{k} on node {n}"))
-                .collect();
-            out.push(format!(
-                "{who} {cell}: {} of {} checked pages not on node {node} ({})",
-                self.checked - self.on_node - self.unknown,
-                self.checked,
-                where_.join(", ")
-            ));
+            out.push(Warning::PagesElsewhere {
+                probe: who.into(),
+                cell: cell.into(),
+                node,
+                checked_pages: self.checked,
+                elsewhere_pages: self.checked - self.on_node - self.unknown,
+                by_node: self.elsewhere.clone(),
+            });
         }
         if let Some(e) = &self.query_error {
-            out.push(format!("{who}: binding unchecked: {e}"));
+            out.push(Warning::BindingUnchecked {
+                probe: who.into(),
+                error: e.clone(),
+            });
         } else if self.unknown > 0 {
-            out.push(format!(
-                "{who} {cell}: {} of {} checked pages of unknown node (not present)",
-                self.unknown, self.checked
-            ));
+            out.push(Warning::PagesNodeUnknown {
+                probe: who.into(),
+                cell: cell.into(),
+                checked_pages: self.checked,
+                unknown_pages: self.unknown,
+            });
         }
         out
     }
@@ -361,13 +364,17 @@ mod tests {
         assert_ne!(b.mbind, "ok");
         b.as_mut_slice().fill(1);
         let c = b.check(4);
-        let w = c
-            .warnings("numa", "read CPUs node 0 ← memory node 1000", 1000)
-            .join("; ");
-        assert!(w.contains("mbind"), "{w}");
+        let w = c.warnings("numa", "read CPUs node 0 ← memory node 1000", 1000);
         assert!(
-            w.contains("not on node 1000") || w.contains("unchecked"),
-            "{w}"
+            matches!(&w[0], Warning::NotBound { mbind, .. } if mbind.contains("mbind")),
+            "{w:?}"
+        );
+        assert!(
+            w.iter().any(|w| matches!(
+                w,
+                Warning::PagesElsewhere { node: 1000, .. } | Warning::BindingUnchecked { .. }
+            )),
+            "{w:?}"
         );
     }
 }

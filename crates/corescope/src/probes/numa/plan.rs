@@ -5,7 +5,7 @@
 use super::buffer::CHECKED_PAGES;
 use super::case::{group_name, CaseParams, Kind};
 use crate::memguard;
-use crate::model::Profile;
+use crate::model::{Profile, Warning};
 use crate::placement::{self, Strategy};
 use crate::probes::{Case, Plan, PlanCtx, ProbeError, Rounds};
 use crate::topology::Topology;
@@ -172,14 +172,11 @@ pub(super) fn plan(ctx: &PlanCtx) -> Result<Plan<CaseParams, Vec<u32>>, ProbeErr
             cases.push(cell_case(&p).with_rounds(rounds));
         }
     }
-    let warnings: Vec<String> = [fit.warning, lat_fit.warning]
+    let no_node = ctx.topo.pus.iter().all(|p| p.numa_node.is_none());
+    let warnings = [fit.warning, lat_fit.warning]
         .into_iter()
         .flatten()
-        .collect();
-    let no_node = ctx.topo.pus.iter().all(|p| p.numa_node.is_none());
-    let warnings = warnings
-        .into_iter()
-        .chain(no_node.then(|| "the OS reports no NUMA node: measured as one node 0".to_string()));
+        .chain(no_node.then_some(Warning::NoNumaNode));
     let node_ids: Vec<u32> = nodes.iter().map(|(n, _)| *n).collect();
     let mut plan = Plan::new(cases)
         .scaled_down((cells.len() < nodes.len() * nodes.len()).then(|| cells_rule(nodes.len(), ctx.profile)))

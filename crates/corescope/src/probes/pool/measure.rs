@@ -6,7 +6,7 @@ use super::error::PoolFailure;
 use super::limits::{bound_stop, Limits};
 use super::runtime::{executor, pool_for, Exec};
 use crate::counters::SharedCounters;
-use crate::model::{Measurement, Point, Table};
+use crate::model::{Measurement, Point, Table, Warning};
 use crate::probes::ProbeError;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -94,8 +94,11 @@ pub(super) fn fft_given_up(m: &mut Measurement, exec: Exec, log2: u32, how: Stri
             serde_json::json!(format!("gave up: {how}")),
         ]],
     });
-    m.warnings
-        .push(format!("fft/{} gave up at size {log2}: {how}", exec.name()));
+    m.warnings.push(Warning::SizeGivenUp {
+        series: format!("fft/{}", exec.name()),
+        size_log2: log2,
+        how,
+    });
 }
 
 /// One FFT size on one executor (a worker per butterfly), unless the size below

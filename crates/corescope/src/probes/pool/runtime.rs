@@ -145,7 +145,7 @@ pub(super) fn counted_run<T: Send>(
     };
     let (team, errors) = counted.finish();
     ctx.counted.extend(team);
-    for e in errors.iter().map(ToString::to_string) {
+    for e in errors.into_iter().map(crate::model::Warning::from) {
         if !ctx.warnings.contains(&e) {
             ctx.warnings.push(e);
         }
