@@ -176,12 +176,13 @@ fn synthetic() -> RunFile {
             "because of a reason ".repeat(12)
         ),
     });
-    tune.warnings.push(Warning::Note {
-        text: format!(
-            "wake: median 150.0 ns {}",
-            "is 15 steps of the timer ".repeat(6)
-        ),
-    });
+    // A warning in words, as an older run file holds it.
+    let old: Warning = serde_json::from_value(serde_json::json!({
+        "kind": "note",
+        "text": format!("wake: median 150.0 ns {}", "is 15 steps of the timer ".repeat(6)),
+    }))
+    .expect("an old note reads");
+    tune.warnings.push(old);
     run.probes = vec![compute, threads, c2c, tune];
     run
 }

@@ -203,7 +203,13 @@ fn run_with_kettle() -> RunFile {
     let whistle = corescope::stats::distribution("boil/kitchen/whistle", "ns", &[3_000.0; 50]);
     p.distributions.push(whistle);
     p.findings.push(FINDING);
-    p.warnings.push(WARNING);
+    // A warning in words, as older run files hold it (no code can raise one now).
+    p.warnings.push(
+        serde_json::from_value::<corescope::model::Warning>(
+            serde_json::json!({"kind": "note", "text": WARNING}),
+        )
+        .expect("an old note reads"),
+    );
     run.probes = vec![p];
     run
 }

@@ -15,7 +15,8 @@ pub enum Cause {
     /// VM, vCPUs moved between host cores), or points differed between the run's
     /// two epochs beyond their intervals.
     StateChanged,
-    /// The OS moved threads pinned to one CPU to another (cpu-migrations counter).
+    /// The OS moved threads pinned to one CPU to another (cpu-migrations counter),
+    /// or a thread pinned to one CPU runs on another.
     PinnedMoved,
     /// Other programs used the CPUs, or the hypervisor stole CPU time.
     Busy,
@@ -60,7 +61,7 @@ pub fn cause_of(w: &Warning) -> Cause {
             NoiseCause::Drift => Cause::Drift,
             NoiseCause::Unknown => Cause::Other,
         },
-        Warning::Migrated { .. } => Cause::PinnedMoved,
+        Warning::Migrated { .. } | Warning::PinnedElsewhere { .. } => Cause::PinnedMoved,
         Warning::WideInterval { .. } => Cause::WideInterval,
         Warning::TimerStep { .. } => Cause::TimerStep,
         // Pins, counters, stops, memory and the environment: in their own words.
@@ -190,7 +191,9 @@ mod tests {
                 vec![
                     wide("x", 0.12, 3),
                     noisy(NoiseCause::RoundTrip),
-                    Warning::Note { text: "hm".into() },
+                    Warning::Note {
+                        text: crate::model::OldText::for_test("hm"),
+                    },
                 ],
             ),
             probe(
@@ -232,7 +235,40 @@ mod tests {
         assert_eq!((g[3].count, g[3].points), (2, 4 + 1));
         assert_eq!(g[3].figures, ["a x", "b y"]);
         assert_eq!(g[3].worst, Some(0.30));
-        assert_eq!(g[4].first, Some(Warning::Note { text: "hm".into() }));
+        assert_eq!(
+            g[4].first,
+            Some(Warning::Note {
+                text: crate::model::OldText::for_test("hm"),
+            })
+        );
+    }
+
+    #[test]
+    fn a_thread_pinned_but_running_elsewhere_is_grouped_with_moved_pins() {
+        let p = probe(
+            "team",
+            vec![
+                Warning::PinnedElsewhere { cpu: 3, now_cpu: 5 },
+                Warning::Migrated {
+                    case: "int ×2".into(),
+                    migrations: 4,
+                    rounds: 30,
+                },
+            ],
+        );
+        let g = group_probes(std::iter::once(&p));
+        assert_eq!(g.len(), 1, "{g:?}");
+        assert_eq!((g[0].cause, g[0].count), (Cause::PinnedMoved, 2));
+        // The migrated case names its figure and its count; the pin found elsewhere neither.
+        assert_eq!(g[0].figures, ["team int ×2"]);
+        assert_eq!(g[0].worst, Some(4.0));
+        let alone = probe(
+            "team",
+            vec![Warning::PinnedElsewhere { cpu: 3, now_cpu: 5 }],
+        );
+        let g = group_probes(std::iter::once(&alone));
+        assert_eq!((g[0].cause, g[0].worst), (Cause::PinnedMoved, None));
+        assert!(g[0].figures.is_empty());
     }
 
     #[test]

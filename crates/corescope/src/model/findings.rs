@@ -2,6 +2,7 @@
 //! figure) as data with numbers and units. Renderers put them into words
 //! (`render::words`); analysis (`crate::analysis`) derives them from samples.
 
+use super::notes::{FromOldText, OldText};
 use super::tuning::{Against, StepNote, Tuned};
 use super::Estimate;
 use crate::counters::OsError;
@@ -169,6 +170,14 @@ impl From<String> for Finding {
 impl From<&str> for Finding {
     fn from(text: &str) -> Self {
         Finding::Note { text: text.into() }
+    }
+}
+
+impl FromOldText for Finding {
+    fn from_old_text(text: OldText) -> Self {
+        Finding::Note {
+            text: text.as_str().into(),
+        }
     }
 }
 
@@ -398,8 +407,10 @@ pub enum Warning {
     },
     /// Only a representative subset of the CPUs is measured.
     CpuSubset {
-        /// How the subset was chosen, and what it holds.
-        description: String,
+        /// How the subset was chosen, and what it holds (older run files: in words,
+        /// as `description`).
+        #[serde(alias = "description")]
+        subset: CpuSubset,
     },
     /// A host ran more MPI ranks than it has CPUs.
     Oversubscribed {
@@ -422,14 +433,91 @@ pub enum Warning {
         series: String,
         /// The size given up, as its base-2 logarithm.
         size_log2: u32,
-        /// How it stopped, in words.
-        how: String,
+        /// How it stopped.
+        how: SizeStop,
     },
-    /// A warning in words (older run files, and one-off sentences).
+    /// A warning in words, as older run files hold it (no code raises one: only
+    /// reading a file makes its [`OldText`]).
     Note {
         /// The sentence.
-        text: String,
+        text: OldText,
     },
+}
+
+/// How a size of a growing sweep stopped ([`Warning::SizeGivenUp`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum SizeStop {
+    /// Not started: the size below took more than a third of the case budget.
+    BelowTooLong {
+        /// The size below's time per call, in s.
+        below_s: f64,
+        /// The case budget, in s.
+        case_budget_s: f64,
+    },
+    /// Not started: the size below was stopped (at its deadline or its thread
+    /// bound) or not run.
+    BelowStopped,
+    /// Stopped at its deadline.
+    Deadline {
+        /// Task families run.
+        families_run: u64,
+        /// Task families abandoned (not yet started at the deadline).
+        families_abandoned: u64,
+    },
+    /// Stopped at the uncapped pool's safety bound on live threads, where the
+    /// seed's pool would start another pthread.
+    ThreadBound {
+        /// The bound, in live threads.
+        max_threads: usize,
+        /// What sets the bound (`the harness's thread limit (RLIMIT_NPROC (ulimit -u))`).
+        bound: String,
+    },
+    /// The sentence of an older run file.
+    #[serde(untagged)]
+    Old(String),
+}
+
+/// The representative subset of the CPUs a probe measures instead of all of them
+/// ([`Warning::CpuSubset`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum CpuSubset {
+    /// How it was chosen, in numbers.
+    Chosen(SubsetChoice),
+    /// The sentence of an older run file.
+    Old(String),
+}
+
+/// How a representative subset of the CPUs was chosen: a pair of every level, the
+/// SMT siblings of the first core, cores of the first package spread evenly, and the
+/// first CPU of other packages.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SubsetChoice {
+    /// CPUs allowed.
+    pub allowed: usize,
+    /// CPUs in the subset.
+    pub cpus: usize,
+    /// Pairs of those CPUs.
+    pub pairs: usize,
+    /// The levels it holds a pair of (`SMT siblings`, `same cache`, ...).
+    pub levels: Vec<String>,
+    /// Cores of the first package in it.
+    pub cores: usize,
+    /// Other packages whose first CPU is in it.
+    pub packages: usize,
+    /// Where only some pairs of each level are measured, not every pair.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_level: Option<PairsByLevel>,
+}
+
+/// Some pairs of each level of a subset, not all its pairs.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PairsByLevel {
+    /// Most pairs of one level.
+    pub per_level: usize,
+    /// Pairs measured.
+    pub pairs: usize,
 }
 
 /// What the figures of [`Warning::StoppedAtDeadline`] count.
@@ -509,21 +597,15 @@ pub enum NoiseCause {
     Unknown,
 }
 
-impl From<String> for Warning {
-    fn from(text: String) -> Self {
+impl FromOldText for Warning {
+    fn from_old_text(text: OldText) -> Self {
         Warning::Note { text }
-    }
-}
-
-impl From<&str> for Warning {
-    fn from(text: &str) -> Self {
-        Warning::Note { text: text.into() }
     }
 }
 
 impl PartialEq<String> for Warning {
     fn eq(&self, other: &String) -> bool {
-        matches!(self, Warning::Note { text } if text == other)
+        matches!(self, Warning::Note { text } if text == other.as_str())
     }
 }
 
@@ -641,7 +723,31 @@ mod tests {
                 filesystem: "tmpfs".into(),
             },
             Warning::CpuSubset {
-                description: "a subset of 4 CPUs".into(),
+                subset: CpuSubset::Chosen(SubsetChoice {
+                    allowed: 128,
+                    cpus: 12,
+                    pairs: 66,
+                    levels: vec!["SMT siblings".into(), "same cache".into()],
+                    cores: 8,
+                    packages: 1,
+                    by_level: Some(PairsByLevel {
+                        per_level: 4,
+                        pairs: 8,
+                    }),
+                }),
+            },
+            Warning::SizeGivenUp {
+                series: "fft/lockfree".into(),
+                size_log2: 14,
+                how: SizeStop::Deadline {
+                    families_run: 3,
+                    families_abandoned: 9,
+                },
+            },
+            Warning::SizeGivenUp {
+                series: "fft/mutex".into(),
+                size_log2: 15,
+                how: SizeStop::BelowStopped,
             },
             Warning::Oversubscribed {
                 host: "n1".into(),
@@ -689,8 +795,29 @@ mod tests {
         assert_eq!(
             back.0,
             vec![
-                Warning::Note { text: text.into() },
-                Warning::Note { text: text.into() }
+                Warning::Note {
+                    text: OldText::for_test(text)
+                },
+                Warning::Note {
+                    text: OldText::for_test(text)
+                }
+            ]
+        );
+        // Fields that were words read as the words.
+        let json = r#"[{"kind":"cpu_subset","description":"a subset"},
+                       {"kind":"size_given_up","series":"fft/mutex","size_log2":9,"how":"odd"}]"#;
+        let back: Notes<Warning> = serde_json::from_str(json).unwrap();
+        assert_eq!(
+            back.0,
+            vec![
+                Warning::CpuSubset {
+                    subset: CpuSubset::Old("a subset".into())
+                },
+                Warning::SizeGivenUp {
+                    series: "fft/mutex".into(),
+                    size_log2: 9,
+                    how: SizeStop::Old("odd".into())
+                }
             ]
         );
         // A kind a later build writes still loads, as its JSON in words.

@@ -25,8 +25,11 @@ pub use crate::stats::{Distribution, Estimate, Histogram, ModeRange, Summary};
 pub use counts::{CaseCounters, ProbeCounters, RoundCount};
 pub use crosscheck::{Agreement, CrossCheck, CrossRow, RowStatus};
 pub use doctor::{Check, CheckId, Checks, TuneWrite, Verdict};
-pub use findings::{Counted, Finding, NoiseCause, Outcome, SampleStop, Warning};
-pub use notes::Notes;
+pub use findings::{
+    Counted, CpuSubset, Finding, NoiseCause, Outcome, PairsByLevel, SampleStop, SizeStop,
+    SubsetChoice, Warning,
+};
+pub use notes::{FromOldText, Notes, OldText};
 pub use same_quantity::{Pick, SameQuantity};
 pub use sensitivity::Sensitivity;
 pub use state::{round_trip_span, GroupState};

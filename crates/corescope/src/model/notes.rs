@@ -1,12 +1,14 @@
-//! A list of typed findings or warnings that older code and older files can still
-//! fill with sentences: a `String` pushed or read becomes the type's `note`.
+//! A list of typed findings or warnings that older files can still fill with
+//! sentences: a `String` read (version 1), or an object of a kind this build does
+//! not know, becomes the type's `note`, an [`OldText`] no code can make otherwise.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::ops::Deref;
 
 /// A list of `T` (a [`super::Finding`] or [`super::Warning`]). `push` takes anything
-/// that converts into `T`, so a sentence still works where no typed variant exists yet.
+/// that converts into `T`: a `Finding` still takes a sentence where no typed variant
+/// exists yet; a `Warning` takes only a `Warning`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Notes<T>(pub Vec<T>);
 
@@ -87,6 +89,44 @@ impl<T: Serialize> Serialize for Notes<T> {
     }
 }
 
+/// The text of a note read from an older run file (a version 1 sentence, or a kind
+/// a later build wrote, as its JSON). Only reading a file makes one: code that
+/// raises a warning names its kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct OldText(String);
+
+impl OldText {
+    /// The text as read.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// An old note's text, for tests of how old run files read.
+    #[cfg(test)]
+    pub(crate) fn for_test(text: &str) -> Self {
+        Self(text.into())
+    }
+}
+
+impl std::fmt::Display for OldText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<str> for OldText {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+/// A type whose lists read older files: what an old sentence becomes.
+pub trait FromOldText {
+    /// The entry a sentence of an older file (or an unknown kind's JSON) reads as.
+    fn from_old_text(text: OldText) -> Self;
+}
+
 /// One entry as found in a file: a sentence (version 1) or a typed object.
 #[derive(Deserialize)]
 #[serde(untagged)]
@@ -97,16 +137,16 @@ enum Entry<T> {
     Unknown(serde_json::Value),
 }
 
-impl<'de, T: DeserializeOwned + From<String>> Deserialize<'de> for Notes<T> {
+impl<'de, T: DeserializeOwned + FromOldText> Deserialize<'de> for Notes<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let entries: Vec<Entry<T>> = Vec::deserialize(d)?;
         Ok(Self(
             entries
                 .into_iter()
                 .map(|e| match e {
-                    Entry::Sentence(s) => T::from(s),
+                    Entry::Sentence(s) => T::from_old_text(OldText(s)),
                     Entry::Typed(t) => t,
-                    Entry::Unknown(v) => T::from(v.to_string()),
+                    Entry::Unknown(v) => T::from_old_text(OldText(v.to_string())),
                 })
                 .collect(),
         ))

@@ -8,6 +8,7 @@
 //! first package spread evenly; and the first hardware thread of up to
 //! [`PACKAGES_SAMPLED`] other packages.
 
+use crate::model::SubsetChoice;
 use crate::topology::Topology;
 use std::collections::{HashMap, HashSet};
 
@@ -210,14 +211,15 @@ pub fn level(topo: &Topology, a: u32, b: u32) -> Option<Level> {
     Some(level_of(x, y))
 }
 
-/// The CPUs to measure, in topology order, and a sentence when they are a subset.
-pub fn cpus(topo: &Topology) -> (Vec<u32>, Option<String>) {
+/// The CPUs to measure, in topology order, and how they were chosen when they are
+/// a subset.
+pub fn cpus(topo: &Topology) -> (Vec<u32>, Option<SubsetChoice>) {
     cpus_up_to(topo, FULL_MATRIX_MAX)
 }
 
 /// As [`cpus`], with every allowed CPU up to `full_max` CPUs (a probe whose pairs
 /// cost more measures the full matrix on fewer).
-pub fn cpus_up_to(topo: &Topology, full_max: usize) -> (Vec<u32>, Option<String>) {
+pub fn cpus_up_to(topo: &Topology, full_max: usize) -> (Vec<u32>, Option<SubsetChoice>) {
     let allowed: Vec<_> = topo.allowed_pus().collect();
     if allowed.len() <= full_max {
         return (allowed.iter().map(|p| p.os_index).collect(), None);
@@ -227,12 +229,21 @@ pub fn cpus_up_to(topo: &Topology, full_max: usize) -> (Vec<u32>, Option<String>
 }
 
 /// The representative subset of any machine (what [`cpus`] measures beyond
-/// [`FULL_MATRIX_MAX`] CPUs) and its description.
-fn representative(topo: &Topology) -> (Vec<u32>, String) {
+/// [`FULL_MATRIX_MAX`] CPUs) and how it was chosen.
+fn representative(topo: &Topology) -> (Vec<u32>, SubsetChoice) {
     let allowed: Vec<_> = topo.allowed_pus().collect();
     let ks = keys(topo);
     let Some(first) = allowed.first().copied() else {
-        return (Vec::new(), "no allowed CPU".into());
+        let none = SubsetChoice {
+            allowed: 0,
+            cpus: 0,
+            pairs: 0,
+            levels: Vec::new(),
+            cores: 0,
+            packages: 0,
+            by_level: None,
+        };
+        return (Vec::new(), none);
     };
     let mut out: Vec<u32> = Vec::new();
     let push = |c: u32, out: &mut Vec<u32>| {
@@ -271,7 +282,7 @@ fn representative(topo: &Topology) -> (Vec<u32>, String) {
         if let Some((a, b)) = found {
             push(a, &mut out);
             push(b, &mut out);
-            levels.push(level.name());
+            levels.push(level.name().to_string());
         }
     }
     // First hardware thread of cores of the first package, spread evenly.
@@ -305,17 +316,16 @@ fn representative(topo: &Topology) -> (Vec<u32>, String) {
         .collect();
     out.sort_by_key(|c| position.get(c).copied());
     let n = out.len();
-    (
-        out,
-        format!(
-            "{} CPUs allowed: measured a representative subset of {n} CPUs ({} pairs) holding a pair of every level ({}): the SMT siblings of the first core, {} cores of the first package, the first CPU of {} other packages",
-            allowed.len(),
-            n * (n - 1) / 2,
-            levels.join(", "),
-            cores.len().div_ceil(stride),
-            packages.len().min(PACKAGES_SAMPLED)
-        ),
-    )
+    let choice = SubsetChoice {
+        allowed: allowed.len(),
+        cpus: n,
+        pairs: n * n.saturating_sub(1) / 2,
+        levels,
+        cores: cores.len().div_ceil(stride),
+        packages: packages.len().min(PACKAGES_SAMPLED),
+        by_level: None,
+    };
+    (out, choice)
 }
 
 /// Up to `per_level` pairs of `cpus` at each [`Level`], spread evenly over that
@@ -440,7 +450,11 @@ mod tests {
         ] {
             let t = crate::topology::from_synthetic(spec).unwrap();
             let (c, note) = cpus(&t);
-            assert!(note.unwrap().contains("representative subset"));
+            let note = note.expect("a subset");
+            assert_eq!(
+                (note.cpus, note.pairs),
+                (c.len(), c.len() * (c.len() - 1) / 2)
+            );
             assert!(
                 c.len() <= 4 + 2 * Level::ALL.len() + CORES_SAMPLED + PACKAGES_SAMPLED,
                 "{spec}: {}",
@@ -542,7 +556,10 @@ mod tests {
             d.dedup();
             assert_eq!(d.len(), c.len(), "{name}: no CPU twice");
             for l in &want {
-                assert!(note.contains(l.name()), "{name}: {note}");
+                assert!(
+                    note.levels.iter().any(|n| n == l.name()),
+                    "{name}: {note:?}"
+                );
             }
         }
     }

@@ -23,7 +23,7 @@
 use super::numa::{NodeBuffer, NumaError};
 use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::model::{
-    Counted, Estimate, Finding, Matrix, Measurement, ProbeResult, Sensitivity, Warning,
+    Counted, CpuSubset, Estimate, Finding, Matrix, Measurement, ProbeResult, Sensitivity, Warning,
 };
 use crate::placement::subset;
 use crossbeam_utils::CachePadded;
@@ -244,8 +244,10 @@ impl Probe for C2c {
              NUMA node, first written by the first CPU's thread after pinning, checked with \
              move_pages, unmapped afterwards; never recycled",
         );
-        if let Some(description) = note {
-            plan = plan.warning(Warning::CpuSubset { description });
+        if let Some(subset) = note {
+            plan = plan.warning(Warning::CpuSubset {
+                subset: CpuSubset::Chosen(subset),
+            });
         }
         Ok(plan)
     }

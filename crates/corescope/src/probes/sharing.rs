@@ -36,7 +36,8 @@ use super::{Analysis, Case, Plan, PlanCtx, Probe, ProbeError, RunCtx};
 use crate::kernels::chains::{fp_kernel, int_kernel, INPUTS};
 use crate::kernels::ports::{self, L1_BLOCK_BYTES, L1_BLOCK_WORDS};
 use crate::model::{
-    Counted, Estimate, Finding, Matrix, Measurement, ProbeResult, Profile, Sensitivity, Warning,
+    Counted, CpuSubset, Estimate, Finding, Matrix, Measurement, PairsByLevel, ProbeResult, Profile,
+    Sensitivity, SubsetChoice, Warning,
 };
 use crate::placement::subset;
 use crate::topology::Topology;
@@ -527,12 +528,12 @@ impl Probe for Sharing {
                 .flat_map(|(i, &a)| cpus[i + 1..].iter().map(move |&b| (a, b)))
                 .collect()
         };
-        let note = note.map(|n| {
-            if by_level {
-                format!("{n}; of these, up to {PAIRS_PER_LEVEL} pairs of each level ({} pairs; --full measures them all)", pairs.len())
-            } else {
-                n
-            }
+        let note = note.map(|n| SubsetChoice {
+            by_level: by_level.then_some(PairsByLevel {
+                per_level: PAIRS_PER_LEVEL,
+                pairs: pairs.len(),
+            }),
+            ..n
         });
         let cases = pairs
             .iter()
@@ -566,8 +567,10 @@ impl Probe for Sharing {
             .param("throughput_run_ns", throughput_run_ns)
             .param("shared_below", SHARED_BELOW)
             .param("separate_above", SEPARATE_ABOVE);
-        if let Some(description) = note {
-            plan = plan.warning(Warning::CpuSubset { description });
+        if let Some(subset) = note {
+            plan = plan.warning(Warning::CpuSubset {
+                subset: CpuSubset::Chosen(subset),
+            });
         }
         Ok(plan)
     }

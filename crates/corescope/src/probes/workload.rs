@@ -105,13 +105,10 @@ pub fn doubling(max: usize) -> Vec<usize> {
     v
 }
 
-/// Whether this process may count hardware instructions: `Ok` or why not, as the
-/// counters' status says ("no PMU (perf_event_open(cycles): …)").
-pub fn counters_available() -> Result<(), crate::counters::SkipReason> {
-    match crate::counters::Counters::open().status().hardware.clone() {
-        crate::counters::Availability::Counted => Ok(()),
-        crate::counters::Availability::Skipped(why) => Err(why),
-    }
+/// What this process may count (each worker around its fixed-time loop): the
+/// software and hardware groups, each counted or why not (the plan's `counters`).
+pub fn counter_status() -> crate::counters::CounterStatus {
+    crate::counters::Counters::open().status().clone()
 }
 
 /// Why an I/O unit failed (the OS errors are shared so every worker can report them).
@@ -292,13 +289,7 @@ impl Probe for Workload {
             "runner rounds, the thread counts of one kind interleaved (see rounds_min / rounds_max)",
         )
         .param("io_dir", dir.to_string_lossy())
-        .param(
-            "counters",
-            match counters_available() {
-                Ok(()) => "hardware and software, per worker around each fixed-time loop".to_string(),
-                Err(e) => format!("software only; hardware skipped: {e}"),
-            },
-        );
+        .param("counters", counter_status());
         if let Err(e) = io_ok {
             plan = plan.warning(Warning::IoSkipped {
                 error: e.to_string(),
@@ -570,9 +561,20 @@ mod tests {
 
     #[test]
     fn the_counter_check_answers_either_way() {
-        match counters_available() {
-            Ok(()) => {}
-            Err(e) => assert!(e.to_string().contains("perf_event_open"), "{e}"),
+        use crate::counters::Availability;
+        let status = counter_status();
+        if let Availability::Skipped(e) = &status.hardware {
+            assert!(e.to_string().contains("perf_event_open"), "{e}");
         }
+        // The plan's parameter is the status as data, and reads back.
+        let v = serde_json::to_value(&status).unwrap();
+        assert!(
+            v["hardware"] == "counted" || v["hardware"]["skipped"]["kind"].is_string(),
+            "{v}"
+        );
+        assert_eq!(
+            serde_json::from_value::<crate::counters::CounterStatus>(v).unwrap(),
+            status
+        );
     }
 }

@@ -719,7 +719,7 @@ mod tests {
             context: None,
         });
         p.warnings.push(Warning::Note {
-            text: "=cmd, a formula".into(),
+            text: crate::model::OldText::for_test("=cmd, a formula"),
         });
         run.probes = vec![p];
         let f = findings_csv(&run);

@@ -546,7 +546,7 @@ fn params(o: &mut String, p: &ProbeResult) {
             o,
             "<tr><td>{}</td><td>{}</td></tr>",
             esc(&head),
-            esc(&cell_text(v, kind))
+            esc(&super::words::param(k, v).unwrap_or_else(|| cell_text(v, kind)))
         );
     }
     o.push_str("</table></div></details>");

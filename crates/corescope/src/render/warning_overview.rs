@@ -59,8 +59,8 @@ pub fn group_line(g: &WarningGroup) -> String {
             count(g.probes.len(), "probe", "probes")
         ),
         Cause::PinnedMoved => format!(
-            "pinned threads moved (≤ {:.0}×) in {probes}: they mix CPUs; keep other work off",
-            g.worst.unwrap_or(0.0)
+            "pinned threads moved{} in {probes}: they mix CPUs; keep other work off",
+            g.worst.map(|w| format!(" (≤ {w:.0}×)")).unwrap_or_default()
         ),
         Cause::Busy => {
             format!("other load or steal in {probes}: figures may be low; rerun when idle")
@@ -120,12 +120,17 @@ pub fn group_sentence(g: &WarningGroup) -> String {
              settle them, rerun, or ask for dedicated host cores",
             count(g.count, "change", "changes")
         ),
-        Cause::PinnedMoved => format!(
-            "the OS moved pinned threads to another CPU (up to {:.0} times in one case) in \
-             {figures}: those figures mix CPUs; rerun with other work kept off these CPUs \
-             (cpuset, isolcpus)",
-            g.worst.unwrap_or(0.0)
-        ),
+        Cause::PinnedMoved => {
+            format!(
+            "the OS moved pinned threads to another CPU{} in {}: those figures mix CPUs; rerun \
+             with other work kept off these CPUs (cpuset, isolcpus)",
+            g.worst
+                .map(|w| format!(" (up to {w:.0} times in one case)"))
+                .unwrap_or_default(),
+            // A pinned thread found on another CPU names its probe, not a figure.
+            if g.figures.is_empty() { &probes } else { &figures }
+        )
+        }
         Cause::Busy => format!(
             "other programs or the hypervisor took CPU time during {probes}: their figures may \
              be low; rerun on an idle machine (`corescope doctor` shows what runs)"
@@ -189,7 +194,7 @@ mod tests {
             figures: figures.iter().map(|s| s.to_string()).collect(),
             worst,
             first: Some(Warning::Note {
-                text: "the first words".into(),
+                text: crate::model::OldText::for_test("the first words"),
             }),
         }
     }
@@ -249,6 +254,28 @@ mod tests {
                 l.chars().count()
             );
         }
+    }
+
+    #[test]
+    fn moved_pins_without_a_migration_count_name_their_probes() {
+        let mut g = group(Cause::PinnedMoved, &["team"], &[], None);
+        g.count = 1;
+        assert_eq!(
+            group_sentence(&g),
+            "the OS moved pinned threads to another CPU in team: those figures mix CPUs; rerun \
+             with other work kept off these CPUs (cpuset, isolcpus)"
+        );
+        assert_eq!(
+            group_line(&g),
+            "pinned threads moved in team: they mix CPUs; keep other work off"
+        );
+        let g = group(Cause::PinnedMoved, &["p"], &["p int ×2"], Some(22.0));
+        assert!(
+            group_sentence(&g).contains("(up to 22 times in one case) in p int ×2:"),
+            "{}",
+            group_sentence(&g)
+        );
+        assert!(group_line(&g).contains("moved (≤ 22×) in p:"));
     }
 
     #[test]

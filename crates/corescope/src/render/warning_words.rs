@@ -2,7 +2,7 @@
 //! memory and its placement, the environment), each as the sentence the report shows.
 //! `words::warning` words the rest.
 
-use crate::model::{Counted, SampleStop, Warning};
+use crate::model::{Counted, CpuSubset, SampleStop, SizeStop, Warning};
 use crate::units::fmt_value;
 
 /// `1.5 GiB`, `256 MiB`, `4 KiB`.
@@ -62,7 +62,10 @@ pub fn warning(w: &Warning) -> Option<String> {
             series,
             size_log2,
             how,
-        } => format!("{series} gave up at size {size_log2}: {how}"),
+        } => format!(
+            "{series} gave up at size {size_log2}: {}",
+            size_stop(how, *size_log2)
+        ),
         Warning::MemoryShrunk {
             what,
             asked_bytes_per_thread,
@@ -124,13 +127,66 @@ fn placement_or_environment(w: &Warning) -> Option<String> {
         Warning::IoInMemory { dir, filesystem } => format!(
             "io: {dir} is on {filesystem}: the IO units write and fsync memory, no disk; set TMPDIR to a directory on a disk to measure one"
         ),
-        Warning::CpuSubset { description } => description.clone(),
+        Warning::CpuSubset { subset } => cpu_subset(subset),
         Warning::Oversubscribed { host, ranks, cpus } => format!(
             "{host} runs {ranks} ranks on {cpus} CPUs (oversubscribed): ranks time-share CPUs, so \
              times include scheduling delays; compare only runs with ranks <= CPUs"
         ),
         _ => return None,
     })
+}
+
+/// How a size of a growing sweep stopped, as the clause after it (`size_log2`: the
+/// size given up).
+pub fn size_stop(how: &SizeStop, size_log2: u32) -> String {
+    let below = size_log2.saturating_sub(1);
+    match how {
+        SizeStop::BelowTooLong {
+            below_s,
+            case_budget_s,
+        } => format!("size {below} took {below_s:.2} s of a {case_budget_s:.0} s case budget"),
+        SizeStop::BelowStopped => {
+            format!("size {below} was stopped (at its deadline or its thread bound) or not run")
+        }
+        SizeStop::Deadline {
+            families_run,
+            families_abandoned,
+        } => format!(
+            "stopped at its deadline after {families_run} families; {families_abandoned} abandoned"
+        ),
+        SizeStop::ThreadBound { max_threads, bound } => format!(
+            "stopped at the safety bound: it wanted more than {max_threads} live threads \
+             ({bound}), where the seed's pool would start another pthread"
+        ),
+        SizeStop::Old(text) => text.clone(),
+    }
+}
+
+/// How a representative subset of the CPUs was chosen, as a sentence.
+fn cpu_subset(s: &CpuSubset) -> String {
+    let c = match s {
+        CpuSubset::Old(text) => return text.clone(),
+        CpuSubset::Chosen(c) if c.allowed == 0 => return "no allowed CPU".into(),
+        CpuSubset::Chosen(c) => c,
+    };
+    let mut t = format!(
+        "{} CPUs allowed: measured a representative subset of {} CPUs ({} pairs) holding a \
+         pair of every level ({}): the SMT siblings of the first core, {} cores of the first \
+         package, the first CPU of {} other packages",
+        c.allowed,
+        c.cpus,
+        c.pairs,
+        c.levels.join(", "),
+        c.cores,
+        c.packages
+    );
+    if let Some(b) = c.by_level {
+        t.push_str(&format!(
+            "; of these, up to {} pairs of each level ({} pairs; --full measures them all)",
+            b.per_level, b.pairs
+        ));
+    }
+    t
 }
 
 fn counted(unit: Counted) -> &'static str {
@@ -291,6 +347,87 @@ mod tests {
         for (w, text) in cases {
             assert_eq!(words::warning(&w), text);
         }
+    }
+
+    #[test]
+    fn given_up_sizes_and_subsets_read_as_their_sentences_did() {
+        use crate::model::{PairsByLevel, SubsetChoice};
+        let given_up = |how| {
+            words::warning(&Warning::SizeGivenUp {
+                series: "fft/lockfree".into(),
+                size_log2: 14,
+                how,
+            })
+        };
+        let cases = [
+            (
+                SizeStop::BelowTooLong {
+                    below_s: 1.234,
+                    case_budget_s: 3.0,
+                },
+                "size 13 took 1.23 s of a 3 s case budget",
+            ),
+            (
+                SizeStop::BelowStopped,
+                "size 13 was stopped (at its deadline or its thread bound) or not run",
+            ),
+            (
+                SizeStop::Deadline {
+                    families_run: 3,
+                    families_abandoned: 9,
+                },
+                "stopped at its deadline after 3 families; 9 abandoned",
+            ),
+            (
+                SizeStop::ThreadBound {
+                    max_threads: 3,
+                    bound: "the harness's thread limit (RLIMIT_NPROC (ulimit -u))".into(),
+                },
+                "stopped at the safety bound: it wanted more than 3 live threads (the harness's \
+                 thread limit (RLIMIT_NPROC (ulimit -u))), where the seed's pool would start \
+                 another pthread",
+            ),
+            (SizeStop::Old("in words".into()), "in words"),
+        ];
+        for (how, text) in cases {
+            assert_eq!(
+                given_up(how),
+                format!("fft/lockfree gave up at size 14: {text}")
+            );
+        }
+        let mut choice = SubsetChoice {
+            allowed: 128,
+            cpus: 12,
+            pairs: 66,
+            levels: vec!["SMT siblings".into(), "same cache".into()],
+            cores: 8,
+            packages: 1,
+            by_level: None,
+        };
+        let subset = |c: &SubsetChoice| {
+            words::warning(&Warning::CpuSubset {
+                subset: CpuSubset::Chosen(c.clone()),
+            })
+        };
+        let text = "128 CPUs allowed: measured a representative subset of 12 CPUs (66 pairs) \
+                    holding a pair of every level (SMT siblings, same cache): the SMT siblings \
+                    of the first core, 8 cores of the first package, the first CPU of 1 other \
+                    packages";
+        assert_eq!(subset(&choice), text);
+        choice.by_level = Some(PairsByLevel {
+            per_level: 4,
+            pairs: 8,
+        });
+        assert_eq!(
+            subset(&choice),
+            format!(
+                "{text}; of these, up to 4 pairs of each level (8 pairs; --full measures them all)"
+            )
+        );
+        let old = Warning::CpuSubset {
+            subset: CpuSubset::Old("a subset".into()),
+        };
+        assert_eq!(words::warning(&old), "a subset");
     }
 
     #[test]

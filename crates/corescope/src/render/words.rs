@@ -469,9 +469,39 @@ pub fn warning(w: &Warning) -> String {
              round(s) (cpu-migrations counter); its figure mixes CPUs"
         ),
         Warning::PinsRefused { pins } => super::tune_words::pins_refused(*pins),
-        Warning::Note { text } => text.clone(),
+        Warning::Note { text } => text.to_string(),
         other => super::warning_words::warning(other).unwrap_or_default(),
     }
+}
+
+/// A probe's parameter in words, where its value is data a reader should not have to
+/// read as JSON (the counters the workload probe's workers take); `None` for the
+/// others, shown as they are (and for older run files, whose value was words).
+pub fn param(key: &str, value: &serde_json::Value) -> Option<String> {
+    match key {
+        "counters" => serde_json::from_value::<crate::counters::CounterStatus>(value.clone())
+            .ok()
+            .map(|s| counter_status(&s)),
+        _ => None,
+    }
+}
+
+/// What a team counted (`hardware and software`, `software only; hardware skipped:
+/// no PMU (…)`).
+fn counter_status(s: &crate::counters::CounterStatus) -> String {
+    use crate::counters::Availability::{Counted, Skipped};
+    let mut t = match (&s.software, &s.hardware) {
+        (Counted, Counted) => "hardware and software".to_string(),
+        (Counted, Skipped(h)) => format!("software only; hardware skipped: {h}"),
+        (Skipped(w), Counted) => format!("hardware only; software skipped: {w}"),
+        (Skipped(w), Skipped(h)) => {
+            format!("none; software skipped: {w}; hardware skipped: {h}")
+        }
+    };
+    if s.software == Counted && !s.kernel_counted {
+        t.push_str("; user mode only");
+    }
+    t
 }
 
 /// A median a few timer steps long: known to ± one step (quantisation); below one
@@ -521,6 +551,32 @@ mod tests {
             hi,
             n: 8,
         }
+    }
+
+    #[test]
+    fn the_counters_parameter_reads_as_the_plan_said_it() {
+        use crate::counters::{Availability, CounterEvent, CounterStatus, SkipReason};
+        let no_pmu = SkipReason::refused(
+            CounterEvent::Cycles,
+            std::io::Error::from_raw_os_error(libc::ENOENT),
+        );
+        let mut s = CounterStatus {
+            software: Availability::Counted,
+            hardware: Availability::Skipped(no_pmu),
+            kernel_counted: true,
+        };
+        let words = |s: &CounterStatus| param("counters", &serde_json::to_value(s).unwrap());
+        assert_eq!(
+            words(&s).unwrap(),
+            "software only; hardware skipped: no PMU (perf_event_open(cycles): No such file \
+             or directory (os error 2))"
+        );
+        s.hardware = Availability::Counted;
+        s.kernel_counted = false;
+        assert_eq!(words(&s).unwrap(), "hardware and software; user mode only");
+        // Older run files held the words; other parameters are shown as they are.
+        assert_eq!(param("counters", &serde_json::json!("software only")), None);
+        assert_eq!(param("duration_ns", &serde_json::json!(5)), None);
     }
 
     #[test]

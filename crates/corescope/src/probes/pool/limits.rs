@@ -1,6 +1,8 @@
 //! How many workers a `pool` run may have: the capped mode's cap on this machine,
 //! and the uncapped mode's safety bound with its reason and where a run reached it.
 
+use crate::model::SizeStop;
+
 /// The uncapped mode runs the FFT sizes whose transform asks for at most this many
 /// times the capped pool's workers (about 2^size with a worker per butterfly): there
 /// it already differs from the capped pool, and every call starts the workers beyond
@@ -87,14 +89,11 @@ pub fn uncapped_bound(
 /// worker, the bound reached, or `pthread_create` refused), where the seed's pool
 /// would have started another pthread. `None` for a capped run (its cap is the
 /// mode) or one that stayed within the bound.
-pub fn bound_stop(stats: &taskpool::PoolStats, limits: &Limits) -> Option<String> {
+pub fn bound_stop(stats: &taskpool::PoolStats, limits: &Limits) -> Option<SizeStop> {
     let why = limits.bound_why.as_deref()?;
-    (stats.worker_shortfalls > 0 || stats.spawn_failures > 0).then(|| {
-        format!(
-            "stopped at the safety bound: it wanted more than {} live threads ({why}), \
-             where the seed's pool would start another pthread",
-            limits.max_threads
-        )
+    (stats.worker_shortfalls > 0 || stats.spawn_failures > 0).then(|| SizeStop::ThreadBound {
+        max_threads: limits.max_threads,
+        bound: why.to_string(),
     })
 }
 
@@ -159,8 +158,9 @@ mod tests {
         stats.worker_shortfalls = 2;
         let how = bound_stop(&stats, &limits).expect("stopped");
         assert!(
-            how.contains("more than 3 live threads") && how.contains("RLIMIT_NPROC"),
-            "{how}"
+            matches!(&how, SizeStop::ThreadBound { max_threads: 3, bound }
+                if bound.contains("RLIMIT_NPROC")),
+            "{how:?}"
         );
         // A refused pthread_create stops it too; a capped run's cap never does.
         let mut refused = taskpool::PoolStats::default();
@@ -175,7 +175,8 @@ mod tests {
         let (_, f) = given_up(&r);
         assert!(
             matches!(&f[..], [Finding::Note { text }]
-                if text.starts_with("fft/lockfree-uncapped: sizes up to 2^8 measured; stopped at 2^9")),
+                if text.starts_with("fft/lockfree-uncapped: sizes up to 2^8 measured; stopped at 2^9")
+                    && text.contains("it wanted more than 3 live threads (the harness")),
             "{f:?}"
         );
     }

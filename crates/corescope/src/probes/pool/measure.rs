@@ -6,7 +6,7 @@ use super::error::PoolFailure;
 use super::limits::{bound_stop, Limits};
 use super::runtime::{executor, pool_for, Exec};
 use crate::counters::SharedCounters;
-use crate::model::{Measurement, Point, Table, Warning};
+use crate::model::{Measurement, Point, SizeStop, Table, Warning};
 use crate::probes::ProbeError;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -82,16 +82,50 @@ fn time_per_call<E: Into<ProbeError>>(
     }
 }
 
+/// How far a kernel got before its deadline, as data.
+fn deadline_stop(stop: &Stop) -> SizeStop {
+    SizeStop::Deadline {
+        families_run: stop.families_run(),
+        families_abandoned: stop.families_abandoned(),
+    }
+}
+
+/// How a size stopped, as the probe's table of given-up sizes says it (the
+/// report's warning says it in the same words: `render::warning_words`).
+fn stop_words(how: &SizeStop, log2: u32) -> String {
+    let below = log2.saturating_sub(1);
+    match how {
+        SizeStop::BelowTooLong {
+            below_s,
+            case_budget_s,
+        } => format!("size {below} took {below_s:.2} s of a {case_budget_s:.0} s case budget"),
+        SizeStop::BelowStopped => {
+            format!("size {below} was stopped (at its deadline or its thread bound) or not run")
+        }
+        SizeStop::Deadline {
+            families_run,
+            families_abandoned,
+        } => format!(
+            "stopped at its deadline after {families_run} families; {families_abandoned} abandoned"
+        ),
+        SizeStop::ThreadBound { max_threads, bound } => format!(
+            "stopped at the safety bound: it wanted more than {max_threads} live threads \
+             ({bound}), where the seed's pool would start another pthread"
+        ),
+        SizeStop::Old(text) => text.clone(),
+    }
+}
+
 /// The table row and warning of an FFT size given up (not started, or stopped at its
 /// deadline).
-pub(super) fn fft_given_up(m: &mut Measurement, exec: Exec, log2: u32, how: String) {
+pub(super) fn fft_given_up(m: &mut Measurement, exec: Exec, log2: u32, how: SizeStop) {
     m.tables.push(Table {
         name: "fft given up".into(),
         columns: vec!["size_log2".into(), "free list".into(), "time".into()],
         rows: vec![vec![
             serde_json::json!(log2),
             serde_json::json!(exec.name()),
-            serde_json::json!(format!("gave up: {how}")),
+            serde_json::json!(format!("gave up: {}", stop_words(&how, log2))),
         ]],
     });
     m.warnings.push(Warning::SizeGivenUp {
@@ -116,15 +150,12 @@ pub(super) fn run_fft(
     let mut m = Measurement::default();
     if below_s > case_budget_s / 3.0 {
         let how = if below_s.is_finite() {
-            format!(
-                "size {} took {below_s:.2} s of a {case_budget_s:.0} s case budget",
-                log2 - 1
-            )
+            SizeStop::BelowTooLong {
+                below_s,
+                case_budget_s,
+            }
         } else {
-            format!(
-                "size {} was stopped (at its deadline or its thread bound) or not run",
-                log2 - 1
-            )
+            SizeStop::BelowStopped
         };
         fft_given_up(&mut m, exec, log2, how);
         return Ok((m, f64::INFINITY));
@@ -177,14 +208,14 @@ pub(super) fn run_fft(
         }
     };
     let Some(secs) = timed else {
-        let how = progress(&stop);
         if Instant::now() >= probe_deadline {
             return Err(ProbeError::GaveUp(format!(
-                "fft/{} size {log2}: {how}",
-                exec.name()
+                "fft/{} size {log2}: {}",
+                exec.name(),
+                progress(&stop)
             )));
         }
-        fft_given_up(&mut m, exec, log2, how);
+        fft_given_up(&mut m, exec, log2, deadline_stop(&stop));
         return Ok((m, f64::INFINITY));
     };
     m.points.push(Point::new(
@@ -432,12 +463,27 @@ mod tests {
             &mut m,
             Exec::Lockfree,
             14,
-            "stopped at its deadline after 3 families; 9 abandoned".into(),
+            SizeStop::Deadline {
+                families_run: 3,
+                families_abandoned: 9,
+            },
         );
         r.absorb(m);
         let (param, f) = given_up(&r);
         assert_eq!(param.unwrap()[0]["size_log2"], 14);
-        assert!(matches!(&f[..], [Finding::Note { text }] if text.contains("up to 2^13")));
+        assert!(
+            matches!(&f[..], [Finding::Note { text }]
+                if text.ends_with("up to 2^13 measured; stopped at 2^14 (gave up: stopped \
+                                   at its deadline after 3 families; 9 abandoned)")),
+            "{f:?}"
+        );
+        assert!(matches!(
+            &r.warnings[..],
+            [Warning::SizeGivenUp {
+                how: SizeStop::Deadline { .. },
+                ..
+            }]
+        ));
     }
 
     #[test]
