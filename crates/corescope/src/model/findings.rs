@@ -421,6 +421,15 @@ pub enum Warning {
         /// Its online CPUs.
         cpus: usize,
     },
+    /// An MPI benchmark was left out: the job has fewer ranks than it needs.
+    TooFewRanks {
+        /// The benchmark (`pingpong`).
+        bench: String,
+        /// Ranks in the job.
+        ranks: usize,
+        /// Ranks it needs.
+        needed: usize,
+    },
     /// The thread that first touches memory for the others could not be pinned.
     FirstTouch {
         /// The pin's own warning ([`Warning::Unpinned`], [`Warning::PinnedElsewhere`]).
@@ -753,6 +762,11 @@ mod tests {
                 host: "n1".into(),
                 ranks: 8,
                 cpus: 4,
+            },
+            Warning::TooFewRanks {
+                bench: "pingpong".into(),
+                ranks: 1,
+                needed: 2,
             },
         ]
     }

@@ -5,7 +5,7 @@ use super::ctrl::{wait_ctrl, TAG_CTRL};
 use super::jacobi::{self, Decomposition, GridTooSmall, SPAN_KINDS};
 use super::{allreduce, pingpong};
 use crate::cli::{MpiArgs, MpiBench, MpiPairs};
-use crate::model::{Lane, Point, ProbeResult, Profile, Span, Status, Table, Timeline};
+use crate::model::{Lane, Point, ProbeResult, Profile, Span, Status, Table, Timeline, Warning};
 use crate::render::terminal;
 use crate::session::{self, default_out_name, hostname_for_file, Session};
 use crate::{store, topology};
@@ -183,9 +183,11 @@ fn run_benchmarks(
             pingpong::run(world, plan.profile, &partners, hosts, probe);
             probe.cases_done += 1;
         } else if rank == 0 {
-            probe
-                .warnings
-                .push("pingpong skipped: it needs at least 2 ranks (mpirun -np 2 ...)");
+            probe.warnings.push(Warning::TooFewRanks {
+                bench: "pingpong".into(),
+                ranks: size,
+                needed: 2,
+            });
         }
     }
     if wants(MpiBench::Allreduce) {

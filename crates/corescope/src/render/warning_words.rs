@@ -132,6 +132,9 @@ fn placement_or_environment(w: &Warning) -> Option<String> {
             "{host} runs {ranks} ranks on {cpus} CPUs (oversubscribed): ranks time-share CPUs, so \
              times include scheduling delays; compare only runs with ranks <= CPUs"
         ),
+        Warning::TooFewRanks { bench, needed, .. } => format!(
+            "{bench} skipped: it needs at least {needed} ranks (mpirun -np {needed} ...)"
+        ),
         _ => return None,
     })
 }
@@ -342,6 +345,14 @@ mod tests {
                 },
                 "n1 runs 8 ranks on 4 CPUs (oversubscribed): ranks time-share CPUs, so times \
                  include scheduling delays; compare only runs with ranks <= CPUs",
+            ),
+            (
+                Warning::TooFewRanks {
+                    bench: "pingpong".into(),
+                    ranks: 1,
+                    needed: 2,
+                },
+                "pingpong skipped: it needs at least 2 ranks (mpirun -np 2 ...)",
             ),
         ];
         for (w, text) in cases {
